@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package dmindex needs to build, test, benchmark and plot.
+# Idempotent: apt-get skips what is already there. Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libucx-dev ucx-utils            # UCX fabric: memory-server processes, shm/TCP here, RDMA verbs on a cluster
+  libgtest-dev libgmock-dev       # tests
+  libbenchmark-dev                # micro-benchmarks
+  libcli11-dev                    # command-line parsing of the dmindex tool
+  nlohmann-json3-dev              # JSON output of the bench driver
+  python3 python3-matplotlib      # dmindex plot
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

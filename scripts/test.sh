@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Newcomer's command 2: install dependencies, build, and run every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+cd build
+ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"

@@ -1,0 +1,22 @@
+#include "dmindex/status.h"
+
+namespace dmindex {
+
+std::string Status::ToString() const {
+  const char* name = "OK";
+  switch (code_) {
+    case Code::kOk: return "OK";
+    case Code::kNotFound: name = "NotFound"; break;
+    case Code::kInvalidArgument: name = "InvalidArgument"; break;
+    case Code::kUnavailable: name = "Unavailable"; break;
+    case Code::kOutOfSpace: name = "OutOfSpace"; break;
+    case Code::kCorruption: name = "Corruption"; break;
+    case Code::kRetry: name = "Retry"; break;
+    case Code::kIoError: name = "IoError"; break;
+    case Code::kNotSupported: name = "NotSupported"; break;
+    case Code::kAborted: name = "Aborted"; break;
+  }
+  return message_.empty() ? std::string(name) : std::string(name) + ": " + message_;
+}
+
+}  // namespace dmindex

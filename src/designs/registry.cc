@@ -1,0 +1,39 @@
+#include "designs/registry.h"
+
+#include <functional>
+
+namespace dmindex::designs {
+namespace {
+
+using Factory = std::function<Result<std::unique_ptr<Index>>(fabric::Fabric&, const IndexOptions&)>;
+
+struct Entry {
+  const char* name;
+  Factory make;
+};
+
+// One line per design, in the order benchmarks list them.
+const std::vector<Entry>& Table() {
+  static const std::vector<Entry> table = {
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> DesignNames() {
+  std::vector<std::string> names;
+  for (const Entry& e : Table()) names.emplace_back(e.name);
+  return names;
+}
+
+Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
+                                         const IndexOptions& options) {
+  for (const Entry& e : Table())
+    if (design == e.name) return e.make(fabric, options);
+  std::string known;
+  for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
+  return Status::InvalidArgument("unknown design '" + std::string(design) + "' (known: " + known + ")");
+}
+
+}  // namespace dmindex::designs

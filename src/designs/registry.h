@@ -1,0 +1,22 @@
+// The designs dmindex implements, by name. The bench driver and the correctness harness
+// reach every design through here, so a new design is one entry in registry.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+
+namespace dmindex::designs {
+
+std::vector<std::string> DesignNames();
+
+// Creates (or opens, if the catalog already holds options.name) an index of `design` on
+// `fabric`. The fabric must outlive the index.
+Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
+                                         const IndexOptions& options);
+
+}  // namespace dmindex::designs

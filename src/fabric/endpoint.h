@@ -1,0 +1,57 @@
+// Endpoint: one thread's handle on the fabric. Every design reaches remote memory only
+// through this interface; backends (in-process, UCX) implement DoPost and DoCall.
+//
+// Not thread-safe: each thread opens its own endpoint (like one RDMA QP / UCP worker per
+// thread). Accounting is done here, once, for every backend.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+
+#include "dmindex/global_address.h"
+#include "dmindex/status.h"
+#include "fabric/rpc.h"
+#include "fabric/verb.h"
+#include "fabric/verb_stats.h"
+
+namespace dmindex::fabric {
+
+class Fabric;
+
+class Endpoint {
+ public:
+  virtual ~Endpoint();
+
+  // --- one-sided verbs; each is one round trip ---
+  Status Read(GlobalAddress from, void* to, uint32_t len);
+  Status Write(GlobalAddress to, const void* from, uint32_t len);
+  // Compare-and-swap of an aligned 64-bit word. *old receives the prior value; the swap
+  // happened iff *old == expected.
+  Status Cas(GlobalAddress word, uint64_t expected, uint64_t desired, uint64_t* old);
+  Status Faa(GlobalAddress word, uint64_t add, uint64_t* old);
+
+  // --- batches: several verbs, one round trip ---
+  Status Post(std::span<Verb> verbs, Ordering ordering);
+  Status Post(std::initializer_list<Verb> verbs, Ordering ordering);
+
+  // --- two-sided RPC to a memory node ---
+  Status Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply);
+
+  VerbCounts counts() const { return counters_.Snapshot(); }
+  const VerbCounters& counters() const { return counters_; }
+
+ protected:
+  virtual Status DoPost(std::span<Verb> verbs, Ordering ordering) = 0;
+  virtual Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) = 0;
+  // Backend-independent checks: alignment of atomics, ordered batches on one node.
+  static Status Validate(std::span<const Verb> verbs, Ordering ordering);
+
+ private:
+  friend class Fabric;
+  Fabric* fabric_ = nullptr;  // set by Fabric::Connect; told on close
+  VerbCounters counters_;
+};
+
+}  // namespace dmindex::fabric

@@ -1,0 +1,211 @@
+#include "fabric/inproc/inproc_fabric.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "fabric/pool_memory.h"
+
+namespace dmindex::fabric {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Waits until `deadline`, yielding so that other threads (on 2 cores, the other clients)
+// run meanwhile: a modelled network wait must not steal the CPU from the work it models.
+void WaitUntil(Clock::time_point deadline) {
+  while (Clock::now() < deadline) std::this_thread::yield();
+}
+
+}  // namespace
+
+class InProcEndpoint final : public Endpoint {
+ public:
+  InProcEndpoint(InProcFabric* fabric, uint64_t seed) : fabric_(fabric), rng_(seed) {}
+
+ protected:
+  Status DoPost(std::span<Verb> verbs, Ordering ordering) override;
+  Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
+
+ private:
+  Status CheckTarget(const Verb& v) const;
+  void Execute(const Verb& v, std::byte* target, bool tear);
+  void CopyPieces(const Verb& v, std::byte* target);
+  void ModelNetwork(uint64_t bytes);
+
+  InProcFabric* const fabric_;
+  std::mt19937_64 rng_;
+  std::vector<uint32_t> order_;  // scratch for shuffled pieces/verbs
+};
+
+Status InProcEndpoint::CheckTarget(const Verb& v) const {
+  uint16_t n = v.remote.node();
+  if (n >= fabric_->nodes_.size())
+    return Status::InvalidArgument("no memory node " + std::to_string(n));
+  if (fabric_->IsNodeDown(n))
+    return Status::Unavailable("memory node " + std::to_string(n) + " does not answer");
+  if (!fabric_->nodes_[n]->Contains(v.remote.offset(), v.length))
+    return Status::InvalidArgument("verb outside the pool: " + v.remote.ToString() + " +" +
+                                   std::to_string(v.length));
+  return Status::Ok();
+}
+
+void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
+  const uint32_t piece = fabric_->tear_piece_.load(std::memory_order_relaxed);
+  auto* local = static_cast<std::byte*>(v.local);
+  // Pieces follow absolute cache-line boundaries, as a NIC's DMA engine would split them.
+  const uint64_t start = v.remote.offset();
+  const uint64_t end = start + v.length;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  for (uint64_t at = start; at < end;) {
+    uint64_t next = std::min(end, (at / piece + 1) * piece);
+    pieces.emplace_back(at, next);
+    at = next;
+  }
+  std::shuffle(pieces.begin(), pieces.end(), rng_);
+  for (auto [from, to] : pieces) {
+    std::byte* remote = target + (from - start);
+    std::byte* mine = local + (from - start);
+    if (v.kind == VerbKind::kRead)
+      CopyFromPool(mine, remote, to - from);
+    else
+      CopyToPool(remote, mine, to - from);
+    if (rng_() % 2) std::this_thread::yield();
+  }
+}
+
+void InProcEndpoint::Execute(const Verb& v, std::byte* target, bool tear) {
+  switch (v.kind) {
+    case VerbKind::kRead:
+    case VerbKind::kWrite:
+      if (tear && v.length > fabric_->tear_piece_.load(std::memory_order_relaxed)) {
+        CopyPieces(v, target);
+      } else if (v.kind == VerbKind::kRead) {
+        CopyFromPool(v.local, target, v.length);
+      } else {
+        CopyToPool(target, v.local, v.length);
+      }
+      break;
+    case VerbKind::kCas:
+      *static_cast<uint64_t*>(v.local) = PoolCas(target, v.operand, v.swap);
+      break;
+    case VerbKind::kFaa:
+      *static_cast<uint64_t*>(v.local) = PoolFaa(target, v.operand);
+      break;
+  }
+}
+
+void InProcEndpoint::ModelNetwork(uint64_t bytes) {
+  const auto& o = fabric_->options_;
+  double p = fabric_->delay_probability_.load(std::memory_order_relaxed);
+  uint64_t wait_ns = o.round_trip_ns;
+  if (o.bandwidth_gbps > 0) wait_ns += static_cast<uint64_t>(bytes * 8 / o.bandwidth_gbps);
+  if (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p) {
+    uint32_t max_us = fabric_->delay_max_us_.load(std::memory_order_relaxed);
+    wait_ns += std::uniform_int_distribution<uint64_t>(0, uint64_t{max_us} * 1000)(rng_);
+  }
+  if (wait_ns > 0) WaitUntil(Clock::now() + std::chrono::nanoseconds(wait_ns));
+}
+
+Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
+  uint64_t bytes = 0;
+  for (const Verb& v : verbs) {
+    DMX_RETURN_IF_ERROR(CheckTarget(v));
+    bytes += v.length;
+  }
+  // The request travels before it executes: delay first, so an injected delay really
+  // reorders this verb against other threads' verbs.
+  ModelNetwork(bytes);
+  const bool tear = fabric_->tear_.load(std::memory_order_relaxed);
+  order_.resize(verbs.size());
+  for (uint32_t i = 0; i < verbs.size(); ++i) order_[i] = i;
+  if (tear && ordering == Ordering::kUnordered) std::shuffle(order_.begin(), order_.end(), rng_);
+  for (uint32_t i : order_) {
+    const Verb& v = verbs[i];
+    MemoryNode& node = *fabric_->nodes_[v.remote.node()];
+    // A node may go down while the batch is in flight: later verbs then fail, as they would.
+    if (fabric_->IsNodeDown(node.id()))
+      return Status::Unavailable("memory node " + std::to_string(node.id()) + " stopped answering");
+    // Release before each verb: whoever observes verb i observes everything before it.
+    std::atomic_thread_fence(std::memory_order_release);
+    Execute(v, node.base() + v.remote.offset(), tear);
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  return Status::Ok();
+}
+
+Status InProcEndpoint::DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) {
+  if (node >= fabric_->nodes_.size())
+    return Status::InvalidArgument("no memory node " + std::to_string(node));
+  if (fabric_->IsNodeDown(node))
+    return Status::Unavailable("memory node " + std::to_string(node) + " does not answer");
+  ModelNetwork(request.size());
+  return fabric_->nodes_[node]->Serve(op, request, reply);
+}
+
+// ---------------------------------------------------------------------------------------
+
+InProcFabric::InProcFabric(const InProcOptions& options) : options_(options) {}
+
+Result<std::unique_ptr<InProcFabric>> InProcFabric::Create(const InProcOptions& options) {
+  if (options.memory_nodes == 0) return Status::InvalidArgument("need at least one memory node");
+  if (options.pool_bytes < kMinPoolBytes)
+    return Status::InvalidArgument("pool of " + std::to_string(options.pool_bytes) +
+                                   " bytes is smaller than the minimum " +
+                                   std::to_string(kMinPoolBytes));
+  if (options.pool_bytes > GlobalAddress::kOffsetMask)
+    return Status::InvalidArgument("pool larger than a 48-bit offset can address");
+  if (options.node.chunk_bytes == 0 || options.node.chunk_bytes % 4096 != 0)
+    return Status::InvalidArgument("chunk size must be a non-zero multiple of 4096");
+  std::unique_ptr<InProcFabric> f(new InProcFabric(options));
+  f->down_ = std::make_unique<std::atomic<bool>[]>(options.memory_nodes);
+  for (uint16_t i = 0; i < options.memory_nodes; ++i) {
+    void* p = mmap(nullptr, options.pool_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return Status::OutOfSpace("cannot reserve " + std::to_string(options.pool_bytes >> 20) +
+                                " MiB for memory node " + std::to_string(i));
+    f->regions_.push_back({static_cast<std::byte*>(p), options.pool_bytes});
+    f->nodes_.push_back(std::make_unique<MemoryNode>(i, static_cast<std::byte*>(p),
+                                                     options.pool_bytes, options.node));
+  }
+  f->SetFaults(options.faults);
+  return f;
+}
+
+InProcFabric::~InProcFabric() {
+  nodes_.clear();
+  for (auto& r : regions_) munmap(r.base, r.size);
+}
+
+void InProcFabric::SetNodeDown(uint16_t id, bool down) { down_[id].store(down); }
+bool InProcFabric::IsNodeDown(uint16_t id) const { return down_[id].load(std::memory_order_relaxed); }
+
+void InProcFabric::SetFaults(const FaultOptions& faults) {
+  tear_piece_.store(std::max<uint32_t>(8, faults.tear_piece));
+  delay_probability_.store(faults.delay_probability);
+  delay_max_us_.store(faults.delay_max_us);
+  base_seed_ = faults.seed;
+  tear_.store(faults.tear);
+}
+
+FaultOptions InProcFabric::faults() const {
+  FaultOptions f;
+  f.tear = tear_.load();
+  f.tear_piece = tear_piece_.load();
+  f.delay_probability = delay_probability_.load();
+  f.delay_max_us = delay_max_us_.load();
+  f.seed = base_seed_;
+  return f;
+}
+
+Result<std::unique_ptr<Endpoint>> InProcFabric::DoConnect() {
+  uint64_t seed = base_seed_ * 0x9E3779B97F4A7C15ull + seed_counter_.fetch_add(1);
+  return std::unique_ptr<Endpoint>(new InProcEndpoint(this, seed));
+}
+
+}  // namespace dmindex::fabric

@@ -1,0 +1,88 @@
+#include "fabric/memory_node.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dmindex::fabric {
+
+MemoryNode::MemoryNode(uint16_t id, std::byte* base, uint64_t size, MemoryNodeOptions options)
+    : id_(id),
+      base_(base),
+      size_(size),
+      options_(options),
+      rpc_slots_(std::max<uint32_t>(1, options.rpc_threads)),
+      next_chunk_(kChunkAreaOffset) {
+  RegisterBuiltins();
+}
+
+void MemoryNode::RegisterBuiltins() {
+  (void)rpc_.Register(rpc_op::kPing, "ping", [](RpcRequest, RpcReply*) { return Status::Ok(); });
+  (void)rpc_.Register(rpc_op::kAllocChunk, "alloc_chunk", [this](RpcRequest, RpcReply* reply) {
+    auto offset = AllocChunk();
+    if (!offset.ok()) return offset.status();
+    AppendPod(reply, *offset);
+    return Status::Ok();
+  });
+  (void)rpc_.Register(rpc_op::kFreeChunk, "free_chunk", [this](RpcRequest req, RpcReply*) {
+    uint64_t offset;
+    if (!ReadPod(req, 0, &offset)) return Status::InvalidArgument("free_chunk: short request");
+    return FreeChunk(offset);
+  });
+  (void)rpc_.Register(rpc_op::kPoolInfo, "pool_info", [this](RpcRequest, RpcReply* reply) {
+    AppendPod(reply, Info());
+    return Status::Ok();
+  });
+}
+
+Status MemoryNode::Serve(RpcOpcode op, RpcRequest request, RpcReply* reply) {
+  rpc_slots_.acquire();
+  Status s = rpc_.Dispatch(op, request, reply);
+  rpc_slots_.release();
+  return s;
+}
+
+Result<uint64_t> MemoryNode::AllocChunk() {
+  std::lock_guard lock(chunk_mu_);
+  uint64_t offset;
+  if (!free_chunks_.empty()) {
+    offset = free_chunks_.back();
+    free_chunks_.pop_back();
+  } else if (size_ >= options_.chunk_bytes && next_chunk_ <= size_ - options_.chunk_bytes) {
+    offset = next_chunk_;
+    next_chunk_ += options_.chunk_bytes;
+  } else {
+    return Status::OutOfSpace("memory node " + std::to_string(id_) + ": pool of " +
+                              std::to_string(size_ >> 20) + " MiB exhausted (" +
+                              std::to_string(chunks_in_use_) + " chunks of " +
+                              std::to_string(options_.chunk_bytes >> 20) + " MiB in use)");
+  }
+  ++chunks_in_use_;
+  return offset;
+}
+
+Status MemoryNode::FreeChunk(uint64_t offset) {
+  std::lock_guard lock(chunk_mu_);
+  if (offset < kChunkAreaOffset || offset >= next_chunk_ ||
+      (offset - kChunkAreaOffset) % options_.chunk_bytes != 0) {
+    return Status::InvalidArgument("free_chunk: " + std::to_string(offset) + " is not a chunk");
+  }
+  if (std::find(free_chunks_.begin(), free_chunks_.end(), offset) != free_chunks_.end())
+    return Status::InvalidArgument("free_chunk: chunk freed twice");
+  // Hand-outs are always zeroed (fresh pool memory is), so layers above may rely on it.
+  std::memset(base_ + offset, 0, options_.chunk_bytes);
+  free_chunks_.push_back(offset);
+  --chunks_in_use_;
+  return Status::Ok();
+}
+
+PoolInfo MemoryNode::Info() const {
+  std::lock_guard lock(chunk_mu_);
+  PoolInfo info;
+  info.pool_bytes = size_;
+  info.chunk_bytes = options_.chunk_bytes;
+  info.chunks_total = size_ > kChunkAreaOffset ? (size_ - kChunkAreaOffset) / options_.chunk_bytes : 0;
+  info.chunks_in_use = chunks_in_use_;
+  return info;
+}
+
+}  // namespace dmindex::fabric

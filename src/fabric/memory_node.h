@@ -1,0 +1,73 @@
+// MemoryNode: what a memory server is, independent of transport. It owns (a view of) the
+// pool, hands out chunks of it, and serves RPCs from a handler registry. The in-process
+// backend holds several of these; the UCX memory server process holds one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <semaphore>
+#include <vector>
+
+#include "dmindex/status.h"
+#include "fabric/pool_layout.h"
+#include "fabric/rpc.h"
+
+namespace dmindex::fabric {
+
+struct PoolInfo {
+  uint64_t pool_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  uint64_t chunks_total = 0;
+  uint64_t chunks_in_use = 0;
+};
+
+struct MemoryNodeOptions {
+  uint64_t chunk_bytes = kDefaultChunkBytes;
+  // Memory servers have one or two weak cores: at most this many RPC handlers run at once;
+  // further requests wait for a free memory-side thread.
+  uint32_t rpc_threads = 1;
+};
+
+class MemoryNode {
+ public:
+  // `base` must stay valid and zero-initialised for the node's lifetime; size >= kMinPoolBytes.
+  MemoryNode(uint16_t id, std::byte* base, uint64_t size, MemoryNodeOptions options);
+  MemoryNode(const MemoryNode&) = delete;
+  MemoryNode& operator=(const MemoryNode&) = delete;
+
+  uint16_t id() const { return id_; }
+  std::byte* base() const { return base_; }
+  uint64_t size() const { return size_; }
+  const MemoryNodeOptions& options() const { return options_; }
+  bool Contains(uint64_t offset, uint64_t len) const {
+    return offset >= 64 && len <= size_ && offset <= size_ - len;
+  }
+
+  // Handlers of designs are registered here before serving starts.
+  RpcRegistry& rpc() { return rpc_; }
+
+  // Serves one RPC, waiting for one of the bounded memory-side threads.
+  Status Serve(RpcOpcode op, RpcRequest request, RpcReply* reply);
+
+  Result<uint64_t> AllocChunk();
+  Status FreeChunk(uint64_t offset);
+  PoolInfo Info() const;
+
+ private:
+  void RegisterBuiltins();
+
+  const uint16_t id_;
+  std::byte* const base_;
+  const uint64_t size_;
+  const MemoryNodeOptions options_;
+  RpcRegistry rpc_;
+  std::counting_semaphore<> rpc_slots_;
+
+  mutable std::mutex chunk_mu_;
+  uint64_t next_chunk_;              // bump pointer into the chunk area
+  std::vector<uint64_t> free_chunks_;
+  uint64_t chunks_in_use_ = 0;
+};
+
+}  // namespace dmindex::fabric

@@ -1,0 +1,24 @@
+// Layout of every memory node's pool. Fixed offsets, so any compute process can find the
+// catalog and the lock table without asking the server.
+//
+//   [0, 64)                 never handed out: keeps GlobalAddress{n, 0} unambiguous with null
+//   [64, 4096)              node 0: the catalog superblock (catalog.h); other nodes: unused
+//   [4096, 4096+kLockBytes) lock table: stands in for the NIC's on-chip memory that Sherman's
+//                           global lock table lives in (RDMA CAS on it never touches host DRAM)
+//   [kChunkAreaOffset, end) chunks handed out by RPC (kAllocChunk) and sub-allocated by
+//                           compute processes into index nodes
+#pragma once
+
+#include <cstdint>
+
+namespace dmindex::fabric {
+
+inline constexpr uint64_t kSuperblockOffset = 64;
+inline constexpr uint64_t kSuperblockBytes = 4096 - 64;
+inline constexpr uint64_t kLockTableOffset = 4096;
+inline constexpr uint64_t kLockTableBytes = 256 * 1024;  // 32 K eight-byte lock words
+inline constexpr uint64_t kChunkAreaOffset = kLockTableOffset + kLockTableBytes;
+inline constexpr uint64_t kDefaultChunkBytes = 32ull << 20;
+inline constexpr uint64_t kMinPoolBytes = kChunkAreaOffset + (1ull << 20);
+
+}  // namespace dmindex::fabric

@@ -1,0 +1,64 @@
+// Two-sided RPC to a memory node: opcodes and the handler registry served by memory servers.
+// Memory servers have one or two weak cores, so RPC is used sparingly: pool allocation
+// here, DEX's offloaded traversals and XStore's server-side writes later.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dmindex/status.h"
+
+namespace dmindex::fabric {
+
+using RpcOpcode = uint16_t;
+
+// Opcodes are allocated here, in one place, so designs cannot collide.
+namespace rpc_op {
+inline constexpr RpcOpcode kPing = 1;        // empty -> empty
+inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 offset of a chunk (see MemoryNode)
+inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset -> empty
+inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
+// 16..: designs (DEX offload, XStore server-side writes, ...)
+inline constexpr RpcOpcode kFirstDesignOpcode = 16;
+}  // namespace rpc_op
+
+using RpcRequest = std::span<const std::byte>;
+using RpcReply = std::vector<std::byte>;
+using RpcHandler = std::function<Status(RpcRequest request, RpcReply* reply)>;
+
+// Opcode -> handler. Filled before the memory node starts serving, read-only afterwards,
+// so lookups need no lock.
+class RpcRegistry {
+ public:
+  // Registering an opcode twice is a programming error and returns InvalidArgument.
+  Status Register(RpcOpcode op, std::string name, RpcHandler handler);
+  // Runs the handler; an unknown opcode is InvalidArgument (a client speaking garbage).
+  Status Dispatch(RpcOpcode op, RpcRequest request, RpcReply* reply) const;
+  bool Has(RpcOpcode op) const;
+
+ private:
+  struct Entry {
+    std::string name;
+    RpcHandler handler;
+  };
+  std::vector<Entry> table_;  // indexed by opcode
+};
+
+// Little helpers to pack fixed-size values into RPC payloads.
+template <typename T>
+void AppendPod(RpcReply* out, const T& v) {
+  auto* p = reinterpret_cast<const std::byte*>(&v);
+  out->insert(out->end(), p, p + sizeof(T));
+}
+template <typename T>
+bool ReadPod(std::span<const std::byte> in, size_t at, T* v) {
+  if (in.size() < at + sizeof(T)) return false;
+  __builtin_memcpy(v, in.data() + at, sizeof(T));
+  return true;
+}
+
+}  // namespace dmindex::fabric

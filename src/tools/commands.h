@@ -1,0 +1,14 @@
+// Subcommands of the dmindex tool. Each lives in its own file and is registered in
+// commands.cc. A command that fails prints its error and throws CLI::RuntimeError(code),
+// which main turns into the exit code.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace dmindex::tools {
+
+void AddCommands(CLI::App& app);
+
+}  // namespace dmindex::tools

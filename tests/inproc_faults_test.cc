@@ -1,0 +1,132 @@
+// Fault injection of the in-process fabric: it must really tear, delay and fail, or the
+// tests of the index designs built on it prove nothing.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "fabric/inproc/inproc_fabric.h"
+#include "fabric/rpc.h"
+
+namespace dmindex::fabric {
+namespace {
+
+std::unique_ptr<InProcFabric> MakeFabric(FaultOptions faults = {}) {
+  InProcOptions o;
+  o.memory_nodes = 2;
+  o.pool_bytes = 16ull << 20;
+  o.node.chunk_bytes = 1 << 20;
+  o.faults = faults;
+  auto f = InProcFabric::Create(o);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return std::move(f).value();
+}
+
+GlobalAddress FirstChunk(uint16_t node) { return {node, kChunkAreaOffset}; }
+
+// A writer keeps rewriting a 1 KB node with every word equal to a round number; a naive
+// reader that accepts whatever one READ returns counts how often the words disagree.
+int CountTornReads(InProcFabric& f, int reads) {
+  constexpr size_t kWords = 128;
+  GlobalAddress node = FirstChunk(0);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    auto ep = std::move(f.Connect()).value();
+    std::array<uint64_t, kWords> buf;
+    for (uint64_t r = 1; !stop.load(std::memory_order_relaxed); ++r) {
+      buf.fill(r);
+      ASSERT_TRUE(ep->Write(node, buf.data(), sizeof buf).ok());
+    }
+  });
+  auto ep = std::move(f.Connect()).value();
+  int torn = 0;
+  std::array<uint64_t, kWords> buf;
+  for (int i = 0; i < reads; ++i) {
+    EXPECT_TRUE(ep->Read(node, buf.data(), sizeof buf).ok());
+    for (uint64_t w : buf)
+      if (w != buf[0]) {
+        ++torn;
+        break;
+      }
+  }
+  stop = true;
+  writer.join();
+  return torn;
+}
+
+TEST(InProcFaults, TornReadInjectionReallyTears) {
+  FaultOptions faults;
+  faults.tear = true;
+  auto f = MakeFabric(faults);
+  EXPECT_GT(CountTornReads(*f, 3000), 0) << "a naive reader never saw a torn node";
+}
+
+TEST(InProcFaults, WordsAreNeverTornEvenWhenNodesAre) {
+  FaultOptions faults;
+  faults.tear = true;
+  auto f = MakeFabric(faults);
+  GlobalAddress w = FirstChunk(1);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    auto ep = std::move(f->Connect()).value();
+    for (uint64_t r = 0; !stop; ++r) {
+      uint64_t v = (r % 2) ? ~0ull : 0;
+      ASSERT_TRUE(ep->Write(w, &v, 8).ok());
+    }
+  });
+  auto ep = std::move(f->Connect()).value();
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t v;
+    ASSERT_TRUE(ep->Read(w, &v, 8).ok());
+    ASSERT_TRUE(v == 0 || v == ~0ull) << std::hex << v;
+  }
+  stop = true;
+  writer.join();
+}
+
+TEST(InProcFaults, NodeThatStopsAnsweringGivesErrorsNotHangs) {
+  auto f = MakeFabric();
+  auto ep = std::move(f->Connect()).value();
+  uint64_t v = 1;
+  ASSERT_TRUE(ep->Write(FirstChunk(1), &v, 8).ok());
+  f->SetNodeDown(1, true);
+  Status s = ep->Read(FirstChunk(1), &v, 8);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  RpcReply reply;
+  EXPECT_TRUE(ep->Call(1, rpc_op::kPing, {}, &reply).IsUnavailable());
+  EXPECT_TRUE(ep->Read(FirstChunk(0), &v, 8).ok()) << "the other node still answers";
+  f->SetNodeDown(1, false);
+  EXPECT_TRUE(ep->Read(FirstChunk(1), &v, 8).ok());
+  EXPECT_EQ(v, 1u);
+}
+
+TEST(InProcFaults, InjectedDelayAndModelledLatencySlowVerbsDown) {
+  InProcOptions o;
+  o.pool_bytes = 16ull << 20;
+  o.round_trip_ns = 200'000;  // 200 us per round trip
+  auto f = std::move(InProcFabric::Create(o)).value();
+  auto ep = std::move(f->Connect()).value();
+  uint64_t v;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(ep->Read(FirstChunk(0), &v, 8).ok());
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(us, 2000);
+}
+
+TEST(InProcFaults, InvalidOptionsAreRejected) {
+  InProcOptions o;
+  o.pool_bytes = 1000;
+  EXPECT_TRUE(InProcFabric::Create(o).status().IsInvalidArgument());
+  o = {};
+  o.memory_nodes = 0;
+  EXPECT_TRUE(InProcFabric::Create(o).status().IsInvalidArgument());
+  o = {};
+  o.node.chunk_bytes = 1000;
+  EXPECT_TRUE(InProcFabric::Create(o).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace dmindex::fabric
