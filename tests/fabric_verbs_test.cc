@@ -231,12 +231,7 @@ TEST_P(FabricVerbsTest, TotalCountsIncludeClosedEndpoints) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, FabricVerbsTest,
                          ::testing::ValuesIn(dmindex::testing::TestFabricNames()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         dmindex::testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex::fabric

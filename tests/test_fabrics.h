@@ -3,6 +3,7 @@
 // same contract.
 #pragma once
 
+#include <cctype>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,5 +19,16 @@ std::vector<std::string> TestFabricNames();
 // e.g. memory-server processes, owned by the returned object).
 std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name,
                                                uint64_t pool_bytes = 64ull << 20);
+
+// gtest parameter names must be identifiers: "ucx-shm" -> "ucx_shm".
+struct FabricParamName {
+  template <typename Info>
+  std::string operator()(const Info& info) const {
+    std::string n = info.param;
+    for (char& c : n)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return n;
+  }
+};
 
 }  // namespace dmindex::testing

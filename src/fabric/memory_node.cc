@@ -21,6 +21,7 @@ void MemoryNode::RegisterBuiltins() {
     auto offset = AllocChunk();
     if (!offset.ok()) return offset.status();
     AppendPod(reply, *offset);
+    AppendPod(reply, options_.chunk_bytes);
     return Status::Ok();
   });
   (void)rpc_.Register(rpc_op::kFreeChunk, "free_chunk", [this](RpcRequest req, RpcReply*) {

@@ -19,7 +19,7 @@ using RpcOpcode = uint16_t;
 // Opcodes are allocated here, in one place, so designs cannot collide.
 namespace rpc_op {
 inline constexpr RpcOpcode kPing = 1;        // empty -> empty
-inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 offset of a chunk (see MemoryNode)
+inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 chunk offset, u64 chunk bytes
 inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset -> empty
 inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
 // 16..: designs (DEX offload, XStore server-side writes, ...)

@@ -1,0 +1,143 @@
+#include "alloc/catalog.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "fabric/pool_layout.h"
+
+namespace dmindex::alloc {
+namespace {
+
+// One 128-byte entry; two cache lines. Everything but state, root and aux is written once,
+// before state becomes kReady, and never changes afterwards.
+struct RawEntry {
+  uint64_t state;  // kFree -> kClaimed (CAS) -> kReady (ordered write after the fields)
+  uint64_t root;
+  uint64_t aux[CatalogEntry::kAuxWords];
+  char name[32];
+  char design[16];
+  uint32_t node_bytes;
+  uint32_t format;
+  uint64_t magic;
+};
+static_assert(sizeof(RawEntry) == 128);
+
+constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2;
+constexpr uint64_t kMagic = 0x3130544143584d44ull;  // "DMXCAT01"
+constexpr uint32_t kEntries = fabric::kSuperblockBytes / sizeof(RawEntry);
+constexpr auto kClaimTimeout = std::chrono::seconds(5);
+
+GlobalAddress EntryAddress(uint32_t slot) {
+  return GlobalAddress(0, fabric::kSuperblockOffset + slot * sizeof(RawEntry));
+}
+
+// A table read twice: fields of an entry that was already ready at the first read are
+// final, so the second read returns them untorn (a single READ may tear across lines).
+Status ReadTable(fabric::Endpoint& ep, std::vector<RawEntry>* table) {
+  std::vector<RawEntry> first(kEntries);
+  table->resize(kEntries);
+  const uint32_t bytes = kEntries * sizeof(RawEntry);
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(0), first.data(), bytes));
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(0), table->data(), bytes));
+  for (uint32_t i = 0; i < kEntries; ++i)
+    if (first[i].state != kReady && (*table)[i].state == kReady) (*table)[i].state = kClaimed;
+  return Status::Ok();
+}
+
+std::string_view Field(const char* chars, size_t cap) {
+  return std::string_view(chars, strnlen(chars, cap));
+}
+
+Result<CatalogEntry> ToEntry(const RawEntry& raw, uint32_t slot) {
+  if (raw.magic != kMagic || raw.format != Catalog::kFormatVersion)
+    return Status::Corruption("catalog slot " + std::to_string(slot) + " has format " +
+                              std::to_string(raw.format) + ", expected " +
+                              std::to_string(Catalog::kFormatVersion));
+  CatalogEntry e;
+  e.name = Field(raw.name, sizeof raw.name);
+  e.design = Field(raw.design, sizeof raw.design);
+  e.node_bytes = raw.node_bytes;
+  e.slot = slot;
+  e.root_word = EntryAddress(slot) + offsetof(RawEntry, root);
+  return e;
+}
+
+Status CheckName(std::string_view name) {
+  if (name.empty() || name.size() > Catalog::kMaxNameBytes)
+    return Status::InvalidArgument("index name must have 1.." +
+                                   std::to_string(Catalog::kMaxNameBytes) + " bytes");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) {
+  DMX_RETURN_IF_ERROR(CheckName(name));
+  std::vector<RawEntry> table;
+  DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
+  for (uint32_t i = 0; i < kEntries; ++i)
+    if (table[i].state == kReady && Field(table[i].name, sizeof table[i].name) == name)
+      return ToEntry(table[i], i);
+  return Status::NotFound("no index named '" + std::string(name) + "' in the catalog");
+}
+
+Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
+                                           std::string_view design, uint32_t node_bytes,
+                                           bool* created) {
+  DMX_RETURN_IF_ERROR(CheckName(name));
+  if (design.empty() || design.size() > kMaxDesignBytes)
+    return Status::InvalidArgument("design name must have 1.." + std::to_string(kMaxDesignBytes) + " bytes");
+  *created = false;
+  const auto deadline = std::chrono::steady_clock::now() + kClaimTimeout;
+  std::vector<RawEntry> table;
+  while (std::chrono::steady_clock::now() < deadline) {
+    DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
+    bool pending = false;
+    int first_free = -1;
+    for (uint32_t i = 0; i < kEntries; ++i) {
+      const RawEntry& raw = table[i];
+      if (raw.state == kClaimed) pending = true;
+      if (raw.state == kFree && first_free < 0) first_free = static_cast<int>(i);
+      if (raw.state != kReady || Field(raw.name, sizeof raw.name) != name) continue;
+      auto entry = ToEntry(raw, i);
+      if (!entry.ok()) return entry;
+      if (entry->design != design || entry->node_bytes != node_bytes)
+        return Status::InvalidArgument("index '" + std::string(name) + "' exists as design " +
+                                       entry->design + " with " + std::to_string(entry->node_bytes) +
+                                       "-byte nodes");
+      return entry;
+    }
+    // An entry being created may be ours under another creator: wait for it to be ready.
+    // Slots are claimed strictly first-free-first, so racing creators contend for one slot.
+    if (pending) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
+    if (first_free < 0) return Status::OutOfSpace("catalog full: " + std::to_string(kEntries) + " indexes");
+    const uint32_t slot = static_cast<uint32_t>(first_free);
+    uint64_t old = 0;
+    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(slot), kFree, kClaimed, &old));
+    if (old != kFree) continue;  // lost the race for this slot: look again
+    RawEntry raw{};
+    raw.state = kClaimed;
+    std::memcpy(raw.name, name.data(), name.size());
+    std::memcpy(raw.design, design.data(), design.size());
+    raw.node_bytes = node_bytes;
+    raw.format = kFormatVersion;
+    raw.magic = kMagic;
+    uint64_t ready = kReady;
+    GlobalAddress base = EntryAddress(slot);
+    // Fields first, then the state word: a reader that sees kReady sees the fields.
+    DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Write(base + 8, reinterpret_cast<char*>(&raw) + 8,
+                                                     sizeof raw - 8),
+                                 fabric::Verb::Write(base, &ready, 8)},
+                                fabric::Ordering::kInOrder));
+    *created = true;
+    return ToEntry(raw, slot);
+  }
+  return Status::Unavailable("catalog entry creation by another process did not finish within 5 s");
+}
+
+}  // namespace dmindex::alloc

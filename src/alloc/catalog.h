@@ -1,0 +1,44 @@
+// Catalog: the table of named indexes in the superblock at a fixed address on memory node 0,
+// so several compute processes can open the same index. Each entry records the design and
+// node size it was created with, the 8-byte root pointer word (designs change it with CAS)
+// and a few design-specific words (DEX's partition map, XStore's model, ...).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dmindex/global_address.h"
+#include "dmindex/status.h"
+#include "fabric/endpoint.h"
+
+namespace dmindex::alloc {
+
+struct CatalogEntry {
+  static constexpr int kAuxWords = 6;
+
+  std::string name;
+  std::string design;
+  uint32_t node_bytes = 0;
+  uint32_t slot = 0;
+  GlobalAddress root_word;  // remote 8-byte word holding the root node's GlobalAddress
+  GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
+};
+
+class Catalog {
+ public:
+  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr size_t kMaxNameBytes = 31;
+  static constexpr size_t kMaxDesignBytes = 15;
+
+  // Opens entry `name`, or creates it (root and aux words zero) if absent. Two processes
+  // racing to create one name get one entry: exactly one of them sees *created = true.
+  // InvalidArgument if it exists with another design or node size.
+  static Result<CatalogEntry> OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
+                                           std::string_view design, uint32_t node_bytes,
+                                           bool* created);
+  // Opens an existing entry; NotFound if there is none.
+  static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
+};
+
+}  // namespace dmindex::alloc

@@ -1,0 +1,106 @@
+#include "alloc/node_allocator.h"
+
+#include "fabric/rpc.h"
+
+namespace dmindex::alloc {
+
+NodeAllocator::NodeAllocator(uint16_t memory_nodes, NodeAllocatorOptions options)
+    : options_(options), arenas_(memory_nodes) {}
+
+uint32_t NodeAllocator::RoundUp(uint32_t bytes) const {
+  const uint32_t a = options_.alignment;
+  return (bytes + a - 1) / a * a;
+}
+
+bool NodeAllocator::TakeFreeLocked(uint32_t size, int node, GlobalAddress* out) {
+  auto it = free_.find(size);
+  if (it == free_.end()) return false;
+  auto& list = it->second;
+  for (size_t i = list.size(); i-- > 0;) {
+    if (node >= 0 && list[i].node() != node) continue;
+    *out = list[i];
+    list[i] = list.back();
+    list.pop_back();
+    in_use_ += size;
+    return true;
+  }
+  return false;
+}
+
+Result<GlobalAddress> NodeAllocator::CutLocked(fabric::Endpoint& ep, uint16_t node, uint32_t size) {
+  Arena& arena = arenas_[node];
+  if (arena.left < size) {
+    if (arena.exhausted) return Status::OutOfSpace("memory node " + std::to_string(node) + " is full");
+    fabric::RpcReply reply;
+    Status s = ep.Call(node, fabric::rpc_op::kAllocChunk, {}, &reply);
+    if (s.IsOutOfSpace()) arena.exhausted = true;
+    DMX_RETURN_IF_ERROR(s);
+    uint64_t offset = 0, chunk_bytes = 0;
+    if (!fabric::ReadPod(reply, 0, &offset) || !fabric::ReadPod(reply, 8, &chunk_bytes))
+      return Status::Corruption("alloc_chunk: short reply from memory node " + std::to_string(node));
+    if (chunk_bytes < size)
+      return Status::InvalidArgument("a block of " + std::to_string(size) +
+                                     " bytes does not fit a chunk of " + std::to_string(chunk_bytes));
+    // Keep the old chunk's tail for requests of that size rather than leaking it.
+    if (arena.left >= options_.alignment)
+      free_[static_cast<uint32_t>(arena.left)].push_back(arena.next);
+    arena.next = GlobalAddress(node, offset);
+    arena.left = chunk_bytes;
+    pool_bytes_ += chunk_bytes;
+  }
+  GlobalAddress out = arena.next;
+  arena.next = arena.next + size;
+  arena.left -= size;
+  in_use_ += size;
+  return out;
+}
+
+Result<GlobalAddress> NodeAllocator::AllocateOn(fabric::Endpoint& ep, uint16_t node, uint32_t bytes) {
+  if (node >= arenas_.size()) return Status::InvalidArgument("no memory node " + std::to_string(node));
+  if (bytes == 0) return Status::InvalidArgument("allocation of zero bytes");
+  const uint32_t size = RoundUp(bytes);
+  std::lock_guard lock(mu_);
+  GlobalAddress a;
+  if (TakeFreeLocked(size, node, &a)) return a;
+  return CutLocked(ep, node, size);
+}
+
+Result<GlobalAddress> NodeAllocator::Allocate(fabric::Endpoint& ep, uint32_t bytes) {
+  if (bytes == 0) return Status::InvalidArgument("allocation of zero bytes");
+  const uint32_t size = RoundUp(bytes);
+  std::lock_guard lock(mu_);
+  GlobalAddress a;
+  if (TakeFreeLocked(size, -1, &a)) return a;
+  const uint16_t n = static_cast<uint16_t>(arenas_.size());
+  // Cut the current chunk until it runs dry, then take the next chunk from the next node.
+  if (arenas_[cursor_].left < size) cursor_ = static_cast<uint16_t>((cursor_ + 1) % n);
+  Status last;
+  for (uint16_t tried = 0; tried < n; ++tried) {
+    auto r = CutLocked(ep, cursor_, size);
+    if (r.ok() || !r.status().IsOutOfSpace()) return r;
+    last = r.status();
+    cursor_ = static_cast<uint16_t>((cursor_ + 1) % n);
+  }
+  return Status::OutOfSpace("memory pool exhausted on all " + std::to_string(n) +
+                            " memory nodes (" + last.message() + ")");
+}
+
+void NodeAllocator::Free(GlobalAddress addr, uint32_t bytes) {
+  if (addr.is_null() || bytes == 0) return;
+  const uint32_t size = RoundUp(bytes);
+  std::lock_guard lock(mu_);
+  free_[size].push_back(addr);
+  in_use_ -= size;
+}
+
+uint64_t NodeAllocator::pool_bytes() const {
+  std::lock_guard lock(mu_);
+  return pool_bytes_;
+}
+
+uint64_t NodeAllocator::bytes_in_use() const {
+  std::lock_guard lock(mu_);
+  return in_use_;
+}
+
+}  // namespace dmindex::alloc

@@ -1,0 +1,61 @@
+// NodeAllocator: compute-side allocation of index nodes from remote memory.
+//
+// Memory servers hand out large chunks by RPC (rare: a weak server core must not sit on the
+// allocation path); compute processes cut them into aligned blocks locally. Freed blocks go
+// to a per-size free list and are handed out again. Chunks are never returned: blocks freed
+// by one compute node are reused by that compute node.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "dmindex/global_address.h"
+#include "dmindex/status.h"
+#include "fabric/endpoint.h"
+
+namespace dmindex::alloc {
+
+struct NodeAllocatorOptions {
+  uint32_t alignment = 64;  // a cache line: node headers never straddle lines
+};
+
+// One per logical compute node; thread-safe.
+class NodeAllocator {
+ public:
+  explicit NodeAllocator(uint16_t memory_nodes, NodeAllocatorOptions options = {});
+
+  // A block of `bytes` (rounded up to the alignment) on some memory node; successive chunks
+  // are taken round robin from the nodes. Fresh memory is zero; a reused block holds stale
+  // bytes, so callers write a whole node before publishing it. OutOfSpace when all are full.
+  Result<GlobalAddress> Allocate(fabric::Endpoint& ep, uint32_t bytes);
+  // The same, on one given memory node (DEX places whole subtrees on one server).
+  Result<GlobalAddress> AllocateOn(fabric::Endpoint& ep, uint16_t node, uint32_t bytes);
+  // Makes a block available again. It must no longer be reachable by new readers; readers
+  // still holding its address must detect reuse by validating what they read (fence keys).
+  void Free(GlobalAddress addr, uint32_t bytes);
+
+  uint64_t pool_bytes() const;    // chunk bytes taken from memory servers
+  uint64_t bytes_in_use() const;  // allocated and not freed
+
+ private:
+  struct Arena {  // the chunk being cut on one memory node
+    GlobalAddress next;
+    uint64_t left = 0;
+    bool exhausted = false;  // the server said OutOfSpace: stop asking it
+  };
+  uint32_t RoundUp(uint32_t bytes) const;
+  bool TakeFreeLocked(uint32_t size, int node, GlobalAddress* out);  // node -1: any
+  Result<GlobalAddress> CutLocked(fabric::Endpoint& ep, uint16_t node, uint32_t size);
+
+  const NodeAllocatorOptions options_;
+  mutable std::mutex mu_;
+  std::vector<Arena> arenas_;  // one per memory node
+  uint16_t cursor_ = 0;        // node whose chunk is being cut
+  std::unordered_map<uint32_t, std::vector<GlobalAddress>> free_;  // by rounded size
+  uint64_t pool_bytes_ = 0;
+  uint64_t in_use_ = 0;
+};
+
+}  // namespace dmindex::alloc
