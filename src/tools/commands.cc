@@ -5,8 +5,7 @@
 namespace dmindex::tools {
 
 void AddCommands(CLI::App& app) {
-  // Subcommands are added here as they land (memserver, fabric-bench, bench, plot).
-  (void)app;
+  AddFabricBenchCommand(app);
 }
 
 }  // namespace dmindex::tools

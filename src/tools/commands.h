@@ -9,6 +9,8 @@ class App;
 
 namespace dmindex::tools {
 
-void AddCommands(CLI::App& app);
+void AddCommands(CLI::App& app);  // all of the below
+
+void AddFabricBenchCommand(CLI::App& app);
 
 }  // namespace dmindex::tools
