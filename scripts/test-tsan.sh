@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds with ThreadSanitizer into ./build-tsan and runs the tests there. CI runs it after
+# scripts/test.sh: concurrency is the heart of dmindex, so data races fail the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=thread >/dev/null
+ninja -C build-tsan -j"$(nproc)"
+cd build-tsan
+# UCX's memory hooks (libucm) intercept madvise/mmap in a way TSan's runtime cannot follow.
+export UCX_MEM_EVENTS=no
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@"
