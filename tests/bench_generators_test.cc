@@ -1,0 +1,266 @@
+// Workload generators: operation mix, zipfian shape and scrambling, "latest", key space,
+// determinism of per-thread streams.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "bench/key_space.h"
+#include "bench/op_stream.h"
+#include "bench/workload_spec.h"
+#include "bench/zipfian.h"
+
+namespace dmindex::bench {
+namespace {
+
+std::shared_ptr<const StreamPlan> Plan(const WorkloadSpec& spec, uint64_t loaded,
+                                       uint32_t threads = 1, uint64_t seed = 7) {
+  auto plan = StreamPlan::Make(spec, loaded, threads, seed);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return *plan;
+}
+
+WorkloadSpec Named(const std::string& name) {
+  auto spec = NamedWorkload(name);
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  return *spec;
+}
+
+// Least-squares slope of y over x.
+double Slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];
+  mx /= x.size(), my /= y.size();
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+  return sxy / sxx;
+}
+
+TEST(BenchGenerators, EveryWorkloadsOperationSharesMatchItsProportions) {
+  constexpr int kDraws = 1'000'000;
+  for (const std::string& name : WorkloadNames()) {
+    WorkloadSpec spec = Named(name);
+    OpStream stream(Plan(spec, 10'000), 0);
+    std::array<int, kOpKinds> count{};
+    for (int i = 0; i < kDraws; ++i) ++count[static_cast<size_t>(stream.Next().kind)];
+    for (size_t k = 0; k < kOpKinds; ++k) {
+      const double p = spec.Share(static_cast<OpKind>(k));
+      const double measured = static_cast<double>(count[k]) / kDraws;
+      // Within 1% absolute, and within 5 standard deviations of a binomial draw.
+      EXPECT_NEAR(measured, p, 0.01) << name << " " << OpKindName(static_cast<OpKind>(k));
+      EXPECT_NEAR(measured, p, 5 * std::sqrt(p * (1 - p) / kDraws) + 1e-9)
+          << name << " " << OpKindName(static_cast<OpKind>(k));
+    }
+  }
+}
+
+TEST(BenchGenerators, ZipfianRankFrequenciesFollowTheta) {
+  constexpr uint64_t kItems = 10'000;
+  constexpr int kDraws = 2'000'000;
+  for (double theta : {0.5, 0.8, 0.99}) {
+    ZipfianGenerator zipf(kItems, theta);
+    Rng rng(3);
+    std::vector<int> count(kItems);
+    for (int i = 0; i < kDraws; ++i) {
+      uint64_t r = zipf.Next(rng);
+      ASSERT_LT(r, kItems);
+      ++count[r];
+    }
+    std::vector<double> log_rank, log_freq;
+    for (int r = 0; r < 100; ++r) {
+      log_rank.push_back(std::log(r + 1.0));
+      log_freq.push_back(std::log(static_cast<double>(count[r])));
+    }
+    EXPECT_NEAR(Slope(log_rank, log_freq), -theta, 0.05) << "theta " << theta;
+    // The hottest rank has probability 1 / zeta(n).
+    EXPECT_NEAR(static_cast<double>(count[0]) / kDraws, 1.0 / Zeta(kItems, theta), 0.003);
+  }
+}
+
+TEST(BenchGenerators, ZetaTailApproximationMatchesExactSum) {
+  constexpr uint64_t n = 3'000'000;
+  for (double theta : {0.2, 0.99}) {
+    double exact = 0;
+    for (uint64_t i = 1; i <= n; ++i) exact += std::pow(static_cast<double>(i), -theta);
+    EXPECT_NEAR(Zeta(n, theta) / exact, 1.0, 1e-10) << theta;
+  }
+  // Growing a generator extends zeta incrementally to the same value.
+  ZipfianGenerator grown(10, 0.9);
+  grown.Grow(2'500'000);
+  ZipfianGenerator direct(2'500'000, 0.9);
+  Rng a(1), b(1);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(grown.Next(a), direct.Next(b));
+}
+
+TEST(BenchGenerators, ThetaOutsideZeroToOneIsRejected) {
+  EXPECT_TRUE(ValidateTheta(0.0).ok());
+  EXPECT_TRUE(ValidateTheta(0.99).ok());
+  EXPECT_FALSE(ValidateTheta(1.0).ok());
+  EXPECT_FALSE(ValidateTheta(-0.1).ok());
+  EXPECT_FALSE(ValidateTheta(std::nan("")).ok());
+  WorkloadSpec spec = Named("ycsb-a");
+  spec.zipfian_theta = 1.2;
+  EXPECT_TRUE(StreamPlan::Make(spec, 100, 1, 1).status().IsInvalidArgument());
+}
+
+TEST(BenchGenerators, ScrambledZipfianSpreadsHotItemsAsYcsbDoes) {
+  constexpr uint64_t kItems = 100'000;
+  constexpr int kDraws = 1'000'000;
+  ScrambledZipfian scrambled(kItems, 0.99, Zeta(kItems, 0.99));
+  Rng rng(11);
+  std::unordered_map<uint64_t, int> count;
+  for (int i = 0; i < kDraws; ++i) {
+    uint64_t item = scrambled.Next(rng);
+    ASSERT_LT(item, kItems);
+    ++count[item];
+  }
+  std::vector<std::pair<int, uint64_t>> by_count;
+  for (auto [item, c] : count) by_count.emplace_back(c, item);
+  std::sort(by_count.rbegin(), by_count.rend());
+  // The hottest items are exactly the FNV hashes of the hottest ranks...
+  for (uint64_t rank = 0; rank < 5; ++rank)
+    EXPECT_EQ(by_count[rank].second, FnvHash64(rank) % kItems) << "rank " << rank;
+  // ...so they are scattered over the key space, not clustered at its start.
+  uint64_t lo = kItems, hi = 0;
+  for (int i = 0; i < 10; ++i) lo = std::min(lo, by_count[i].second), hi = std::max(hi, by_count[i].second);
+  EXPECT_GT(hi - lo, kItems / 2);
+  // Scrambling moves items, it does not flatten the skew.
+  EXPECT_NEAR(static_cast<double>(by_count[0].first) / kDraws, 1.0 / Zeta(kItems, 0.99), 0.003);
+}
+
+TEST(BenchGenerators, FnvHashIsYcsbs) {
+  // FNV-1a 64 of eight zero bytes, as YCSB's Utils.fnvhash64(0) computes it (then Math.abs).
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (int i = 0; i < 8; ++i) h *= 1099511628211ull;
+  const uint64_t expected = static_cast<int64_t>(h) < 0 ? ~h + 1 : h;
+  EXPECT_EQ(FnvHash64(0), expected);
+  EXPECT_LT(FnvHash64(12345), uint64_t{1} << 63);
+}
+
+TEST(BenchGenerators, LatestFavoursRecentInserts) {
+  constexpr uint64_t kLoaded = 1000;
+  auto plan = Plan(Named("ycsb-d"), kLoaded);
+  OpStream stream(plan, 0);
+  // Map each key to its position in the thread's visible sequence.
+  std::unordered_map<Key, uint64_t> index_of;
+  for (uint64_t i = 0; i < kLoaded; ++i) index_of[plan->KeyOf(i)] = i;
+  std::vector<uint64_t> ages;
+  for (int i = 0; i < 200'000; ++i) {
+    Operation op = stream.Next();
+    uint64_t visible = kLoaded + stream.inserts();
+    if (op.kind == OpKind::kInsert) {
+      index_of[op.key] = visible - 1;
+      continue;
+    }
+    ASSERT_TRUE(index_of.count(op.key)) << "read of a record that does not exist yet";
+    ages.push_back(visible - 1 - index_of[op.key]);
+  }
+  ASSERT_GT(stream.inserts(), 9000u);
+  std::sort(ages.begin(), ages.end());
+  // Uniform requests would give a median age of half the visible records (thousands).
+  EXPECT_LT(ages[ages.size() / 2], 300u);
+  const double newest = std::count(ages.begin(), ages.end(), 0) / double(ages.size());
+  const double tenth = std::count(ages.begin(), ages.end(), 10) / double(ages.size());
+  EXPECT_GT(newest, 0.05);
+  EXPECT_GT(newest, 5 * tenth);
+}
+
+TEST(BenchGenerators, StreamsAreDeterministicPerSeedAndThread) {
+  auto take = [](std::shared_ptr<const StreamPlan> plan, uint32_t thread) {
+    OpStream s(plan, thread);
+    std::vector<std::tuple<int, Key, uint32_t, Value>> ops;
+    for (int i = 0; i < 20'000; ++i) {
+      Operation op = s.Next();
+      ops.emplace_back(static_cast<int>(op.kind), op.key, op.scan_length, op.value);
+    }
+    return ops;
+  };
+  for (const char* name : {"ycsb-a", "ycsb-d", "ycsb-e", "insert-only"}) {
+    WorkloadSpec spec = Named(name);
+    auto a = take(Plan(spec, 5000, 4, 99), 2);
+    EXPECT_EQ(a, take(Plan(spec, 5000, 4, 99), 2)) << name;  // same seed, thread: identical
+    EXPECT_NE(a, take(Plan(spec, 5000, 4, 99), 3)) << name;  // other thread: different
+    // Another seed draws other operations (insert-only draws nothing: its keys are the
+    // fresh record numbers, whatever the seed).
+    if (spec.Share(OpKind::kInsert) < 1) {
+      EXPECT_NE(a, take(Plan(spec, 5000, 4, 100), 2)) << name;
+    }
+  }
+}
+
+TEST(BenchGenerators, InsertsTakeFreshDistinctKeysAndExpectedKeysListThem) {
+  constexpr uint64_t kLoaded = 2000;
+  constexpr uint32_t kThreads = 4;
+  auto plan = Plan(Named("insert-only"), kLoaded, kThreads);
+  std::vector<KeyValue> load = plan->LoadRecords();
+  ASSERT_EQ(load.size(), kLoaded);
+  ASSERT_TRUE(std::is_sorted(load.begin(), load.end(),
+                             [](auto& a, auto& b) { return a.key < b.key; }));
+  std::set<Key> all;
+  for (const KeyValue& kv : load) {
+    EXPECT_TRUE(ValueMatchesKey(kv.key, kv.value));
+    all.insert(kv.key);
+  }
+  std::vector<uint64_t> inserts(kThreads);
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    OpStream s(plan, t);
+    for (int i = 0; i < 1000 + 100 * static_cast<int>(t); ++i) {
+      Operation op = s.Next();
+      ASSERT_EQ(op.kind, OpKind::kInsert);
+      EXPECT_TRUE(IsValidKey(op.key));
+      EXPECT_TRUE(ValueMatchesKey(op.key, op.value));
+      EXPECT_TRUE(all.insert(op.key).second) << "insert reused key " << op.key;
+    }
+    inserts[t] = s.inserts();
+  }
+  std::vector<Key> expected = plan->ExpectedKeys(inserts);
+  EXPECT_EQ(expected, std::vector<Key>(all.begin(), all.end()));
+}
+
+TEST(BenchGenerators, KeySpaceIsInjectiveAndAvoidsFenceKeys) {
+  std::unordered_set<Key> seen;
+  for (uint64_t r = 0; r < 1'000'000; ++r) {
+    Key k = KeyOfRecord(r, InsertOrder::kHashed);
+    ASSERT_TRUE(IsValidKey(k));
+    ASSERT_TRUE(seen.insert(k).second) << "records collide at " << r;
+  }
+  EXPECT_TRUE(IsValidKey(KeyOfRecord(kMaxRecords - 1, InsertOrder::kHashed)));
+  EXPECT_EQ(KeyOfRecord(0, InsertOrder::kOrdered), 1u);
+  EXPECT_EQ(KeyOfRecord(41, InsertOrder::kOrdered), 42u);
+  EXPECT_FALSE(ValueMatchesKey(KeyOfRecord(1, InsertOrder::kHashed),
+                               MakeValue(KeyOfRecord(2, InsertOrder::kHashed), 0)));
+}
+
+TEST(BenchGenerators, ScanLengthsStayInRange) {
+  WorkloadSpec e = Named("ycsb-e");
+  OpStream s(Plan(e, 1000), 0);
+  std::map<uint32_t, int> lengths;
+  for (int i = 0; i < 100'000; ++i) {
+    Operation op = s.Next();
+    if (op.kind == OpKind::kScan) ++lengths[op.scan_length];
+  }
+  EXPECT_EQ(lengths.begin()->first, 1u);
+  EXPECT_EQ(lengths.rbegin()->first, 100u);
+  EXPECT_EQ(lengths.size(), 100u);
+  WorkloadSpec si = Named("dex-si");
+  OpStream fixed(Plan(si, 1000), 0);
+  for (int i = 0; i < 1000; ++i) {
+    Operation op = fixed.Next();
+    if (op.kind == OpKind::kScan) {
+      EXPECT_EQ(op.scan_length, 100u);
+    }
+  }
+}
+
+TEST(BenchGenerators, WorkloadThatReadsNeedsLoadedKeys) {
+  EXPECT_TRUE(StreamPlan::Make(Named("ycsb-c"), 0, 1, 1).status().IsInvalidArgument());
+  EXPECT_TRUE(StreamPlan::Make(Named("insert-only"), 0, 1, 1).ok());
+  EXPECT_TRUE(NamedWorkload("ycsb-z").status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace dmindex::bench

@@ -1,0 +1,178 @@
+// YCSB property files: files written the way YCSB ships its workloads run unchanged;
+// malformed ones fail with a message naming file and line.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/property_file.h"
+
+namespace dmindex::bench {
+namespace {
+
+// Laid out as YCSB's workloads/workloada: license header, description comments with
+// trailing blanks, client properties we do not use, the core-workload properties.
+constexpr const char* kWorkloadA =
+    "# Copyright (c) 2010 Yahoo! Inc. All rights reserved.                                 \n"
+    "#                                                                                     \n"
+    "# Licensed under the Apache License, Version 2.0 (the \"License\"); you               \n"
+    "\n"
+    "\n"
+    "# Yahoo! Cloud System Benchmark\n"
+    "# Workload A: Update heavy workload\n"
+    "#   Application example: Session store recording recent actions\n"
+    "#                        \n"
+    "#   Read/update ratio: 50/50\n"
+    "#   Request distribution: zipfian\n"
+    "\n"
+    "recordcount=1000\n"
+    "operationcount=1000\n"
+    "workload=site.ycsb.workloads.CoreWorkload\n"
+    "\n"
+    "readallfields=true\n"
+    "\n"
+    "readproportion=0.5\n"
+    "updateproportion=0.5\n"
+    "scanproportion=0\n"
+    "insertproportion=0\n"
+    "\n"
+    "requestdistribution=zipfian\n"
+    "\n";
+
+constexpr const char* kWorkloadE =
+    "# Yahoo! Cloud System Benchmark\n"
+    "# Workload E: Short ranges\n"
+    "recordcount=1000\n"
+    "operationcount=1000\n"
+    "workload=site.ycsb.workloads.CoreWorkload\n"
+    "\n"
+    "readallfields=true\n"
+    "\n"
+    "readproportion=0\n"
+    "updateproportion=0\n"
+    "scanproportion=0.95\n"
+    "insertproportion=0.05\n"
+    "\n"
+    "requestdistribution=zipfian\n"
+    "\n"
+    "maxscanlength=100\n"
+    "\n"
+    "scanlengthdistribution=uniform\n";
+
+Result<WorkloadSpec> FromText(const std::string& text) {
+  auto props = ParseProperties(text, "test");
+  if (!props.ok()) return props.status();
+  WorkloadSpec spec = YcsbDefaults("test");
+  DMX_RETURN_IF_ERROR(ApplyProperties(*props, &spec));
+  DMX_RETURN_IF_ERROR(spec.Validate());
+  return spec;
+}
+
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("dmx_bench_" + std::to_string(::getpid()) + "_" + name)) {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(BenchPropertyFile, WorkloadAAsYcsbShipsIt) {
+  TempFile file("workloada", kWorkloadA);
+  auto spec = LoadWorkloadFile(file.path());
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->name, std::filesystem::path(file.path()).filename().string());
+  EXPECT_EQ(spec->record_count, 1000u);
+  EXPECT_EQ(spec->operation_count, 1000u);
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kRead), 0.5);
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kUpdate), 0.5);
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kScan), 0.0);
+  EXPECT_EQ(spec->request, Distribution::kZipfian);
+  EXPECT_DOUBLE_EQ(spec->zipfian_theta, 0.99);
+}
+
+TEST(BenchPropertyFile, WorkloadEScansAndInserts) {
+  auto spec = FromText(kWorkloadE);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kScan), 0.95);
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kInsert), 0.05);
+  EXPECT_EQ(spec->min_scan_length, 1u);
+  EXPECT_EQ(spec->max_scan_length, 100u);
+  EXPECT_EQ(spec->scan_length, ScanLengthDistribution::kUniform);
+}
+
+TEST(BenchPropertyFile, WorkloadsDAndFAndYcsbDefaults) {
+  auto d = FromText("readproportion=0.95\nupdateproportion=0\nscanproportion=0\n"
+                    "insertproportion=0.05\nrequestdistribution=latest\n");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->request, Distribution::kLatest);
+  EXPECT_DOUBLE_EQ(d->Share(OpKind::kInsert), 0.05);
+  auto f = FromText("readproportion=0.5\nupdateproportion=0\nscanproportion=0\n"
+                    "insertproportion=0\nreadmodifywriteproportion=0.5\n");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_DOUBLE_EQ(f->Share(OpKind::kReadModifyWrite), 0.5);
+  // Absent properties take YCSB's CoreWorkload defaults.
+  auto bare = FromText("recordcount=10\n");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_DOUBLE_EQ(bare->Share(OpKind::kRead), 0.95);
+  EXPECT_DOUBLE_EQ(bare->Share(OpKind::kUpdate), 0.05);
+  EXPECT_EQ(bare->request, Distribution::kUniform);
+  EXPECT_EQ(bare->max_scan_length, 1000u);
+}
+
+TEST(BenchPropertyFile, SeparatorsSpacesContinuationAndTheta) {
+  auto spec = FromText("  readproportion = 1 \r\nupdateproportion: 0\n! a comment\n"
+                       "requestdistribution=\\\n  zipfian\nzipfianconstant=0.7\n"
+                       "insertorder=ordered\n");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_DOUBLE_EQ(spec->Share(OpKind::kRead), 1.0);
+  EXPECT_EQ(spec->request, Distribution::kZipfian);
+  EXPECT_DOUBLE_EQ(spec->zipfian_theta, 0.7);
+  EXPECT_EQ(spec->insert_order, InsertOrder::kOrdered);
+}
+
+TEST(BenchPropertyFile, MalformedLineIsAnErrorNamingTheLine) {
+  auto spec = FromText("readproportion=0.5\nthis line is not a property\n");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_TRUE(spec.status().IsInvalidArgument());
+  EXPECT_NE(spec.status().message().find("test:2"), std::string::npos) << spec.status().ToString();
+  EXPECT_NE(spec.status().message().find("malformed"), std::string::npos);
+  EXPECT_FALSE(FromText("=0.5\n").ok());
+}
+
+TEST(BenchPropertyFile, BadValuesAreErrors) {
+  EXPECT_FALSE(FromText("readproportion=half\n").ok());
+  EXPECT_FALSE(FromText("recordcount=-5\n").ok());
+  EXPECT_FALSE(FromText("recordcount=12abc\n").ok());
+  EXPECT_FALSE(FromText("maxscanlength=99999999999\n").ok());
+  EXPECT_FALSE(FromText("requestdistribution=pareto\n").ok());
+  EXPECT_EQ(FromText("requestdistribution=hotspot\n").status().code(), Status::Code::kNotSupported);
+  EXPECT_FALSE(FromText("readproportion=0\nupdateproportion=0\n").ok());  // nothing to do
+  EXPECT_FALSE(FromText("readproportion=-1\n").ok());
+  EXPECT_FALSE(FromText("zipfianconstant=1.5\n").ok());
+  EXPECT_FALSE(FromText("minscanlength=10\nmaxscanlength=5\n").ok());
+  EXPECT_FALSE(FromText("scanlengthdistribution=normal\n").ok());
+}
+
+TEST(BenchPropertyFile, MissingFileIsAnError) {
+  auto spec = LoadWorkloadFile("/nonexistent/workloada");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("/nonexistent/workloada"), std::string::npos);
+}
+
+TEST(BenchPropertyFile, CommandLineOverrides) {
+  WorkloadSpec spec = YcsbDefaults("x");
+  ASSERT_TRUE(ApplyPropertyOverride("requestdistribution=latest", &spec).ok());
+  EXPECT_EQ(spec.request, Distribution::kLatest);
+  EXPECT_FALSE(ApplyPropertyOverride("requestdistribution", &spec).ok());
+  EXPECT_FALSE(ApplyPropertyOverride("readproportion=x", &spec).ok());
+}
+
+}  // namespace
+}  // namespace dmindex::bench
