@@ -1,0 +1,59 @@
+#include "fabric/ucx/bootstrap.h"
+
+#include <string>
+
+namespace dmindex::fabric::ucx {
+namespace {
+
+Status Prefixed(const HostPort& server, const Status& s) {
+  if (s.ok()) return s;
+  return wire::StatusFromWire(static_cast<uint32_t>(s.code()),
+                              "memory server " + server.ToString() + ": " + s.message());
+}
+
+}  // namespace
+
+Result<ServerWelcome> Handshake(const HostPort& server, wire::ConnectionKind kind,
+                                UcxTransport transport,
+                                std::span<const std::byte> worker_address,
+                                std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  auto sock = ConnectTcp(server, timeout);
+  if (!sock.ok()) return sock.status();
+  ServerWelcome out;
+  out.socket = std::move(sock).value();
+
+  wire::Hello hello{};
+  std::memcpy(hello.magic, wire::kMagic, sizeof hello.magic);
+  hello.kind = static_cast<uint32_t>(kind);
+  hello.transport = static_cast<uint32_t>(transport);
+  hello.worker_address_bytes = static_cast<uint32_t>(worker_address.size());
+  std::vector<std::byte> msg(sizeof hello + worker_address.size());
+  std::memcpy(msg.data(), &hello, sizeof hello);
+  if (!worker_address.empty())
+    std::memcpy(msg.data() + sizeof hello, worker_address.data(), worker_address.size());
+  DMX_RETURN_IF_ERROR(Prefixed(server, SendAll(out.socket, msg.data(), msg.size(), deadline)));
+
+  wire::Welcome w{};
+  DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, &w, sizeof w, deadline)));
+  if (!wire::HasMagic(w.magic))
+    return Status::Unavailable(server.ToString() + " is not a dmindex memory server");
+  if (w.message_bytes > wire::kMaxBlobBytes || w.rkey_bytes > wire::kMaxBlobBytes ||
+      w.worker_address_bytes > wire::kMaxBlobBytes)
+    return Status::Corruption("memory server " + server.ToString() + ": malformed welcome");
+  std::string message(w.message_bytes, '\0');
+  out.rkey.resize(w.rkey_bytes);
+  out.worker_address.resize(w.worker_address_bytes);
+  DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, message.data(), message.size(), deadline)));
+  if (w.status_code != 0)
+    return Prefixed(server, wire::StatusFromWire(w.status_code, std::move(message)));
+  DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, out.rkey.data(), out.rkey.size(), deadline)));
+  DMX_RETURN_IF_ERROR(Prefixed(
+      server, RecvAll(out.socket, out.worker_address.data(), out.worker_address.size(), deadline)));
+  out.connection_id = w.connection_id;
+  out.pool_base = w.pool_base;
+  out.pool_bytes = w.pool_bytes;
+  return out;
+}
+
+}  // namespace dmindex::fabric::ucx

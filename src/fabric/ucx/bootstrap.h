@@ -1,0 +1,35 @@
+// Client side of the out-of-band handshake with a memory server (wire.h): connect over TCP,
+// say which transport and (for endpoint connections) which UCP worker to reply to, receive
+// the pool's base, size, remote key and the server's worker address. The socket stays open
+// afterwards: its closing is how each side learns that the other is gone.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dmindex/status.h"
+#include "fabric/ucx/tcp_socket.h"
+#include "fabric/ucx/ucx_context.h"
+#include "fabric/ucx/wire.h"
+
+namespace dmindex::fabric::ucx {
+
+struct ServerWelcome {
+  Socket socket;
+  uint32_t connection_id = 0;
+  uint64_t pool_base = 0;
+  uint64_t pool_bytes = 0;
+  std::vector<std::byte> rkey;            // packed; unpack per endpoint
+  std::vector<std::byte> worker_address;  // the server's UCP worker
+};
+
+// Unavailable if the server cannot be reached or does not answer within `timeout`; the
+// server's own refusal (e.g. a transport mismatch) comes back with its code and message.
+Result<ServerWelcome> Handshake(const HostPort& server, wire::ConnectionKind kind,
+                                UcxTransport transport,
+                                std::span<const std::byte> worker_address,
+                                std::chrono::milliseconds timeout);
+
+}  // namespace dmindex::fabric::ucx

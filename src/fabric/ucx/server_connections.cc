@@ -1,0 +1,200 @@
+#include "fabric/ucx/server_connections.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace dmindex::fabric::ucx {
+namespace {
+
+// A client that has not completed its handshake by then is dropped: it holds a socket and
+// would otherwise sit there forever (port scanners, stuck peers).
+constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
+// How long a departing client's endpoint may take to close before the server moves on.
+constexpr auto kCloseTimeout = std::chrono::milliseconds(100);
+
+}  // namespace
+
+struct ServerConnections::Connection {
+  Socket socket;
+  std::string peer;
+  uint32_t id = 0;
+  Clock::time_point accepted;
+  std::vector<std::byte> inbox;  // handshake bytes received so far
+  bool established = false;
+  ucp_ep_h ep = nullptr;         // endpoint connections only
+  bool ep_failed = false;        // set by UCX's error callback (TCP)
+};
+
+ServerConnections::ServerConnections(Socket listener, const UcxContext& context,
+                                     UcxWorker& worker, PoolExport pool, std::string log_prefix)
+    : listener_(std::move(listener)),
+      context_(context),
+      worker_(worker),
+      pool_(std::move(pool)),
+      log_prefix_(std::move(log_prefix)) {}
+
+ServerConnections::~ServerConnections() {
+  for (auto& c : connections_) Drop(*c);
+}
+
+void ServerConnections::Log(const std::string& message) const {
+  std::fprintf(stderr, "%s: %s\n", log_prefix_.c_str(), message.c_str());
+}
+
+void ServerConnections::AppendPollFds(std::vector<pollfd>* fds) const {
+  fds->push_back({listener_.fd(), POLLIN, 0});
+  for (const auto& c : connections_) fds->push_back({c->socket.fd(), POLLIN, 0});
+}
+
+void ServerConnections::Service(std::span<const pollfd> polled) {
+  // `polled` mirrors AppendPollFds: the listener, then connections_ in order.
+  const auto now = Clock::now();
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    Connection& c = *connections_[i];
+    Step step = Step::kKeep;
+    if (i + 1 < polled.size() && polled[i + 1].fd == c.socket.fd() && polled[i + 1].revents != 0)
+      step = Receive(c);
+    if (step == Step::kKeep && !c.established && now - c.accepted > kHandshakeTimeout) {
+      Log("dropping connection from " + c.peer + ": no handshake within 5 s");
+      step = Step::kDrop;
+    }
+    if (step == Step::kDrop) Drop(c);
+  }
+  std::erase_if(connections_, [](const auto& c) { return !c->socket.valid(); });
+  if (!polled.empty() && polled[0].revents != 0) Accept();
+}
+
+void ServerConnections::Accept() {
+  for (;;) {
+    std::string peer;
+    Socket s = AcceptTcp(listener_, &peer);
+    if (!s.valid()) return;
+    auto c = std::make_unique<Connection>();
+    c->socket = std::move(s);
+    c->peer = std::move(peer);
+    c->id = next_id_++;
+    c->accepted = Clock::now();
+    connections_.push_back(std::move(c));
+  }
+}
+
+ServerConnections::Step ServerConnections::Receive(Connection& c) {
+  std::byte buf[4096];
+  for (;;) {
+    ssize_t n = recv(c.socket.fd(), buf, sizeof buf, 0);
+    if (n == 0) return Step::kDrop;  // the client left (or died): its socket closed
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) break;
+      return Step::kDrop;
+    }
+    if (c.established) {
+      Log("dropping connection from " + c.peer + ": unexpected bytes after the handshake");
+      return Step::kDrop;
+    }
+    c.inbox.insert(c.inbox.end(), buf, buf + n);
+    if (c.inbox.size() > sizeof(wire::Hello) + wire::kMaxBlobBytes) break;  // judged below
+  }
+  return c.established ? Step::kKeep : TryHandshake(c);
+}
+
+ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
+  wire::Hello hello;
+  const size_t have = c.inbox.size();
+  if (have < sizeof hello) {
+    // Judge the magic as soon as it can be: garbage is dropped without waiting for more.
+    if (std::memcmp(c.inbox.data(), wire::kMagic, std::min(have, sizeof wire::kMagic)) != 0) {
+      Log("dropping connection from " + c.peer + ": not a dmindex client (bad magic)");
+      return Step::kDrop;
+    }
+    return Step::kKeep;
+  }
+  std::memcpy(&hello, c.inbox.data(), sizeof hello);
+  const auto kind = static_cast<wire::ConnectionKind>(hello.kind);
+  if (!wire::HasMagic(hello.magic) ||
+      (kind != wire::ConnectionKind::kMonitor && kind != wire::ConnectionKind::kEndpoint) ||
+      hello.worker_address_bytes > wire::kMaxBlobBytes ||
+      (kind == wire::ConnectionKind::kEndpoint) != (hello.worker_address_bytes > 0)) {
+    Log("dropping connection from " + c.peer + ": malformed handshake");
+    return Step::kDrop;
+  }
+  const size_t total = sizeof hello + hello.worker_address_bytes;
+  if (have < total) return Step::kKeep;
+  if (have > total) {
+    Log("dropping connection from " + c.peer + ": bytes beyond the handshake");
+    return Step::kDrop;
+  }
+  if (hello.transport != static_cast<uint32_t>(context_.transport())) {
+    bool known = hello.transport <= static_cast<uint32_t>(UcxTransport::kTcp);
+    return Refuse(c, Status::InvalidArgument(
+                         std::string("this memory server uses UCX transport ") +
+                         UcxTransportName(context_.transport()) + ", the client asked for " +
+                         (known ? UcxTransportName(static_cast<UcxTransport>(hello.transport))
+                                : "an unknown one")));
+  }
+  if (kind == wire::ConnectionKind::kEndpoint) {
+    auto ep = worker_.Connect(std::span(c.inbox).subspan(sizeof hello), context_.err_mode(),
+                              &ServerConnections::OnEndpointError, &c);
+    if (!ep.ok()) return Refuse(c, ep.status());
+    c.ep = *ep;
+  }
+  wire::Welcome w{};
+  std::memcpy(w.magic, wire::kMagic, sizeof w.magic);
+  w.connection_id = c.id;
+  w.pool_base = pool_.base;
+  w.pool_bytes = pool_.bytes;
+  w.rkey_bytes = static_cast<uint32_t>(pool_.rkey.size());
+  w.worker_address_bytes = static_cast<uint32_t>(worker_.address().size());
+  std::vector<std::byte> out(sizeof w);
+  std::memcpy(out.data(), &w, sizeof w);
+  out.insert(out.end(), pool_.rkey.begin(), pool_.rkey.end());
+  out.insert(out.end(), worker_.address().begin(), worker_.address().end());
+  // A few hundred bytes into a fresh socket's buffer: does not block in practice.
+  Status sent = SendAll(c.socket, out.data(), out.size(), Clock::now() + std::chrono::seconds(1));
+  if (!sent.ok()) return Step::kDrop;
+  c.established = true;
+  c.inbox.clear();
+  c.inbox.shrink_to_fit();
+  return Step::kKeep;
+}
+
+ServerConnections::Step ServerConnections::Refuse(Connection& c, const Status& why) {
+  Log("refusing connection from " + c.peer + ": " + why.ToString());
+  wire::Welcome w{};
+  std::memcpy(w.magic, wire::kMagic, sizeof w.magic);
+  w.status_code = static_cast<uint32_t>(why.code());
+  w.message_bytes = static_cast<uint32_t>(why.message().size());
+  std::vector<std::byte> out(sizeof w);
+  std::memcpy(out.data(), &w, sizeof w);
+  auto* m = reinterpret_cast<const std::byte*>(why.message().data());
+  out.insert(out.end(), m, m + why.message().size());
+  (void)SendAll(c.socket, out.data(), out.size(), Clock::now() + std::chrono::seconds(1));
+  return Step::kDrop;
+}
+
+void ServerConnections::Drop(Connection& c) {
+  if (c.ep != nullptr) {
+    // With peer error handling (TCP) force-close: the client is gone or going, and its
+    // pending replies are worthless. Without it (shm) force is not allowed; flush briefly.
+    worker_.Close(c.ep, context_.err_mode() == UCP_ERR_HANDLING_MODE_PEER, kCloseTimeout);
+    c.ep = nullptr;
+  }
+  c.socket.Close();
+}
+
+ucp_ep_h ServerConnections::ReplyEndpoint(uint32_t connection_id) const {
+  for (const auto& c : connections_)
+    if (c->id == connection_id) return c->ep_failed ? nullptr : c->ep;
+  return nullptr;
+}
+
+void ServerConnections::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t) {
+  // The client's socket closes too, and Service() then closes the endpoint; here it only
+  // stops being used for replies.
+  static_cast<Connection*>(arg)->ep_failed = true;
+}
+
+}  // namespace dmindex::fabric::ucx

@@ -1,0 +1,147 @@
+#include "fabric/ucx/ucx_context.h"
+
+#include <thread>
+
+namespace dmindex::fabric::ucx {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ConfigDeleter {
+  void operator()(ucp_config_t* c) const { ucp_config_release(c); }
+};
+
+Status Modify(ucp_config_t* config, const char* name, const std::string& value) {
+  ucs_status_t s = ucp_config_modify(config, name, value.c_str());
+  return s == UCS_OK ? Status::Ok() : FromUcs(s, std::string("UCX setting ") + name + "=" + value);
+}
+
+}  // namespace
+
+Result<UcxTransport> ParseUcxTransport(std::string_view name) {
+  if (name == "shm") return UcxTransport::kShm;
+  if (name == "tcp") return UcxTransport::kTcp;
+  return Status::InvalidArgument("unknown UCX transport '" + std::string(name) +
+                                 "' (expected shm or tcp)");
+}
+
+const char* UcxTransportName(UcxTransport t) { return t == UcxTransport::kShm ? "shm" : "tcp"; }
+
+Status FromUcs(ucs_status_t status, std::string_view what) {
+  std::string m = std::string(what) + ": " + ucs_status_string(status);
+  switch (status) {
+    case UCS_OK:
+      return Status::Ok();
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_TIMED_OUT:
+      return Status::Unavailable(m);
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_NO_RESOURCE:
+      return Status::OutOfSpace(m);
+    case UCS_ERR_INVALID_PARAM:
+      return Status::InvalidArgument(m);
+    default:
+      return Status::IoError(m);
+  }
+}
+
+Result<std::unique_ptr<UcxContext>> UcxContext::Create(const UcxContextOptions& options) {
+  std::unique_ptr<UcxContext> ctx(new UcxContext(options));
+  ucp_config_t* raw = nullptr;
+  ucs_status_t s = ucp_config_read(nullptr, nullptr, &raw);
+  if (s != UCS_OK) return FromUcs(s, "reading UCX configuration");
+  std::unique_ptr<ucp_config_t, ConfigDeleter> config(raw);
+  // Only the transport asked for: with "all", UCX may put shared-memory traffic on TCP lanes
+  // or the reverse, and the shm/tcp comparison would measure a mix.
+  DMX_RETURN_IF_ERROR(
+      Modify(config.get(), "TLS", options.transport == UcxTransport::kShm ? "sm" : "tcp"));
+  if (!options.net_devices.empty())
+    DMX_RETURN_IF_ERROR(Modify(config.get(), "NET_DEVICES", options.net_devices));
+  // The memory server's pool is allocated by UCX (see ucx_memory_server.cc) and must come
+  // back zeroed, as MemoryNode requires: every method except plain malloc ("heap") maps
+  // fresh pages. Shared-memory methods come first so the pool can be exported over shm.
+  DMX_RETURN_IF_ERROR(
+      Modify(config.get(), "ALLOC_PRIO", "md:sysv,md:posix,huge,thp,md:*,mmap"));
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+  if (options.memory_server) params.features |= UCP_FEATURE_WAKEUP;
+  // Clients create one worker per thread, concurrently, on one context.
+  params.mt_workers_shared = options.memory_server ? 0 : 1;
+  s = ucp_init(&params, config.get(), &ctx->context_);
+  if (s != UCS_OK) return FromUcs(s, "initialising UCX");
+  return ctx;
+}
+
+UcxContext::~UcxContext() {
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+ucp_err_handling_mode_t UcxContext::err_mode() const {
+  // TCP: peer error handling, so a dead peer fails the endpoint's requests (and
+  // force-closing is allowed) instead of leaving them pending. Shared memory: UCX 1.13
+  // disables the posix/sysv transports under peer error handling, so none; a dead peer is
+  // detected through the out-of-band socket instead (see liveness_monitor.h).
+  return options_.transport == UcxTransport::kTcp ? UCP_ERR_HANDLING_MODE_PEER
+                                                  : UCP_ERR_HANDLING_MODE_NONE;
+}
+
+Result<std::unique_ptr<UcxWorker>> UcxWorker::Create(const UcxContext& context) {
+  std::unique_ptr<UcxWorker> w(new UcxWorker());
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucs_status_t s = ucp_worker_create(context.get(), &params, &w->worker_);
+  if (s != UCS_OK) return FromUcs(s, "creating UCX worker");
+  ucp_address_t* addr = nullptr;
+  size_t len = 0;
+  s = ucp_worker_get_address(w->worker_, &addr, &len);
+  if (s != UCS_OK) return FromUcs(s, "getting UCX worker address");
+  auto* bytes = reinterpret_cast<const std::byte*>(addr);
+  w->address_.assign(bytes, bytes + len);
+  ucp_worker_release_address(w->worker_, addr);
+  return w;
+}
+
+UcxWorker::~UcxWorker() {
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+}
+
+Result<ucp_ep_h> UcxWorker::Connect(std::span<const std::byte> remote,
+                                    ucp_err_handling_mode_t mode, ucp_err_handler_cb_t on_error,
+                                    void* arg) {
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(remote.data());
+  params.err_mode = mode;
+  if (on_error != nullptr) {
+    params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.err_handler.cb = on_error;
+    params.err_handler.arg = arg;
+  }
+  ucp_ep_h ep = nullptr;
+  ucs_status_t s = ucp_ep_create(worker_, &params, &ep);
+  if (s != UCS_OK) return FromUcs(s, "creating UCX endpoint");
+  return ep;
+}
+
+void UcxWorker::Close(ucp_ep_h ep, bool force, std::chrono::milliseconds timeout) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+  ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
+  const auto deadline = Clock::now() + timeout;
+  while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+    ucp_worker_progress(worker_);
+    if (Clock::now() > deadline) break;  // an unresponsive peer: give up on a clean close
+  }
+  ucp_request_free(req);
+}
+
+}  // namespace dmindex::fabric::ucx

@@ -1,0 +1,233 @@
+#include "fabric/ucx/ucx_endpoint.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "fabric/ucx/bootstrap.h"
+#include "fabric/ucx/ucx_fabric.h"
+#include "fabric/ucx/wire.h"
+
+namespace dmindex::fabric::ucx {
+namespace {
+
+// How long closing an endpoint may wait for a server to confirm.
+constexpr auto kCloseTimeout = std::chrono::milliseconds(1000);
+
+}  // namespace
+
+Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
+  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(fabric));
+  auto worker = UcxWorker::Create(*fabric.context_);
+  if (!worker.ok()) return worker.status();
+  ep->worker_ = std::move(worker).value();
+  ucp_am_handler_param_t am{};
+  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  am.id = wire::kRpcReplyAm;
+  am.cb = &UcxEndpoint::OnReply;
+  am.arg = ep.get();
+  ucs_status_t st = ucp_worker_set_am_recv_handler(ep->worker_->get(), &am);
+  if (st != UCS_OK) return FromUcs(st, "registering the RPC reply handler");
+  for (uint16_t n = 0; n < fabric.memory_nodes(); ++n) {
+    ep->remotes_.push_back(std::make_unique<Remote>());
+    Remote& r = *ep->remotes_.back();
+    r.node = n;
+    // A server that is down (or refuses) breaks only its own node: the endpoint still
+    // works with the others, as with the in-process fabric.
+    if (fabric.IsNodeDown(n))
+      r.broken = Status::Unavailable("memory node " + std::to_string(n) + " (" +
+                                     fabric.server(n).ToString() + ") is down");
+    else
+      r.broken = ep->ConnectRemote(r);
+  }
+  return ep;
+}
+
+Status UcxEndpoint::ConnectRemote(Remote& r) {
+  const UcxOptions& o = fabric_.options();
+  auto welcome = Handshake(fabric_.server(r.node), wire::ConnectionKind::kEndpoint, o.transport,
+                           worker_->address(), o.connect_timeout);
+  if (!welcome.ok()) return welcome.status();
+  r.socket = std::move(welcome->socket);
+  r.connection_id = welcome->connection_id;
+  r.base = welcome->pool_base;
+  r.bytes = welcome->pool_bytes;
+  auto ep = worker_->Connect(welcome->worker_address, fabric_.context_->err_mode(),
+                             &UcxEndpoint::OnEndpointError, &r);
+  if (!ep.ok()) return ep.status();
+  r.ep = *ep;
+  ucs_status_t st = ucp_ep_rkey_unpack(r.ep, welcome->rkey.data(), &r.rkey);
+  if (st != UCS_OK) return FromUcs(st, "unpacking the remote key of " + fabric_.server(r.node).ToString());
+  // Over shared memory the pool should be mapped here and verbs plain loads and stores; if
+  // not, UCX silently emulates every verb with messages (5-25x slower). Say so, once.
+  void* mapped = nullptr;
+  if (o.transport == UcxTransport::kShm && ucp_rkey_ptr(r.rkey, r.base, &mapped) != UCS_OK &&
+      !fabric_.warned_emulated_.exchange(true)) {
+    std::fprintf(stderr,
+                 "dmindex: warning: the pool of %s is not mapped over shared memory; UCX "
+                 "emulates verbs with messages (was the pool allocated by UCX?)\n",
+                 fabric_.server(r.node).ToString().c_str());
+  }
+  return Status::Ok();
+}
+
+UcxEndpoint::~UcxEndpoint() {
+  const bool peer_mode = fabric_.context_->err_mode() == UCP_ERR_HANDLING_MODE_PEER;
+  for (auto& r : remotes_) {
+    if (r->rkey != nullptr) ucp_rkey_destroy(r->rkey);
+    if (r->ep != nullptr) worker_->Close(r->ep, peer_mode && !r->broken.ok(), kCloseTimeout);
+    r->socket.Close();  // after the endpoint: the server then drops its reply endpoint
+  }
+  FreePending();
+  worker_.reset();
+}
+
+Status UcxEndpoint::Usable(uint16_t node) const {
+  if (node >= remotes_.size())
+    return Status::InvalidArgument("no memory node " + std::to_string(node));
+  const Remote& r = *remotes_[node];
+  if (!r.broken.ok()) return r.broken;
+  if (fabric_.IsNodeDown(node))
+    return Status::Unavailable("memory node " + std::to_string(node) + " (" +
+                               fabric_.server(node).ToString() + ") is down");
+  return Status::Ok();
+}
+
+Status UcxEndpoint::CheckTarget(const Verb& v) const {
+  DMX_RETURN_IF_ERROR(Usable(v.remote.node()));
+  const Remote& r = *remotes_[v.remote.node()];
+  const uint64_t off = v.remote.offset();
+  if (off < 64 || v.length > r.bytes || off > r.bytes - v.length)
+    return Status::InvalidArgument("verb outside the pool: " + v.remote.ToString() + " +" +
+                                   std::to_string(v.length));
+  return Status::Ok();
+}
+
+ucs_status_ptr_t UcxEndpoint::Issue(Verb& v) {
+  Remote& r = *remotes_[v.remote.node()];
+  const uint64_t addr = r.base + v.remote.offset();
+  // No callbacks: requests that do not complete at once are collected and waited for.
+  ucp_request_param_t p{};
+  switch (v.kind) {
+    case VerbKind::kRead:
+      return ucp_get_nbx(r.ep, v.local, v.length, addr, r.rkey, &p);
+    case VerbKind::kWrite:
+      return ucp_put_nbx(r.ep, v.local, v.length, addr, r.rkey, &p);
+    case VerbKind::kCas:
+    case VerbKind::kFaa:
+      break;
+  }
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  p.datatype = ucp_dt_make_contig(8);
+  p.reply_buffer = v.local;  // receives the old word
+  if (v.kind == VerbKind::kFaa)
+    return ucp_atomic_op_nbx(r.ep, UCP_ATOMIC_OP_ADD, &v.operand, 1, addr, r.rkey, &p);
+  // CSWAP: `buffer` is the compare value; the reply buffer carries the new value in and the
+  // old value out.
+  *static_cast<uint64_t*>(v.local) = v.swap;
+  return ucp_atomic_op_nbx(r.ep, UCP_ATOMIC_OP_CSWAP, &v.operand, 1, addr, r.rkey, &p);
+}
+
+Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
+  touched_.clear();
+  for (const Verb& v : verbs) {
+    DMX_RETURN_IF_ERROR(CheckTarget(v));
+    if (std::find(touched_.begin(), touched_.end(), v.remote.node()) == touched_.end())
+      touched_.push_back(v.remote.node());
+  }
+  ucp_worker_h w = worker_->get();
+  bool wrote = false;
+  Status failed;
+  for (size_t i = 0; i < verbs.size(); ++i) {
+    // In order: UCX's fence makes every earlier operation of this worker complete at the
+    // target before any later one starts. That is the RDMA fence flag on verbs transports;
+    // over shared memory each verb is a load/store/atomic by this thread, already in program
+    // order; over TCP all verbs of an endpoint share one byte stream that the server applies
+    // in order. None of these costs a round trip, so the batch stays one round trip.
+    if (ordering == Ordering::kInOrder && i > 0) ucp_worker_fence(w);
+    Verb& v = verbs[i];
+    if (v.length == 0) continue;
+    wrote |= v.kind == VerbKind::kWrite;
+    ucs_status_ptr_t req = Issue(v);
+    if (UCS_PTR_IS_ERR(req)) {
+      failed = FromUcs(UCS_PTR_STATUS(req), "posting a verb to " + v.remote.ToString());
+      break;
+    }
+    if (req != nullptr) pending_.push_back(req);  // NULL: completed already
+  }
+  // PUT completion is local (the source buffer may be reused); a flush makes the data
+  // visible at the target before Post returns, so whatever the caller publishes next (an
+  // unlock) cannot overtake it.
+  if (failed.ok() && wrote) {
+    ucp_request_param_t p{};
+    ucs_status_ptr_t req = ucp_worker_flush_nbx(w, &p);
+    if (UCS_PTR_IS_ERR(req))
+      failed = FromUcs(UCS_PTR_STATUS(req), "flushing writes");
+    else if (req != nullptr)
+      pending_.push_back(req);
+  }
+  if (pending_.empty()) return failed;
+  Status waited = Await(
+      [this] {
+        return std::all_of(pending_.begin(), pending_.end(), [](void* r) {
+          return ucp_request_check_status(r) != UCS_INPROGRESS;
+        });
+      },
+      touched_);
+  if (!waited.ok()) {
+    Abandon(touched_, waited);
+    FreePending();
+    return waited;
+  }
+  for (void* r : pending_) {
+    ucs_status_t st = ucp_request_check_status(r);
+    if (st != UCS_OK && failed.ok()) failed = FromUcs(st, "verb batch");
+  }
+  FreePending();
+  return failed;
+}
+
+Status UcxEndpoint::KeepWaiting(uint32_t round, std::span<const uint16_t> nodes,
+                                Clock::time_point* deadline) {
+  // Share the core: on a small machine the server (or the peer thread we wait for) may need it.
+  std::this_thread::yield();
+  if (round % 16 != 0) return Status::Ok();
+  for (uint16_t n : nodes) DMX_RETURN_IF_ERROR(Usable(n));
+  const auto now = Clock::now();
+  if (*deadline == Clock::time_point{}) *deadline = now + fabric_.options().op_timeout;
+  if (now > *deadline)
+    return Status::Unavailable("memory node " + std::to_string(nodes.empty() ? 0 : nodes[0]) +
+                               " did not answer within " +
+                               std::to_string(fabric_.options().op_timeout.count()) + " ms");
+  return Status::Ok();
+}
+
+void UcxEndpoint::Abandon(std::span<const uint16_t> nodes, const Status& why) {
+  const bool peer_mode = fabric_.context_->err_mode() == UCP_ERR_HANDLING_MODE_PEER;
+  for (uint16_t n : nodes) {
+    Remote& r = *remotes_[n];
+    if (r.broken.ok()) r.broken = why;
+    // Force-closing completes the endpoint's outstanding requests with an error, after
+    // which UCX writes into no caller buffer. Without peer error handling (shm) verbs never
+    // wait on the server, so only RPC replies can be outstanding, into our own buffers.
+    if (peer_mode && r.ep != nullptr) {
+      if (r.rkey != nullptr) ucp_rkey_destroy(r.rkey);
+      r.rkey = nullptr;
+      worker_->Close(r.ep, /*force=*/true, kCloseTimeout);
+      r.ep = nullptr;
+    }
+  }
+}
+
+void UcxEndpoint::FreePending() {
+  for (void* r : pending_) ucp_request_free(r);
+  pending_.clear();
+}
+
+void UcxEndpoint::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* r = static_cast<Remote*>(arg);
+  if (r->broken.ok()) r->broken = FromUcs(status, "connection to memory node " + std::to_string(r->node));
+}
+
+}  // namespace dmindex::fabric::ucx

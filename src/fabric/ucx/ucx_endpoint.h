@@ -1,0 +1,83 @@
+// One thread's handle on the UCX fabric: its own UCP worker, and per memory server a UCP
+// endpoint, the unpacked remote key of the pool and the handshake socket (whose closing
+// tells the server to drop its reply endpoint for us). Verbs: ucx_endpoint.cc; RPC:
+// ucx_endpoint_rpc.cc.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fabric/endpoint.h"
+#include "fabric/ucx/tcp_socket.h"
+#include "fabric/ucx/ucx_context.h"
+
+namespace dmindex::fabric::ucx {
+
+class UcxFabric;
+
+class UcxEndpoint final : public Endpoint {
+ public:
+  static Result<std::unique_ptr<UcxEndpoint>> Connect(UcxFabric& fabric);
+  ~UcxEndpoint() override;
+
+ protected:
+  Status DoPost(std::span<Verb> verbs, Ordering ordering) override;
+  Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
+
+ private:
+  struct Remote {
+    uint16_t node = 0;
+    Socket socket;
+    uint32_t connection_id = 0;  // the server's name for this connection, sent with RPCs
+    ucp_ep_h ep = nullptr;
+    ucp_rkey_h rkey = nullptr;
+    uint64_t base = 0;           // remote address of pool offset 0
+    uint64_t bytes = 0;
+    Status broken;               // non-OK once unusable (handshake failed, peer error, timeout)
+  };
+  struct Call;  // an RPC in flight (ucx_endpoint_rpc.cc)
+
+  explicit UcxEndpoint(UcxFabric& fabric) : fabric_(fabric) {}
+  Status ConnectRemote(Remote& r);
+  Status Usable(uint16_t node) const;
+  Status CheckTarget(const Verb& v) const;
+  ucs_status_ptr_t Issue(Verb& v);
+  // Progresses the worker until done() holds. Unavailable once a server in `nodes` is
+  // down or broken, or after op_timeout.
+  template <typename Done>
+  Status Await(Done done, std::span<const uint16_t> nodes);
+  // Await's slow path, after the first spin rounds: yields the core, checks `nodes` and the
+  // deadline (set on the first call of a wait).
+  Status KeepWaiting(uint32_t round, std::span<const uint16_t> nodes, Clock::time_point* deadline);
+  // After a failed wait: marks `nodes` broken for this endpoint and, where UCX allows it,
+  // cancels their outstanding operations so that none writes into a caller's buffer later.
+  void Abandon(std::span<const uint16_t> nodes, const Status& why);
+  void FreePending();
+  static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  static ucs_status_t OnReply(void* arg, const void* header, size_t header_length, void* data,
+                              size_t length, const ucp_am_recv_param_t* param);
+
+  UcxFabric& fabric_;
+  std::unique_ptr<UcxWorker> worker_;
+  std::vector<std::unique_ptr<Remote>> remotes_;  // by node; stable for UCX callbacks
+  std::vector<void*> pending_;                    // requests of the batch in flight
+  std::vector<uint16_t> touched_;                 // nodes of the batch in flight
+  std::shared_ptr<Call> call_;                    // the RPC in flight, if any
+  uint64_t next_sequence_ = 1;
+};
+
+template <typename Done>
+Status UcxEndpoint::Await(Done done, std::span<const uint16_t> nodes) {
+  // Spin first: shared-memory completions and TCP round trips take microseconds.
+  constexpr uint32_t kSpinRounds = 256;
+  Clock::time_point deadline{};
+  for (uint32_t round = 0;; ++round) {
+    ucp_worker_progress(worker_->get());
+    if (done()) return Status::Ok();
+    if (round >= kSpinRounds) DMX_RETURN_IF_ERROR(KeepWaiting(round, nodes, &deadline));
+  }
+}
+
+}  // namespace dmindex::fabric::ucx

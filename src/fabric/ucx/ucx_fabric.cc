@@ -1,0 +1,63 @@
+#include "fabric/ucx/ucx_fabric.h"
+
+#include "fabric/ucx/bootstrap.h"
+#include "fabric/ucx/ucx_endpoint.h"
+
+namespace dmindex::fabric::ucx {
+
+Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::string_view servers,
+                                                     const UcxOptions& options) {
+  auto list = ParseHostPortList(servers);
+  if (!list.ok()) return list.status();
+  return Create(std::move(list).value(), options);
+}
+
+Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> servers,
+                                                     const UcxOptions& options) {
+  if (servers.empty()) return Status::InvalidArgument("no memory servers given");
+  if (servers.size() > UINT16_MAX) return Status::InvalidArgument("too many memory servers");
+  if (options.connect_timeout.count() <= 0 || options.op_timeout.count() <= 0)
+    return Status::InvalidArgument("UCX timeouts must be positive");
+  std::unique_ptr<UcxFabric> f(new UcxFabric(options));
+
+  UcxContextOptions co;
+  co.transport = options.transport;
+  co.net_devices = options.net_devices;
+  bool all_loopback = true;
+  for (const HostPort& s : servers) all_loopback = all_loopback && IsLoopbackHost(s.host);
+  if (co.net_devices.empty() && options.transport == UcxTransport::kTcp && all_loopback)
+    co.net_devices = "lo";
+  auto ctx = UcxContext::Create(co);
+  if (!ctx.ok()) return ctx.status();
+  f->context_ = std::move(ctx).value();
+
+  // One monitor connection per server: proves it is there and speaks our transport now
+  // (rather than at the first Connect), tells the pool size, then watches for its death.
+  std::vector<Socket> sockets;
+  for (const HostPort& s : servers) {
+    auto welcome = Handshake(s, wire::ConnectionKind::kMonitor, options.transport, {},
+                             options.connect_timeout);
+    if (!welcome.ok()) return welcome.status();
+    f->servers_.push_back({s, welcome->pool_bytes});
+    sockets.push_back(std::move(welcome->socket));
+  }
+  f->monitor_ = std::make_unique<LivenessMonitor>(std::move(sockets));
+  return f;
+}
+
+UcxFabric::~UcxFabric() {
+  monitor_.reset();
+  context_.reset();
+}
+
+const char* UcxFabric::backend_name() const {
+  return options_.transport == UcxTransport::kShm ? "ucx-shm" : "ucx-tcp";
+}
+
+Result<std::unique_ptr<Endpoint>> UcxFabric::DoConnect() {
+  auto ep = UcxEndpoint::Connect(*this);
+  if (!ep.ok()) return ep.status();
+  return std::unique_ptr<Endpoint>(std::move(ep).value());
+}
+
+}  // namespace dmindex::fabric::ucx

@@ -1,0 +1,253 @@
+#include "fabric/ucx/ucx_memory_server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "fabric/pool_layout.h"
+#include "fabric/ucx/wire.h"
+
+namespace dmindex::fabric::ucx {
+namespace {
+
+// A request whose payload arrives by rendezvous (large requests) after the AM callback.
+struct PendingRequest {
+  RpcExecutor* executor;
+  std::unique_ptr<RpcJob> job;
+};
+
+// A reply in flight: header and data must live until UCX is done with them.
+struct OutgoingReply {
+  wire::RpcReplyHeader header;
+  std::vector<std::byte> data;  // status message, then the reply payload
+};
+
+void FreeReply(void* request, ucs_status_t, void* user_data) {
+  delete static_cast<OutgoingReply*>(user_data);
+  ucp_request_free(request);
+}
+
+Status ValidateOptions(const UcxServerOptions& o) {
+  if (o.pool_bytes < kMinPoolBytes)
+    return Status::InvalidArgument("pool size " + std::to_string(o.pool_bytes) +
+                                   " is below the minimum of " + std::to_string(kMinPoolBytes) +
+                                   " bytes");
+  if (o.pool_bytes > GlobalAddress::kOffsetMask)
+    return Status::InvalidArgument("pool size exceeds what a 48-bit offset can address");
+  if (o.node.chunk_bytes == 0 || o.node.chunk_bytes % 4096 != 0)
+    return Status::InvalidArgument("chunk size must be a non-zero multiple of 4096");
+  if (o.node.chunk_bytes > o.pool_bytes - kChunkAreaOffset)
+    return Status::InvalidArgument("chunk size " + std::to_string(o.node.chunk_bytes) +
+                                   " does not fit in the pool's chunk area");
+  if (o.node.rpc_threads == 0 || o.node.rpc_threads > 64)
+    return Status::InvalidArgument("RPC threads must be between 1 and 64");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServerOptions& options) {
+  DMX_RETURN_IF_ERROR(ValidateOptions(options));
+  auto at = ParseHostPort(options.listen);
+  if (!at.ok()) return at.status();
+  std::unique_ptr<UcxMemoryServer> s(new UcxMemoryServer(options));
+  auto listener = ListenTcp(*at, &at->port);
+  if (!listener.ok()) return listener.status();
+  s->address_ = *at;
+  s->log_prefix_ = "dmindex memserver " + s->address_.ToString();
+
+  UcxContextOptions co;
+  co.transport = options.transport;
+  co.memory_server = true;
+  co.net_devices = options.net_devices;
+  if (co.net_devices.empty() && options.transport == UcxTransport::kTcp &&
+      IsLoopbackHost(at->host))
+    co.net_devices = "lo";  // else UCX adds a lane on eth0 for a peer on this very host
+  auto ctx = UcxContext::Create(co);
+  if (!ctx.ok()) return ctx.status();
+  s->context_ = std::move(ctx).value();
+
+  PoolExport pool;
+  DMX_RETURN_IF_ERROR(s->AllocatePool(&pool));
+  s->node_ = std::make_unique<MemoryNode>(0, reinterpret_cast<std::byte*>(pool.base),
+                                          options.pool_bytes, options.node);
+  auto worker = UcxWorker::Create(*s->context_);
+  if (!worker.ok()) return worker.status();
+  s->worker_ = std::move(worker).value();
+  ucs_status_t st = ucp_worker_get_efd(s->worker_->get(), &s->worker_fd_);
+  if (st != UCS_OK) return FromUcs(st, "getting the UCX worker's event fd");
+  s->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->stop_fd_ < 0) return Status::IoError("eventfd failed");
+
+  ucp_am_handler_param_t am{};
+  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  am.id = wire::kRpcRequestAm;
+  am.cb = &UcxMemoryServer::OnRequest;
+  am.arg = s.get();
+  st = ucp_worker_set_am_recv_handler(s->worker_->get(), &am);
+  if (st != UCS_OK) return FromUcs(st, "registering the RPC handler");
+  s->connections_ = std::make_unique<ServerConnections>(
+      std::move(listener).value(), *s->context_, *s->worker_, std::move(pool), s->log_prefix_);
+  return s;
+}
+
+Status UcxMemoryServer::AllocatePool(PoolExport* pool) {
+  // UCX must allocate the pool itself: a region it did not allocate cannot be exported by
+  // the posix/sysv transports, and UCX then silently emulates every verb with messages.
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                  UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  mp.address = nullptr;
+  mp.length = options_.pool_bytes;
+  mp.flags = UCP_MEM_MAP_ALLOCATE;
+  ucs_status_t st = ucp_mem_map(context_->get(), &mp, &pool_memh_);
+  if (st != UCS_OK)
+    return FromUcs(st, "allocating a pool of " + std::to_string(options_.pool_bytes >> 20) + " MiB");
+  ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+  st = ucp_mem_query(pool_memh_, &attr);
+  if (st != UCS_OK) return FromUcs(st, "querying the pool");
+  void* rkey = nullptr;
+  size_t rkey_bytes = 0;
+  st = ucp_rkey_pack(context_->get(), pool_memh_, &rkey, &rkey_bytes);
+  if (st != UCS_OK) return FromUcs(st, "packing the pool's remote key");
+  pool->base = reinterpret_cast<uint64_t>(attr.address);
+  pool->bytes = options_.pool_bytes;
+  auto* r = static_cast<const std::byte*>(rkey);
+  pool->rkey.assign(r, r + rkey_bytes);
+  ucp_rkey_buffer_release(rkey);
+  return Status::Ok();
+}
+
+UcxMemoryServer::~UcxMemoryServer() {
+  Stop();
+  executor_.reset();     // handler threads use node_ and signal worker_
+  connections_.reset();  // closes client endpoints on worker_
+  node_.reset();
+  worker_.reset();
+  if (pool_memh_ != nullptr) ucp_mem_unmap(context_->get(), pool_memh_);
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+Status UcxMemoryServer::Start() {
+  if (progress_thread_.joinable() || stopping_.load()) return Status::InvalidArgument("already started");
+  ucp_worker_h w = worker_->get();
+  executor_ = std::make_unique<RpcExecutor>(*node_, options_.node.rpc_threads,
+                                            [w] { ucp_worker_signal(w); });
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  return Status::Ok();
+}
+
+void UcxMemoryServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  uint64_t one = 1;
+  if (stop_fd_ >= 0) (void)!write(stop_fd_, &one, sizeof one);
+  if (progress_thread_.joinable()) progress_thread_.join();
+}
+
+void UcxMemoryServer::ProgressLoop() {
+  ucp_worker_h w = worker_->get();
+  auto last_event = Clock::now();
+  uint32_t idle_rounds = 0;
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    bool busy = ucp_worker_progress(w) != 0;
+    if (executor_->HasFinished()) {
+      SendReplies();
+      busy = true;
+    }
+    if (busy) {
+      last_event = Clock::now();
+      idle_rounds = 0;
+      continue;
+    }
+    // New connections and departures also need attention while spinning.
+    if (++idle_rounds % 256 == 0) ServiceControl(0);
+    if (Clock::now() - last_event < options_.spin) continue;
+    // Idle: sleep until UCX, a handler thread, a socket or Stop() wakes us. Arming fails
+    // (BUSY) if events slipped in since the last progress; a reply finished just before
+    // arming is caught by the check after it (its signal may have been consumed by arm).
+    if (ucp_worker_arm(w) == UCS_ERR_BUSY || executor_->HasFinished()) continue;
+    ServiceControl(1000);
+    last_event = Clock::now();
+  }
+}
+
+void UcxMemoryServer::ServiceControl(int timeout_ms) {
+  std::vector<pollfd> fds{{worker_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  connections_->AppendPollFds(&fds);
+  int n = poll(fds.data(), fds.size(), timeout_ms);
+  if (n <= 0) {
+    if (timeout_ms > 0) connections_->Service({});  // still expire stale handshakes
+    return;
+  }
+  connections_->Service(std::span<const pollfd>(fds).subspan(2));
+}
+
+void UcxMemoryServer::SendReplies() {
+  for (auto& job : executor_->TakeFinished()) {
+    ucp_ep_h ep = connections_->ReplyEndpoint(job->connection_id);
+    if (ep == nullptr) continue;  // the client left while its RPC ran
+    auto* out = new OutgoingReply;
+    out->header.sequence = job->sequence;
+    out->header.status_code = static_cast<uint32_t>(job->status.code());
+    const std::string& m = job->status.message();
+    out->header.message_bytes = static_cast<uint32_t>(m.size());
+    out->data.resize(m.size() + job->reply.size());
+    std::memcpy(out->data.data(), m.data(), m.size());
+    if (!job->reply.empty())
+      std::memcpy(out->data.data() + m.size(), job->reply.data(), job->reply.size());
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = &FreeReply;
+    p.user_data = out;
+    ucs_status_ptr_t r = ucp_am_send_nbx(ep, wire::kRpcReplyAm, &out->header, sizeof out->header,
+                                         out->data.data(), out->data.size(), &p);
+    // Completed at once (NULL) or failed: the callback never runs, so free here.
+    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete out;
+  }
+}
+
+ucs_status_t UcxMemoryServer::OnRequest(void* arg, const void* header, size_t header_length,
+                                        void* data, size_t length,
+                                        const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxMemoryServer*>(arg);
+  if (header_length != sizeof(wire::RpcRequestHeader)) return UCS_OK;  // not ours: drop
+  wire::RpcRequestHeader h;
+  std::memcpy(&h, header, sizeof h);
+  auto job = std::make_unique<RpcJob>();
+  job->connection_id = h.connection_id;
+  job->sequence = h.sequence;
+  job->opcode = h.opcode;
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
+    auto* d = static_cast<const std::byte*>(data);
+    job->request.assign(d, d + length);
+    self->executor_->Submit(std::move(job));
+    return UCS_OK;
+  }
+  job->request.resize(length);
+  auto* pending = new PendingRequest{self->executor_.get(), std::move(job)};
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  p.cb.recv_am = &UcxMemoryServer::OnRequestData;
+  p.user_data = pending;
+  ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker_->get(), data,
+                                            pending->job->request.data(), length, &p);
+  if (UCS_PTR_IS_PTR(r)) return UCS_INPROGRESS;  // OnRequestData finishes it
+  if (r == nullptr) pending->executor->Submit(std::move(pending->job));
+  delete pending;
+  return UCS_OK;
+}
+
+void UcxMemoryServer::OnRequestData(void* request, ucs_status_t status, size_t,
+                                    void* user_data) {
+  auto* pending = static_cast<PendingRequest*>(user_data);
+  if (status == UCS_OK) pending->executor->Submit(std::move(pending->job));
+  delete pending;
+  ucp_request_free(request);
+}
+
+}  // namespace dmindex::fabric::ucx

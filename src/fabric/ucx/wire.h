@@ -1,0 +1,73 @@
+// What travels between UCX clients and memory servers, byte for byte: the out-of-band
+// handshake over TCP and the headers of RPC active messages. Both sides run on the same
+// architecture (host byte order, no padding surprises: every struct is checked below).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "dmindex/status.h"
+
+namespace dmindex::fabric::ucx::wire {
+
+inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '1'};
+// Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
+inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
+
+enum class ConnectionKind : uint32_t {
+  kMonitor = 1,   // one per client process and server: pool facts, then only a liveness signal
+  kEndpoint = 2,  // one per client endpoint and server: carries the endpoint's worker address
+};
+
+// Client -> server, followed by `worker_address_bytes` of the client's UCP worker address.
+struct Hello {
+  char magic[8];
+  uint32_t kind;       // ConnectionKind
+  uint32_t transport;  // UcxTransport; must match the server's
+  uint32_t worker_address_bytes;
+  uint32_t reserved;
+};
+
+// Server -> client, followed by the message, the packed rkey and the server's worker address.
+// A non-zero status_code refuses the connection; the message says why.
+struct Welcome {
+  char magic[8];
+  uint32_t status_code;  // Status::Code
+  uint32_t connection_id;
+  uint64_t pool_base;    // remote virtual address of pool offset 0
+  uint64_t pool_bytes;
+  uint32_t message_bytes;
+  uint32_t rkey_bytes;
+  uint32_t worker_address_bytes;
+  uint32_t reserved;
+};
+
+// Active-message ids registered on the workers.
+inline constexpr unsigned kRpcRequestAm = 1;  // client -> server; data = request payload
+inline constexpr unsigned kRpcReplyAm = 2;    // server -> client; data = message + reply
+
+struct RpcRequestHeader {
+  uint32_t connection_id;  // the endpoint connection to reply on
+  uint16_t opcode;
+  uint16_t reserved;
+  uint64_t sequence;       // echoed in the reply so late replies to timed-out calls are dropped
+};
+
+struct RpcReplyHeader {
+  uint64_t sequence;
+  uint32_t status_code;    // Status::Code of the handler's result
+  uint32_t message_bytes;  // the Status message precedes the reply payload in the data
+};
+
+static_assert(sizeof(Hello) == 24 && std::is_trivially_copyable_v<Hello>);
+static_assert(sizeof(Welcome) == 48 && std::is_trivially_copyable_v<Welcome>);
+static_assert(sizeof(RpcRequestHeader) == 16 && sizeof(RpcReplyHeader) == 16);
+
+inline bool HasMagic(const char (&magic)[8]) { return std::memcmp(magic, kMagic, 8) == 0; }
+
+// Rebuilds a Status sent as code + message; an unknown code is Corruption.
+Status StatusFromWire(uint32_t code, std::string message);
+
+}  // namespace dmindex::fabric::ucx::wire

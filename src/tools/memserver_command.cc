@@ -1,0 +1,86 @@
+// `dmindex memserver`: runs one memory server of the UCX fabric until SIGINT/SIGTERM.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "common/byte_size.h"
+#include "fabric/ucx/ucx_memory_server.h"
+#include "tools/commands.h"
+
+namespace dmindex::tools {
+namespace {
+
+struct MemserverFlags {
+  std::string listen;
+  std::string size = "4G";
+  std::string chunk_size = "32M";
+  uint32_t rpc_threads = 1;
+  std::string transport = "shm";
+};
+
+[[noreturn]] void Fail(const Status& s) {
+  std::cerr << "dmindex memserver: error: " << s.ToString() << std::endl;
+  throw CLI::RuntimeError(2);
+}
+
+void RunMemserver(const MemserverFlags& flags) {
+  fabric::ucx::UcxServerOptions o;
+  o.listen = flags.listen;
+  auto size = ParseByteSize(flags.size);
+  if (!size.ok()) Fail(Status::InvalidArgument("--size: " + size.status().message()));
+  auto chunk = ParseByteSize(flags.chunk_size);
+  if (!chunk.ok()) Fail(Status::InvalidArgument("--chunk-size: " + chunk.status().message()));
+  auto transport = fabric::ucx::ParseUcxTransport(flags.transport);
+  if (!transport.ok()) Fail(Status::InvalidArgument("--transport: " + transport.status().message()));
+  o.pool_bytes = *size;
+  o.node.chunk_bytes = *chunk;
+  o.node.rpc_threads = flags.rpc_threads;
+  o.transport = *transport;
+
+  // Every thread (ours and UCX's) inherits this mask, so SIGINT/SIGTERM reach only the
+  // sigwait below and shutdown is orderly. SIGPIPE: a client vanishing mid-send is routine.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto server = fabric::ucx::UcxMemoryServer::Create(o);
+  if (!server.ok()) Fail(server.status());
+  // Designs' server-side RPC handlers (DEX offload, XStore writes) are registered here, on
+  // (*server)->node(), before serving starts.
+  Status started = (*server)->Start();
+  if (!started.ok()) Fail(started);
+  std::printf("dmindex memserver listening on %s\n", (*server)->address().ToString().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "dmindex memserver %s: stopping on %s\n",
+               (*server)->address().ToString().c_str(), sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Stop();
+}
+
+}  // namespace
+
+void AddMemserverCommand(CLI::App& app) {
+  auto flags = std::make_shared<MemserverFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "memserver", "Run a memory server of the UCX fabric (until SIGINT/SIGTERM)");
+  cmd->add_option("--listen", flags->listen, "HOST:PORT to accept clients on (port 0: any free)")
+      ->required();
+  cmd->add_option("--size", flags->size, "Pool size, e.g. 4G, 512M")->capture_default_str();
+  cmd->add_option("--chunk-size", flags->chunk_size, "Chunk size handed out by RPC, e.g. 32M")
+      ->capture_default_str();
+  cmd->add_option("--rpc-threads", flags->rpc_threads, "RPC handler threads (weak cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--transport", flags->transport, "UCX transport: shm or tcp")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"shm", "tcp"}));
+  cmd->callback([flags] { RunMemserver(*flags); });
+}
+
+}  // namespace dmindex::tools
