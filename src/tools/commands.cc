@@ -6,6 +6,7 @@ namespace dmindex::tools {
 
 void AddCommands(CLI::App& app) {
   AddFabricBenchCommand(app);
+  AddMemserverCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -12,5 +12,6 @@ namespace dmindex::tools {
 void AddCommands(CLI::App& app);  // all of the below
 
 void AddFabricBenchCommand(CLI::App& app);
+void AddMemserverCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

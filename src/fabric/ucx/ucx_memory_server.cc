@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "dmindex/global_address.h"
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/wire.h"
 
