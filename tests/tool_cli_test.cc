@@ -39,6 +39,14 @@ TEST(ToolCli, BadFlagsAreClearErrors) {
   EXPECT_NE(r.output.find("--threads"), std::string::npos) << r.output;
   r = RunTool("fabric-bench --no-such-flag");
   EXPECT_NE(r.exit_code, 0);
+  r = RunTool("fabric-bench --backends bogus");
+  EXPECT_NE(r.exit_code, 0);
+  r = RunTool("fabric-bench --latency-us 2 --backends ucx-tcp");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("in-process fabric only"), std::string::npos) << r.output;
+  r = RunTool("fabric-bench --memservers 127.0.0.1:1 --ops 100");
+  EXPECT_NE(r.exit_code, 0) << "nothing listens on port 1";
+  EXPECT_NE(r.output.find("Unavailable"), std::string::npos) << r.output;
   r = RunTool("no-such-command");
   EXPECT_NE(r.exit_code, 0);
   r = RunTool("");

@@ -2,54 +2,60 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <sstream>
 
 #include "bench/verb_bench.h"
-#include "fabric/inproc/inproc_fabric.h"
 #include "tools/commands.h"
+#include "tools/fabric_flags.h"
 
 namespace dmindex::tools {
 
 void AddFabricBenchCommand(CLI::App& app) {
   struct Flags {
     bench::VerbBenchOptions bench;
-    double latency_us = 0;
-    double bandwidth_gbps = 0;
-    uint16_t memory_nodes = 2;
+    FabricFlags fabric;
+    std::vector<std::string> backends;
   };
   auto flags = std::make_shared<Flags>();
+  flags->fabric.pool_size = "1G";
   CLI::App* cmd = app.add_subcommand(
       "fabric-bench", "Latency (p50, p99) and throughput of each verb, a batch of 4 READs and an RPC");
   cmd->add_option("--ops", flags->bench.latency_ops, "Operations timed one by one per verb")
-      ->check(CLI::Range(100u, 100000000u));
+      ->check(CLI::Range(100u, 100000000u))
+      ->capture_default_str();
   cmd->add_option("--seconds", flags->bench.throughput_seconds, "Seconds of the throughput run per verb")
-      ->check(CLI::Range(0.01, 600.0));
+      ->check(CLI::Range(0.01, 600.0))
+      ->capture_default_str();
   cmd->add_option("--threads", flags->bench.threads, "Threads of the throughput run")
-      ->check(CLI::Range(1u, 1024u));
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
   cmd->add_option("--node-size", flags->bench.node_bytes, "Bytes of the node-sized READs/WRITEs")
-      ->check(CLI::Range(8u, 1u << 20));
-  cmd->add_option("--memory-nodes", flags->memory_nodes, "In-process memory nodes")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--latency-us", flags->latency_us, "In-process: modelled cost of a round trip")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--bandwidth-gbps", flags->bandwidth_gbps, "In-process: modelled bandwidth (0 = unlimited)")
-      ->check(CLI::Range(0.0, 1e4));
+      ->check(CLI::Range(8u, 1u << 20))
+      ->capture_default_str();
+  cmd->add_option("--backends", flags->backends,
+                  "Backends to measure, in one run: inproc, ucx-shm, ucx-tcp (the UCX ones start "
+                  "--memory-nodes local memory servers); default: inproc, or --memservers")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"inproc", "ucx-shm", "ucx-tcp"}));
+  flags->fabric.AddTo(*cmd);
   cmd->callback([flags] {
-    fabric::InProcOptions o;
-    o.memory_nodes = flags->memory_nodes;
-    o.pool_bytes = 1ull << 30;
-    o.round_trip_ns = static_cast<uint64_t>(flags->latency_us * 1000);
-    o.bandwidth_gbps = flags->bandwidth_gbps;
-    auto fabric = fabric::InProcFabric::Create(o);
-    if (!fabric.ok()) {
-      std::cerr << "fabric-bench: " << fabric.status().ToString() << "\n";
-      throw CLI::RuntimeError(1);
+    std::vector<std::string> backends = flags->backends;
+    if (backends.empty()) backends.push_back("");  // what --memservers says, else inproc
+    std::vector<bench::VerbBenchRow> all;
+    for (const std::string& b : backends) {
+      auto fabric = flags->fabric.Open(b);
+      Status s = fabric.status();
+      if (fabric.ok()) {
+        auto rows = bench::RunVerbBench(**fabric, flags->bench);
+        s = rows.status();
+        if (rows.ok()) all.insert(all.end(), rows->begin(), rows->end());
+      }
+      if (!s.ok()) {
+        std::cerr << "fabric-bench " << (b.empty() ? "" : b + ": ") << s.ToString() << "\n";
+        throw CLI::RuntimeError(1);
+      }
     }
-    auto rows = bench::RunVerbBench(**fabric, flags->bench);
-    if (!rows.ok()) {
-      std::cerr << "fabric-bench: " << rows.status().ToString() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-    std::cout << bench::FormatVerbBenchTable(*rows, flags->bench.threads);
+    std::cout << bench::FormatVerbBenchTable(all, flags->bench.threads);
   });
 }
 

@@ -1,0 +1,82 @@
+#include "tools/fabric_flags.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/byte_size.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "fabric/ucx/memserver_process.h"
+#include "fabric/ucx/ucx_fabric.h"
+
+namespace dmindex::tools {
+namespace {
+
+// Self-started memory servers run this very executable.
+std::string SelfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("dmindex");
+}
+
+}  // namespace
+
+void FabricFlags::AddTo(CLI::App& cmd) {
+  cmd.add_option("--memservers", memservers,
+                 "Run over UCX against these running memory servers (HOST:PORT,...); "
+                 "default: the embedded in-process cluster");
+  cmd.add_option("--transport", transport, "With --memservers: UCX transport of the servers")
+      ->check(CLI::IsMember({"shm", "tcp"}))
+      ->capture_default_str();
+  cmd.add_option("--memory-nodes", memory_nodes, "Memory nodes of the embedded cluster")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--pool-size", pool_size, "Pool per memory node of the embedded cluster (e.g. 4G)")
+      ->capture_default_str();
+  cmd.add_option("--latency-us", latency_us, "Embedded cluster: modelled cost of one round trip (us)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd.add_option("--bandwidth-gbps", bandwidth_gbps, "Embedded cluster: modelled bandwidth (0 = unlimited)")
+      ->check(CLI::Range(0.0, 1e5));
+}
+
+Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& backend) const {
+  auto pool = ParseByteSize(pool_size);
+  if (!pool.ok()) return Status::InvalidArgument("--pool-size: " + pool.status().message());
+  const std::string which = !backend.empty() ? backend : memservers.empty() ? "inproc" : "memservers";
+  if (which == "inproc") {
+    fabric::InProcOptions o;
+    o.memory_nodes = memory_nodes;
+    o.pool_bytes = *pool;
+    o.round_trip_ns = static_cast<uint64_t>(latency_us * 1000);
+    o.bandwidth_gbps = bandwidth_gbps;
+    auto f = fabric::InProcFabric::Create(o);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<fabric::Fabric>(std::move(f).value());
+  }
+  if (latency_us > 0 || bandwidth_gbps > 0)
+    return Status::InvalidArgument("--latency-us/--bandwidth-gbps model the in-process fabric only");
+  if (which == "memservers") {
+    fabric::ucx::UcxOptions o;
+    auto t = fabric::ucx::ParseUcxTransport(transport);
+    if (!t.ok()) return t.status();
+    o.transport = *t;
+    auto f = fabric::ucx::UcxFabric::Create(memservers, o);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<fabric::Fabric>(std::move(f).value());
+  }
+  if (which == "ucx-shm" || which == "ucx-tcp") {
+    fabric::ucx::MemserverSpec spec;
+    spec.tool_path = SelfPath();
+    spec.pool_bytes = *pool;
+    spec.chunk_bytes = std::min<uint64_t>(fabric::kDefaultChunkBytes, *pool / 4);
+    spec.transport = which == "ucx-shm" ? fabric::ucx::UcxTransport::kShm : fabric::ucx::UcxTransport::kTcp;
+    fabric::ucx::UcxOptions client;
+    client.transport = spec.transport;
+    auto f = fabric::ucx::StartLocalUcxCluster(spec, memory_nodes, client);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<fabric::Fabric>(std::move(f).value());
+  }
+  return Status::InvalidArgument("unknown backend '" + which + "' (inproc, ucx-shm, ucx-tcp)");
+}
+
+}  // namespace dmindex::tools

@@ -1,0 +1,33 @@
+// The flags that choose and shape a fabric, shared by every subcommand that needs one
+// (fabric-bench, bench): the embedded in-process cluster by default, running memory servers
+// with --memservers, or memory servers this process starts itself (ucx-shm, ucx-tcp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dmindex/status.h"
+#include "fabric/fabric.h"
+
+namespace CLI {
+class App;
+}
+
+namespace dmindex::tools {
+
+struct FabricFlags {
+  std::string memservers;        // "HOST:PORT,..." of running `dmindex memserver`s
+  std::string transport = "shm";  // with --memservers: shm | tcp (must match the servers)
+  uint16_t memory_nodes = 2;     // in-process / self-started servers
+  std::string pool_size = "2G";  // per memory node, in-process / self-started servers
+  double latency_us = 0;         // in-process: modelled round trip
+  double bandwidth_gbps = 0;     // in-process: modelled bandwidth, 0 = unlimited
+
+  void AddTo(CLI::App& cmd);
+  // backend: "inproc", "ucx-shm" or "ucx-tcp" (self-started local servers), or "" for what
+  // the flags say (--memservers given: those servers; else inproc).
+  Result<std::unique_ptr<fabric::Fabric>> Open(const std::string& backend = "") const;
+};
+
+}  // namespace dmindex::tools
