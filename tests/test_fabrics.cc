@@ -1,5 +1,9 @@
 #include "test_fabrics.h"
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <stdexcept>
 
 #include "fabric/inproc/inproc_fabric.h"
@@ -34,6 +38,19 @@ std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name, uint64_t
     return std::move(f).value();
   }
   throw std::invalid_argument("unknown test fabric " + name);
+}
+
+ToolRun RunTool(const std::string& args) {
+  std::string cmd = std::string(DMINDEX_TOOL_PATH) + " " + args + " 2>&1";
+  ToolRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace dmindex::testing

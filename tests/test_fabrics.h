@@ -20,6 +20,13 @@ std::vector<std::string> TestFabricNames();
 std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name,
                                                uint64_t pool_bytes = 64ull << 20);
 
+// Runs the dmindex tool (DMINDEX_TOOL_PATH) with `args`, capturing stdout and stderr.
+struct ToolRun {
+  int exit_code = -1;  // -1 if it did not exit normally
+  std::string output;
+};
+ToolRun RunTool(const std::string& args);
+
 // gtest parameter names must be identifiers: "ucx-shm" -> "ucx_shm".
 struct FabricParamName {
   template <typename Info>

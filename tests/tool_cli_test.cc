@@ -2,29 +2,14 @@
 // non-zero exit.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "test_fabrics.h"
 
 namespace {
 
-struct ToolRun {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-ToolRun RunTool(const std::string& args) {
-  std::string cmd = std::string(DMINDEX_TOOL_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ToolRun r{-1, ""};
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using dmindex::testing::RunTool;
+using dmindex::testing::ToolRun;
 
 TEST(ToolCli, FabricBenchPrintsEveryVerb) {
   ToolRun r = RunTool("fabric-bench --ops 200 --seconds 0.02 --threads 2");

@@ -32,12 +32,16 @@ Status FromUcs(ucs_status_t status, std::string_view what) {
   switch (status) {
     case UCS_OK:
       return Status::Ok();
+    // The peer is gone or unreachable (over shm a dead server shows as a segment that can
+    // no longer be attached).
     case UCS_ERR_UNREACHABLE:
     case UCS_ERR_CONNECTION_RESET:
-    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_NOT_CONNECTED:
     case UCS_ERR_CANCELED:
     case UCS_ERR_REJECTED:
     case UCS_ERR_TIMED_OUT:
+    case UCS_ERR_IO_ERROR:
+    case UCS_ERR_SHMEM_SEGMENT:
       return Status::Unavailable(m);
     case UCS_ERR_NO_MEMORY:
     case UCS_ERR_NO_RESOURCE:
@@ -45,6 +49,7 @@ Status FromUcs(ucs_status_t status, std::string_view what) {
     case UCS_ERR_INVALID_PARAM:
       return Status::InvalidArgument(m);
     default:
+      if (UCS_IS_LINK_ERROR(status) || UCS_IS_ENDPOINT_ERROR(status)) return Status::Unavailable(m);
       return Status::IoError(m);
   }
 }

@@ -76,7 +76,10 @@ UcxEndpoint::~UcxEndpoint() {
   const bool peer_mode = fabric_.context_->err_mode() == UCP_ERR_HANDLING_MODE_PEER;
   for (auto& r : remotes_) {
     if (r->rkey != nullptr) ucp_rkey_destroy(r->rkey);
-    if (r->ep != nullptr) worker_->Close(r->ep, peer_mode && !r->broken.ok(), kCloseTimeout);
+    // A server known to be gone cannot confirm a close (UCX over TCP would even try to
+    // reconnect to it): force-close where UCX allows it.
+    const bool gone = !r->broken.ok() || fabric_.IsNodeDown(r->node);
+    if (r->ep != nullptr) worker_->Close(r->ep, peer_mode && gone, kCloseTimeout);
     r->socket.Close();  // after the endpoint: the server then drops its reply endpoint
   }
   FreePending();
@@ -158,10 +161,11 @@ Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
   }
   // PUT completion is local (the source buffer may be reused); a flush makes the data
   // visible at the target before Post returns, so whatever the caller publishes next (an
-  // unlock) cannot overtake it.
-  if (failed.ok() && wrote) {
+  // unlock) cannot overtake it. Per endpoint rather than per worker: force-closing a dead
+  // server's endpoint cancels its flush, while a worker flush would stay pending forever.
+  for (size_t i = 0; failed.ok() && wrote && i < touched_.size(); ++i) {
     ucp_request_param_t p{};
-    ucs_status_ptr_t req = ucp_worker_flush_nbx(w, &p);
+    ucs_status_ptr_t req = ucp_ep_flush_nbx(remotes_[touched_[i]]->ep, &p);
     if (UCS_PTR_IS_ERR(req))
       failed = FromUcs(UCS_PTR_STATUS(req), "flushing writes");
     else if (req != nullptr)
