@@ -1,0 +1,354 @@
+#include "cache/buffer_manager.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dmindex::cache {
+
+Result<std::unique_ptr<BufferManager>> BufferManager::Create(const CacheOptions& options,
+                                                             const PageLayout& layout) {
+  if (options.page_bytes < 64 || options.page_bytes % 8 != 0)
+    return Status::InvalidArgument("cache page size must be a multiple of 8 bytes, >= 64");
+  if (options.leaf_admission < 0.0 || options.leaf_admission > 1.0)
+    return Status::InvalidArgument("leaf admission probability must be in [0, 1]");
+  if (options.cooling_fraction <= 0.0 || options.cooling_fraction >= 1.0)
+    return Status::InvalidArgument("cooling fraction must be in (0, 1)");
+  const uint64_t frames = options.cache_bytes / options.page_bytes;
+  // A traversal holds a path; a few paths must fit besides the cooling map.
+  constexpr uint64_t kMinFrames = 16;
+  if (frames < kMinFrames)
+    return Status::InvalidArgument("cache of " + std::to_string(options.cache_bytes) +
+                                   " bytes holds fewer than " + std::to_string(kMinFrames) +
+                                   " nodes of " + std::to_string(options.page_bytes) + " bytes");
+  return std::unique_ptr<BufferManager>(new BufferManager(options, layout, frames));
+}
+
+BufferManager::BufferManager(const CacheOptions& options, const PageLayout& layout, size_t frames)
+    : options_(options),
+      layout_(layout),
+      frame_count_(frames),
+      frames_(new BufferFrame[frames]),
+      pages_(new std::byte[frames * options.page_bytes]()),
+      mapping_(frames),
+      cooling_(std::max<size_t>(1, static_cast<size_t>(frames * options.cooling_fraction))) {
+  for (size_t i = 0; i < frames; ++i) frames_[i].page = pages_.get() + i * options.page_bytes;
+}
+
+BufferManager::~BufferManager() = default;
+
+// ---- traversal --------------------------------------------------------------------------
+
+BufferManager::Step BufferManager::Probe(OptimisticGuard& parent, const uint64_t* slot,
+                                         CacheWorker& w) {
+  const Swip s = Swip::Load(slot);
+  // Validate before following the pointer: a torn view of the parent could hold anything.
+  if (!parent.Validate()) return {};
+  if (s.swizzled()) {
+    OptimisticGuard child(s.frame());
+    if (!child.valid() || !parent.Validate()) return {};
+    CacheWorker::Bump(w.counters_.hits);
+    return {Step::kHit, child, {}};
+  }
+  const GlobalAddress addr = s.remote();
+  BufferFrame* c = mapping_.Lookup(addr);
+  if (c == nullptr) return {Step::kMiss, {}, addr};
+  return Reheat(parent, slot, c, addr, w);
+}
+
+// The child is cached but not swizzled in this parent: cooling (second chance), an orphan,
+// or swizzled in a stale parent. Swizzle it here; needs both latches.
+BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_t* slot,
+                                          BufferFrame* c, GlobalAddress addr, CacheWorker& w) {
+  const FrameState st = c->load_state();
+  if (st != FrameState::kHot && st != FrameState::kCooling) {
+    WaitWhileBusy(c, addr);  // I/O in progress: no second READ; restart when it is done
+    return {};
+  }
+  ExclusiveGuard pg = ExclusiveGuard::TryUpgrade(parent);
+  if (!pg.owns()) return {};
+  ExclusiveGuard cg = ExclusiveGuard::TryLock(c);
+  if (!cg.owns()) {
+    // Being cooled, written back or evicted: wait for that outside the parent's latch.
+    parent = pg.Downgrade();
+    for (int i = 0; i < 4096 && c->latch.IsLockedExclusive(); ++i) std::this_thread::yield();
+    return {};
+  }
+  if (c->remote() != addr || Swip::Load(slot) != Swip::Remote(addr)) {
+    parent = pg.Downgrade();
+    return {};
+  }
+  const FrameState cst = c->load_state();
+  if (cst != FrameState::kHot && cst != FrameState::kCooling) {
+    parent = pg.Downgrade();
+    return {};
+  }
+  BufferFrame* old_parent = c->parent.load(std::memory_order_acquire);
+  // Only a hot parent takes swizzled children: a cooling one is childless by definition and
+  // may be evicted any time. Through a parent that is not hot, the child is used unswizzled.
+  const bool swizzle = pg.frame()->load_state() == FrameState::kHot;
+  if (swizzle && old_parent != nullptr) {
+    // Swizzled in another (stale) parent: take it over if that parent is free right now.
+    ExclusiveGuard og = ExclusiveGuard::TryLock(old_parent);
+    uint64_t* old_slot = og.owns() ? FindSlot(old_parent->page, Swip::Local(c)) : nullptr;
+    if (old_slot == nullptr) {
+      parent = pg.Downgrade();
+      return {};
+    }
+    Swip::Store(old_slot, Swip::Remote(addr));
+    c->parent.store(nullptr, std::memory_order_release);
+  }
+  if (cst == FrameState::kCooling) {
+    cooling_.Remove(c);
+    c->set_state(FrameState::kHot);  // an orphan until swizzled below
+  }
+  if (swizzle) {
+    Swip::Store(const_cast<uint64_t*>(slot), Swip::Local(c));
+    c->parent.store(pg.frame(), std::memory_order_release);
+  }
+  parent = pg.Downgrade();
+  CacheWorker::Bump(w.counters_.hits);
+  return {Step::kHit, cg.Downgrade(), {}};
+}
+
+Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint64_t* slot,
+                                            GlobalAddress addr, bool child_is_leaf,
+                                            CacheWorker& w, PageLoader& loader) {
+  if (addr.is_null() || !Swip::Representable(addr))
+    return Status::Corruption("child pointer " + addr.ToString() + " is not a node address");
+  // One transient page per operation: a second miss in the same operation is admitted.
+  const bool admit = !child_is_leaf || w.transient_ || w.Uniform() < options_.leaf_admission;
+  BufferFrame* f = w.scratch_;
+  if (admit) {
+    auto r = AcquireFreeFrame(w);
+    if (!r.ok()) return r.status();
+    f = *r;
+  }
+  f->latch.LockExclusive();  // uncontended: nobody else can reach a free frame
+  f->set_remote(addr);
+  f->set_state(FrameState::kLoading);
+  f->dirty.store(false, std::memory_order_relaxed);
+  f->parent.store(nullptr, std::memory_order_relaxed);
+  if (mapping_.TryInsert(addr, f) != nullptr) {
+    // Someone else is loading it (or has it): one READ per node, we restart and find it.
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+    f->latch.UnlockExclusive();
+    if (admit) w.free_frames_.push_back(f);
+    if (BufferFrame* other = mapping_.Lookup(addr)) WaitWhileBusy(other, addr);
+    return Status::Retry();
+  }
+  CacheWorker::Bump(w.counters_.misses);
+  Status s = loader.Load(addr, f->page);
+  if (!s.ok()) {
+    mapping_.Erase(addr, f);
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+    f->latch.UnlockExclusive();
+    if (admit) w.free_frames_.push_back(f);
+    return s;
+  }
+  if (!admit) {
+    f->set_state(FrameState::kTransient);
+    w.transient_ = true;
+    CacheWorker::Bump(w.counters_.bypassed);
+    return OptimisticGuard(f, f->latch.UnlockExclusive());
+  }
+  CacheWorker::Bump(w.counters_.admitted);
+  ExclusiveGuard pg = ExclusiveGuard::TryUpgrade(parent);
+  f->set_state(FrameState::kHot);
+  if (pg.owns() && pg.frame()->load_state() == FrameState::kHot) {
+    // Unchanged since the probe, so the slot still holds addr.
+    Swip::Store(const_cast<uint64_t*>(slot), Swip::Local(f));
+    f->parent.store(pg.frame(), std::memory_order_release);
+    parent = pg.Downgrade();
+    return OptimisticGuard(f, f->latch.UnlockExclusive());
+  }
+  // The parent changed while we read (or is not hot): keep the page cached as an unswizzled
+  // orphan; the next traversal finds it through the mapping table and swizzles it wherever
+  // it now belongs, and sampling may cool it like any other frame.
+  if (pg.owns()) parent = pg.Downgrade();
+  return OptimisticGuard(f, f->latch.UnlockExclusive());
+}
+
+Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const uint64_t* slot,
+                                               bool child_is_leaf, CacheWorker& w,
+                                               PageLoader& loader) {
+  Step step = Probe(parent, slot, w);
+  if (step.kind == Step::kHit) return step.child;
+  if (step.kind == Step::kRetry) return Status::Retry();
+  return Load(parent, slot, step.missing, child_is_leaf, w, loader);
+}
+
+Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
+  if (w.transient_) return Status::InvalidArgument("worker already holds a transient page");
+  BufferFrame* f = w.scratch_;
+  f->latch.LockExclusive();
+  f->set_remote(addr);
+  f->set_state(FrameState::kTransient);
+  f->dirty.store(false, std::memory_order_relaxed);
+  const bool inserted = mapping_.TryInsert(addr, f) == nullptr;
+  if (!inserted) {
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+  }
+  f->latch.UnlockExclusive();
+  if (!inserted) return Status::Retry();
+  w.transient_ = true;
+  return Status::Ok();
+}
+
+// ---- changes made by the tree ---------------------------------------------------------
+
+Result<ExclusiveGuard> BufferManager::AllocateNew(GlobalAddress addr, CacheWorker& w) {
+  if (addr.is_null() || !Swip::Representable(addr))
+    return Status::InvalidArgument("not a node address: " + addr.ToString());
+  auto r = AcquireFreeFrame(w);
+  if (!r.ok()) return r.status();
+  BufferFrame* f = *r;
+  ExclusiveGuard g(f);
+  f->set_remote(addr);
+  f->parent.store(nullptr, std::memory_order_relaxed);
+  f->dirty.store(true, std::memory_order_relaxed);
+  f->set_state(FrameState::kHot);
+  if (mapping_.TryInsert(addr, f) != nullptr) {
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+    g.Release();
+    w.free_frames_.push_back(f);
+    return Status::Corruption("new node " + addr.ToString() + " is already cached");
+  }
+  CacheWorker::Bump(w.counters_.admitted);
+  return g;
+}
+
+void BufferManager::Attach(ExclusiveGuard& parent, uint64_t* slot, ExclusiveGuard& child) {
+  Swip::Store(slot, Swip::Local(child.frame()));
+  child.frame()->parent.store(parent.frame(), std::memory_order_release);
+}
+
+void BufferManager::Adopt(ExclusiveGuard& to) {
+  const size_t n = layout_.ChildCount(to.page());
+  for (size_t i = 0; i < n; ++i) {
+    const Swip s = Swip::Load(layout_.ChildSlot(to.page(), i));
+    if (s.swizzled()) s.frame()->parent.store(to.frame(), std::memory_order_release);
+  }
+}
+
+void BufferManager::Refresh(ExclusiveGuard& node, const std::byte* fresh) {
+  std::vector<BufferFrame*> children;  // swizzled in the old page
+  for (size_t i = 0, n = layout_.ChildCount(node.page()); i < n; ++i) {
+    const Swip s = Swip::Load(layout_.ChildSlot(node.page(), i));
+    if (s.swizzled()) children.push_back(s.frame());
+  }
+  std::memcpy(node.page(), fresh, options_.page_bytes);
+  for (size_t i = 0, n = layout_.ChildCount(node.page()); i < n && !children.empty(); ++i) {
+    uint64_t* slot = layout_.ChildSlot(node.page(), i);
+    const Swip s = Swip::Load(slot);
+    if (s.swizzled()) continue;  // cannot happen for a remote image; be defensive
+    auto it = std::find_if(children.begin(), children.end(),
+                           [&](BufferFrame* c) { return c->remote() == s.remote(); });
+    if (it == children.end()) continue;
+    Swip::Store(slot, Swip::Local(*it));
+    children.erase(it);
+  }
+  for (BufferFrame* orphan : children)  // no longer our children: cached, unswizzled
+    orphan->parent.store(nullptr, std::memory_order_release);
+}
+
+Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    BufferFrame* c = mapping_.Lookup(addr);
+    if (c == nullptr) return Status::Ok();
+    const FrameState st = c->load_state();
+    if (st != FrameState::kHot && st != FrameState::kCooling) {
+      if (c == w.scratch_) return Status::Ok();  // our own claim: nothing cached
+      std::this_thread::yield();
+      continue;
+    }
+    // Latch order is parent before child.
+    BufferFrame* p = c->parent.load(std::memory_order_acquire);
+    ExclusiveGuard pg;
+    if (p != nullptr) pg = ExclusiveGuard(p);
+    ExclusiveGuard cg(c);
+    if (c->remote() != addr || c->parent.load(std::memory_order_acquire) != p ||
+        (c->load_state() != FrameState::kHot && c->load_state() != FrameState::kCooling))
+      continue;
+    if (p != nullptr) {
+      uint64_t* slot = FindSlot(p->page, Swip::Local(c));
+      if (slot != nullptr) Swip::Store(slot, Swip::Remote(addr));
+    }
+    pg.Release();
+    for (size_t i = 0, n = layout_.ChildCount(c->page); i < n; ++i) {
+      const Swip s = Swip::Load(layout_.ChildSlot(c->page, i));
+      if (s.swizzled()) s.frame()->parent.store(nullptr, std::memory_order_release);
+    }
+    if (c->load_state() == FrameState::kCooling) cooling_.Remove(c);
+    mapping_.Erase(addr, c);
+    c->dirty.store(false, std::memory_order_relaxed);  // remote memory is newer
+    c->parent.store(nullptr, std::memory_order_relaxed);
+    c->set_remote({});
+    c->set_state(FrameState::kFree);
+    cg.Release();
+    w.free_frames_.push_back(c);
+    return Status::Ok();
+  }
+  return Status::Retry("invalidate: node stays busy");
+}
+
+void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const {
+  std::memcpy(out, page, options_.page_bytes);
+  for (size_t i = 0, n = layout_.ChildCount(out); i < n; ++i) {
+    uint64_t* slot = layout_.ChildSlot(out, i);
+    const Swip s = Swip::Load(slot);
+    if (s.swizzled()) Swip::Store(slot, Swip::Remote(s.frame()->remote()));
+  }
+}
+
+Result<uint64_t> BufferManager::FlushDirty(CacheWorker& w,
+                                           const std::function<bool(GlobalAddress)>& filter) {
+  std::vector<std::byte> copy(options_.page_bytes);
+  uint64_t written = 0;
+  for (size_t i = 0; i < frame_count_; ++i) {
+    BufferFrame* f = &frames_[i];
+    if (!f->dirty.load(std::memory_order_relaxed)) continue;
+    SharedGuard g(f);  // writers need the latch exclusively: the page holds still
+    const FrameState st = f->load_state();
+    if ((st != FrameState::kHot && st != FrameState::kCooling) ||
+        !f->dirty.load(std::memory_order_relaxed) || (filter && !filter(f->remote())))
+      continue;
+    UnswizzledCopy(f->page, copy.data());
+    DMX_RETURN_IF_ERROR(w.writer_.WriteBack(f->remote(), copy.data()));
+    f->dirty.store(false, std::memory_order_relaxed);
+    CacheWorker::Bump(w.counters_.write_backs);
+    ++written;
+  }
+  return written;
+}
+
+// ---- helpers --------------------------------------------------------------------------
+
+void BufferManager::WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const {
+  // Bounded: the holder may be slow (a long offloaded operation); the caller restarts anyway.
+  for (int i = 0; i < 4096; ++i) {
+    const FrameState st = f->load_state();
+    if (f->remote() != addr || (st != FrameState::kLoading && st != FrameState::kTransient)) return;
+    std::this_thread::yield();
+  }
+}
+
+uint64_t* BufferManager::FindSlot(std::byte* page, Swip s) const {
+  for (size_t i = 0, n = layout_.ChildCount(page); i < n; ++i) {
+    uint64_t* slot = layout_.ChildSlot(page, i);
+    if (Swip::Load(slot) == s) return slot;
+  }
+  return nullptr;
+}
+
+bool BufferManager::HasSwizzledChild(const std::byte* page) const {
+  if (layout_.IsLeaf(page)) return false;
+  for (size_t i = 0, n = layout_.ChildCount(page); i < n; ++i)
+    if (Swip::Load(layout_.ChildSlot(page, i)).swizzled()) return true;
+  return false;
+}
+
+}  // namespace dmindex::cache

@@ -1,0 +1,156 @@
+// BufferManager: DEX's compute-side cache of remote tree nodes (§5), one per logical
+// compute node. LeanStore-style: fixed frames, a mapping table from remote address to frame,
+// pointer swizzling in cached parents, optimistic latching, random-sampling cooling. DEX's
+// additions: the cooling map (cooling_map.h), path-aware cooling (a parent is cooled only
+// after all its children are unswizzled), I/O-in-progress registration so that concurrent
+// misses on one node issue one READ, and lazy leaf admission with probability P_A.
+//
+// The tree that uses the cache walks it top-down: a "meta" frame the tree owns (outside the
+// pool, state kHot) holds the root pointer in its one child slot, and every step is Probe()
+// (and Load() on a miss). Children are swizzled only into hot parents. Operations return Status::Retry when the caller must restart from the root.
+//
+// Thread-safe; each thread uses its own CacheWorker.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cache/buffer_frame.h"
+#include "cache/cache_options.h"
+#include "cache/cache_worker.h"
+#include "cache/cooling_map.h"
+#include "cache/guards.h"
+#include "cache/mapping_table.h"
+#include "cache/page_io.h"
+#include "cache/swip.h"
+
+namespace dmindex::cache {
+
+class BufferManager {
+ public:
+  static Result<std::unique_ptr<BufferManager>> Create(const CacheOptions& options,
+                                                       const PageLayout& layout);
+  ~BufferManager();
+
+  // ---- top-down traversal -------------------------------------------------------------
+  struct Step {
+    enum Kind { kHit, kMiss, kRetry } kind = kRetry;
+    OptimisticGuard child;   // kHit: the child, read-latched optimistically
+    GlobalAddress missing;   // kMiss: the child's remote address
+  };
+  // The child whose pointer is in `slot` of the optimistically latched `parent`. A cooling
+  // or unswizzled cached child is swizzled back in (second chance), which changes `parent`'s
+  // version: `parent` is updated to stay valid. kMiss: the child is not cached; the caller
+  // may Load() it (or offload the rest of the operation). kRetry: restart from the root
+  // (the parent changed, or another thread is loading the child).
+  Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w);
+  // Brings a missed child in: registers it as loading (so concurrent misses wait instead of
+  // reading it again), READs it through `loader` and admits it (inner nodes always, leaves
+  // with probability P_A). A leaf that is not admitted becomes the worker's transient page
+  // until EndOperation(). Retry if another thread registered the node first.
+  Result<OptimisticGuard> Load(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress child,
+                               bool child_is_leaf, CacheWorker& w, PageLoader& loader);
+  // Probe, then Load on a miss.
+  Result<OptimisticGuard> Resolve(OptimisticGuard& parent, const uint64_t* slot,
+                                  bool child_is_leaf, CacheWorker& w, PageLoader& loader);
+
+  // Registers `addr` as being worked on elsewhere without loading it (DEX offloading, §6.2):
+  // concurrent traversals reaching it restart until EndOperation(). Retry if it is cached
+  // or registered already.
+  Status ClaimTransient(GlobalAddress addr, CacheWorker& w);
+
+  // ---- changes made by the tree ---------------------------------------------------------
+  // A frame for a node the caller just created remotely (e.g. a split sibling): registered,
+  // hot, dirty, unswizzled, exclusively latched. Swizzle it into its parent with Attach().
+  Result<ExclusiveGuard> AllocateNew(GlobalAddress addr, CacheWorker& w);
+  // Stores a swizzled pointer to `child` in `slot` of `parent` (both latched by the caller).
+  void Attach(ExclusiveGuard& parent, uint64_t* slot, ExclusiveGuard& child);
+  // After the caller moved child slots into `to` (a split), makes `to` the parent of every
+  // child swizzled in it. The caller holds the latches of `to` and of the old parent.
+  void Adopt(ExclusiveGuard& to);
+  // Replaces a cached node's page with a fresh remote image (a stale shared node, §4).
+  // Children swizzled in the old page stay swizzled if the fresh page still points to them;
+  // the others stay cached, unswizzled.
+  void Refresh(ExclusiveGuard& node, const std::byte* fresh);
+  // Drops the cached copy of `addr`, if any, because remote memory holds a newer one (DEX
+  // offloading's invalidation). Its cached children stay cached, unswizzled.
+  Status Invalidate(GlobalAddress addr, CacheWorker& w);
+  // Writes every dirty cached page accepted by `filter` (all if empty) back to remote
+  // memory, with swizzled pointers replaced by remote addresses. Returns the count.
+  Result<uint64_t> FlushDirty(CacheWorker& w,
+                              const std::function<bool(GlobalAddress)>& filter = {});
+  // A copy of `page` with every swizzled pointer replaced by its child's remote address.
+  void UnswizzledCopy(const std::byte* page, std::byte* out) const;
+
+  // ---- replacement (replacement.cc) -----------------------------------------------------
+  // Samples frames and cools them, delegating to swizzled children (path-aware): only a
+  // node without swizzled children is unswizzled, written back if dirty, and listed in the
+  // cooling map. Returns how many were cooled.
+  Result<size_t> CoolSamples(CacheWorker& w, size_t samples);
+
+  // ---- inspection ---------------------------------------------------------------------
+  CacheStats Stats() const;
+  const CacheOptions& options() const { return options_; }
+  const PageLayout& layout() const { return layout_; }
+  size_t frame_count() const { return frame_count_; }
+  BufferFrame& frame(size_t i) { return frames_[i]; }
+  BufferFrame* Lookup(GlobalAddress addr) const { return mapping_.Lookup(addr); }
+  size_t cooling_size() const { return cooling_.size(); }
+  size_t cooling_capacity() const { return cooling_.capacity(); }
+  // Checks the structural invariants (mapping, swizzling, parent links, cooling membership,
+  // path-awareness). Only meaningful while no thread uses the cache.
+  Status CheckInvariants() const;
+
+ private:
+  friend class CacheWorker;
+  BufferManager(const CacheOptions& options, const PageLayout& layout, size_t frames);
+
+  Result<BufferFrame*> AcquireFreeFrame(CacheWorker& w);
+  void ReleaseFreeFrame(BufferFrame* f);  // a frame no worker holds any more
+  // Takes an exclusively latched cooling frame out of the cache into w's free set.
+  void Evict(BufferFrame* victim, CacheWorker& w);
+  Status Cool(BufferFrame* f, CacheWorker& w, bool* cooled);
+  // Lists a latched, unswizzled, clean frame as cooling (or leaves it an orphan if its
+  // bucket is jammed), evicting the bucket's head if it was full.
+  void ListCooling(BufferFrame* f, CacheWorker& w);
+  Step Reheat(OptimisticGuard& parent, const uint64_t* slot, BufferFrame* c, GlobalAddress addr,
+              CacheWorker& w);
+  // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
+  void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
+  uint64_t* FindSlot(std::byte* page, Swip s) const;
+  bool HasSwizzledChild(const std::byte* page) const;
+  // A worker joins (and gets a scratch frame for transient pages) or leaves.
+  BufferFrame* Register(CacheWorker* w);
+  void Unregister(CacheWorker* w);
+
+  const CacheOptions options_;
+  const PageLayout& layout_;
+  const size_t frame_count_;
+  std::unique_ptr<BufferFrame[]> frames_;
+  std::unique_ptr<std::byte[]> pages_;
+  std::atomic<size_t> never_used_{0};  // frames_[never_used_..] were never handed out
+  MappingTable mapping_;
+  CoolingMap cooling_;
+
+  std::mutex free_mu_;  // frames given back by finished workers or invalidation
+  std::vector<BufferFrame*> free_;
+
+  mutable std::mutex workers_mu_;
+  std::vector<CacheWorker*> workers_;
+  CacheStats retired_;  // counters of destroyed workers
+  // Scratch frames of workers, kept for the cache's lifetime: another thread that found one
+  // in the mapping table may still read its state after its worker is gone.
+  struct Scratch {
+    BufferFrame frame;
+    std::unique_ptr<std::byte[]> page;
+  };
+  std::vector<std::unique_ptr<Scratch>> scratch_frames_;
+  std::vector<BufferFrame*> free_scratch_;
+};
+
+}  // namespace dmindex::cache

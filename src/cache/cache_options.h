@@ -1,0 +1,33 @@
+// Options and counters of the compute-side cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dmindex::cache {
+
+struct CacheOptions {
+  uint64_t cache_bytes = 64ull << 20;  // page memory; frame count = cache_bytes / page_bytes
+  uint32_t page_bytes = 1024;          // one tree node
+  double cooling_fraction = 0.10;      // cooling map capacity, as a share of the frames
+  double leaf_admission = 0.10;        // P_A: chance that a missed leaf is admitted
+  uint32_t cooling_samples = 2;        // frames sampled for cooling when a free frame is needed
+  uint64_t seed = 1;                   // per-worker random streams derive from it
+};
+
+struct CacheStats {
+  uint64_t hits = 0;        // child found cached (swizzled, or cooling/unswizzled: second chance)
+  uint64_t misses = 0;      // child READ from remote memory
+  uint64_t admitted = 0;    // missed pages kept in the cache
+  uint64_t bypassed = 0;    // missed leaves not admitted (lazy admission)
+  uint64_t cooled = 0;      // frames moved to the cooling map
+  uint64_t evicted = 0;     // frames dropped from the cooling map
+  uint64_t write_backs = 0; // dirty pages written to remote memory
+  uint64_t frames = 0;      // capacity
+  uint64_t frames_used = 0; // frames holding a node
+
+  CacheStats& operator+=(const CacheStats& o);
+  std::string ToString() const;
+};
+
+}  // namespace dmindex::cache

@@ -1,0 +1,103 @@
+// RAII access to a BufferFrame, in the three modes of its HybridLatch:
+//   OptimisticGuard  remembers a version; reads are valid only if Validate() still holds.
+//   SharedGuard      holds the latch shared: the page does not change while it lives.
+//   ExclusiveGuard   holds the latch exclusively; releasing bumps the version.
+// Restarts are reported, not thrown: a failed acquisition or validation tells the caller to
+// restart its operation from the root.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "cache/buffer_frame.h"
+
+namespace dmindex::cache {
+
+class OptimisticGuard {
+ public:
+  OptimisticGuard() = default;
+  // Spins briefly while a writer holds the latch; valid() is false if it did not let go.
+  explicit OptimisticGuard(BufferFrame* f) : frame_(f) {
+    for (int spins = 0; spins < kMaxSpins; ++spins) {
+      if (f->latch.TryOptimistic(&version_)) {
+        valid_ = true;
+        return;
+      }
+      HybridLatch::Backoff(spins);
+    }
+  }
+  OptimisticGuard(BufferFrame* f, uint64_t version) : frame_(f), version_(version), valid_(true) {}
+
+  bool valid() const { return valid_; }
+  // True iff nobody wrote the frame since the guard was taken.
+  bool Validate() const { return valid_ && frame_->latch.Validate(version_); }
+  BufferFrame* frame() const { return frame_; }
+  const std::byte* page() const { return frame_->page; }
+  uint64_t version() const { return version_; }
+
+ private:
+  static constexpr int kMaxSpins = 256;
+  BufferFrame* frame_ = nullptr;
+  uint64_t version_ = 0;
+  bool valid_ = false;
+};
+
+class SharedGuard {
+ public:
+  explicit SharedGuard(BufferFrame* f) : frame_(f) { f->latch.LockShared(); }
+  SharedGuard(const SharedGuard&) = delete;
+  SharedGuard& operator=(const SharedGuard&) = delete;
+  ~SharedGuard() { frame_->latch.UnlockShared(); }
+  BufferFrame* frame() const { return frame_; }
+  const std::byte* page() const { return frame_->page; }
+
+ private:
+  BufferFrame* frame_;
+};
+
+class ExclusiveGuard {
+ public:
+  ExclusiveGuard() = default;
+  // Blocks until the latch is free.
+  explicit ExclusiveGuard(BufferFrame* f) : frame_(f) { f->latch.LockExclusive(); }
+  // Upgrades an optimistic read; empty (owns() false) if someone wrote in between.
+  static ExclusiveGuard TryUpgrade(const OptimisticGuard& g) {
+    ExclusiveGuard x;
+    if (g.valid() && g.frame()->latch.TryUpgrade(g.version())) x.frame_ = g.frame();
+    return x;
+  }
+  static ExclusiveGuard TryLock(BufferFrame* f) {
+    ExclusiveGuard x;
+    if (f->latch.TryLockExclusive()) x.frame_ = f;
+    return x;
+  }
+  ExclusiveGuard(ExclusiveGuard&& o) noexcept : frame_(std::exchange(o.frame_, nullptr)) {}
+  ExclusiveGuard& operator=(ExclusiveGuard&& o) noexcept {
+    if (this != &o) {
+      Release();
+      frame_ = std::exchange(o.frame_, nullptr);
+    }
+    return *this;
+  }
+  ~ExclusiveGuard() { Release(); }
+
+  bool owns() const { return frame_ != nullptr; }
+  BufferFrame* frame() const { return frame_; }
+  std::byte* page() const { return frame_->page; }
+  // The page now differs from remote memory and must be written back before it is dropped.
+  void MarkDirty() { frame_->dirty.store(true, std::memory_order_relaxed); }
+  void Release() {
+    if (frame_) std::exchange(frame_, nullptr)->latch.UnlockExclusive();
+  }
+  // Releases and returns an optimistic guard on the new version, so the holder can go on
+  // reading (lock coupling continues without a gap).
+  OptimisticGuard Downgrade() {
+    BufferFrame* f = std::exchange(frame_, nullptr);
+    return OptimisticGuard(f, f->latch.UnlockExclusive());
+  }
+
+ private:
+  BufferFrame* frame_ = nullptr;
+};
+
+}  // namespace dmindex::cache

@@ -1,0 +1,143 @@
+// The replacement half of the BufferManager: free frames, random-sampling cooling with
+// path-aware delegation (§5.1, §5.3), the cooling map's FIFO eviction (§5.2).
+#include <cstring>
+
+#include "cache/buffer_manager.h"
+
+namespace dmindex::cache {
+
+namespace {
+constexpr int kMaxFrameRounds = 256;  // attempts to free a frame before asking for a restart
+constexpr int kMaxDelegationDepth = 32;
+}  // namespace
+
+Result<BufferFrame*> BufferManager::AcquireFreeFrame(CacheWorker& w) {
+  for (int round = 0; round < kMaxFrameRounds; ++round) {
+    if (!w.free_frames_.empty()) {
+      BufferFrame* f = w.free_frames_.back();
+      w.free_frames_.pop_back();
+      return f;
+    }
+    if (never_used_.load(std::memory_order_relaxed) < frame_count_) {
+      const size_t i = never_used_.fetch_add(1, std::memory_order_relaxed);
+      if (i < frame_count_) return &frames_[i];
+    }
+    {
+      std::lock_guard lock(free_mu_);
+      if (!free_.empty()) {
+        BufferFrame* f = free_.back();
+        free_.pop_back();
+        return f;
+      }
+    }
+    // The thread-local free set is empty: sample frames for cooling (their overflow from
+    // the cooling map lands in our free set), then take the oldest of a random bucket.
+    auto cooled = CoolSamples(w, options_.cooling_samples);
+    if (!cooled.ok()) return cooled.status();
+    if (!w.free_frames_.empty()) continue;
+    if (BufferFrame* victim = cooling_.PopOldest(w.rng_())) {
+      Evict(victim, w);
+      continue;
+    }
+    if (round > 8) std::this_thread::yield();  // everything is busy: let the others move
+  }
+  return Status::Retry("cache: no frame could be freed (cache too small for this concurrency?)");
+}
+
+void BufferManager::ReleaseFreeFrame(BufferFrame* f) {
+  std::lock_guard lock(free_mu_);
+  free_.push_back(f);
+}
+
+void BufferManager::Evict(BufferFrame* victim, CacheWorker& w) {
+  // Cooling frames are clean (written back when cooled), unswizzled and childless.
+  mapping_.Erase(victim->remote(), victim);
+  victim->parent.store(nullptr, std::memory_order_relaxed);
+  victim->set_remote({});
+  victim->set_state(FrameState::kFree);
+  victim->latch.UnlockExclusive();  // bumps the version: optimistic readers notice
+  w.free_frames_.push_back(victim);
+  CacheWorker::Bump(w.counters_.evicted);
+}
+
+void BufferManager::ListCooling(BufferFrame* f, CacheWorker& w) {
+  bool listed = false;
+  BufferFrame* victim = cooling_.Push(f, &listed);
+  if (listed) {
+    f->set_state(FrameState::kCooling);
+    CacheWorker::Bump(w.counters_.cooled);
+  }  // else: the bucket is jammed by busy frames; f stays an unswizzled hot orphan
+  if (victim != nullptr) Evict(victim, w);
+}
+
+Result<size_t> BufferManager::CoolSamples(CacheWorker& w, size_t samples) {
+  size_t cooled = 0;
+  for (size_t s = 0; s < samples; ++s) {
+    BufferFrame* f = &frames_[w.rng_() % frame_count_];
+    // Path-aware delegation: go down swizzled children until a node that has none.
+    for (int depth = 0; depth < kMaxDelegationDepth && f != nullptr; ++depth) {
+      OptimisticGuard g(f);
+      if (!g.valid() || f->load_state() != FrameState::kHot) {
+        f = nullptr;
+        break;
+      }
+      BufferFrame* swizzled[64];
+      size_t n_swizzled = 0;
+      if (!layout_.IsLeaf(f->page)) {
+        for (size_t i = 0, n = layout_.ChildCount(f->page); i < n; ++i) {
+          const Swip c = Swip::Load(layout_.ChildSlot(f->page, i));
+          if (c.swizzled()) {
+            // Reservoir sampling keeps a uniform choice without a large buffer.
+            if (n_swizzled < 64) swizzled[n_swizzled++] = c.frame();
+            else if (uint64_t j = w.rng_() % (n_swizzled + 1); j < 64) swizzled[j] = c.frame();
+          }
+        }
+      }
+      if (!g.Validate()) {
+        f = nullptr;
+        break;
+      }
+      if (n_swizzled == 0) break;  // f is the end of a cached path: cool it
+      f = swizzled[w.rng_() % n_swizzled];
+    }
+    if (f == nullptr) continue;
+    bool did = false;
+    DMX_RETURN_IF_ERROR(Cool(f, w, &did));
+    cooled += did;
+  }
+  return cooled;
+}
+
+Status BufferManager::Cool(BufferFrame* f, CacheWorker& w, bool* cooled) {
+  *cooled = false;
+  // Cooling is opportunistic: any latch that is not free right now means "not this one".
+  BufferFrame* p = f->parent.load(std::memory_order_acquire);
+  ExclusiveGuard pg;
+  if (p != nullptr) {
+    pg = ExclusiveGuard::TryLock(p);
+    if (!pg.owns()) return Status::Ok();
+  }
+  ExclusiveGuard fg = ExclusiveGuard::TryLock(f);
+  if (!fg.owns()) return Status::Ok();
+  if (f->load_state() != FrameState::kHot || f->pins.load(std::memory_order_acquire) != 0 ||
+      f->parent.load(std::memory_order_acquire) != p || HasSwizzledChild(f->page))
+    return Status::Ok();
+  if (p != nullptr) {
+    uint64_t* slot = FindSlot(p->page, Swip::Local(f));
+    if (slot == nullptr) return Status::Corruption("cache: parent does not point to its child");
+    Swip::Store(slot, Swip::Remote(f->remote()));
+    f->parent.store(nullptr, std::memory_order_release);
+    pg.Release();  // bumps the parent's version: readers that saw the swizzled pointer restart
+  }
+  if (f->dirty.load(std::memory_order_relaxed)) {
+    // f stays an unswizzled hot orphan if this fails; the error reaches the operation.
+    DMX_RETURN_IF_ERROR(w.writer_.WriteBack(f->remote(), f->page));
+    f->dirty.store(false, std::memory_order_relaxed);
+    CacheWorker::Bump(w.counters_.write_backs);
+  }
+  ListCooling(f, w);
+  *cooled = f->load_state() == FrameState::kCooling;
+  return Status::Ok();
+}
+
+}  // namespace dmindex::cache
