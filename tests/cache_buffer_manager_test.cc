@@ -286,7 +286,8 @@ TEST(BufferManager, SplitSiblingAdoptsMovedChildren) {
     ASSERT_TRUE(sibling.ok()) << sibling.status().ToString();
     testing::SetHeader(sibling->page(), sibling_addr, false, 2);
     for (size_t c = 0; c < 2; ++c)
-      *testing::Entry(sibling->page(), c) = *testing::Entry(ix.page(), 2 + c);
+      testing::StoreWord(sibling->page(), testing::kSlotsOffset + 8 * c,
+                         testing::LoadWord(ix.page(), testing::kSlotsOffset + 8 * (2 + c)));
     testing::SetCount(ix.page(), 2);
     bm->Adopt(*sibling);
     testing::SetCount(rx.page(), 5);

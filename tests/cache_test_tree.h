@@ -35,9 +35,12 @@ inline uint64_t LoadWord(const std::byte* page, size_t offset) {
 }
 inline uint32_t Count(const std::byte* page) { return static_cast<uint32_t>(LoadWord(page, 8) >> 32); }
 inline bool Leaf(const std::byte* page) { return (LoadWord(page, 8) & 0xFFFFFFFF) != 0; }
+inline void StoreWord(std::byte* page, size_t offset, uint64_t v) {
+  std::atomic_ref<uint64_t>(*Word(page, offset)).store(v, std::memory_order_relaxed);
+}
 inline void SetHeader(std::byte* page, GlobalAddress self, bool leaf, uint32_t count) {
-  *Word(page, 0) = self.raw();
-  *Word(page, 8) = (uint64_t{count} << 32) | (leaf ? 1 : 0);
+  StoreWord(page, 0, self.raw());
+  StoreWord(page, 8, (uint64_t{count} << 32) | (leaf ? 1 : 0));
 }
 inline void SetCount(std::byte* page, uint32_t count) {
   std::atomic_ref<uint64_t>(*Word(page, 8))
@@ -179,7 +182,8 @@ struct TestTree {
       if (increment) {
         ExclusiveGuard x = ExclusiveGuard::TryUpgrade(g);
         if (!x.owns()) continue;
-        *value = ++*Entry(x.page(), counter);
+        *value = LoadWord(x.page(), kSlotsOffset + 8 * counter) + 1;
+        StoreWord(x.page(), kSlotsOffset + 8 * counter, *value);
         x.MarkDirty();
       } else {
         *value = LoadWord(g.page(), kSlotsOffset + 8 * counter);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fabric/pool_memory.h"
+
 namespace dmindex::cache {
 
 Result<std::unique_ptr<BufferManager>> BufferManager::Create(const CacheOptions& options,
@@ -138,7 +140,10 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     return Status::Retry();
   }
   CacheWorker::Bump(w.counters_.misses);
-  Status s = loader.Load(addr, f->page);
+  // Read into private memory first: threads holding stale pointers to this frame may still
+  // be reading it optimistically, so its bytes change only by whole atomic words.
+  Status s = loader.Load(addr, w.staging_.get());
+  if (s.ok()) fabric::CopyToPool(f->page, w.staging_.get(), options_.page_bytes);
   if (!s.ok()) {
     mapping_.Erase(addr, f);
     f->set_state(FrameState::kFree);
@@ -240,7 +245,7 @@ void BufferManager::Refresh(ExclusiveGuard& node, const std::byte* fresh) {
     const Swip s = Swip::Load(layout_.ChildSlot(node.page(), i));
     if (s.swizzled()) children.push_back(s.frame());
   }
-  std::memcpy(node.page(), fresh, options_.page_bytes);
+  fabric::CopyToPool(node.page(), fresh, options_.page_bytes);
   for (size_t i = 0, n = layout_.ChildCount(node.page()); i < n && !children.empty(); ++i) {
     uint64_t* slot = layout_.ChildSlot(node.page(), i);
     const Swip s = Swip::Load(slot);
@@ -296,7 +301,7 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
 }
 
 void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const {
-  std::memcpy(out, page, options_.page_bytes);
+  fabric::CopyFromPool(out, page, options_.page_bytes);
   for (size_t i = 0, n = layout_.ChildCount(out); i < n; ++i) {
     uint64_t* slot = layout_.ChildSlot(out, i);
     const Swip s = Swip::Load(slot);

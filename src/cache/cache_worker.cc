@@ -9,6 +9,7 @@ CacheWorker::CacheWorker(BufferManager& bm, PageWriter& writer)
     : bm_(bm),
       writer_(writer),
       rng_(bm.options().seed ^ reinterpret_cast<uintptr_t>(this)),
+      staging_(new std::byte[bm.options().page_bytes]),
       scratch_(bm.Register(this)) {}
 
 CacheWorker::~CacheWorker() {

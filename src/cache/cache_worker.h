@@ -54,6 +54,7 @@ class CacheWorker {
   PageWriter& writer_;
   std::mt19937_64 rng_;
   std::vector<BufferFrame*> free_frames_;  // thread-local free set (§5.2)
+  std::unique_ptr<std::byte[]> staging_;  // private landing buffer of READs
   Counters counters_;  // before scratch_: registration makes them visible to Stats()
   // Owned by the buffer manager: other threads may still look at it after we are gone.
   BufferFrame* scratch_;

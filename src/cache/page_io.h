@@ -1,6 +1,11 @@
 // What the cache needs from the index that uses it: where child pointers sit in a node's
 // bytes, and how to read and write nodes in remote memory. The cache knows nothing else
 // about node formats or the fabric.
+//
+// Cached pages are read optimistically while a latch holder may write them, so every
+// access to a cached page's bytes goes by whole 8-byte words with relaxed atomics (e.g.
+// fabric::CopyFromPool / CopyToPool into a private copy): never plain memcpy or field
+// access. A validated private copy can then be decoded freely.
 #pragma once
 
 #include <cstddef>
@@ -14,9 +19,10 @@ namespace dmindex::cache {
 class PageLayout {
  public:
   virtual ~PageLayout() = default;
-  virtual bool IsLeaf(const std::byte* page) const = 0;
-  // Child pointer slots in use in an inner page (0 for a leaf). Also called on pages read
+  // Both read the cached page directly, by atomic word loads. Also called on pages read
   // optimistically, whose bytes may be garbage: must stay within the node's capacity.
+  virtual bool IsLeaf(const std::byte* page) const = 0;
+  // Child pointer slots in use in an inner page (0 for a leaf).
   virtual size_t ChildCount(const std::byte* page) const = 0;
   // The i-th child pointer of an inner page: an 8-byte aligned word holding a Swip.
   virtual uint64_t* ChildSlot(std::byte* page, size_t i) const = 0;
