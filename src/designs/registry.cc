@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "designs/local/local_index.h"
+
 namespace dmindex::designs {
 namespace {
 
@@ -15,6 +17,7 @@ struct Entry {
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
+      {"local", MakeLocalIndex},
   };
   return table;
 }

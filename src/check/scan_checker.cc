@@ -1,0 +1,189 @@
+// The scan checker. Scans are not snapshots, so instead of a model search each scan is held
+// to three properties that any correct non-snapshot scan has, judged conservatively from
+// real-time order alone (a report is a certain violation, never a guess):
+//  1. order: keys strictly ascending, all >= start, at most `count` of them;
+//  2. completeness: a key the scan covers (start .. last returned key, or everything if the
+//     scan returned fewer than `count`) that was surely present for the whole scan - a
+//     completed operation showed it present before the scan began, and no Delete could have
+//     taken effect between that operation and the scan's end - must be returned;
+//  3. freshness: each returned value was written by an Insert/Update invoked before the
+//     scan returned and not surely overwritten (by a write or delete that began after it
+//     returned and completed before the scan began).
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "check/checker.h"
+
+namespace dmindex::check {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr int64_t kBeforeAll = std::numeric_limits<int64_t>::min();
+
+int64_t ResponseOf(const Operation& op) {
+  return op.outcome == Outcome::kUnknown ? kNever : op.response_ns;
+}
+
+bool Writes(const Operation& op) {  // may have set the key's value to op.value
+  return (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) &&
+         op.outcome != Outcome::kNotFound;
+}
+bool SurelyChanges(const Operation& op) {  // certainly replaced or removed the value
+  return op.outcome == Outcome::kOk &&
+         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kDelete);
+}
+bool ShowsPresent(const Operation& op) {
+  return op.outcome == Outcome::kOk &&
+         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kLookup);
+}
+bool MayDelete(const Operation& op) {
+  return op.kind == OpKind::kDelete && op.outcome != Outcome::kNotFound;
+}
+
+struct KeyHistory {
+  std::vector<const Operation*> ops;  // point operations on the key, by invocation
+  bool initially_present = false;
+  Value initial_value = 0;
+};
+
+// The operations on a key that overlap [from, to], for reports.
+std::string Excerpt(const KeyHistory& kh, int64_t from, int64_t to) {
+  std::string s;
+  size_t shown = 0;
+  for (const Operation* op : kh.ops) {
+    if (ResponseOf(*op) < from || op->invoke_ns > to) continue;
+    if (++shown > 16) {
+      s += "    ...\n";
+      break;
+    }
+    s += "    " + Describe(*op) + "\n";
+  }
+  return s.empty() ? "    (none)\n" : s;
+}
+
+// Property 3 for one returned pair; empty if fine, else the explanation.
+std::string CheckFresh(const KeyHistory& kh, Value value, const Operation& scan) {
+  auto surely_overwritten = [&](int64_t written_by) {
+    for (const Operation* x : kh.ops)
+      if (SurelyChanges(*x) && x->invoke_ns > written_by && x->response_ns < scan.invoke_ns)
+        return x;
+    return static_cast<const Operation*>(nullptr);
+  };
+  std::string why;
+  if (kh.initially_present && kh.initial_value == value) {
+    const Operation* x = surely_overwritten(kBeforeAll);
+    if (x == nullptr) return {};
+    why += "  it was the initial value, surely replaced before the scan by:\n    " + Describe(*x) + "\n";
+  }
+  bool written = false;
+  for (const Operation* w : kh.ops) {
+    if (!Writes(*w) || w->value != value) continue;
+    written = true;
+    if (w->invoke_ns >= scan.response_ns) {
+      why += "  its write began only after the scan returned:\n    " + Describe(*w) + "\n";
+      continue;
+    }
+    const Operation* x = surely_overwritten(ResponseOf(*w));
+    if (x == nullptr) return {};
+    why += "  written by\n    " + Describe(*w) + "\n  and surely replaced before the scan by\n    " +
+           Describe(*x) + "\n";
+  }
+  if (!written && !(kh.initially_present && kh.initial_value == value))
+    why += "  no operation ever wrote this value to this key\n";
+  return why;
+}
+
+// Property 2: a completed operation that shows `key` present before the scan began, with no
+// possible Delete after it and before the scan ended; nullptr if there is none.
+const Operation* SurelyPresentWitness(const KeyHistory& kh, const Operation& scan, bool* initially) {
+  static const Operation kInitialState{};
+  const Operation* witness = nullptr;
+  int64_t since = kNever;
+  if (kh.initially_present) {
+    witness = &kInitialState;
+    since = kBeforeAll;
+  }
+  for (const Operation* op : kh.ops)
+    if (ShowsPresent(*op) && op->response_ns < scan.invoke_ns && (witness == nullptr || op->invoke_ns > since)) {
+      witness = op;
+      since = op->invoke_ns;
+    }
+  if (witness == nullptr) return nullptr;
+  for (const Operation* d : kh.ops)
+    if (MayDelete(*d) && ResponseOf(*d) > since && d->invoke_ns < scan.response_ns) return nullptr;
+  *initially = witness == &kInitialState;
+  return witness;
+}
+
+std::string CheckOrder(const Operation& scan) {
+  const auto& r = scan.scan_result;
+  if (r.size() > scan.scan_count)
+    return "returned " + std::to_string(r.size()) + " pairs, more than the " +
+           std::to_string(scan.scan_count) + " asked for";
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (!IsValidKey(r[i].key)) return "returned the reserved key " + std::to_string(r[i].key);
+    if (r[i].key < scan.key)
+      return "returned key " + std::to_string(r[i].key) + " below the start key";
+    if (i > 0 && r[i].key <= r[i - 1].key)
+      return "keys not strictly ascending at position " + std::to_string(i) + " (" +
+             std::to_string(r[i - 1].key) + " then " + std::to_string(r[i].key) + ")";
+  }
+  return {};
+}
+
+}  // namespace
+
+CheckReport CheckScans(const History& history) {
+  std::map<Key, KeyHistory> keys;
+  for (const auto& [key, value] : history.initial) {
+    keys[key].initially_present = true;
+    keys[key].initial_value = value;
+  }
+  for (const Operation& op : history.ops)
+    if (op.kind != OpKind::kScan) keys[op.key].ops.push_back(&op);
+
+  CheckReport report;
+  for (const Operation& scan : history.ops) {
+    if (scan.kind != OpKind::kScan || scan.outcome != Outcome::kOk) continue;
+    ++report.scans_checked;
+    const std::string scan_line = "  scan: " + Describe(scan) + "\n";
+    if (std::string bad = CheckOrder(scan); !bad.empty()) {
+      report.violations.push_back({"scan out of order", scan.key, scan_line + "  " + bad + "\n"});
+      continue;
+    }
+    for (const KeyValue& kv : scan.scan_result) {
+      auto it = keys.find(kv.key);
+      std::string why = it == keys.end() ? "  no operation ever wrote this key\n"
+                                         : CheckFresh(it->second, kv.value, scan);
+      if (why.empty()) continue;
+      std::string detail = scan_line + "  returned value " + HexValue(kv.value) +
+                           ", which was not current at any instant during the scan:\n" + why;
+      if (it != keys.end())
+        detail += "  operations on the key around the scan:\n" +
+                  Excerpt(it->second, scan.invoke_ns - 1'000'000, scan.response_ns);
+      report.violations.push_back({"scan returned a stale value", kv.key, std::move(detail)});
+    }
+    const bool full = scan.scan_result.size() == scan.scan_count;
+    if (full && scan.scan_count == 0) continue;
+    const Key covered_end = full ? scan.scan_result.back().key : kMaxKey;
+    auto returned = scan.scan_result.begin();
+    for (auto it = keys.lower_bound(scan.key); it != keys.end() && it->first <= covered_end; ++it) {
+      while (returned != scan.scan_result.end() && returned->key < it->first) ++returned;
+      if (returned != scan.scan_result.end() && returned->key == it->first) continue;
+      bool initially = false;
+      const Operation* witness = SurelyPresentWitness(it->second, scan, &initially);
+      if (witness == nullptr) continue;
+      std::string detail = scan_line + "  covered key " + std::to_string(it->first) +
+                           " but did not return it, though it was present for the whole scan:\n";
+      detail += initially ? "  present from the start, " : "  shown present before the scan by\n    " +
+                                                             Describe(*witness) + "\n  and ";
+      detail += "no Delete could take effect before the scan ended. Operations on the key:\n" +
+                Excerpt(it->second, initially ? kBeforeAll : witness->invoke_ns, scan.response_ns);
+      report.violations.push_back({"scan missed a key", it->first, std::move(detail)});
+    }
+  }
+  return report;
+}
+
+}  // namespace dmindex::check

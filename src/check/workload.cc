@@ -1,0 +1,104 @@
+#include "check/workload.h"
+
+#include <latch>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace dmindex::check {
+
+ConcurrentWorkload::ConcurrentWorkload(Index& index, const WorkloadOptions& options)
+    : index_(index), options_(options) {}
+
+std::string ConcurrentWorkload::first_error() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return first_error_;
+}
+
+void ConcurrentWorkload::NoteError(const Status& s, const char* what) {
+  if (errors_.fetch_add(1) > 0) return;
+  std::lock_guard<std::mutex> guard(mu_);
+  first_error_ = std::string(what) + ": " + s.ToString();
+}
+
+Status ConcurrentWorkload::Preload() {
+  std::vector<KeyValue> pairs;
+  for (uint32_t i = 0; i < options_.keys; i += 2) pairs.push_back({KeyAt(i), 1 + i});
+  DMX_RETURN_IF_ERROR(index_.BulkLoad(pairs));
+  for (const KeyValue& kv : pairs) state_[kv.key] = kv.value;
+  return Status::Ok();
+}
+
+void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
+  auto opened = index_.OpenSession(thread % options_.compute_nodes);
+  if (!opened.ok()) return NoteError(opened.status(), "OpenSession");
+  RecordingSession session(**opened, log);
+  std::mt19937_64 rng(options_.seed * 1'000'003 + round_ * 1'009 + thread);
+  // Unique values: round and thread in the high bits, a per-thread sequence number below.
+  const Value value_base = (Value{round_} + 1) << 48 | (Value{thread} + 1) << 32;
+  Value sequence = 0;
+  std::vector<KeyValue> scanned;
+  for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
+    const Key key = KeyAt(static_cast<uint32_t>(rng() % options_.keys));
+    uint32_t dice = static_cast<uint32_t>(rng() % 100);
+    Status s;
+    if (dice < options_.insert_pct) {
+      s = session.Insert(key, value_base | ++sequence);
+    } else if ((dice -= options_.insert_pct) < options_.update_pct) {
+      s = session.Update(key, value_base | ++sequence);
+    } else if ((dice -= options_.update_pct) < options_.delete_pct) {
+      s = session.Delete(key);
+    } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
+      // Starts anywhere in the key space, also between keys and before the first one.
+      const Key start = 1 + rng() % (KeyAt(options_.keys - 1) + 1);
+      s = session.Scan(start, 1 + rng() % options_.max_scan_count, &scanned);
+    } else {
+      Value v;
+      s = session.Lookup(key, &v);
+    }
+    if (!s.ok() && !s.IsNotFound()) NoteError(s, "operation");
+  }
+}
+
+Result<History> ConcurrentWorkload::RunRound() {
+  HistoryRecorder recorder(options_.threads);
+  {
+    std::latch start(options_.threads);
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < options_.threads; ++t)
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();  // all threads begin together, for maximal overlap
+        RunThread(t, recorder.log(t));
+      });
+    for (std::thread& t : threads) t.join();
+  }
+  // The quiescent read-back: recorded as thread 0's last operations, so the checkers verify
+  // it like any other read, and it fixes the start state of the next round.
+  std::map<Key, Value> initial = std::move(state_);
+  state_.clear();
+  auto opened = index_.OpenSession(0);
+  if (!opened.ok()) return opened.status();
+  RecordingSession reader(**opened, recorder.log(0));
+  for (uint32_t i = 0; i < options_.keys; ++i) {
+    Value v;
+    Status s = reader.Lookup(KeyAt(i), &v);
+    if (s.ok())
+      state_[KeyAt(i)] = v;
+    else if (!s.IsNotFound())
+      return Status(s);
+  }
+  ++round_;
+  return recorder.Merge(std::move(initial));
+}
+
+Result<CheckReport> RunCheckedRounds(ConcurrentWorkload& workload, uint32_t rounds) {
+  CheckReport total;
+  for (uint32_t r = 0; r < rounds && total.ok(); ++r) {
+    auto history = workload.RunRound();
+    if (!history.ok()) return history.status();
+    total.Append(CheckHistory(*history));
+  }
+  return total;
+}
+
+}  // namespace dmindex::check

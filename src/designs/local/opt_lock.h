@@ -1,0 +1,63 @@
+// OptLock: the version lock of optimistic lock coupling (Leis et al., "The ART of practical
+// synchronization", DaMoN'16; LeanStore; DEX's compute-side tree). One 64-bit word: odd while
+// a writer holds it, bumped by two on every release. Readers take no lock: they remember the
+// version, read, and validate that the version did not move (a seqlock).
+//
+// The node contents the lock protects are std::atomic words accessed with relaxed ordering,
+// so concurrent optimistic reads are well-defined C++ (and ThreadSanitizer-clean); the fences
+// below give them the seqlock ordering (Boehm, "Can seqlocks get along with programming
+// language memory models?", MSPC'12). On x86 all of it compiles to plain moves.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+namespace dmindex::designs::local {
+
+class OptLock {
+ public:
+  // Waits while a writer holds the lock (yielding: on few cores the holder needs the CPU)
+  // and returns the version to validate against later.
+  uint64_t ReadLock() const {
+    uint64_t v = word_.load(std::memory_order_acquire);
+    for (int spins = 0; v & 1; ++spins) {
+      if (spins > 16) std::this_thread::yield();
+      v = word_.load(std::memory_order_acquire);
+    }
+    return v;
+  }
+
+  // True if no writer touched the node since ReadLock returned `version`, i.e. everything
+  // read in between is one consistent snapshot.
+  bool Validate(uint64_t version) const {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return word_.load(std::memory_order_relaxed) == version;
+  }
+
+  // Turns a validated read into exclusive ownership; false if the node changed meanwhile
+  // (the caller restarts). Never waits, so a thread holding locks never blocks on another.
+  bool Upgrade(uint64_t version) {
+    if (!word_.compare_exchange_strong(version, version + 1, std::memory_order_acquire))
+      return false;
+    // Orders the odd version before the data stores that follow (seqlock writer side).
+    std::atomic_thread_fence(std::memory_order_release);
+    return true;
+  }
+
+  // Exclusive ownership for a node nobody else can reach yet or a waiting writer.
+  void Lock() {
+    for (int spins = 0;; ++spins) {
+      uint64_t v = word_.load(std::memory_order_relaxed);
+      if (!(v & 1) && Upgrade(v)) return;
+      if (spins > 16) std::this_thread::yield();
+    }
+  }
+
+  void Unlock() { word_.fetch_add(1, std::memory_order_release); }
+
+ private:
+  std::atomic<uint64_t> word_{0};
+};
+
+}  // namespace dmindex::designs::local

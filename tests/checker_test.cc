@@ -1,0 +1,326 @@
+// Proof that the harness can fail: the checkers on hand-made histories (linearizable ones
+// pass, non-linearizable ones are reported with the offending key), and the harness's
+// concurrent phase on deliberately broken designs, which must be caught.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <random>
+
+#include "check/checker.h"
+#include "check/workload.h"
+#include "designs/registry.h"
+#include "harness_config.h"
+
+namespace dmindex::check {
+namespace {
+
+Operation Op(OpKind kind, Key key, Value value, Outcome outcome, int64_t invoke, int64_t response,
+             uint32_t thread = 0) {
+  Operation op;
+  op.kind = kind;
+  op.key = key;
+  op.value = value;
+  op.outcome = outcome;
+  op.invoke_ns = invoke;
+  op.response_ns = response;
+  op.thread = thread;
+  return op;
+}
+Operation Put(Key k, Value v, int64_t from, int64_t to, uint32_t t = 0) {
+  return Op(OpKind::kInsert, k, v, Outcome::kOk, from, to, t);
+}
+Operation Get(Key k, Value v, int64_t from, int64_t to, uint32_t t = 1) {
+  return Op(OpKind::kLookup, k, v, Outcome::kOk, from, to, t);
+}
+Operation Miss(OpKind kind, Key k, int64_t from, int64_t to, uint32_t t = 1) {
+  return Op(kind, k, 0, Outcome::kNotFound, from, to, t);
+}
+Operation Del(Key k, int64_t from, int64_t to, uint32_t t = 2) {
+  return Op(OpKind::kDelete, k, 0, Outcome::kOk, from, to, t);
+}
+Operation ScanOp(Key start, uint32_t count, std::vector<KeyValue> result, int64_t from, int64_t to) {
+  Operation op = Op(OpKind::kScan, start, 0, Outcome::kOk, from, to, 3);
+  op.scan_count = count;
+  op.scan_result = std::move(result);
+  return op;
+}
+History Hist(std::vector<Operation> ops, std::map<Key, Value> initial = {}) {
+  return History{std::move(ops), std::move(initial)};
+}
+bool HasViolation(const CheckReport& r, const std::string& kind, Key key) {
+  for (const Violation& v : r.violations)
+    if (v.kind == kind && v.key == key) return true;
+  return false;
+}
+
+// --- Point operations ---
+
+TEST(LinearizabilityChecker, AcceptsSequentialAndOverlappingHistories) {
+  // Key 5: a read overlapping a write may see either value; key 6: delete, then re-insert.
+  History h = Hist({Put(5, 100, 0, 10), Put(5, 200, 20, 40), Get(5, 100, 25, 30), Get(5, 200, 35, 50),
+                    Get(6, 7, 0, 5), Del(6, 10, 20), Miss(OpKind::kLookup, 6, 21, 22),
+                    Miss(OpKind::kUpdate, 6, 23, 24), Put(6, 8, 30, 31), Get(6, 8, 32, 33)},
+                   {{6, 7}});
+  CheckReport r = CheckLinearizability(h);
+  EXPECT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(r.keys_checked, 2u);
+  EXPECT_EQ(r.point_ops_checked, 10u);
+}
+
+TEST(LinearizabilityChecker, ReportsStaleRead) {
+  // 200 replaced 100 before the read began: reading 100 is stale.
+  History h = Hist({Put(9, 100, 0, 10), Put(9, 200, 20, 30), Get(9, 100, 40, 50), Put(4, 1, 0, 1)});
+  CheckReport r = CheckLinearizability(h);
+  ASSERT_EQ(r.violations.size(), 1u) << r.ToString();
+  EXPECT_EQ(r.violations[0].key, 9u);
+  EXPECT_EQ(r.violations[0].kind, "not linearizable");
+  // The excerpt names the read that cannot be placed.
+  EXPECT_NE(r.violations[0].detail.find(">> T1 Lookup(9) -> 0x64"), std::string::npos)
+      << r.violations[0].detail;
+}
+
+TEST(LinearizabilityChecker, ReportsReadsThatGoBackInTime) {
+  // Two reads overlap the write, but the later one sees the older value.
+  History h = Hist({Put(3, 1, 0, 1), Put(3, 2, 10, 100), Get(3, 2, 20, 30), Get(3, 1, 40, 50, 2)});
+  EXPECT_TRUE(HasViolation(CheckLinearizability(h), "not linearizable", 3));
+}
+
+TEST(LinearizabilityChecker, ReportsWrongNotFoundAnswers) {
+  EXPECT_FALSE(CheckLinearizability(Hist({Put(1, 5, 0, 1), Miss(OpKind::kLookup, 1, 2, 3)})).ok());
+  EXPECT_FALSE(CheckLinearizability(Hist({Put(1, 5, 0, 1), Miss(OpKind::kUpdate, 1, 2, 3)})).ok());
+  EXPECT_FALSE(CheckLinearizability(Hist({Miss(OpKind::kDelete, 1, 2, 3)}, {{1, 5}})).ok());
+  // A delete that both succeeded twice without a re-insert between.
+  EXPECT_FALSE(CheckLinearizability(Hist({Del(1, 0, 1), Del(1, 2, 3)}, {{1, 5}})).ok());
+  // A value nobody wrote.
+  EXPECT_FALSE(CheckLinearizability(Hist({Get(1, 77, 0, 1)})).ok());
+}
+
+TEST(LinearizabilityChecker, UnknownOutcomesMayOrMayNotTakeEffect) {
+  Operation lost = Put(2, 9, 0, 1);
+  lost.outcome = Outcome::kUnknown;
+  // Seen, or never seen: both fine.
+  EXPECT_TRUE(CheckLinearizability(Hist({lost, Get(2, 9, 5, 6)})).ok());
+  EXPECT_TRUE(CheckLinearizability(Hist({lost, Miss(OpKind::kLookup, 2, 5, 6)})).ok());
+  // But once seen it cannot vanish again.
+  EXPECT_FALSE(CheckLinearizability(Hist({lost, Get(2, 9, 5, 6), Miss(OpKind::kLookup, 2, 7, 8)})).ok());
+}
+
+TEST(LinearizabilityChecker, ManyConcurrentWritersStaySmall) {
+  // 8 threads, 200 overlapping writes and reads each on one key: the memoised search must
+  // finish quickly (this is the shape of the harness's hot-key histories).
+  std::vector<Operation> ops;
+  std::mt19937_64 rng(3);
+  Value current = 0;
+  for (int64_t step = 0; step < 1600; ++step) {
+    const uint32_t t = static_cast<uint32_t>(step % 8);
+    const int64_t from = step * 10, to = from + 75;  // overlaps the next 7 operations
+    if (rng() % 2) {
+      current = static_cast<Value>(step + 1);
+      ops.push_back(Put(1, current, from, to, t));
+    } else if (current != 0) {
+      ops.push_back(Get(1, current, from, to, t));
+    }
+  }
+  CheckReport r = CheckLinearizability(Hist(ops));
+  EXPECT_TRUE(r.ok()) << r.ToString();
+}
+
+// --- Scans ---
+
+TEST(ScanChecker, AcceptsCorrectScans) {
+  History h = Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1),
+                    Del(20, 50, 70),            // overlaps the scan: 20 may be missing
+                    Put(30, 33, 55, 65),        // overlaps: either value is fine
+                    Put(40, 4, 55, 65),         // inserted during the scan: may be missing
+                    ScanOp(5, 10, {{10, 1}, {30, 33}}, 60, 80),
+                    ScanOp(15, 1, {{30, 3}}, 60, 80),  // 20 skipped: the delete overlaps
+                    ScanOp(25, 1, {{30, 3}}, 60, 80)});
+  CheckReport r = CheckScans(h);
+  EXPECT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(r.scans_checked, 3u);
+}
+
+TEST(ScanChecker, ReportsLostKey) {
+  // 20 was inserted long before the scan and never deleted; the scan covered it.
+  History h = Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1),
+                    ScanOp(5, 3, {{10, 1}, {30, 3}}, 10, 20)});
+  CheckReport r = CheckScans(h);
+  ASSERT_TRUE(HasViolation(r, "scan missed a key", 20)) << r.ToString();
+  EXPECT_EQ(r.violations.size(), 1u) << r.ToString();
+  // A key the scan did not cover (beyond its last key, with `count` reached) is not lost.
+  EXPECT_TRUE(CheckScans(Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), ScanOp(5, 1, {{10, 1}}, 10, 20)})).ok());
+  // Keys present from the initial state count too.
+  EXPECT_TRUE(HasViolation(CheckScans(Hist({ScanOp(1, 5, {}, 10, 20)}, {{7, 1}})), "scan missed a key", 7));
+}
+
+TEST(ScanChecker, ReportsStaleAndPhantomValues) {
+  History stale = Hist({Put(10, 1, 0, 1), Put(10, 2, 5, 6), ScanOp(1, 5, {{10, 1}}, 10, 20)});
+  EXPECT_TRUE(HasViolation(CheckScans(stale), "scan returned a stale value", 10));
+  History deleted = Hist({Put(10, 1, 0, 1), Del(10, 5, 6), ScanOp(1, 5, {{10, 1}}, 10, 20)});
+  EXPECT_TRUE(HasViolation(CheckScans(deleted), "scan returned a stale value", 10));
+  History future = Hist({ScanOp(1, 5, {{10, 1}}, 10, 20), Put(10, 1, 30, 31)});
+  EXPECT_TRUE(HasViolation(CheckScans(future), "scan returned a stale value", 10));
+  History phantom = Hist({ScanOp(1, 5, {{12, 1}}, 10, 20)});
+  EXPECT_TRUE(HasViolation(CheckScans(phantom), "scan returned a stale value", 12));
+}
+
+TEST(ScanChecker, ReportsDisorder) {
+  History h = Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1)});
+  h.ops.push_back(ScanOp(1, 5, {{20, 2}, {10, 1}}, 10, 20));
+  h.ops.push_back(ScanOp(15, 5, {{10, 1}, {20, 2}}, 10, 20));
+  h.ops.push_back(ScanOp(1, 1, {{10, 1}, {20, 2}}, 10, 20));
+  CheckReport r = CheckScans(h);
+  EXPECT_EQ(r.violations.size(), 3u) << r.ToString();
+  for (const Violation& v : r.violations) EXPECT_EQ(v.kind, "scan out of order");
+}
+
+// --- The harness's concurrent phase on broken designs ---
+
+// What the broken design gets wrong, each in percent of the calls it could spoil.
+struct Lies {
+  uint32_t stale_lookups = 0;     // Lookup answers the key's previous value
+  uint32_t dropped_scan_keys = 0; // Scan leaves out one pair
+  uint32_t stale_scan_values = 0; // Scan reports one key's previous value
+};
+
+// `local` behind a wrapper that lies as told - the kind of history a design without
+// validation or with a broken cache produces. Lies{} must pass (the control).
+class LyingIndex final : public Index {
+ public:
+  LyingIndex(std::unique_ptr<Index> inner, Lies lies) : inner_(std::move(inner)), lies_(lies) {}
+  std::string design() const override { return "lying-" + inner_->design(); }
+  Status BulkLoad(std::span<const KeyValue> sorted) override { return inner_->BulkLoad(sorted); }
+  Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node) override;
+  IndexStats Stats() const override { return inner_->Stats(); }
+
+  void NoteWrite(Key k, Value v) {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto& [previous, current] = values_[k];
+    previous = current;
+    current = v;
+  }
+  bool Previous(Key k, Value* v) {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = values_.find(k);
+    if (it == values_.end() || it->second.first == 0) return false;
+    *v = it->second.first;
+    return true;
+  }
+  const Lies& lies() const { return lies_; }
+
+ private:
+  std::unique_ptr<Index> inner_;
+  const Lies lies_;
+  std::mutex mu_;
+  std::map<Key, std::pair<Value, Value>> values_;  // the last two values written per key
+};
+
+class LyingSession final : public Session {
+ public:
+  LyingSession(std::unique_ptr<Session> inner, LyingIndex& index, uint64_t seed)
+      : inner_(std::move(inner)), index_(index), rng_(seed) {}
+  Status Lookup(Key key, Value* value) override {
+    Status s = inner_->Lookup(key, value);
+    Value old;
+    if (s.ok() && Roll(index_.lies().stale_lookups) && index_.Previous(key, &old)) *value = old;
+    return s;
+  }
+  Status Insert(Key key, Value value) override { return Wrote(key, value, inner_->Insert(key, value)); }
+  Status Update(Key key, Value value) override { return Wrote(key, value, inner_->Update(key, value)); }
+  Status Delete(Key key) override { return inner_->Delete(key); }
+  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
+    Status s = inner_->Scan(start, count, out);
+    if (!s.ok() || out->empty()) return s;
+    // Never the last pair: dropping it would only shrink the range the scan covered.
+    if (out->size() > 1 && Roll(index_.lies().dropped_scan_keys))
+      out->erase(out->begin() + static_cast<long>(rng_() % (out->size() - 1)));
+    KeyValue& victim = (*out)[rng_() % out->size()];
+    Value old;
+    if (Roll(index_.lies().stale_scan_values) && index_.Previous(victim.key, &old)) victim.value = old;
+    return s;
+  }
+
+ private:
+  bool Roll(uint32_t percent) { return rng_() % 100 < percent; }
+  Status Wrote(Key key, Value value, Status s) {
+    if (s.ok()) index_.NoteWrite(key, value);
+    return s;
+  }
+  std::unique_ptr<Session> inner_;
+  LyingIndex& index_;
+  std::mt19937_64 rng_;
+};
+
+Result<std::unique_ptr<Session>> LyingIndex::OpenSession(uint32_t compute_node) {
+  auto inner = inner_->OpenSession(compute_node);
+  if (!inner.ok()) return inner.status();
+  static std::atomic<uint64_t> seeds{1};
+  return std::unique_ptr<Session>(std::make_unique<LyingSession>(std::move(inner).value(), *this, seeds++));
+}
+
+// The harness's concurrent phase (same settings as index_harness_test) on `design` with
+// `knobs`, optionally behind lies; up to `max_rounds` rounds, stopping at the first violation.
+CheckReport RunHarnessPhase(const std::string& design, std::map<std::string, std::string> knobs,
+                            const Lies* lies, uint32_t max_rounds) {
+  auto fabric = testing::MakeHarnessFabric(testing::HarnessFaults());
+  IndexOptions options = testing::HarnessIndexOptions("broken");
+  options.knobs = std::move(knobs);
+  auto made = designs::MakeIndex(design, *fabric, options);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  if (!made.ok()) return {};
+  std::unique_ptr<Index> index = std::move(made).value();
+  if (lies != nullptr) index = std::make_unique<LyingIndex>(std::move(index), *lies);
+  ConcurrentWorkload workload(*index, testing::HarnessWorkload());
+  EXPECT_TRUE(workload.Preload().ok());
+  auto report = RunCheckedRounds(workload, max_rounds);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return report.ok() ? *report : CheckReport{};
+}
+
+size_t CountKind(const CheckReport& r, const std::string& kind) {
+  size_t n = 0;
+  for (const Violation& v : r.violations) n += v.kind == kind;
+  return n;
+}
+
+TEST(BrokenDesign, HonestWrapperPasses) {
+  const Lies none;
+  CheckReport r = RunHarnessPhase("local", {}, &none, testing::HarnessRounds());
+  EXPECT_TRUE(r.ok()) << r.ToString();
+}
+
+TEST(BrokenDesign, StaleLookupsAreCaught) {
+  const Lies lies{.stale_lookups = 5};
+  CheckReport r = RunHarnessPhase("local", {}, &lies, 20);
+  EXPECT_GT(CountKind(r, "not linearizable"), 0u) << r.ToString();
+  std::cout << "[ caught   ] " << r.ToString(1);
+}
+
+TEST(BrokenDesign, ScansDroppingKeysAreCaught) {
+  const Lies lies{.dropped_scan_keys = 30};
+  CheckReport r = RunHarnessPhase("local", {}, &lies, 20);
+  EXPECT_GT(CountKind(r, "scan missed a key"), 0u) << r.ToString();
+  EXPECT_EQ(CountKind(r, "not linearizable"), 0u) << r.ToString();
+  std::cout << "[ caught   ] " << r.ToString(1);
+}
+
+TEST(BrokenDesign, ScansReturningStaleValuesAreCaught) {
+  const Lies lies{.stale_scan_values = 30};
+  CheckReport r = RunHarnessPhase("local", {}, &lies, 20);
+  EXPECT_GT(CountKind(r, "scan returned a stale value"), 0u) << r.ToString();
+  std::cout << "[ caught   ] " << r.ToString(1);
+}
+
+// Sherman without torn-read validation ({"validation","off"}) on a fabric that tears READs:
+// readers see half-written nodes, which the harness must notice.
+TEST(BrokenDesign, ShermanWithoutTornReadValidationIsCaught) {
+  const std::vector<std::string> names = designs::DesignNames();
+  if (std::find(names.begin(), names.end(), "sherman") == names.end())
+    GTEST_SKIP() << "design 'sherman' is not registered in this build";
+  CheckReport r = RunHarnessPhase("sherman", {{"validation", "off"}}, nullptr, 10);
+  EXPECT_FALSE(r.ok()) << "no violation found in 10 rounds: " << r.ToString();
+  std::cout << "[ caught   ] " << r.ToString(1);
+}
+
+}  // namespace
+}  // namespace dmindex::check

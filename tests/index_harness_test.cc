@@ -1,0 +1,257 @@
+// The correctness harness: every design registered in designs::DesignNames() runs these tests
+// unchanged (a new design is covered as soon as it is registered).
+//
+//  * SingleThreadedRandomOpsMatchStdMap - 20k random operations (scans included) against a
+//    std::map model, then a full comparison.
+//  * BulkLoadThenScanAndLookup - sorted bulk load, full scan, point lookups, then inserts into
+//    the full bulk-loaded leaves.
+//  * ConcurrentOpsAreLinearizable - 8 threads of mixed operations on 128 hot keys on a fabric
+//    that tears multi-cache-line verbs and delays some; every operation is recorded and the
+//    history checked for linearizability (point operations) and scan correctness.
+//  * ConcurrentInsertsIntoEmptyTree - many threads filling an empty tree (the small-tree case
+//    that broke Sherman's original code, its GitHub issue #26), then every key found.
+//  * InvalidKeysAreRejected, BadOptionsAndBulkInputAreRejected - clear errors on bad input.
+//
+// Soak mode: DMINDEX_SOAK=<n> multiplies operation counts and concurrent rounds by n, e.g.
+//   DMINDEX_SOAK=50 build/tests/index_harness_test --gtest_filter='*Concurrent*'
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <thread>
+
+#include "check/workload.h"
+#include "designs/registry.h"
+#include "harness_config.h"
+
+namespace dmindex {
+namespace {
+
+using testing::SoakFactor;
+
+class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // A fresh fabric (with the given faults) and a fresh index of the design under test.
+  std::unique_ptr<Index> Open(const fabric::FaultOptions& faults = {}) {
+    fabric_ = testing::MakeHarnessFabric(faults);
+    auto index = designs::MakeIndex(GetParam(), *fabric_, testing::HarnessIndexOptions("harness"));
+    EXPECT_TRUE(index.ok()) << index.status().ToString();
+    return index.ok() ? std::move(index).value() : nullptr;
+  }
+  static std::unique_ptr<Session> Session0(Index& index) {
+    auto s = index.OpenSession(0);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+  // Scans everything in pages of `page` pairs.
+  static std::vector<KeyValue> ScanAll(Session& s, size_t page = 97) {
+    std::vector<KeyValue> all, part;
+    for (Key from = kMinKey;;) {
+      Status st = s.Scan(from, page, &part);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      all.insert(all.end(), part.begin(), part.end());
+      if (!st.ok() || part.size() < page) return all;
+      from = part.back().key + 1;
+    }
+  }
+  static std::vector<KeyValue> Pairs(const std::map<Key, Value>& m) {
+    std::vector<KeyValue> v;
+    for (const auto& [k, val] : m) v.push_back({k, val});
+    return v;
+  }
+
+  std::unique_ptr<fabric::InProcFabric> fabric_;
+};
+
+TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  auto s = Session0(*index);
+  ASSERT_NE(s, nullptr);
+  std::map<Key, Value> model;
+  std::mt19937_64 rng(7);
+  const uint64_t ops = 20'000ull * SoakFactor();
+  const Key key_space = 6'000;  // ~3k live keys: a tree of several levels at 512-byte nodes
+  std::vector<KeyValue> got;
+  for (uint64_t i = 1; i <= ops; ++i) {
+    const Key k = 1 + rng() % key_space;
+    const Value v = i << 8 | 0x5a;  // unique, so a stale value cannot pass for a fresh one
+    const auto present = model.find(k);
+    switch (rng() % 10) {
+      case 0: case 1: case 2: {
+        ASSERT_TRUE(s->Insert(k, v).ok()) << "op " << i;
+        model[k] = v;
+        break;
+      }
+      case 3: {
+        Status st = s->Update(k, v);
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Update(" << k << "): " << st.ToString();
+        if (present != model.end()) present->second = v;
+        break;
+      }
+      case 4: case 5: {
+        Status st = s->Delete(k);
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Delete(" << k << "): " << st.ToString();
+        if (present != model.end()) model.erase(present);
+        break;
+      }
+      case 6: {
+        const size_t count = rng() % 150;
+        ASSERT_TRUE(s->Scan(k, count, &got).ok()) << "op " << i;
+        std::vector<KeyValue> want;
+        for (auto it = model.lower_bound(k); it != model.end() && want.size() < count; ++it)
+          want.push_back({it->first, it->second});
+        ASSERT_EQ(got, want) << "op " << i << " Scan(" << k << ", " << count << ")";
+        break;
+      }
+      default: {
+        Value out = 0;
+        Status st = s->Lookup(k, &out);
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Lookup(" << k << "): " << st.ToString();
+        if (st.ok()) ASSERT_EQ(out, present->second) << "op " << i << " Lookup(" << k << ")";
+        else ASSERT_TRUE(st.IsNotFound()) << st.ToString();
+      }
+    }
+  }
+  EXPECT_EQ(ScanAll(*s), Pairs(model));
+}
+
+TEST_P(IndexHarnessTest, BulkLoadThenScanAndLookup) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  std::map<Key, Value> model;
+  const uint64_t n = 30'000ull * SoakFactor();
+  for (uint64_t i = 0; i < n; ++i) model[7 * i + 3] = (7 * i + 3) * 3;
+  const std::vector<KeyValue> sorted = Pairs(model);
+  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  auto s = Session0(*index);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(ScanAll(*s), sorted);
+  for (uint64_t i = 0; i < n; ++i) {
+    Value v = 0;
+    ASSERT_TRUE(s->Lookup(7 * i + 3, &v).ok()) << "key " << 7 * i + 3;
+    ASSERT_EQ(v, (7 * i + 3) * 3);
+    ASSERT_TRUE(s->Lookup(7 * i + 4, &v).IsNotFound()) << "key " << 7 * i + 4;
+  }
+  // A scan starting between keys begins at the next one.
+  std::vector<KeyValue> got;
+  ASSERT_TRUE(s->Scan(7 * 100 + 4, 3, &got).ok());
+  EXPECT_EQ(got, (std::vector<KeyValue>{sorted[101], sorted[102], sorted[103]}));
+  // Inserting between the keys splits the bulk-loaded leaves; nothing may get lost.
+  for (uint64_t i = 0; i < n; i += 3) {
+    ASSERT_TRUE(s->Insert(7 * i + 5, i).ok());
+    model[7 * i + 5] = i;
+  }
+  EXPECT_EQ(ScanAll(*s), Pairs(model));
+  Value v = 0;
+  ASSERT_TRUE(s->Lookup(3, &v).ok());
+  EXPECT_EQ(v, 9u);
+}
+
+TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
+  auto index = Open(testing::HarnessFaults());
+  ASSERT_NE(index, nullptr);
+  check::WorkloadOptions options = testing::HarnessWorkload();
+  options.ops_per_thread *= SoakFactor() > 1 ? 4 : 1;
+  check::ConcurrentWorkload workload(*index, options);
+  ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  EXPECT_GT(report->scans_checked, 0u);
+  std::cout << "[ harness  ] " << GetParam() << ": " << report->ToString(0) << "\n";
+}
+
+TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
+  auto index = Open(testing::HarnessFaults());
+  ASSERT_NE(index, nullptr);
+  constexpr uint32_t kThreads = 8;
+  const uint64_t per_thread = 1'500ull * SoakFactor();
+  // Interleaved keys: all threads insert into the same few leaves of a tree that starts
+  // empty, so splits of the root and of its first children race from the first operation.
+  auto key_of = [](uint64_t i, uint32_t t) { return 1 + (i * kThreads + t) * 3; };
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      auto s = index->OpenSession(t % 2);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      for (uint64_t i = 0; i < per_thread; ++i)
+        ASSERT_TRUE((*s)->Insert(key_of(i, t), key_of(i, t) ^ 0xabc).ok());
+    });
+  for (auto& th : threads) th.join();
+  fabric_->SetFaults({});
+  auto s = Session0(*index);
+  ASSERT_NE(s, nullptr);
+  std::map<Key, Value> model;
+  for (uint32_t t = 0; t < kThreads; ++t)
+    for (uint64_t i = 0; i < per_thread; ++i) model[key_of(i, t)] = key_of(i, t) ^ 0xabc;
+  size_t missing = 0;
+  for (const auto& [k, v] : model) {
+    Value got = 0;
+    Status st = s->Lookup(k, &got);
+    if (!st.ok() || got != v) ++missing;
+    EXPECT_TRUE(st.ok() && got == v) << "key " << k << ": " << st.ToString();
+    if (missing > 5) break;
+  }
+  EXPECT_EQ(missing, 0u);
+  EXPECT_EQ(ScanAll(*s), Pairs(model));
+}
+
+TEST_P(IndexHarnessTest, InvalidKeysAreRejected) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  auto s = Session0(*index);
+  ASSERT_NE(s, nullptr);
+  for (Key bad : {Key{0}, ~Key{0}}) {
+    Value v = 0;
+    std::vector<KeyValue> out;
+    EXPECT_TRUE(s->Lookup(bad, &v).IsInvalidArgument()) << bad;
+    EXPECT_TRUE(s->Insert(bad, 1).IsInvalidArgument()) << bad;
+    EXPECT_TRUE(s->Update(bad, 1).IsInvalidArgument()) << bad;
+    EXPECT_TRUE(s->Delete(bad).IsInvalidArgument()) << bad;
+    EXPECT_TRUE(s->Scan(bad, 10, &out).IsInvalidArgument()) << bad;
+  }
+  // The extreme valid keys work, and the rejected calls left nothing behind.
+  ASSERT_TRUE(s->Insert(kMinKey, 11).ok());
+  ASSERT_TRUE(s->Insert(kMaxKey, 22).ok());
+  std::vector<KeyValue> all;
+  ASSERT_TRUE(s->Scan(kMinKey, 10, &all).ok());
+  EXPECT_EQ(all, (std::vector<KeyValue>{{kMinKey, 11}, {kMaxKey, 22}}));
+  ASSERT_TRUE(s->Scan(kMaxKey, 10, &all).ok());
+  EXPECT_EQ(all, (std::vector<KeyValue>{{kMaxKey, 22}}));
+  ASSERT_TRUE(s->Scan(kMinKey, 0, &all).ok());
+  EXPECT_TRUE(all.empty());
+}
+
+TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  IndexOptions bad_knob = testing::HarnessIndexOptions("bad-knob");
+  bad_knob.knobs["no-such-knob"] = "on";
+  EXPECT_TRUE(designs::MakeIndex(GetParam(), *fabric_, bad_knob).status().IsInvalidArgument());
+  EXPECT_TRUE(index->OpenSession(testing::HarnessIndexOptions("").compute_nodes).status().IsInvalidArgument());
+  const std::vector<KeyValue> unsorted = {{5, 1}, {3, 1}};
+  const std::vector<KeyValue> duplicate = {{3, 1}, {3, 2}};
+  const std::vector<KeyValue> reserved = {{0, 1}, {3, 2}};
+  EXPECT_TRUE(index->BulkLoad(unsorted).IsInvalidArgument());
+  EXPECT_TRUE(index->BulkLoad(duplicate).IsInvalidArgument());
+  EXPECT_TRUE(index->BulkLoad(reserved).IsInvalidArgument());
+  // The rejected loads left the index empty and usable; a second load into it is refused.
+  const std::vector<KeyValue> good = {{3, 1}, {5, 2}};
+  ASSERT_TRUE(index->BulkLoad(good).ok());
+  Status again = index->BulkLoad(std::vector<KeyValue>{{9, 1}});
+  EXPECT_FALSE(again.ok());
+  EXPECT_FALSE(again.message().empty());
+  auto s = Session0(*index);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(ScanAll(*s), good);
+}
+
+std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(designs::DesignNames()),
+                         DesignName);
+
+}  // namespace
+}  // namespace dmindex

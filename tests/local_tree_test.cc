@@ -1,0 +1,109 @@
+// The `local` design's own tests, beyond the harness every design runs: the tree at its
+// smallest node size (deep trees, constant splits) under concurrent writers and scanners,
+// bulk-load shapes, and that it never touches the fabric.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "designs/local/local_index.h"
+#include "designs/local/local_tree.h"
+#include "test_fabrics.h"
+
+namespace dmindex::designs::local {
+namespace {
+
+// Writers churn odd keys (insert, overwrite, delete) while stable even keys stay put; scanners
+// walk the leaf chain meanwhile and must always see every even key, in order, with its value.
+TEST(LocalTree, ScansSeeStableKeysWhileSmallNodesSplit) {
+  LocalTree tree(LocalTree::MinNodeBytes());  // 5 entries per leaf
+  constexpr Key kKeys = 20'000;
+  for (Key k = 2; k <= kKeys; k += 2) tree.Upsert(k, k * 10);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> scans{0};
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < 3; ++w)
+    threads.emplace_back([&, w] {
+      for (int round = 0; round < 3; ++round)
+        for (Key k = 1 + 2 * w; k <= kKeys; k += 6) {
+          tree.Upsert(k, k);
+          tree.Upsert(k, k + 1);
+          if (round < 2) {
+            EXPECT_TRUE(tree.Delete(k));
+          }
+        }
+    });
+  for (uint32_t r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<KeyValue> out;
+      while (!stop.load()) {
+        const Key start = 1 + (scans.fetch_add(1) * 37 + r) % kKeys;
+        tree.Scan(start, 64, &out);
+        Key expect_even = start % 2 == 0 ? start : start + 1;
+        for (size_t i = 0; i < out.size(); ++i) {
+          if (i > 0) {
+            ASSERT_LT(out[i - 1].key, out[i].key);
+          }
+          if (out[i].key % 2 == 1) {
+            ASSERT_TRUE(out[i].value == out[i].key || out[i].value == out[i].key + 1);
+            continue;
+          }
+          ASSERT_EQ(out[i].key, expect_even) << "scan from " << start << " lost a stable key";
+          ASSERT_EQ(out[i].value, out[i].key * 10);
+          expect_even += 2;
+        }
+      }
+    });
+  for (uint32_t w = 0; w < 3; ++w) threads[w].join();
+  stop = true;
+  for (size_t t = 3; t < threads.size(); ++t) threads[t].join();
+  EXPECT_GT(scans.load(), 0u);
+  std::vector<KeyValue> all;
+  tree.Scan(kMinKey, kKeys + 1, &all);
+  ASSERT_EQ(all.size(), kKeys);  // every even key, and every odd key once (third round kept it)
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(all[i].key, i + 1);
+    ASSERT_EQ(all[i].value, all[i].key % 2 ? all[i].key + 1 : all[i].key * 10);
+  }
+}
+
+TEST(LocalTree, BulkLoadShapesFromOneKeyToManyLevels) {
+  for (double fill : {0.05, 0.5, 1.0})
+    for (size_t n : {size_t{1}, size_t{5}, size_t{6}, size_t{31}, size_t{2000}}) {
+      LocalTree tree(LocalTree::MinNodeBytes());
+      std::vector<KeyValue> pairs;
+      for (size_t i = 0; i < n; ++i) pairs.push_back({2 * i + 1, i});
+      ASSERT_TRUE(tree.BulkLoad(pairs, fill).ok());
+      std::vector<KeyValue> out;
+      tree.Scan(kMinKey, n + 1, &out);
+      ASSERT_EQ(out, pairs) << "n=" << n << " fill=" << fill;
+      for (size_t i = 0; i < n; ++i) {
+        Value v;
+        ASSERT_TRUE(tree.Lookup(2 * i + 1, &v)) << "n=" << n << " fill=" << fill;
+        ASSERT_FALSE(tree.Lookup(2 * i + 2, &v));
+      }
+      EXPECT_FALSE(tree.BulkLoad(pairs, fill).ok());  // no longer empty
+    }
+}
+
+TEST(LocalIndex, IssuesNoVerbsAndReportsItsMemory) {
+  auto fabric = testing::MakeTestFabric("inproc");
+  IndexOptions options;
+  auto index = MakeLocalIndex(*fabric, options);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto session = (*index)->OpenSession(0);
+  ASSERT_TRUE(session.ok());
+  for (Key k = 1; k <= 10'000; ++k) ASSERT_TRUE((*session)->Insert(k, k).ok());
+  EXPECT_EQ(fabric->TotalCounts(), fabric::VerbCounts{});
+  const IndexStats stats = (*index)->Stats();
+  EXPECT_GE(stats.cache_bytes, 10'000u * 16);  // the whole tree lives on the compute side
+  EXPECT_EQ(stats.pool_bytes, 0u);
+  options.node_bytes = 64;
+  EXPECT_TRUE(MakeLocalIndex(*fabric, options).status().IsInvalidArgument());
+  options.node_bytes = 1024;
+  options.bulk_fill = 0;
+  EXPECT_TRUE(MakeLocalIndex(*fabric, options).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace dmindex::designs::local
