@@ -50,7 +50,7 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
       s = session.Delete(key);
     } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
       // Starts anywhere in the key space, also between keys and before the first one.
-      const Key start = 1 + rng() % (KeyAt(options_.keys - 1) + 1);
+      const Key start = 1 + rng() % (KeyAt(options_.keys - 1) + options_.key_stride);
       s = session.Scan(start, 1 + rng() % options_.max_scan_count, &scanned);
     } else {
       Value v;
@@ -74,16 +74,20 @@ Result<History> ConcurrentWorkload::RunRound() {
   }
   // The quiescent read-back: recorded as thread 0's last operations, so the checkers verify
   // it like any other read, and it fixes the start state of the next round.
+  // Keys not in the start state and not hot in this round are absent and stay so.
   std::map<Key, Value> initial = std::move(state_);
   state_.clear();
+  std::vector<Key> may_hold;
+  for (const auto& [key, value] : initial) may_hold.push_back(key);
+  for (uint32_t i = 0; i < options_.keys; ++i) may_hold.push_back(KeyAt(i));
   auto opened = index_.OpenSession(0);
   if (!opened.ok()) return opened.status();
   RecordingSession reader(**opened, recorder.log(0));
-  for (uint32_t i = 0; i < options_.keys; ++i) {
+  for (Key key : may_hold) {
     Value v;
-    Status s = reader.Lookup(KeyAt(i), &v);
+    Status s = reader.Lookup(key, &v);
     if (s.ok())
-      state_[KeyAt(i)] = v;
+      state_[key] = v;
     else if (!s.IsNotFound())
       return Status(s);
   }

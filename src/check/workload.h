@@ -3,9 +3,14 @@
 // checkers. Design-independent: it only needs an Index.
 //
 // Runs are split into rounds. A round ends when all threads have finished; one thread then
-// looks up every key of the key space (recorded too), which pins down the state the next
+// looks up every key the index may hold (recorded too), which pins down the state the next
 // round starts from. Each round's history is checked on its own, which keeps the
 // linearizability search small however long a soak run lasts.
+//
+// Round r works on the hot keys 1 + i * key_stride + (r mod key_stride): each round's keys
+// fall between the earlier rounds' keys, which stay in the index. So leaves keep filling and
+// splitting while the threads race (in designs that never merge, a fixed key set would stop
+// splitting after the first round), and scans must keep returning the older keys.
 #pragma once
 
 #include <atomic>
@@ -22,8 +27,8 @@ namespace dmindex::check {
 
 struct WorkloadOptions {
   uint32_t threads = 8;
-  uint32_t keys = 128;           // the hot key space: KeyAt(0) .. KeyAt(keys - 1)
-  uint64_t key_stride = 16;      // gaps between keys, so scan starts fall between keys too
+  uint32_t keys = 128;           // hot keys per round: KeyAt(0) .. KeyAt(keys - 1)
+  uint64_t key_stride = 16;      // gaps between a round's keys, filled by later rounds
   uint32_t ops_per_thread = 1500;  // per round
   // Operation mix in percent; the remainder are lookups.
   uint32_t insert_pct = 25;
@@ -48,7 +53,8 @@ class ConcurrentWorkload {
   // with an unknown outcome and counted in errors(); the history is still returned.
   Result<History> RunRound();
 
-  Key KeyAt(uint32_t i) const { return 1 + i * options_.key_stride; }
+  // The i-th hot key of the current round.
+  Key KeyAt(uint32_t i) const { return 1 + i * options_.key_stride + round_ % options_.key_stride; }
   uint64_t errors() const { return errors_.load(); }
   std::string first_error() const;
 
