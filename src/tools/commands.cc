@@ -7,6 +7,8 @@ namespace dmindex::tools {
 void AddCommands(CLI::App& app) {
   AddFabricBenchCommand(app);
   AddMemserverCommand(app);
+  AddBenchCommand(app);
+  AddPlotCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -13,5 +13,7 @@ void AddCommands(CLI::App& app);  // all of the below
 
 void AddFabricBenchCommand(CLI::App& app);
 void AddMemserverCommand(CLI::App& app);
+void AddBenchCommand(CLI::App& app);
+void AddPlotCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

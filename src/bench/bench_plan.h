@@ -1,0 +1,53 @@
+// From what the user asked for (flags of `dmindex bench`) to the list of runs: which designs
+// with which knobs, which workloads (named, or YCSB property files), and each run's knobs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/runner.h"
+#include "bench/workload_spec.h"
+
+namespace dmindex::bench {
+
+inline constexpr uint64_t kDefaultKeys = 200'000;
+inline constexpr double kDefaultSeconds = 2.0;
+inline constexpr double kDefaultCachePct = 10.0;
+inline constexpr uint64_t kBytesPerRecord = 16;  // 8-byte key + 8-byte value
+std::vector<std::string> DefaultWorkloads();    // ycsb-c, ycsb-a
+
+struct BenchOptions {
+  std::vector<std::string> designs;         // "name[:knob=value...]"; empty: every registered one
+  std::vector<std::string> workloads;       // built-in names
+  std::vector<std::string> workload_files;  // YCSB property files (-P)
+  std::vector<std::string> properties;      // key=value applied to every workload (-p)
+  std::optional<double> theta;              // overrides every workload's zipfian theta
+  std::optional<uint64_t> keys;             // else a file's recordcount, else kDefaultKeys
+  std::optional<uint64_t> ops;              // else --duration, else a file's operationcount
+  std::optional<double> seconds;            // else kDefaultSeconds
+  uint64_t warmup_ops = 20'000;
+  uint32_t threads = 2;
+  uint32_t compute_nodes = 1;
+  std::optional<double> cache_mb;           // per compute node
+  std::optional<double> cache_pct;          // of keys x 16 bytes; default kDefaultCachePct
+  uint32_t node_bytes = 1024;
+  uint64_t seed = 42;
+  std::string baseline;                     // a design label; empty: the first design
+};
+
+struct PlannedRun {
+  DesignChoice design;
+  WorkloadSpec workload;
+  RunConfig config;
+};
+
+struct BenchPlan {
+  std::vector<PlannedRun> runs;  // design-major: every workload of design 1, then design 2...
+  std::string baseline;
+};
+
+// `registered` are the designs that exist (designs::DesignNames()). Errors name the flag.
+Result<BenchPlan> MakeBenchPlan(const BenchOptions& options, const std::vector<std::string>& registered);
+
+}  // namespace dmindex::bench

@@ -1,0 +1,179 @@
+#include "bench/measure.h"
+
+#include <barrier>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "bench/op_executor.h"
+
+namespace dmindex::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t ShareOf(uint64_t total, uint32_t threads, uint32_t t) {
+  return total / threads + (t < total % threads ? 1 : 0);
+}
+
+// What one thread owns; padded so that progress counters do not share cache lines.
+struct alignas(64) ThreadSlot {
+  std::atomic<uint64_t> done{0};  // measured operations so far, for the progress bar
+  uint64_t inserts = 0;
+  LatencyHistogram latency;
+};
+
+// State shared by the threads of one measurement.
+class Phase {
+ public:
+  Phase(Index& index, fabric::Fabric& fabric, const MeasureOptions& options)
+      : index_(index), fabric_(fabric), options_(options),
+        slots_(std::make_unique<ThreadSlot[]>(options.threads)),
+        sync_(options.threads, Completion{this}) {}
+
+  void ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t);
+  void Fail(const Status& s) {
+    std::lock_guard lock(error_mu_);
+    if (error_.empty()) error_ = s.ToString();
+    stop_.store(true);
+  }
+  void Stop() { stop_.store(true); }
+  bool measuring() const { return measuring_.load(); }
+  uint64_t finished() const { return finished_.load(); }
+  uint64_t done() const {
+    uint64_t n = 0;
+    for (uint32_t t = 0; t < options_.threads; ++t) n += slots_[t].done.load(std::memory_order_relaxed);
+    return n;
+  }
+  Clock::time_point start() const { return start_; }
+  Measurement Collect(bool interrupted);
+
+ private:
+  // Runs on the last thread to arrive at each meeting point: snapshots taken there see no
+  // operation in flight.
+  struct Completion {
+    Phase* phase;
+    void operator()() noexcept { phase->OnMeeting(); }
+  };
+  void OnMeeting() noexcept;
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
+
+  Index& index_;
+  fabric::Fabric& fabric_;
+  const MeasureOptions& options_;
+  std::unique_ptr<ThreadSlot[]> slots_;
+  std::barrier<Completion> sync_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> measuring_{false};
+  std::atomic<uint64_t> finished_{0};
+  int meetings_ = 0;
+  Clock::time_point start_, end_;
+  fabric::VerbCounts verbs_before_, verbs_after_;
+  IndexStats stats_before_, stats_after_;
+  std::mutex error_mu_;
+  std::string error_;
+};
+
+void Phase::OnMeeting() noexcept {
+  if (meetings_++ == 0) {
+    verbs_before_ = fabric_.TotalCounts();
+    stats_before_ = index_.Stats();
+    start_ = Clock::now();
+    measuring_.store(true);
+  } else {
+    end_ = Clock::now();
+    verbs_after_ = fabric_.TotalCounts();
+    stats_after_ = index_.Stats();
+  }
+}
+
+void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
+  ThreadSlot& slot = slots_[t];
+  OpStream stream(std::move(plan), t);
+  std::unique_ptr<Session> session;
+  if (auto s = index_.OpenSession(t % options_.compute_nodes); s.ok())
+    session = std::move(s).value();
+  else
+    Fail(s.status());
+  // Every thread reaches both meeting points, failed or not, so nobody waits forever.
+  if (session) {
+    OpExecutor exec(*session);
+    for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped(); --i)
+      if (Status s = exec.Execute(stream.Next()); !s.ok()) Fail(s);
+  }
+  sync_.arrive_and_wait();
+  if (session) {
+    OpExecutor exec(*session);
+    const uint64_t quota = options_.ops ? ShareOf(options_.ops, options_.threads, t)
+                                        : std::numeric_limits<uint64_t>::max();
+    uint64_t done = 0;
+    while (done < quota && !stopped()) {
+      const Operation op = stream.Next();
+      const auto t0 = Clock::now();
+      Status s = exec.Execute(op);
+      const auto t1 = Clock::now();
+      if (!s.ok()) {
+        Fail(s);
+        break;
+      }
+      slot.latency.Record(static_cast<uint64_t>((t1 - t0).count()));
+      if (++done % 256 == 0) slot.done.store(done, std::memory_order_relaxed);
+    }
+    slot.done.store(done);
+  }
+  slot.inserts = stream.inserts();
+  finished_.fetch_add(1);
+  sync_.arrive_and_wait();
+  session.reset();
+}
+
+Measurement Phase::Collect(bool interrupted) {
+  Measurement m;
+  for (uint32_t t = 0; t < options_.threads; ++t) {
+    m.ops += slots_[t].done.load();
+    m.latency.Merge(slots_[t].latency);
+    m.inserts.push_back(slots_[t].inserts);
+  }
+  m.seconds = std::chrono::duration<double>(end_ - start_).count();
+  m.verbs = verbs_after_ - verbs_before_;
+  m.stats_before = stats_before_;
+  m.stats_after = stats_after_;
+  m.error = error_;
+  m.interrupted = interrupted;
+  return m;
+}
+
+}  // namespace
+
+Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const StreamPlan> plan,
+                    const MeasureOptions& options, const std::atomic<bool>& interrupt,
+                    Progress& progress) {
+  Phase phase(index, fabric, options);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < options.threads; ++t)
+    threads.emplace_back([&phase, plan, t] { phase.ThreadBody(plan, t); });
+  // This thread watches the clock, Ctrl-C and the progress while the workers run.
+  bool interrupted = false;
+  const auto duration = std::chrono::duration<double>(options.seconds);
+  while (phase.finished() < options.threads) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (interrupt.load() && !interrupted) {
+      interrupted = true;
+      phase.Stop();
+    }
+    if (!phase.measuring()) {
+      progress.Spin(options.label + " warmup");
+      continue;
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - phase.start()).count();
+    if (options.ops == 0 && elapsed >= duration.count()) phase.Stop();
+    progress.Bar(options.label, options.ops ? static_cast<double>(phase.done()) / options.ops
+                                            : elapsed / duration.count());
+  }
+  for (std::thread& th : threads) th.join();
+  progress.Clear();
+  return phase.Collect(interrupted);
+}
+
+}  // namespace dmindex::bench

@@ -1,0 +1,91 @@
+#include "bench/op_executor.h"
+
+#include <string>
+
+#include "bench/key_space.h"
+
+namespace dmindex::bench {
+namespace {
+
+std::string KeyText(Key key) { return "key " + std::to_string(key); }
+
+// A failed call keeps its category when the caller should see it as is (Retry, for the
+// retry loop); anything else becomes an error naming the operation.
+Status Failed(const char* what, Key key, const Status& s) {
+  if (s.IsRetry()) return s;
+  return Status::Corruption(std::string(what) + " of " + KeyText(key) + " failed: " + s.ToString());
+}
+
+}  // namespace
+
+Status OpExecutor::Lookup(Key key) {
+  Value value = 0;
+  Status s = session_.Lookup(key, &value);
+  if (s.IsNotFound())
+    return Status::Corruption("lookup of " + KeyText(key) + ": NotFound, but the key was loaded "
+                              "or inserted by this thread");
+  if (!s.ok()) return Failed("lookup", key, s);  // Retry passes through
+  if (!ValueMatchesKey(key, value))
+    return Status::Corruption("lookup of " + KeyText(key) + " returned value " +
+                              std::to_string(value) + ", which was never written to that key");
+  return Status::Ok();
+}
+
+Status OpExecutor::CheckScan(const Operation& op) const {
+  if (scan_buffer_.size() > op.scan_length)
+    return Status::Corruption("scan from " + KeyText(op.key) + " asked for " +
+                              std::to_string(op.scan_length) + " pairs, got " +
+                              std::to_string(scan_buffer_.size()));
+  // The start key exists (it was chosen among existing records), so it comes first.
+  if (scan_buffer_.empty() || scan_buffer_.front().key != op.key)
+    return Status::Corruption("scan from existing " + KeyText(op.key) + " did not return it first");
+  for (size_t i = 0; i < scan_buffer_.size(); ++i) {
+    const KeyValue& kv = scan_buffer_[i];
+    if (i > 0 && kv.key <= scan_buffer_[i - 1].key)
+      return Status::Corruption("scan from " + KeyText(op.key) + " is not in ascending order at " +
+                                KeyText(kv.key));
+    if (!ValueMatchesKey(kv.key, kv.value))
+      return Status::Corruption("scan returned " + KeyText(kv.key) + " with a value never written to it");
+  }
+  return Status::Ok();
+}
+
+Status OpExecutor::Execute(const Operation& op) {
+  // Retry is a design telling its caller to try again (a transient conflict); a design that
+  // never stops asking is stuck, and that is a failure too.
+  constexpr int kMaxAttempts = 1'000'000;
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Status s = ExecuteOnce(op);
+    if (!s.IsRetry()) return s;
+  }
+  return Status::Corruption(std::string(OpKindName(op.kind)) + " of " + KeyText(op.key) +
+                            " still asks for a retry after " + std::to_string(kMaxAttempts) +
+                            " attempts");
+}
+
+Status OpExecutor::ExecuteOnce(const Operation& op) {
+  switch (op.kind) {
+    case OpKind::kRead:
+      return Lookup(op.key);
+    case OpKind::kUpdate: {
+      Status s = session_.Update(op.key, op.value);
+      return s.ok() ? s : Failed("update", op.key, s);
+    }
+    case OpKind::kInsert: {
+      Status s = session_.Insert(op.key, op.value);
+      return s.ok() ? s : Failed("insert", op.key, s);
+    }
+    case OpKind::kScan: {
+      Status s = session_.Scan(op.key, op.scan_length, &scan_buffer_);
+      return s.ok() ? CheckScan(op) : Failed("scan", op.key, s);
+    }
+    case OpKind::kReadModifyWrite: {
+      DMX_RETURN_IF_ERROR(Lookup(op.key));
+      Status s = session_.Update(op.key, op.value);
+      return s.ok() ? s : Failed("read-modify-write", op.key, s);
+    }
+  }
+  return Status::InvalidArgument("unknown operation kind");
+}
+
+}  // namespace dmindex::bench

@@ -1,0 +1,27 @@
+// Carries out one generated operation on a Session and checks the answer: the driver knows
+// which keys exist (op_stream.h), so a lookup that misses, a value that belongs to another
+// key, or a scan out of order is an index bug, reported as Corruption, never ignored.
+#pragma once
+
+#include <vector>
+
+#include "bench/op_stream.h"
+#include "dmindex/index.h"
+
+namespace dmindex::bench {
+
+class OpExecutor {
+ public:
+  explicit OpExecutor(Session& session) : session_(session) {}
+  Status Execute(const Operation& op);
+
+ private:
+  Status ExecuteOnce(const Operation& op);
+  Status Lookup(Key key);
+  Status CheckScan(const Operation& op) const;
+
+  Session& session_;
+  std::vector<KeyValue> scan_buffer_;
+};
+
+}  // namespace dmindex::bench

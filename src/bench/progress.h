@@ -1,0 +1,36 @@
+// A one-line progress display on stderr for the bulk load and the runs. It draws only when
+// enabled (the driver enables it when stderr is a terminal), so logs and pipes stay clean.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace dmindex::bench {
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { Clear(); }
+
+  // A bar for a phase whose length is known; fraction in [0, 1]. Redraws at most 10x/s.
+  void Bar(const std::string& label, double fraction);
+  // A spinner with elapsed time, for a phase whose length is unknown (the bulk load).
+  void Spin(const std::string& label);
+  // Erases the line, so the next output starts clean.
+  void Clear();
+
+ private:
+  bool Due();
+  void Draw(const std::string& text);
+
+  const bool enabled_;
+  bool drawn_ = false;
+  unsigned spin_ = 0;
+  std::chrono::steady_clock::time_point last_draw_{};
+  std::chrono::steady_clock::time_point spin_start_{};
+  std::string spin_label_;
+};
+
+}  // namespace dmindex::bench

@@ -1,0 +1,29 @@
+// Output of the bench driver: an aligned terminal table (throughput ratios against a
+// baseline design), JSON (one record per design x workload) and CSV with the same fields.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/run_result.h"
+#include "dmindex/status.h"
+
+namespace dmindex::bench {
+
+// Rows grouped by workload; "x<base>" is throughput relative to `baseline` on the same
+// workload ("-" where the baseline did not run it).
+std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline);
+
+// One flat record: design, workload, threads, keys, ops, throughput_ops, p50_us, p99_us,
+// p999_us, reads/writes/atomics/rpcs/round_trips/bytes _per_op, cache_hit_ratio (null without
+// cache activity), cache_bytes, pool_bytes, and the run's status fields.
+nlohmann::ordered_json ToJson(const RunResult& result);
+
+// A JSON array of ToJson records.
+Status WriteJson(const std::string& path, const std::vector<RunResult>& results);
+// The same fields as CSV, header first.
+Status WriteCsv(const std::string& path, const std::vector<RunResult>& results);
+
+}  // namespace dmindex::bench

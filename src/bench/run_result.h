@@ -1,0 +1,46 @@
+// What one design x workload run measured, and the per-operation figures derived from it.
+// Verb counts are differences of Fabric::TotalCounts() snapshots around the measured phase,
+// cache hits/misses differences of Index::Stats(); sizes are taken at the end of the run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "fabric/verb_stats.h"
+
+namespace dmindex::bench {
+
+struct RunResult {
+  std::string design;   // as given, knobs included ("sherman:hocl=off")
+  std::string workload;
+  std::string backend;  // fabric backend name
+  uint32_t threads = 0;
+  uint64_t keys = 0;    // bulk-loaded records
+  uint64_t ops = 0;     // operations completed in the measured phase
+  double seconds = 0;   // length of the measured phase
+  double p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
+  fabric::VerbCounts verbs;  // during the measured phase
+  uint64_t cache_hits = 0, cache_misses = 0;  // during the measured phase
+  uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
+  uint64_t inserted = 0;  // records inserted during warmup and measurement
+
+  bool interrupted = false;  // stopped early by Ctrl-C: figures cover what ran
+  std::string error;         // an operation failed or returned a wrong answer
+  std::string verify_error;  // the final full scan disagreed with the known key set
+  bool verified = false;     // the final full scan was checked and matched
+
+  bool ok() const { return error.empty() && verify_error.empty(); }
+  double throughput_ops() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+  double PerOp(uint64_t total) const {
+    return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0;
+  }
+  // Share of cache lookups that hit; none when the design reported no cache activity.
+  std::optional<double> cache_hit_ratio() const {
+    const uint64_t lookups = cache_hits + cache_misses;
+    if (lookups == 0) return std::nullopt;
+    return static_cast<double>(cache_hits) / static_cast<double>(lookups);
+  }
+};
+
+}  // namespace dmindex::bench

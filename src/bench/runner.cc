@@ -1,0 +1,101 @@
+#include "bench/runner.h"
+
+#include <future>
+
+#include "bench/measure.h"
+#include "bench/op_stream.h"
+#include "bench/tree_check.h"
+
+namespace dmindex::bench {
+
+Result<DesignChoice> ParseDesignChoice(std::string_view text) {
+  DesignChoice choice;
+  choice.label = std::string(text);
+  size_t colon = text.find(':');
+  choice.name = std::string(text.substr(0, colon));
+  if (choice.name.empty()) return Status::InvalidArgument("design '" + choice.label + "' has no name");
+  while (colon != std::string_view::npos) {
+    text.remove_prefix(colon + 1);
+    colon = text.find(':');
+    std::string_view knob = text.substr(0, colon);
+    size_t eq = knob.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == knob.size())
+      return Status::InvalidArgument("design '" + choice.label + "': knob '" + std::string(knob) +
+                                     "' is not name=value");
+    choice.knobs[std::string(knob.substr(0, eq))] = std::string(knob.substr(eq + 1));
+  }
+  return choice;
+}
+
+Status Runner::InBackground(const std::string& label, std::function<Status()> work) {
+  // Bulk load and check are single long calls: they run on their own thread so that this one
+  // can keep a spinner going.
+  auto done = std::async(std::launch::async, std::move(work));
+  while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+    progress_.Spin(label);
+  progress_.Clear();
+  return done.get();
+}
+
+Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& spec,
+                              const RunConfig& config) {
+  auto plan = StreamPlan::Make(spec, config.keys, config.threads, config.seed);
+  if (!plan.ok()) return plan.status();
+  auto fabric = fabrics_();
+  if (!fabric.ok()) return fabric.status();
+  IndexOptions options = config.index;
+  options.knobs = design.knobs;
+  auto index = indexes_(design.name, **fabric, options);
+  if (!index.ok()) return index.status();
+  const std::string label = design.label + " " + spec.name;
+  Status load = InBackground(label + " bulk load of " + std::to_string(config.keys) + " keys",
+                             [&] { return (*index)->BulkLoad((*plan)->LoadRecords()); });
+  if (Status s = load; !s.ok())
+    return Status::Aborted(label + ": bulk load failed: " + s.ToString());
+
+  RunResult r;
+  r.design = design.label;
+  r.workload = spec.name;
+  r.backend = (*fabric)->backend_name();
+  r.threads = config.threads;
+  r.keys = config.keys;
+  if (interrupt_.load()) {
+    r.interrupted = true;
+    return r;
+  }
+  MeasureOptions mo;
+  mo.threads = config.threads;
+  mo.compute_nodes = std::max<uint32_t>(1, options.compute_nodes);
+  mo.warmup_ops = config.warmup_ops;
+  mo.ops = config.ops;
+  mo.seconds = config.seconds;
+  mo.label = label;
+  Measurement m = Measure(**index, **fabric, *plan, mo, interrupt_, progress_);
+
+  r.ops = m.ops;
+  r.seconds = m.seconds;
+  r.p50_us = m.latency.PercentileUs(0.50);
+  r.p99_us = m.latency.PercentileUs(0.99);
+  r.p999_us = m.latency.PercentileUs(0.999);
+  r.mean_us = m.latency.MeanUs();
+  r.verbs = m.verbs;
+  r.cache_hits = m.stats_after.cache_hits - m.stats_before.cache_hits;
+  r.cache_misses = m.stats_after.cache_misses - m.stats_before.cache_misses;
+  r.cache_bytes = m.stats_after.cache_bytes;
+  r.pool_bytes = m.stats_after.pool_bytes;
+  for (uint64_t n : m.inserts) r.inserted += n;
+  r.interrupted = m.interrupted;
+  r.error = m.error;
+  if (!r.error.empty()) return r;  // the key set is unknown after a failed write: no check
+
+  Status verdict = InBackground(label + " checking the tree", [&]() -> Status {
+    auto session = (*index)->OpenSession(0);
+    if (!session.ok()) return Status::Corruption("no session for the check: " + session.status().ToString());
+    return CheckFullScan(**session, (*plan)->ExpectedKeys(m.inserts));
+  });
+  r.verified = verdict.ok();
+  if (!verdict.ok()) r.verify_error = verdict.message();
+  return r;
+}
+
+}  // namespace dmindex::bench

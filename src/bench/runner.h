@@ -1,0 +1,64 @@
+// One benchmark run of one design on one workload: a fresh fabric and index, bulk load,
+// warmup, measured phase, then the full-scan check. Fabrics and indexes come from factories
+// the caller passes (the driver uses designs::MakeIndex; tests can pass their own).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "bench/progress.h"
+#include "bench/run_result.h"
+#include "bench/workload_spec.h"
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+
+namespace dmindex::bench {
+
+using FabricFactory = std::function<Result<std::unique_ptr<fabric::Fabric>>()>;
+using IndexFactory = std::function<Result<std::unique_ptr<Index>>(
+    std::string_view design, fabric::Fabric& fabric, const IndexOptions& options)>;
+
+// A design as the command line names it: "sherman" or "sherman:hocl=off:combine=on".
+struct DesignChoice {
+  std::string label;  // as given
+  std::string name;   // registry name
+  std::map<std::string, std::string> knobs;
+};
+Result<DesignChoice> ParseDesignChoice(std::string_view text);
+
+struct RunConfig {
+  uint64_t keys = 200'000;  // bulk-loaded records
+  uint64_t warmup_ops = 0;  // total over all threads
+  uint64_t ops = 0;         // measured operations in total; 0: run for `seconds`
+  double seconds = 2.0;
+  uint32_t threads = 2;
+  uint64_t seed = 42;
+  IndexOptions index;       // knobs are replaced by the design's
+};
+
+class Runner {
+ public:
+  Runner(FabricFactory fabrics, IndexFactory indexes, const std::atomic<bool>& interrupt,
+         Progress& progress)
+      : fabrics_(std::move(fabrics)), indexes_(std::move(indexes)), interrupt_(interrupt),
+        progress_(progress) {}
+
+  // A Status when the run cannot start (no fabric, unknown knob, bulk load refused);
+  // otherwise a result, whose error / verify_error say whether the index behaved.
+  Result<RunResult> Run(const DesignChoice& design, const WorkloadSpec& spec,
+                        const RunConfig& config);
+
+ private:
+  Status InBackground(const std::string& label, std::function<Status()> work);
+
+  FabricFactory fabrics_;
+  IndexFactory indexes_;
+  const std::atomic<bool>& interrupt_;
+  Progress& progress_;
+};
+
+}  // namespace dmindex::bench

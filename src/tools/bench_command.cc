@@ -1,0 +1,193 @@
+// `dmindex bench`: runs YCSB and DEX workloads on every design (or those named) and prints a
+// side-by-side table; JSON/CSV on request. Flags map onto bench::BenchOptions; the logic
+// lives in src/bench/.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "bench/bench_plan.h"
+#include "bench/interrupt.h"
+#include "bench/report.h"
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "tools/commands.h"
+
+namespace dmindex::tools {
+namespace {
+
+struct BenchFlags {
+  bench::BenchOptions options;
+  uint64_t keys = 0, ops = 0;
+  double seconds = 0, cache_mb = 0, cache_pct = 0, theta = 0;
+  CLI::Option *keys_opt = nullptr, *ops_opt = nullptr, *seconds_opt = nullptr;
+  CLI::Option *cache_mb_opt = nullptr, *cache_pct_opt = nullptr, *theta_opt = nullptr;
+  uint16_t memory_nodes = 2;
+  double latency_us = 0;
+  double bandwidth_gbps = 0;
+  std::vector<std::string> memservers;
+  std::string json_path, csv_path;
+  bool list = false;
+};
+
+[[noreturn]] void Fail(const std::string& message, int code) {
+  std::cerr << "dmindex bench: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+bench::FabricFactory InProcFactory(const BenchFlags& f, uint64_t max_keys) {
+  fabric::InProcOptions o;
+  o.memory_nodes = f.memory_nodes;
+  // Reserved, not touched: generous room for the tree and whatever the run inserts.
+  o.pool_bytes = std::max<uint64_t>(4ull << 30, max_keys * bench::kBytesPerRecord * 64 / f.memory_nodes);
+  o.round_trip_ns = static_cast<uint64_t>(f.latency_us * 1000);
+  o.bandwidth_gbps = f.bandwidth_gbps;
+  return [o]() -> Result<std::unique_ptr<fabric::Fabric>> {
+    auto made = fabric::InProcFabric::Create(o);
+    if (!made.ok()) return made.status();
+    return std::unique_ptr<fabric::Fabric>(std::move(made).value());
+  };
+}
+
+std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
+  const bench::RunConfig& c = plan.runs.front().config;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "# dmindex bench: %s, %llu keys, %u threads, %u compute node(s), cache %.2f MB per "
+                "compute node, %u B nodes, warmup %llu ops, %s per run, seed %llu\n",
+                f.memservers.empty()
+                    ? ("in-process fabric (" + std::to_string(f.memory_nodes) + " memory nodes, " +
+                       std::to_string(f.latency_us) + " us round trip)").c_str()
+                    : "UCX fabric",
+                static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
+                c.index.cache_bytes / 1048576.0, c.index.node_bytes,
+                static_cast<unsigned long long>(c.warmup_ops),
+                c.ops ? (std::to_string(c.ops) + " ops").c_str()
+                      : (std::to_string(c.seconds) + " s").c_str(),
+                static_cast<unsigned long long>(c.seed));
+  return line;
+}
+
+void Run(BenchFlags& f) {
+  bench::BenchOptions& o = f.options;
+  if (f.list) {
+    std::cout << "designs:";
+    for (const std::string& d : designs::DesignNames()) std::cout << " " << d;
+    std::cout << "\nworkloads:";
+    for (const std::string& w : bench::WorkloadNames()) std::cout << " " << w;
+    std::cout << "\n";
+    return;
+  }
+  if (*f.keys_opt) o.keys = f.keys;
+  if (*f.ops_opt) o.ops = f.ops;
+  if (*f.seconds_opt) o.seconds = f.seconds;
+  if (*f.cache_mb_opt) o.cache_mb = f.cache_mb;
+  if (*f.cache_pct_opt) o.cache_pct = f.cache_pct;
+  if (*f.theta_opt) o.theta = f.theta;
+  auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
+  if (!plan.ok()) Fail(plan.status().message(), 2);
+  if (!f.memservers.empty())
+    Fail("--memservers: the UCX fabric is not available in this build yet; run without it to "
+         "use the in-process fabric", 2);
+  uint64_t max_keys = 0;
+  for (const auto& run : plan->runs) max_keys = std::max(max_keys, run.config.keys);
+
+  const bool tty = isatty(STDERR_FILENO);
+  bench::ScopedInterruptHandler interrupt;
+  bench::Progress progress(tty);
+  bench::Runner runner(InProcFactory(f, max_keys), &designs::MakeIndex, interrupt.flag(), progress);
+  std::cout << Describe(f, *plan) << std::flush;
+  std::vector<bench::RunResult> results;
+  std::string setup_error;
+  for (size_t i = 0; i < plan->runs.size() && !interrupt.flag().load(); ++i) {
+    const bench::PlannedRun& run = plan->runs[i];
+    auto r = runner.Run(run.design, run.workload, run.config);
+    if (!r.ok()) {
+      setup_error = run.design.label + " " + run.workload.name + ": " + r.status().ToString();
+      break;
+    }
+    if (tty)
+      std::fprintf(stderr, "[%zu/%zu] %s %s: %.3f Mops/s%s\n", i + 1, plan->runs.size(),
+                   run.design.label.c_str(), run.workload.name.c_str(), r->throughput_ops() / 1e6,
+                   r->ok() ? "" : ", FAILED");
+    results.push_back(std::move(r).value());
+  }
+  std::cout << bench::FormatTable(results, plan->baseline) << std::flush;
+  if (!f.json_path.empty())
+    if (Status s = bench::WriteJson(f.json_path, results); !s.ok()) Fail(s.message(), 1);
+  if (!f.csv_path.empty())
+    if (Status s = bench::WriteCsv(f.csv_path, results); !s.ok()) Fail(s.message(), 1);
+
+  bool failed = !setup_error.empty();
+  if (failed) std::cerr << "dmindex bench: run could not start: " << setup_error << "\n";
+  for (const bench::RunResult& r : results) {
+    if (!r.error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
+                                    << ": OPERATION FAILED: " << r.error << "\n";
+    if (!r.verify_error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
+                                           << ": TREE CHECK FAILED: " << r.verify_error << "\n";
+    failed |= !r.ok();
+  }
+  if (failed) throw CLI::RuntimeError(1);
+  if (interrupt.flag().load()) {
+    std::cerr << "dmindex bench: interrupted; the table shows what was measured\n";
+    throw CLI::RuntimeError(130);
+  }
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  bench::BenchOptions& o = f->options;
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Run YCSB / DEX workloads on the index designs and compare them side by side");
+  cmd->add_option("--design", o.designs,
+                  "Designs to run, comma-separated; knobs as name:knob=value:knob=value "
+                  "(default: every registered design)")->delimiter(',');
+  cmd->add_option("--workload", o.workloads,
+                  "Workloads, comma-separated: ycsb-a..ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, "
+                  "dex-ii, dex-si, insert-only (default: ycsb-c,ycsb-a unless -P is given)")
+      ->delimiter(',');
+  cmd->add_option("-P", o.workload_files, "YCSB workload property file (repeatable)");
+  cmd->add_option("-p", o.properties, "YCSB property key=value applied to every workload (repeatable)");
+  f->keys_opt = cmd->add_option("--keys", f->keys, "Records bulk-loaded before each run "
+                                "(default: recordcount of a -P file, else 200000)");
+  cmd->add_option("--warmup-ops", o.warmup_ops, "Operations run before measuring")->capture_default_str();
+  f->ops_opt = cmd->add_option("--ops", f->ops, "Measured operations per run, over all threads")
+                   ->check(CLI::PositiveNumber);
+  f->seconds_opt = cmd->add_option("--duration", f->seconds, "Seconds measured per run (default 2)")
+                       ->check(CLI::PositiveNumber)->excludes(f->ops_opt);
+  cmd->add_option("--threads", o.threads, "Client threads")->capture_default_str()->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--compute-nodes", o.compute_nodes,
+                  "Logical compute nodes (each with its own cache); thread t uses node t mod N")->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  f->cache_mb_opt = cmd->add_option("--cache-mb", f->cache_mb, "Cache per compute node, MB")
+                        ->check(CLI::Range(0.0, 1e7));
+  f->cache_pct_opt = cmd->add_option("--cache-pct", f->cache_pct,
+                                     "Cache per compute node, % of keys x 16 B (default 10)")
+                         ->check(CLI::Range(0.0, 1000.0))->excludes(f->cache_mb_opt);
+  cmd->add_option("--node-size", o.node_bytes, "Tree node bytes")->capture_default_str()
+      ->check(CLI::Range(64u, 1u << 20));
+  f->theta_opt = cmd->add_option("--theta", f->theta, "Zipfian theta for every workload, in [0,1) "
+                                 "(default 0.99)")->check(CLI::Range(0.0, 0.999999));
+  cmd->add_option("--seed", o.seed, "Seed of the operation streams")->capture_default_str();
+  cmd->add_option("--baseline", o.baseline, "Design the throughput ratios refer to (default: first)");
+  cmd->add_option("--memory-nodes", f->memory_nodes, "In-process fabric: memory nodes")->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--latency-us", f->latency_us, "In-process fabric: modelled round trip, µs")->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--bandwidth-gbps", f->bandwidth_gbps,
+                  "In-process fabric: modelled bandwidth, Gbit/s (0 = unlimited)")->capture_default_str()
+      ->check(CLI::Range(0.0, 1e5));
+  cmd->add_option("--memservers", f->memservers,
+                  "Run over UCX against these `dmindex memserver` processes (HOST:PORT,...)")
+      ->delimiter(',');
+  cmd->add_option("--json", f->json_path, "Also write the results as JSON to this file");
+  cmd->add_option("--csv", f->csv_path, "Also write the results as CSV to this file");
+  cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
+  cmd->callback([f] { Run(*f); });
+}
+
+}  // namespace dmindex::tools

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Plots `dmindex bench --json` results: throughput and verbs per operation, per design and
+workload. Called by `dmindex plot FILE.json --out FILE.png`; runnable on its own too."""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        records = json.load(f)
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"{path}: expected a non-empty JSON array of bench records")
+    for r in records:
+        for field in ("design", "workload", "throughput_ops", "reads_per_op", "writes_per_op",
+                      "atomics_per_op", "rpcs_per_op"):
+            if field not in r:
+                raise ValueError(f"{path}: a record lacks '{field}'")
+    return records
+
+
+def ordered(values):
+    seen = []
+    for v in values:
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def plot(records, out, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    designs = ordered(r["design"] for r in records)
+    workloads = ordered(r["workload"] for r in records)
+    by = {(r["design"], r["workload"]): r for r in records}
+    width = 0.8 / len(designs)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    fig, (tput, verbs) = plt.subplots(2, 1, figsize=(max(7, 1.6 * len(workloads) * max(1, len(designs) / 2)), 8))
+    for d, design in enumerate(designs):
+        xs = [w + (d - (len(designs) - 1) / 2) * width for w in range(len(workloads))]
+        ys = [by[(design, wl)]["throughput_ops"] / 1e6 if (design, wl) in by else 0 for wl in workloads]
+        bars = tput.bar(xs, ys, width, label=design, color=colors[d % len(colors)])
+        tput.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+    tput.set_ylabel("throughput (Mops/s)")
+    tput.set_xticks(range(len(workloads)), workloads)
+    tput.legend(title="design", fontsize="small")
+    tput.set_title(title or "dmindex bench: throughput")
+    tput.grid(axis="y", alpha=0.3)
+    tput.set_ylim(top=tput.get_ylim()[1] * 1.1)
+
+    kinds = [("reads_per_op", "READ"), ("writes_per_op", "WRITE"), ("atomics_per_op", "CAS/FAA"),
+             ("rpcs_per_op", "RPC")]
+    kind_colors = ["#4c72b0", "#dd8452", "#c44e52", "#8172b3"]
+    tallest = 0.0
+    rotation = 0 if len(designs) <= 3 else 90
+    for d, design in enumerate(designs):
+        xs = [w + (d - (len(designs) - 1) / 2) * width for w in range(len(workloads))]
+        bottom = [0.0] * len(workloads)
+        for k, (field, label) in enumerate(kinds):
+            ys = [by[(design, wl)][field] if (design, wl) in by else 0 for wl in workloads]
+            verbs.bar(xs, ys, width * 0.95, bottom=bottom, color=kind_colors[k],
+                      edgecolor="white", linewidth=0.5, label=label if d == 0 else None)
+            bottom = [b + y for b, y in zip(bottom, ys)]
+        tallest = max([tallest] + bottom)
+        for x, b in zip(xs, bottom):
+            verbs.annotate(f"{design}\n{b:.2f}", (x, b), xytext=(0, 2), textcoords="offset points",
+                           ha="center", va="bottom", fontsize=7, rotation=rotation)
+    verbs.set_ylabel("verbs per operation")
+    verbs.set_xticks(range(len(workloads)), workloads)
+    verbs.legend(title="verb", fontsize="small")
+    verbs.set_title("remote verbs per operation (stacked by kind, one bar per design)")
+    verbs.grid(axis="y", alpha=0.3)
+    verbs.set_ylim(0, max(tallest, 0.1) * (1.25 if rotation == 0 else 1.6))
+
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("json_file")
+    p.add_argument("--out", required=True)
+    p.add_argument("--title", default="")
+    a = p.parse_args()
+    try:
+        records = load(a.json_file)
+    except (OSError, ValueError) as e:
+        print(f"dmindex plot: {e}", file=sys.stderr)
+        return 2
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("dmindex plot: matplotlib is missing for " + sys.executable +
+              " (Debian: apt-get install python3-matplotlib)", file=sys.stderr)
+        return 3
+    plot(records, a.out, a.title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+// `dmindex plot FILE.json --out FILE.png`: draws `dmindex bench --json` results with
+// src/tools/plot.py under Debian's python3 and its python3-matplotlib.
+#include <CLI/CLI.hpp>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "tools/commands.h"
+
+extern char** environ;
+
+namespace dmindex::tools {
+namespace {
+
+struct PlotFlags {
+  std::string json_path;
+  std::string out_path;
+  std::string title;
+  std::string python;
+  std::string script;
+};
+
+[[noreturn]] void Fail(const std::string& message, int code) {
+  std::cerr << "dmindex plot: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+// plot.py beside the executable (an installed tool) or in the source tree it was built from.
+std::string FindScript() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && std::filesystem::exists(exe.parent_path() / "plot.py"))
+    return (exe.parent_path() / "plot.py").string();
+  return DMINDEX_PLOT_SCRIPT;
+}
+
+// Debian's interpreter is the one python3-matplotlib installs into; another python3 earlier
+// on PATH (pyenv, a venv) usually lacks it.
+std::string DefaultPython() {
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+int Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int err = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (err != 0) Fail("cannot run '" + argv[0] + "': " + std::strerror(err), 1);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+void Run(const PlotFlags& f) {
+  if (!std::filesystem::exists(f.json_path)) Fail("no such file: " + f.json_path, 2);
+  const std::string script = f.script.empty() ? FindScript() : f.script;
+  if (!std::filesystem::exists(script)) Fail("plot script not found at " + script, 1);
+  std::vector<std::string> argv = {f.python.empty() ? DefaultPython() : f.python, script,
+                                   f.json_path, "--out", f.out_path};
+  if (!f.title.empty()) argv.insert(argv.end(), {"--title", f.title});
+  if (int code = Spawn(argv); code != 0) throw CLI::RuntimeError(code);  // plot.py said why
+  std::cout << "wrote " << f.out_path << "\n";
+}
+
+}  // namespace
+
+void AddPlotCommand(CLI::App& app) {
+  auto f = std::make_shared<PlotFlags>();
+  CLI::App* cmd = app.add_subcommand("plot", "Plot `dmindex bench --json` results: throughput "
+                                             "and verbs per operation per design and workload");
+  cmd->add_option("json", f->json_path, "Results written by dmindex bench --json")->required();
+  cmd->add_option("--out", f->out_path, "PNG (or PDF, SVG) to write")->required();
+  cmd->add_option("--title", f->title, "Title of the throughput panel");
+  cmd->add_option("--python", f->python, "Python interpreter with matplotlib (default: Debian's /usr/bin/python3)");
+  cmd->add_option("--script", f->script, "plot.py to use (default: the one shipped with dmindex)");
+  cmd->callback([f] { Run(*f); });
+}
+
+}  // namespace dmindex::tools

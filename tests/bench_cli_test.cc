@@ -1,0 +1,152 @@
+// `dmindex bench` and `dmindex plot` as a user meets them: bad flags and values give a clear
+// message and a non-zero exit; a short run prints the table, writes JSON/CSV and checks trees.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct ToolRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+// Runs the tool with `args`, in an environment prefixed by `env` (e.g. "PYTHONPATH=/x").
+ToolRun RunTool(const std::string& args, const std::string& env = "") {
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(DMINDEX_TOOL_PATH) +
+                    " " + args + " 2>&1 </dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ToolRun r{-1, ""};
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+void ExpectError(const std::string& args, const std::string& message) {
+  ToolRun r = RunTool(args);
+  EXPECT_NE(r.exit_code, 0) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("dmx_cli_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+TEST(BenchCli, HelpDocumentsEveryFlag) {
+  ToolRun r = RunTool("bench --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* flag : {"--design", "--workload", "-P", "--keys", "--warmup-ops", "--ops",
+                           "--duration", "--threads", "--compute-nodes", "--cache-mb", "--cache-pct",
+                           "--node-size", "--theta", "--seed", "--latency-us", "--bandwidth-gbps",
+                           "--memservers", "--baseline", "--json", "--csv"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
+TEST(BenchCli, BadFlagsAndValuesAreClearErrors) {
+  ExpectError("bench --threads 0", "--threads");
+  ExpectError("bench --threads many", "--threads");
+  ExpectError("bench --ops 100 --duration 1", "--duration");
+  ExpectError("bench --cache-mb 1 --cache-pct 5", "--cache");
+  ExpectError("bench --theta 1.5", "--theta");
+  ExpectError("bench --no-such-flag", "no-such-flag");
+  ExpectError("bench --workload ycsb-q", "unknown workload 'ycsb-q'");
+  ExpectError("bench -P /nonexistent/workloada", "/nonexistent/workloada");
+  ExpectError("bench --design no-such-design", "no-such-design");
+  std::string bad = TempPath("malformed");
+  std::ofstream(bad) << "# a YCSB file with a typo\nreadproportion 0.5\n";
+  ExpectError("bench -P " + bad, "malformed");
+  std::filesystem::remove(bad);
+}
+
+std::vector<std::string> Designs() {
+  ToolRun r = RunTool("bench --list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(r.output.substr(0, r.output.find('\n')));
+  std::string word;
+  std::vector<std::string> designs;
+  in >> word;  // "designs:"
+  while (in >> word) designs.push_back(word);
+  return designs;
+}
+
+TEST(BenchCli, ShortRunPrintsTableAndWritesJsonAndCsv) {
+  std::vector<std::string> designs = Designs();
+  if (designs.empty()) GTEST_SKIP() << "no design registered in this build yet";
+  const std::string json = TempPath("out.json"), csv = TempPath("out.csv");
+  ToolRun r = RunTool("bench --design " + designs.front() +
+                      " --workload ycsb-c,ycsb-d --keys 5000 --ops 4000 --warmup-ops 500 "
+                      "--threads 2 --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Mops/s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ycsb-d"), std::string::npos) << r.output;
+  nlohmann::json all = nlohmann::json::parse(std::ifstream(json));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]["design"], designs.front());
+  EXPECT_EQ(all[0]["ops"], 4000);
+  EXPECT_EQ(all[1]["verified"], true);
+  EXPECT_GT(all[0]["throughput_ops"].get<double>(), 0);
+  std::ifstream in(csv);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 3);
+  std::filesystem::remove(json);
+  std::filesystem::remove(csv);
+}
+
+}  // namespace
+
+namespace {
+
+constexpr const char* kResults = R"([
+  {"design":"a","workload":"ycsb-c","throughput_ops":2e6,"reads_per_op":3,"writes_per_op":0,
+   "atomics_per_op":0,"rpcs_per_op":0},
+  {"design":"b","workload":"ycsb-c","throughput_ops":1e6,"reads_per_op":2,"writes_per_op":1,
+   "atomics_per_op":0.5,"rpcs_per_op":0.1}])";
+
+TEST(PlotCli, WritesAPng) {
+  const std::string json = TempPath("plot.json"), png = TempPath("plot.png");
+  std::ofstream(json) << kResults;
+  ToolRun r = RunTool("plot " + json + " --out " + png);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(png, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  EXPECT_GT(std::filesystem::file_size(png), 10'000u);
+  std::filesystem::remove(json);
+  std::filesystem::remove(png);
+}
+
+TEST(PlotCli, ClearErrors) {
+  const std::string json = TempPath("plot2.json");
+  ExpectError("plot " + json + " --out x.png", "no such file");
+  std::ofstream(json) << "{\"not\": \"a list\"}";
+  ExpectError("plot " + json + " --out x.png", "JSON array");
+  ExpectError("plot " + json, "--out");
+  std::ofstream(json) << kResults;
+  ExpectError("plot " + json + " --out x.png --python /nonexistent/python3", "cannot run");
+  // An interpreter whose matplotlib cannot be imported: a stub package that refuses to load.
+  const std::string stub = TempPath("stub");
+  std::filesystem::create_directories(stub + "/matplotlib");
+  std::ofstream(stub + "/matplotlib/__init__.py") << "raise ImportError('stubbed out')\n";
+  ToolRun r = RunTool("plot " + json + " --out " + TempPath("x.png"), "PYTHONPATH=" + stub);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("matplotlib is missing"), std::string::npos) << r.output;
+  std::filesystem::remove_all(stub);
+  std::filesystem::remove(json);
+}
+
+}  // namespace

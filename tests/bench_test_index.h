@@ -1,0 +1,129 @@
+// A test-only Index for the bench driver's tests (never registered as a design): an ordered
+// map under a shared mutex, which also issues one fabric verb per operation so that the
+// driver's verb accounting has something exact to count, and can be told to misbehave so
+// that the driver's checks have something to catch.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <vector>
+
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+#include "fabric/rpc.h"
+
+namespace dmindex::testing {
+
+struct TestIndexFaults {
+  uint64_t drop_every_nth_insert = 0;     // silently lose inserts
+  uint64_t corrupt_every_nth_update = 0;  // store a value that belongs to no key
+  std::vector<Key>* keys_at_end = nullptr;  // receives the final key set when the index dies
+};
+
+class TestIndex final : public Index {
+ public:
+  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults) : fabric_(fabric), faults_(faults) {}
+  ~TestIndex() override {
+    if (faults_.keys_at_end == nullptr) return;
+    faults_.keys_at_end->clear();
+    for (const auto& [key, value] : map_) faults_.keys_at_end->push_back(key);
+  }
+
+  std::string design() const override { return "test-map"; }
+
+  Status BulkLoad(std::span<const KeyValue> sorted) override {
+    std::unique_lock lock(mu_);
+    if (!map_.empty()) return Status::InvalidArgument("not empty");
+    for (const KeyValue& kv : sorted) map_.emplace_hint(map_.end(), kv.key, kv.value);
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<Session>> OpenSession(uint32_t) override;
+
+  IndexStats Stats() const override {
+    IndexStats s;
+    s.cache_hits = hits_.load();
+    s.cache_misses = misses_.load();
+    s.cache_bytes = 4096;
+    s.pool_bytes = 1 << 20;
+    return s;
+  }
+
+ private:
+  friend class TestSession;
+  fabric::Fabric& fabric_;
+  const TestIndexFaults faults_;
+  mutable std::shared_mutex mu_;
+  std::map<Key, Value> map_;
+  std::atomic<uint64_t> hits_{0}, misses_{0}, inserts_{0}, updates_{0};
+};
+
+class TestSession final : public Session {
+ public:
+  TestSession(TestIndex& index, std::unique_ptr<fabric::Endpoint> ep, GlobalAddress word)
+      : index_(index), ep_(std::move(ep)), word_(word) {}
+
+  Status Lookup(Key key, Value* value) override {
+    DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
+    ++index_.hits_;
+    std::shared_lock lock(index_.mu_);
+    auto it = index_.map_.find(key);
+    if (it == index_.map_.end()) return Status::NotFound();
+    *value = it->second;
+    return Status::Ok();
+  }
+  Status Insert(Key key, Value value) override {
+    DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
+    const uint64_t n = ++index_.inserts_;
+    if (index_.faults_.drop_every_nth_insert && n % index_.faults_.drop_every_nth_insert == 0)
+      return Status::Ok();
+    std::unique_lock lock(index_.mu_);
+    index_.map_[key] = value;
+    return Status::Ok();
+  }
+  Status Update(Key key, Value value) override {
+    DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
+    const uint64_t n = ++index_.updates_;
+    if (index_.faults_.corrupt_every_nth_update && n % index_.faults_.corrupt_every_nth_update == 0)
+      value ^= 0xFFFF;
+    std::unique_lock lock(index_.mu_);
+    auto it = index_.map_.find(key);
+    if (it == index_.map_.end()) return Status::NotFound();
+    it->second = value;
+    return Status::Ok();
+  }
+  Status Delete(Key key) override {
+    std::unique_lock lock(index_.mu_);
+    return index_.map_.erase(key) ? Status::Ok() : Status::NotFound();
+  }
+  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
+    DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
+    ++index_.misses_;
+    out->clear();
+    std::shared_lock lock(index_.mu_);
+    for (auto it = index_.map_.lower_bound(start); it != index_.map_.end() && out->size() < count; ++it)
+      out->push_back({it->first, it->second});
+    return Status::Ok();
+  }
+
+ private:
+  TestIndex& index_;
+  std::unique_ptr<fabric::Endpoint> ep_;
+  GlobalAddress word_;
+  uint64_t scratch_ = 0;
+};
+
+inline Result<std::unique_ptr<Session>> TestIndex::OpenSession(uint32_t) {
+  auto ep = fabric_.Connect();
+  if (!ep.ok()) return ep.status();
+  fabric::RpcReply reply;
+  DMX_RETURN_IF_ERROR((*ep)->Call(0, fabric::rpc_op::kAllocChunk, {}, &reply));
+  uint64_t offset = 0;
+  fabric::ReadPod(reply, 0, &offset);
+  return std::unique_ptr<Session>(
+      std::make_unique<TestSession>(*this, std::move(ep).value(), GlobalAddress(0, offset)));
+}
+
+}  // namespace dmindex::testing
