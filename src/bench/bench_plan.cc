@@ -100,7 +100,6 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;
       c.index.cache_bytes = CacheBytes(o, c.keys);
-      c.index.name = "bench-" + design.name;
       plan.runs.push_back(std::move(run));
     }
   }

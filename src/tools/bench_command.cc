@@ -12,8 +12,8 @@
 #include "bench/interrupt.h"
 #include "bench/report.h"
 #include "designs/registry.h"
-#include "fabric/inproc/inproc_fabric.h"
 #include "tools/commands.h"
+#include "tools/fabric_flags.h"
 
 namespace dmindex::tools {
 namespace {
@@ -24,31 +24,20 @@ struct BenchFlags {
   double seconds = 0, cache_mb = 0, cache_pct = 0, theta = 0;
   CLI::Option *keys_opt = nullptr, *ops_opt = nullptr, *seconds_opt = nullptr;
   CLI::Option *cache_mb_opt = nullptr, *cache_pct_opt = nullptr, *theta_opt = nullptr;
-  uint16_t memory_nodes = 2;
-  double latency_us = 0;
-  double bandwidth_gbps = 0;
-  std::vector<std::string> memservers;
+  FabricFlags fabric;
   std::string json_path, csv_path;
   bool list = false;
 };
 
+std::string Fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 [[noreturn]] void Fail(const std::string& message, int code) {
   std::cerr << "dmindex bench: " << message << "\n";
   throw CLI::RuntimeError(code);
-}
-
-bench::FabricFactory InProcFactory(const BenchFlags& f, uint64_t max_keys) {
-  fabric::InProcOptions o;
-  o.memory_nodes = f.memory_nodes;
-  // Reserved, not touched: generous room for the tree and whatever the run inserts.
-  o.pool_bytes = std::max<uint64_t>(4ull << 30, max_keys * bench::kBytesPerRecord * 64 / f.memory_nodes);
-  o.round_trip_ns = static_cast<uint64_t>(f.latency_us * 1000);
-  o.bandwidth_gbps = f.bandwidth_gbps;
-  return [o]() -> Result<std::unique_ptr<fabric::Fabric>> {
-    auto made = fabric::InProcFabric::Create(o);
-    if (!made.ok()) return made.status();
-    return std::unique_ptr<fabric::Fabric>(std::move(made).value());
-  };
 }
 
 std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
@@ -57,10 +46,10 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   std::snprintf(line, sizeof line,
                 "# dmindex bench: %s, %llu keys, %u threads, %u compute node(s), cache %.2f MB per "
                 "compute node, %u B nodes, warmup %llu ops, %s per run, seed %llu\n",
-                f.memservers.empty()
-                    ? ("in-process fabric (" + std::to_string(f.memory_nodes) + " memory nodes, " +
-                       std::to_string(f.latency_us) + " us round trip)").c_str()
-                    : "UCX fabric",
+                f.fabric.memservers.empty()
+                    ? ("in-process fabric (" + std::to_string(f.fabric.memory_nodes) +
+                       " memory nodes, " + Fixed(f.fabric.latency_us) + " us round trip)").c_str()
+                    : ("UCX fabric (memory servers " + f.fabric.memservers + ")").c_str(),
                 static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
                 c.index.cache_bytes / 1048576.0, c.index.node_bytes,
                 static_cast<unsigned long long>(c.warmup_ops),
@@ -88,22 +77,24 @@ void Run(BenchFlags& f) {
   if (*f.theta_opt) o.theta = f.theta;
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
-  if (!f.memservers.empty())
-    Fail("--memservers: the UCX fabric is not available in this build yet; run without it to "
-         "use the in-process fabric", 2);
-  uint64_t max_keys = 0;
-  for (const auto& run : plan->runs) max_keys = std::max(max_keys, run.config.keys);
+  // Fail on fabric flags before any run starts.
+  if (auto probe = f.fabric.Open(); !probe.ok()) Fail(probe.status().message(), 2);
 
   const bool tty = isatty(STDERR_FILENO);
   bench::ScopedInterruptHandler interrupt;
   bench::Progress progress(tty);
-  bench::Runner runner(InProcFactory(f, max_keys), &designs::MakeIndex, interrupt.flag(), progress);
+  bench::Runner runner([&f] { return f.fabric.Open(); }, &designs::MakeIndex, interrupt.flag(),
+                       progress);
   std::cout << Describe(f, *plan) << std::flush;
   std::vector<bench::RunResult> results;
   std::string setup_error;
   for (size_t i = 0; i < plan->runs.size() && !interrupt.flag().load(); ++i) {
     const bench::PlannedRun& run = plan->runs[i];
-    auto r = runner.Run(run.design, run.workload, run.config);
+    // Every run builds a new index; over --memservers the servers' catalog still holds the
+    // earlier ones, so each gets a name of its own.
+    bench::RunConfig config = run.config;
+    config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
+    auto r = runner.Run(run.design, run.workload, config);
     if (!r.ok()) {
       setup_error = run.design.label + " " + run.workload.name + ": " + r.status().ToString();
       break;
@@ -174,16 +165,7 @@ void AddBenchCommand(CLI::App& app) {
                                  "(default 0.99)")->check(CLI::Range(0.0, 0.999999));
   cmd->add_option("--seed", o.seed, "Seed of the operation streams")->capture_default_str();
   cmd->add_option("--baseline", o.baseline, "Design the throughput ratios refer to (default: first)");
-  cmd->add_option("--memory-nodes", f->memory_nodes, "In-process fabric: memory nodes")->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--latency-us", f->latency_us, "In-process fabric: modelled round trip, µs")->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--bandwidth-gbps", f->bandwidth_gbps,
-                  "In-process fabric: modelled bandwidth, Gbit/s (0 = unlimited)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1e5));
-  cmd->add_option("--memservers", f->memservers,
-                  "Run over UCX against these `dmindex memserver` processes (HOST:PORT,...)")
-      ->delimiter(',');
+  f->fabric.AddTo(*cmd);
   cmd->add_option("--json", f->json_path, "Also write the results as JSON to this file");
   cmd->add_option("--csv", f->csv_path, "Also write the results as CSV to this file");
   cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
