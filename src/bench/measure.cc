@@ -2,6 +2,7 @@
 
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -168,8 +169,11 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const 
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - phase.start()).count();
     if (options.ops == 0 && elapsed >= duration.count()) phase.Stop();
-    progress.Bar(options.label, options.ops ? static_cast<double>(phase.done()) / options.ops
-                                            : elapsed / duration.count());
+    const double done = static_cast<double>(phase.done());
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.3f Mops/s", elapsed > 0 ? done / elapsed / 1e6 : 0.0);
+    progress.Bar(options.label, options.ops ? done / static_cast<double>(options.ops)
+                                            : elapsed / duration.count(), rate);
   }
   for (std::thread& th : threads) th.join();
   progress.Clear();

@@ -18,14 +18,14 @@ void Progress::Draw(const std::string& text) {
   drawn_ = true;
 }
 
-void Progress::Bar(const std::string& label, double fraction) {
+void Progress::Bar(const std::string& label, double fraction, const std::string& detail) {
   if (!enabled_ || !Due()) return;
   constexpr int kWidth = 30;
   fraction = std::clamp(fraction, 0.0, 1.0);
   const int filled = static_cast<int>(fraction * kWidth);
   std::string bar = label + " [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
   bar += std::to_string(static_cast<int>(fraction * 100)) + "%";
-  Draw(bar);
+  Draw(detail.empty() ? bar : bar + "  " + detail);
 }
 
 void Progress::Spin(const std::string& label) {

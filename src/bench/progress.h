@@ -15,7 +15,7 @@ class Progress {
   ~Progress() { Clear(); }
 
   // A bar for a phase whose length is known; fraction in [0, 1]. Redraws at most 10x/s.
-  void Bar(const std::string& label, double fraction);
+  void Bar(const std::string& label, double fraction, const std::string& detail = "");
   // A spinner with elapsed time, for a phase whose length is unknown (the bulk load).
   void Spin(const std::string& label);
   // Erases the line, so the next output starts clean.

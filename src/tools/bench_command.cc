@@ -53,8 +53,7 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
                 static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
                 c.index.cache_bytes / 1048576.0, c.index.node_bytes,
                 static_cast<unsigned long long>(c.warmup_ops),
-                c.ops ? (std::to_string(c.ops) + " ops").c_str()
-                      : (std::to_string(c.seconds) + " s").c_str(),
+                c.ops ? (std::to_string(c.ops) + " ops").c_str() : (Fixed(c.seconds) + " s").c_str(),
                 static_cast<unsigned long long>(c.seed));
   return line;
 }
