@@ -125,6 +125,19 @@ TEST(LinearizabilityChecker, ManyConcurrentWritersStaySmall) {
   EXPECT_TRUE(r.ok()) << r.ToString();
 }
 
+TEST(LinearizabilityChecker, GivesUpLoudlyWhenTheSearchBudgetRunsOut) {
+  // Many overlapping writes of distinct values and a final read: linearizable, but only after
+  // trying orders. With a budget of a few steps the checker must say "inconclusive", not "ok".
+  std::vector<Operation> ops;
+  for (uint32_t t = 0; t < 8; ++t) ops.push_back(Put(1, 10 + t, 0, 100, t));
+  ops.push_back(Get(1, 10, 200, 210));
+  EXPECT_TRUE(CheckLinearizability(Hist(ops)).ok());
+  LinearizabilityOptions tiny;
+  tiny.max_steps_per_key = 3;
+  CheckReport r = CheckLinearizability(Hist(ops), tiny);
+  EXPECT_TRUE(HasViolation(r, "search budget exhausted", 1)) << r.ToString();
+}
+
 // --- Scans ---
 
 TEST(ScanChecker, AcceptsCorrectScans) {
