@@ -64,6 +64,11 @@ class Node {
     }
     return lo;
   }
+  // Leaf: true if k is present, at *pos (else *pos is where it would go).
+  bool Find(Key k, uint32_t* pos) const {
+    *pos = LowerBound(k);
+    return *pos < count() && key(*pos) == k;
+  }
   // The child of an inner node responsible for k: the number of separators <= k.
   uint32_t ChildIndex(Key k) const { return k == kMaxKey + 1 ? count() : LowerBound(k + 1); }
 

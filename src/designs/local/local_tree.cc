@@ -63,8 +63,8 @@ bool LocalTree::Lookup(Key key, Value* value) {
     Node* leaf;
     uint64_t v;
     if (!FindLeaf(key, &leaf, &v)) continue;
-    const uint32_t pos = leaf->LowerBound(key);
-    const bool found = pos < leaf->count() && leaf->key(pos) == key;
+    uint32_t pos;
+    const bool found = leaf->Find(key, &pos);
     const Value seen = found ? leaf->value(pos) : 0;
     if (!leaf->lock().Validate(v)) continue;
     if (found) *value = seen;
@@ -72,40 +72,30 @@ bool LocalTree::Lookup(Key key, Value* value) {
   }
 }
 
-bool LocalTree::Update(Key key, Value value) {
+template <typename Change>
+bool LocalTree::ChangeExisting(Key key, Change change) {
   for (int attempt = 0;; NoteRestart(attempt++)) {
     Node* leaf;
     uint64_t v;
     if (!FindLeaf(key, &leaf, &v)) continue;
-    const uint32_t pos = leaf->LowerBound(key);
-    const bool found = pos < leaf->count() && leaf->key(pos) == key;
-    if (!found) {
-      if (leaf->lock().Validate(v)) return false;
+    uint32_t pos;
+    if (!leaf->Find(key, &pos)) {
+      if (leaf->lock().Validate(v)) return false;  // absent in a consistent leaf
       continue;
     }
     if (!leaf->lock().Upgrade(v)) continue;  // success also validates what we read
-    leaf->set_value(pos, value);
+    change(leaf, pos);
     leaf->lock().Unlock();
     return true;
   }
 }
 
+bool LocalTree::Update(Key key, Value value) {
+  return ChangeExisting(key, [value](Node* leaf, uint32_t pos) { leaf->set_value(pos, value); });
+}
+
 bool LocalTree::Delete(Key key) {
-  for (int attempt = 0;; NoteRestart(attempt++)) {
-    Node* leaf;
-    uint64_t v;
-    if (!FindLeaf(key, &leaf, &v)) continue;
-    const uint32_t pos = leaf->LowerBound(key);
-    const bool found = pos < leaf->count() && leaf->key(pos) == key;
-    if (!found) {
-      if (leaf->lock().Validate(v)) return false;
-      continue;
-    }
-    if (!leaf->lock().Upgrade(v)) continue;
-    leaf->RemoveEntry(pos);
-    leaf->lock().Unlock();
-    return true;
-  }
+  return ChangeExisting(key, [](Node* leaf, uint32_t pos) { leaf->RemoveEntry(pos); });
 }
 
 void LocalTree::Upsert(Key key, Value value) {
@@ -135,8 +125,8 @@ bool LocalTree::TryUpsert(Key key, Value value) {
     node = child;
     v = child_version;
   }
-  const uint32_t pos = node->LowerBound(key);
-  const bool present = pos < node->count() && node->key(pos) == key;
+  uint32_t pos;
+  const bool present = node->Find(key, &pos);
   if (!present && node->full()) {
     SplitLocked(parent, parent_version, node, v);
     return false;

@@ -55,6 +55,10 @@ class LocalTree {
   // Optimistic descent to the leaf responsible for `key`; false if the caller must restart.
   bool FindLeaf(Key key, Node** leaf, uint64_t* version) const;
   bool TryUpsert(Key key, Value value);
+  // Update and Delete: applies change(leaf, position) to the leaf holding `key`, under its
+  // lock; false if the key is absent.
+  template <typename Change>
+  bool ChangeExisting(Key key, Change change);
   // Splits `node` (read at `version`, child of `parent` read at `parent_version`, or the
   // root if parent is null). Gives up silently if either changed; the caller restarts anyway.
   void SplitLocked(Node* parent, uint64_t parent_version, Node* node, uint64_t version);
