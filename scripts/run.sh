@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-exec build/dmindex fabric-bench "$@"
+exec build/dmindex bench "$@"

@@ -2,7 +2,6 @@
 // message and a non-zero exit; a short run prints the table, writes JSON/CSV and checks trees.
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,27 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_fabrics.h"
+
 namespace {
 
-struct ToolRun {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-// Runs the tool with `args`, in an environment prefixed by `env` (e.g. "PYTHONPATH=/x").
-ToolRun RunTool(const std::string& args, const std::string& env = "") {
-  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(DMINDEX_TOOL_PATH) +
-                    " " + args + " 2>&1 </dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ToolRun r{-1, ""};
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using dmindex::testing::RunTool;
+using dmindex::testing::ToolRun;
 
 void ExpectError(const std::string& args, const std::string& message) {
   ToolRun r = RunTool(args);
@@ -142,7 +126,9 @@ TEST(PlotCli, ClearErrors) {
   const std::string stub = TempPath("stub");
   std::filesystem::create_directories(stub + "/matplotlib");
   std::ofstream(stub + "/matplotlib/__init__.py") << "raise ImportError('stubbed out')\n";
-  ToolRun r = RunTool("plot " + json + " --out " + TempPath("x.png"), "PYTHONPATH=" + stub);
+  setenv("PYTHONPATH", stub.c_str(), 1);  // inherited by the tool and its python
+  ToolRun r = RunTool("plot " + json + " --out " + TempPath("x.png"));
+  unsetenv("PYTHONPATH");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("matplotlib is missing"), std::string::npos) << r.output;
   std::filesystem::remove_all(stub);
