@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # micro-benchmarks
   libcli11-dev                    # command-line parsing of the dmindex tool
+  libxxhash-dev                   # XXH3 check words of tree nodes (header-only use)
   nlohmann-json3-dev              # JSON output of the bench driver
   python3 python3-matplotlib      # dmindex plot
 )

@@ -3,6 +3,8 @@
 #include <functional>
 
 #include "designs/local/local_index.h"
+#include "designs/naive/naive.h"
+#include "designs/sherman/sherman.h"
 
 namespace dmindex::designs {
 namespace {
@@ -18,6 +20,8 @@ struct Entry {
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
       {"local", MakeLocalIndex},
+      {"naive", MakeNaive},
+      {"sherman", MakeSherman},
   };
   return table;
 }

@@ -1,0 +1,51 @@
+// Encoding and validation of the node header (layout in node_layout.h).
+#pragma once
+
+#include <cstddef>
+
+#include "tree/node_check.h"
+#include "tree/node_layout.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+struct HeaderCodec {
+  using L = NodeLayout<KV>;
+
+  // Writes `h` into the first header_bytes of `image`, check word included.
+  static void Write(const NodeHeader<KV>& h, std::byte* image) {
+    std::memset(image, 0, L::kHeaderBytes);
+    StoreAt(image, L::kVersionOff, h.version);
+    uint64_t meta = uint64_t{h.level} | (uint64_t{h.flags} << 8) | (uint64_t{h.count} << 16);
+    StoreAt(image, L::kMetaOff, meta);
+    StoreAt(image, L::kSiblingOff, h.sibling.raw());
+    StoreAt(image, L::kLeftmostOff, h.leftmost.raw());
+    StoreAt(image, L::kBodyCheckOff, h.body_check);
+    StoreAt(image, L::kLowOff, h.low);
+    StoreAt(image, L::kHighOff, h.high);
+    StoreAt(image, L::kCheckOff, HeaderCheck(image + 8, L::kHeaderBytes - 8));
+  }
+
+  // True if the header's check word matches its content (skipped when !validate).
+  static bool Valid(const std::byte* image) {
+    return LoadAt<uint64_t>(image, L::kCheckOff) == HeaderCheck(image + 8, L::kHeaderBytes - 8);
+  }
+
+  // Decodes the header; false if validation is on and the header is torn or not a node.
+  static bool Read(const std::byte* image, NodeHeader<KV>* h, bool validate) {
+    if (validate && !Valid(image)) return false;
+    h->version = LoadAt<uint64_t>(image, L::kVersionOff);
+    uint64_t meta = LoadAt<uint64_t>(image, L::kMetaOff);
+    h->level = static_cast<uint8_t>(meta);
+    h->flags = static_cast<uint8_t>(meta >> 8);
+    h->count = static_cast<uint16_t>(meta >> 16);
+    h->sibling = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kSiblingOff));
+    h->leftmost = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kLeftmostOff));
+    h->body_check = LoadAt<uint64_t>(image, L::kBodyCheckOff);
+    h->low = LoadAt<typename KV::Key>(image, L::kLowOff);
+    h->high = LoadAt<typename KV::Key>(image, L::kHighOff);
+    return true;
+  }
+};
+
+}  // namespace dmindex::tree

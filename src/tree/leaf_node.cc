@@ -1,0 +1,103 @@
+#include "tree/leaf_node.h"
+
+#include <algorithm>
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+uint32_t LeafCodec<KV>::UsedSlots(const NodeHeader<KV>& h) const {
+  // Clamped: with validation off a torn count must not make a reader run off the image.
+  return h.unsorted() ? l_.leaf_capacity : std::min<uint32_t>(h.count, l_.leaf_capacity);
+}
+
+template <KeyValueTraits KV>
+bool LeafCodec<KV>::ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const {
+  const std::byte* s = image + l_.SlotOffset(slot);
+  return LoadAt<uint64_t>(s, L::kSlotCheckOff) == SlotCheck(s, L::kSlotCheckOff, version, slot);
+}
+
+template <KeyValueTraits KV>
+bool LeafCodec<KV>::ValidSlots(const std::byte* image, const NodeHeader<KV>& h) const {
+  if (!h.unsorted() && h.count > l_.leaf_capacity) return false;
+  const uint32_t n = UsedSlots(h);
+  for (uint32_t i = 0; i < n; ++i)
+    if (!ValidSlot(image, h.version, i)) return false;
+  return true;
+}
+
+template <KeyValueTraits KV>
+int LeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, const Key& key) const {
+  const uint32_t n = UsedSlots(h);
+  if (h.unsorted()) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (KeyAt(image, i) == key) return static_cast<int>(i);
+    return -1;
+  }
+  uint32_t lo = 0, hi = n;  // binary search over the sorted prefix
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (KeyAt(image, mid) < key) lo = mid + 1; else hi = mid;
+  }
+  return lo < n && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
+}
+
+template <KeyValueTraits KV>
+int LeafCodec<KV>::FreeSlot(const std::byte* image, const NodeHeader<KV>& h) const {
+  if (!h.unsorted()) return -1;
+  for (uint32_t i = 0; i < l_.leaf_capacity; ++i)
+    if (KeyAt(image, i) == KV::kNegInf) return static_cast<int>(i);
+  return -1;
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::Collect(const std::byte* image, const NodeHeader<KV>& h,
+                            std::vector<Entry>* out) const {
+  const size_t first = out->size();
+  const uint32_t n = UsedSlots(h);
+  for (uint32_t i = 0; i < n; ++i) {
+    Key k = KeyAt(image, i);
+    if (!(k == KV::kNegInf)) out->push_back({k, ValueAt(image, i)});
+  }
+  if (h.unsorted())
+    std::sort(out->begin() + first, out->end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::EncodeSlot(std::byte* image, uint32_t slot, const Key& key,
+                               const Value& value, uint64_t version) const {
+  std::byte* s = image + l_.SlotOffset(slot);
+  std::memset(s, 0, L::kSlotCheckOff);
+  StoreAt(s, 0, key);
+  StoreAt(s, L::kKeyBytes, value);
+  StoreAt(s, L::kSlotCheckOff, SlotCheck(s, L::kSlotCheckOff, version, slot));
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::EncodeEmptySlot(std::byte* image, uint32_t slot, uint64_t version) const {
+  Value zero;
+  std::memset(&zero, 0, sizeof(zero));
+  EncodeSlot(image, slot, KV::kNegInf, zero, version);
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
+                          bool unsorted) const {
+  std::memset(image, 0, l_.node_bytes);
+  h.count = static_cast<uint16_t>(sorted.size());
+  h.flags = static_cast<uint8_t>((h.flags & ~kFlagUnsortedLeaf) | (unsorted ? kFlagUnsortedLeaf : 0));
+  h.level = 0;
+  h.leftmost = GlobalAddress::Null();
+  h.body_check = 0;
+  HeaderCodec<KV>::Write(h, image);
+  for (uint32_t i = 0; i < l_.leaf_capacity; ++i) {
+    if (i < sorted.size())
+      EncodeSlot(image, i, sorted[i].key, sorted[i].value, h.version);
+    else
+      EncodeEmptySlot(image, i, h.version);
+  }
+}
+
+template class LeafCodec<U64KV>;
+
+}  // namespace dmindex::tree

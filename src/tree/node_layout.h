@@ -1,0 +1,120 @@
+// Byte layout of a tree node in remote memory, shared by every B+-tree design.
+//
+// A node is `node_bytes` (1 KB by default) and starts with a header:
+//
+//   +0   check      hash of header bytes [8, header_bytes): detects a torn or foreign header
+//   +8   version    stamp of the last whole-node write (fresh random value per write)
+//   +16  meta       level (8 bits) | flags (8 bits) | count (16 bits)
+//   +24  sibling    right sibling at the same level (B-link), null for the rightmost node
+//   +32  leftmost   internal nodes: child left of the first separator; leaves: null
+//   +40  body_check internal nodes: hash of the used entries and the version; leaves: 0
+//   +48  low fence  (key, inclusive)
+//   +..  high fence (key, exclusive)
+//
+// Leaves follow with `leaf_capacity` slots of [key | value | check]; a slot's check word is a
+// hash of (key, value, node version, slot index), so a reader can validate every slot it
+// relies on, and an entry-level write-back (Sherman's two-level version) rewrites one slot
+// without touching the header. Internal nodes follow with sorted [key | child] entries covered
+// by body_check, because they are only ever written whole. See docs/SYNCHRONIZATION.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "dmindex/global_address.h"
+#include "dmindex/status.h"
+#include "tree/key_traits.h"
+
+namespace dmindex::tree {
+
+template <typename T>
+inline T LoadAt(const std::byte* image, uint32_t offset) {
+  T v;
+  std::memcpy(&v, image + offset, sizeof(T));
+  return v;
+}
+template <typename T>
+inline void StoreAt(std::byte* image, uint32_t offset, const T& v) {
+  std::memcpy(image + offset, &v, sizeof(T));
+}
+
+// Header flags.
+inline constexpr uint8_t kFlagUnsortedLeaf = 1;  // every slot encoded; entries in any slot
+inline constexpr uint8_t kFlagDead = 2;          // node left the tree; readers must restart
+
+template <KeyValueTraits KV>
+struct NodeHeader {
+  using Key = typename KV::Key;
+  uint64_t version = 0;
+  uint8_t level = 0;  // 0 = leaf
+  uint8_t flags = 0;
+  uint16_t count = 0;  // internal: separators; sorted leaf: entries; unsorted leaf: unused
+  GlobalAddress sibling;
+  GlobalAddress leftmost;
+  uint64_t body_check = 0;
+  Key low = KV::kNegInf;
+  Key high = KV::kPosInf;
+
+  bool is_leaf() const { return level == 0; }
+  bool dead() const { return (flags & kFlagDead) != 0; }
+  bool unsorted() const { return (flags & kFlagUnsortedLeaf) != 0; }
+  // B-link: a key at or beyond the high fence lives further right.
+  bool BeyondHigh(const Key& k) const { return !(k < high); }
+  bool Covers(const Key& k) const { return !(k < low) && k < high; }
+};
+
+template <KeyValueTraits KV>
+struct NodeLayout {
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+
+  static constexpr uint32_t Round8(size_t n) { return static_cast<uint32_t>((n + 7) / 8 * 8); }
+  static constexpr uint32_t kKeyBytes = Round8(sizeof(Key));
+  static constexpr uint32_t kValueBytes = Round8(sizeof(Value));
+
+  static constexpr uint32_t kCheckOff = 0;
+  static constexpr uint32_t kVersionOff = 8;
+  static constexpr uint32_t kMetaOff = 16;
+  static constexpr uint32_t kSiblingOff = 24;
+  static constexpr uint32_t kLeftmostOff = 32;
+  static constexpr uint32_t kBodyCheckOff = 40;
+  static constexpr uint32_t kLowOff = 48;
+  static constexpr uint32_t kHighOff = kLowOff + kKeyBytes;
+  static constexpr uint32_t kHeaderBytes = kHighOff + kKeyBytes;
+
+  static constexpr uint32_t kSlotBytes = kKeyBytes + kValueBytes + 8;  // leaf: key, value, check
+  static constexpr uint32_t kSlotCheckOff = kKeyBytes + kValueBytes;
+  static constexpr uint32_t kEntryBytes = kKeyBytes + 8;               // internal: key, child
+
+  // Splits need at least two entries on each side; count is 16 bits.
+  static constexpr uint32_t kMinCapacity = 4;
+  static constexpr uint32_t kMaxNodeBytes = 64 * 1024;
+
+  uint32_t node_bytes = 0;
+  uint32_t leaf_capacity = 0;
+  uint32_t internal_capacity = 0;
+
+  static Result<NodeLayout> For(uint32_t node_bytes) {
+    if (node_bytes % 64 != 0 || node_bytes > kMaxNodeBytes)
+      return Status::InvalidArgument("node_bytes must be a multiple of 64 and at most " +
+                                     std::to_string(kMaxNodeBytes) + ", got " +
+                                     std::to_string(node_bytes));
+    NodeLayout l;
+    l.node_bytes = node_bytes;
+    uint32_t body = node_bytes > kHeaderBytes ? node_bytes - kHeaderBytes : 0;
+    l.leaf_capacity = body / kSlotBytes;
+    l.internal_capacity = body / kEntryBytes;
+    if (l.leaf_capacity < kMinCapacity || l.internal_capacity < kMinCapacity)
+      return Status::InvalidArgument("node_bytes " + std::to_string(node_bytes) +
+                                     " leaves room for fewer than " +
+                                     std::to_string(kMinCapacity) + " entries per node");
+    return l;
+  }
+
+  uint32_t SlotOffset(uint32_t i) const { return kHeaderBytes + i * kSlotBytes; }
+  uint32_t EntryOffset(uint32_t i) const { return kHeaderBytes + i * kEntryBytes; }
+};
+
+}  // namespace dmindex::tree

@@ -1,0 +1,85 @@
+#include "tree/node_lock.h"
+
+#include <thread>
+#include <vector>
+
+#include "tree/lock_table.h"
+
+namespace dmindex::tree {
+namespace {
+
+constexpr uint64_t kUnlocked = 0;
+// A lock held for this many failed attempts in a row is reported instead of waited on
+// forever (a crashed holder would otherwise hang every writer of that node).
+constexpr uint64_t kMaxAttempts = uint64_t{1} << 26;
+
+}  // namespace
+
+Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64_t owner,
+                             GlobalAddress node, void* buf, uint32_t len, Held* held,
+                             uint64_t* cas_failures) const {
+  held->word = LockWordFor(node);
+  held->local = local;
+  if (local != nullptr && local->Acquire(held->word)) {
+    // Handed over: the global lock is already ours and the previous owner's writes landed.
+    held->held = true;
+    Status s = ep.Read(node, buf, len);
+    if (!s.ok()) (void)Unlock(ep, held);
+    return s;
+  }
+  Status s = Acquire(ep, owner, node, buf, len, held, cas_failures);
+  if (!s.ok() && local != nullptr) local->Release(held->word, false);
+  return s;
+}
+
+Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+                         uint32_t len, Held* held, uint64_t* cas_failures) const {
+  for (uint64_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    uint64_t old = ~kUnlocked;
+    if (combine_) {
+      // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
+      DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
+                                   fabric::Verb::Read(node, buf, len)},
+                                  fabric::Ordering::kInOrder));
+    } else {
+      DMX_RETURN_IF_ERROR(ep.Cas(held->word, kUnlocked, owner, &old));
+    }
+    if (old == kUnlocked) {
+      held->held = true;
+      if (combine_) return Status::Ok();
+      Status s = ep.Read(node, buf, len);
+      if (!s.ok()) (void)Unlock(ep, held);
+      return s;
+    }
+    ++*cas_failures;
+    std::this_thread::yield();
+  }
+  return Status::Unavailable("lock " + held->word.ToString() + " of node " + node.ToString() +
+                             " stays held (holder crashed?)");
+}
+
+Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
+                                std::span<fabric::Verb> writes) const {
+  static const uint64_t kZero = kUnlocked;
+  const bool hand_over = held->local != nullptr && held->local->ShouldHandOver(held->word);
+  std::vector<fabric::Verb> verbs(writes.begin(), writes.end());
+  if (!hand_over) verbs.push_back(fabric::Verb::Write(held->word, &kZero, 8));
+  Status s = PostInOrder(ep, verbs);
+  held->held = false;
+  if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
+  return s;
+}
+
+Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {
+  size_t begin = 0;
+  while (begin < verbs.size()) {
+    size_t end = begin + 1;
+    if (combine_)
+      while (end < verbs.size() && verbs[end].remote.node() == verbs[begin].remote.node()) ++end;
+    DMX_RETURN_IF_ERROR(ep.Post(verbs.subspan(begin, end - begin), fabric::Ordering::kInOrder));
+    begin = end;
+  }
+  return Status::Ok();
+}
+
+}  // namespace dmindex::tree

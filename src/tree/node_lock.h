@@ -1,0 +1,77 @@
+// Exclusive node locks over one-sided verbs, with Sherman's techniques as switches:
+//   hocl     a LocalLockTable (per compute node) in front of the global lock word: local FIFO
+//            queueing and hand-over of a held global lock to the next local waiter;
+//   combine  "CAS lock + READ node" and "WRITE node(s) + WRITE unlock" each go in one in-order
+//            batch (one round trip) instead of one round trip per verb.
+// The global lock word is in the lock table of the node's memory node (lock_table.h).
+//
+// Writers hold the lock of every node they write (lock-free readers validate instead), and a
+// thread holds at most one node lock at a time, so there is no deadlock.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "dmindex/status.h"
+#include "fabric/endpoint.h"
+#include "tree/local_lock_table.h"
+
+namespace dmindex::tree {
+
+class NodeLock {
+ public:
+  NodeLock(bool combine) : combine_(combine) {}
+
+  // What a holder needs to release the lock.
+  struct Held {
+    GlobalAddress word;
+    LocalLockTable* local = nullptr;  // null: no local layer (hocl off)
+    bool held = false;
+  };
+
+  // Takes the lock of `node` and then reads `len` bytes of it into `buf`. `local` is the
+  // compute node's local lock table, or null. `owner` (non-zero) is written into the lock
+  // word. *cas_failures counts failed remote attempts.
+  Status LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64_t owner,
+                     GlobalAddress node, void* buf, uint32_t len, Held* held,
+                     uint64_t* cas_failures) const;
+
+  // Executes `writes` in posting order, then releases the lock (or hands it to a local
+  // waiter). Writes on the lock's memory node share the unlock's batch when combine is on.
+  Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
+  Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
+
+ private:
+  Status Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+                 uint32_t len, Held* held, uint64_t* cas_failures) const;
+  // Posts verbs so that they land in order: one in-order batch per run of verbs on one
+  // memory node when combining, one round trip per verb otherwise.
+  Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
+
+  const bool combine_;
+};
+
+// RAII holder: releases a still-held lock when it goes out of scope (error paths).
+class NodeLockGuard {
+ public:
+  NodeLockGuard(const NodeLock& lock, fabric::Endpoint& ep) : lock_(lock), ep_(ep) {}
+  NodeLockGuard(const NodeLockGuard&) = delete;
+  NodeLockGuard& operator=(const NodeLockGuard&) = delete;
+  ~NodeLockGuard() {
+    if (held_.held) (void)lock_.Unlock(ep_, &held_);
+  }
+
+  NodeLock::Held* held() { return &held_; }
+  bool holds() const { return held_.held; }
+  Status WriteAndUnlock(std::span<fabric::Verb> writes) {
+    return lock_.WriteAndUnlock(ep_, &held_, writes);
+  }
+  Status Unlock() { return lock_.Unlock(ep_, &held_); }
+
+ private:
+  const NodeLock& lock_;
+  fabric::Endpoint& ep_;
+  NodeLock::Held held_;
+};
+
+}  // namespace dmindex::tree

@@ -1,0 +1,61 @@
+#include "tree/remote_tree.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
+                           const NodeLayout<KV>& layout, GlobalAddress root_word)
+    : shared_(fabric, options, layout, root_word),
+      reader_(shared_),
+      locker_(shared_, reader_),
+      smo_(shared_, reader_, locker_),
+      writer_(shared_, locker_, smo_),
+      loader_(shared_, reader_) {
+  for (uint32_t i = 0; i < options.compute_nodes; ++i)
+    compute_nodes_.push_back(
+        std::make_unique<ComputeNodeState<KV>>(i, fabric.memory_nodes(), options, layout));
+}
+
+template <KeyValueTraits KV>
+Result<std::unique_ptr<RemoteTree<KV>>> RemoteTree<KV>::Create(fabric::Fabric& fabric,
+                                                               const TreeOptions& options,
+                                                               GlobalAddress root_word) {
+  auto layout = NodeLayout<KV>::For(options.node_bytes);
+  if (!layout.ok()) return layout.status();
+  if (options.compute_nodes == 0) return Status::InvalidArgument("compute_nodes must be >= 1");
+  if (root_word.is_null() || root_word.offset() % 8 != 0)
+    return Status::InvalidArgument("root word must be an aligned remote word");
+  return std::unique_ptr<RemoteTree>(new RemoteTree(fabric, options, *layout, root_word));
+}
+
+template <KeyValueTraits KV>
+Result<std::unique_ptr<TreeContext<KV>>> RemoteTree<KV>::NewContext(uint32_t compute_node) {
+  if (compute_node >= compute_nodes_.size())
+    return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
+                                   " out of range (the index has " +
+                                   std::to_string(compute_nodes_.size()) + ")");
+  auto ep = shared_.fabric.Connect();
+  if (!ep.ok()) return ep.status();
+  return std::make_unique<Ctx>(std::move(ep).value(), compute_nodes_[compute_node].get(),
+                               shared_.layout.node_bytes);
+}
+
+template <KeyValueTraits KV>
+TreeStats RemoteTree<KV>::Stats() const {
+  TreeStats s;
+  for (const auto& cn : compute_nodes_) {
+    if (cn->cache) {
+      s.cache_hits += cn->cache->hits();
+      s.cache_misses += cn->cache->misses();
+      s.cache_bytes += cn->cache->bytes();
+    }
+    if (cn->local_locks) s.handovers += cn->local_locks->handovers();
+    s.pool_bytes += cn->allocator.pool_bytes();
+    s.retries += cn->retries.load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
+template class RemoteTree<U64KV>;
+
+}  // namespace dmindex::tree

@@ -1,0 +1,74 @@
+// RemoteTree: one B-link tree in the memory pool, as operated by this compute process.
+// Assembles the core pieces (reader, covering locker, structure modifier, writer, bulk
+// loader) over shared state; designs wrap it (tree_index.h) or reuse its pieces.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tree/bulk_loader.h"
+#include "tree/tree_writer.h"
+
+namespace dmindex::tree {
+
+struct TreeStats {
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t cache_bytes = 0;
+  uint64_t pool_bytes = 0;
+  uint64_t retries = 0;
+  uint64_t handovers = 0;
+};
+
+template <KeyValueTraits KV>
+class RemoteTree {
+ public:
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+  using Ctx = TreeContext<KV>;
+
+  // `root_word`: the remote word holding the root's address (a catalog entry's root word).
+  static Result<std::unique_ptr<RemoteTree>> Create(fabric::Fabric& fabric,
+                                                    const TreeOptions& options,
+                                                    GlobalAddress root_word);
+
+  // A per-thread context on logical compute node `compute_node`.
+  Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
+
+  Status Lookup(Ctx& c, const Key& key, Value* value) const { return reader_.Lookup(c, key, value); }
+  Status Upsert(Ctx& c, const Key& key, const Value& value) const {
+    return writer_.Write(c, WriteOp::kUpsert, key, value);
+  }
+  Status Update(Ctx& c, const Key& key, const Value& value) const {
+    return writer_.Write(c, WriteOp::kUpdate, key, value);
+  }
+  Status Delete(Ctx& c, const Key& key) const {
+    Value unused{};
+    return writer_.Write(c, WriteOp::kDelete, key, unused);
+  }
+  Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const {
+    return reader_.Scan(c, start, count, out);
+  }
+  Status BulkLoad(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
+    return loader_.Load(c, sorted);
+  }
+
+  TreeStats Stats() const;
+  const TreeOptions& options() const { return shared_.options; }
+  const NodeLayout<KV>& layout() const { return shared_.layout; }
+
+ private:
+  RemoteTree(fabric::Fabric& fabric, const TreeOptions& options, const NodeLayout<KV>& layout,
+             GlobalAddress root_word);
+
+  TreeShared<KV> shared_;
+  std::vector<std::unique_ptr<ComputeNodeState<KV>>> compute_nodes_;
+  TreeReader<KV> reader_;
+  CoveringLocker<KV> locker_;
+  StructureModifier<KV> smo_;
+  TreeWriter<KV> writer_;
+  BulkLoader<KV> loader_;
+};
+
+}  // namespace dmindex::tree

@@ -1,0 +1,160 @@
+#include "tree/structure_modifier.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "tree/split.h"
+
+namespace dmindex::tree {
+namespace {
+
+constexpr uint32_t kMaxAttempts = 10000;
+
+}  // namespace
+
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr,
+                                        const NodeHeader<KV>& h,
+                                        std::span<const LeafEntry<KV>> sorted) const {
+  const uint32_t nb = t_.layout.node_bytes;
+  const auto& leaf = t_.validator.leaf();
+  LeafSplit<KV> split = tree::SplitLeaf<KV>(sorted);
+  auto right = c.cn.allocator.Allocate(c.ep, nb);
+  if (!right.ok()) return right.status();  // the guard unlocks
+
+  NodeHeader<KV> rh;
+  rh.version = c.NewVersion();
+  rh.low = split.separator;
+  rh.high = h.high;
+  rh.sibling = h.sibling;
+  leaf.Build(c.sibling(), rh, split.right, t_.options.two_level);
+
+  NodeHeader<KV> lh = h;
+  lh.version = c.NewVersion(h.version);
+  lh.high = split.separator;
+  lh.sibling = *right;
+  leaf.Build(c.node(), lh, split.left, t_.options.two_level);
+
+  // Right node first: it must be complete before the left node's sibling link exposes it.
+  fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
+                           fabric::Verb::Write(addr, c.node(), nb)};
+  DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+  return InsertSeparator(c, 1, split.separator, *right);
+}
+
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separator,
+                                              GlobalAddress child) const {
+  const uint32_t nb = t_.layout.node_bytes;
+  const auto& internal = t_.validator.internal();
+  std::vector<InternalEntry<KV>> entries;
+  for (uint32_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    NodeLockGuard guard(t_.lock, c.ep);
+    GlobalAddress addr;
+    NodeHeader<KV> h;
+    typename CoveringLocker<KV>::Outcome outcome;
+    DMX_RETURN_IF_ERROR(locker_.Lock(c, separator, level, guard, &addr, &h, &outcome));
+    if (outcome == CoveringLocker<KV>::Outcome::kEmpty)
+      return Status::Corruption("the tree lost its root during a split");
+    if (outcome == CoveringLocker<KV>::Outcome::kRootBelow) {
+      DMX_RETURN_IF_ERROR(GrowRoot(c, static_cast<uint8_t>(level - 1)));
+      continue;
+    }
+    entries.clear();
+    internal.Collect(c.node(), h, &entries);
+    auto pos = std::lower_bound(entries.begin(), entries.end(), separator,
+                                [](const InternalEntry<KV>& e, const Key& k) { return e.key < k; });
+    if (pos != entries.end() && pos->key == separator) return guard.Unlock();  // already there
+    entries.insert(pos, {separator, child});
+
+    NodeHeader<KV> lh = h;
+    lh.version = c.NewVersion(h.version);
+    if (entries.size() <= internal.capacity()) {
+      internal.Build(c.node(), lh, entries);
+      fabric::Verb write = fabric::Verb::Write(addr, c.node(), nb);
+      return guard.WriteAndUnlock({&write, 1});
+    }
+    InternalSplit<KV> split = SplitInternal<KV>(entries);
+    auto right = c.cn.allocator.Allocate(c.ep, nb);
+    if (!right.ok()) return right.status();
+    NodeHeader<KV> rh;
+    rh.version = c.NewVersion();
+    rh.level = h.level;
+    rh.low = split.separator;
+    rh.high = h.high;
+    rh.sibling = h.sibling;
+    rh.leftmost = split.right_leftmost;
+    internal.Build(c.sibling(), rh, split.right);
+    lh.high = split.separator;
+    lh.sibling = *right;
+    internal.Build(c.node(), lh, split.left);
+    fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
+                             fabric::Verb::Write(addr, c.node(), nb)};
+    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+    // The new internal node now needs its own separator one level up.
+    separator = split.separator;
+    child = *right;
+    ++level;
+    attempt = 0;
+  }
+  return Status::Corruption("separator insertion did not settle after " +
+                            std::to_string(kMaxAttempts) + " attempts");
+}
+
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::GrowRoot(Ctx& c, uint8_t child_level) const {
+  auto root = reader_.RefreshRoot(c);
+  if (!root.ok()) return root.status();
+  if (root->is_null()) return Status::Corruption("the tree lost its root during a split");
+  NodeHeader<KV> rh;
+  DMX_RETURN_IF_ERROR(reader_.Read(c, *root, c.scratch(), &rh));
+  if (rh.level != child_level) return Status::Ok();  // someone else grew it already
+
+  // The new root indexes the root level's whole chain as far as it fits; nodes split off
+  // after this read get their separators from their own splitters.
+  std::vector<InternalEntry<KV>> entries;
+  const auto& internal = t_.validator.internal();
+  for (GlobalAddress at = rh.sibling; !at.is_null() && entries.size() < internal.capacity();) {
+    NodeHeader<KV> sh;
+    DMX_RETURN_IF_ERROR(reader_.Read(c, at, c.scratch(), &sh));
+    if (sh.level != child_level || sh.dead()) break;
+    entries.push_back({sh.low, at});
+    at = sh.sibling;
+  }
+  auto fresh = c.cn.allocator.Allocate(c.ep, t_.layout.node_bytes);
+  if (!fresh.ok()) return fresh.status();
+  NodeHeader<KV> nh;
+  nh.version = c.NewVersion();
+  nh.level = static_cast<uint8_t>(child_level + 1);
+  nh.leftmost = *root;
+  internal.Build(c.sibling(), nh, entries);
+  DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
+  return PublishRoot(c, *root, *fresh);
+}
+
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::CreateRoot(Ctx& c) const {
+  auto fresh = c.cn.allocator.Allocate(c.ep, t_.layout.node_bytes);
+  if (!fresh.ok()) return fresh.status();
+  NodeHeader<KV> h;
+  h.version = c.NewVersion();
+  t_.validator.leaf().Build(c.sibling(), h, {}, t_.options.two_level);
+  DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
+  return PublishRoot(c, GlobalAddress::Null(), *fresh);
+}
+
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::PublishRoot(Ctx& c, GlobalAddress expected,
+                                          GlobalAddress fresh) const {
+  uint64_t old = 0;
+  Status s = c.ep.Cas(t_.root_word, expected.raw(), fresh.raw(), &old);
+  // A failed verb may or may not have executed: keep the node then (a leak, not a hazard).
+  DMX_RETURN_IF_ERROR(s);
+  // Lost the race: the node was never published, nobody can hold its address.
+  if (old != expected.raw()) c.cn.allocator.Free(fresh, t_.layout.node_bytes);
+  return reader_.RefreshRoot(c).status();
+}
+
+template class StructureModifier<U64KV>;
+
+}  // namespace dmindex::tree

@@ -1,0 +1,54 @@
+// Structure modifications of the remote B-link tree: leaf and internal splits, separator
+// insertion into the parent level, root growth, and the first root of an empty tree.
+//
+// Rules that keep concurrent inserts into a small (even empty) tree correct (Sherman issue
+// #26 was a tree that broke exactly there):
+//  * a split writes the new right node first, then the left node with its new high fence and
+//    sibling link, so the right half is reachable (via the sibling) before anything points
+//    at it from above; the left write and the unlock share one in-order batch;
+//  * the lock of the split node is released before the separator goes up: a thread holds at
+//    most one lock, and the separator insertion is idempotent (a separator is its child's
+//    low fence, which never changes);
+//  * when a separator must go one level above the root, any thread may grow the root: it
+//    builds a new root over the whole current chain of the root level and CASes the root
+//    word; losers free their node and insert normally into the winner's root.
+#pragma once
+
+#include <span>
+
+#include "tree/covering_lock.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+class StructureModifier {
+ public:
+  using Key = typename KV::Key;
+  using Ctx = TreeContext<KV>;
+
+  StructureModifier(const TreeShared<KV>& tree, const TreeReader<KV>& reader,
+                    const CoveringLocker<KV>& locker)
+      : t_(tree), reader_(reader), locker_(locker) {}
+
+  // Splits the locked leaf at `addr` (header h) whose new content `sorted` no longer fits,
+  // releases its lock and inserts the separator into the parent level.
+  Status SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h,
+                   std::span<const LeafEntry<KV>> sorted) const;
+  // Makes `child` (low fence `separator`, at level - 1) reachable from level `level`.
+  Status InsertSeparator(Ctx& c, uint8_t level, Key separator, GlobalAddress child) const;
+  // Gives the tree a root above `child_level` if its root is on that level.
+  Status GrowRoot(Ctx& c, uint8_t child_level) const;
+  // Installs an empty leaf as the root of an empty tree (no-op if another thread did).
+  Status CreateRoot(Ctx& c) const;
+
+ private:
+  // CASes the root word from `expected` to `fresh` (a fully written node); frees `fresh`
+  // if another thread changed the root first.
+  Status PublishRoot(Ctx& c, GlobalAddress expected, GlobalAddress fresh) const;
+
+  const TreeShared<KV>& t_;
+  const TreeReader<KV>& reader_;
+  const CoveringLocker<KV>& locker_;
+};
+
+}  // namespace dmindex::tree

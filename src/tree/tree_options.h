@@ -1,0 +1,45 @@
+// Policies of the remote B+-tree core: which of Sherman's techniques are on. A design sets
+// its defaults; IndexOptions::knobs override them at run time so benchmarks can ablate each
+// technique (no #ifdefs).
+//
+// Knobs (values: on/off/true/false/1/0 unless noted):
+//   cache_mb    compute-side cache of internal nodes: off/0, on (IndexOptions::cache_bytes),
+//               or a size in MiB
+//   hocl        hierarchical on-chip lock: local lock table with hand-over in front of the
+//               global lock table (off: plain remote CAS spin on the global lock word)
+//   handover    hocl: max consecutive local hand-overs of one lock (fairness bound), >= 0
+//   combine     command combination: lock CAS + READ, and write-back + unlock, each in one
+//               in-order batch
+//   two_level   unsorted leaves with entry-level write-back (two-level version)
+//   validation  off accepts node images unchecked (only to prove the checker is needed)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "dmindex/index.h"
+
+namespace dmindex::tree {
+
+struct TreeOptions {
+  uint32_t node_bytes = 1024;
+  double bulk_fill = 0.8;
+  uint32_t compute_nodes = 1;
+  // 0: no internal-node cache. In a design's defaults any non-zero value means "on, sized by
+  // IndexOptions::cache_bytes".
+  uint64_t cache_bytes = 0;
+  bool hocl = false;
+  uint32_t handover_max = 8;
+  bool combine = false;
+  bool two_level = false;
+  bool validate = true;
+
+  std::string ToString() const;  // "cache_mb=64 hocl=on ..." for logs and bench output
+};
+
+// Starts from `defaults`, takes node size, fill, compute nodes and cache size from `index`,
+// then applies index.knobs. Unknown knobs and bad values are InvalidArgument.
+Result<TreeOptions> ResolveTreeOptions(const IndexOptions& index, TreeOptions defaults);
+
+}  // namespace dmindex::tree

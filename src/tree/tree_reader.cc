@@ -1,0 +1,196 @@
+#include "tree/tree_reader.h"
+
+#include <thread>
+
+namespace dmindex::tree {
+namespace {
+
+// Bounds that turn a bug or a corrupted pool into a Corruption status instead of a hang.
+constexpr uint32_t kMaxTornReads = 100000;
+constexpr uint32_t kMaxRestarts = 10000;
+constexpr uint32_t kMaxHops = 1 << 16;
+
+}  // namespace
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
+  for (uint32_t attempt = 0; attempt < kMaxTornReads; ++attempt) {
+    DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, t_.layout.node_bytes));
+    if (t_.validator.Decode(buf, h)) return Status::Ok();
+    // Torn by a concurrent write: the writer finishes within a round trip or two.
+    c.CountRetry();
+    if (attempt % 4 == 3) std::this_thread::yield();
+  }
+  return Status::Corruption("node " + addr.ToString() + " never read consistent");
+}
+
+template <KeyValueTraits KV>
+Result<GlobalAddress> TreeReader<KV>::Root(Ctx& c) const {
+  uint64_t raw = c.cn.root.load(std::memory_order_acquire);
+  if (raw != 0) return GlobalAddress::FromRaw(raw);
+  return RefreshRoot(c);
+}
+
+template <KeyValueTraits KV>
+Result<GlobalAddress> TreeReader<KV>::RefreshRoot(Ctx& c) const {
+  uint64_t raw = 0;
+  DMX_RETURN_IF_ERROR(c.ep.Read(t_.root_word, &raw, 8));
+  c.cn.root.store(raw, std::memory_order_release);
+  return GlobalAddress::FromRaw(raw);
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAddress addr,
+                                int expect, std::byte* buf, Found* out, Walk* walk,
+                                bool* moved_right_first) const {
+  InternalCache<KV>* cache = c.cn.cache.get();
+  bool first = true;
+  *moved_right_first = false;
+  for (uint32_t hop = 0; hop < kMaxHops; ++hop) {
+    NodeHeader<KV> h;
+    DMX_RETURN_IF_ERROR(Read(c, addr, buf, &h));
+    // Fences and level tell whether this is (still) a node on our path: a node reached
+    // through a stale pointer (freed and reused, or a different level) does not cover key.
+    if (h.dead() || (expect >= 0 && h.level != expect) || key < h.low) {
+      *walk = Walk::kStale;
+      return Status::Ok();
+    }
+    if (h.BeyondHigh(key)) {  // B-link: the node split after its parent was read
+      if (h.sibling.is_null()) {
+        *walk = Walk::kStale;
+        return Status::Ok();
+      }
+      if (first) *moved_right_first = true;
+      if (expect < 0) c.cn.root.store(0, std::memory_order_relaxed);  // root split: re-read
+      expect = h.level;
+      addr = h.sibling;
+      first = false;
+      continue;
+    }
+    if (h.level <= level) {
+      *out = {addr, h, h.level == level ? Reach::kAtLevel : Reach::kRootBelow};
+      *walk = Walk::kDone;
+      return Status::Ok();
+    }
+    if (cache != nullptr) cache->Insert(addr, h, buf);
+    addr = t_.validator.internal().ChildFor(buf, h, key);
+    expect = h.level - 1;
+    first = false;
+  }
+  return Status::Corruption("more than " + std::to_string(kMaxHops) + " hops to reach a key");
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Descend(Ctx& c, const Key& key, uint8_t level, std::byte* buf,
+                               Found* out, const typename InternalCache<KV>::Hit* hint) const {
+  InternalCache<KV>* cache = c.cn.cache.get();
+  for (uint32_t restart = 0; restart < kMaxRestarts; ++restart) {
+    typename InternalCache<KV>::Hit hit;
+    bool from_cache = false;
+    if (restart == 0 && hint != nullptr) {
+      hit = *hint;
+      from_cache = true;
+    } else if (cache != nullptr) {
+      from_cache = cache->FindChild(key, static_cast<uint8_t>(level + 1), &hit);
+    }
+    GlobalAddress addr = hit.child;
+    int expect = from_cache ? hit.level - 1 : -1;
+    if (!from_cache) {
+      auto root = Root(c);
+      if (!root.ok()) return root.status();
+      if (root->is_null()) {
+        out->reach = Reach::kEmpty;
+        return Status::Ok();
+      }
+      addr = *root;
+    }
+    Walk walk;
+    bool moved_right_first;
+    DMX_RETURN_IF_ERROR(WalkDown(c, key, level, addr, expect, buf, out, &walk, &moved_right_first));
+    // A cached parent whose child split or went stale is dropped; the next traversal
+    // reads (and caches) the current one.
+    if (from_cache && (walk == Walk::kStale || moved_right_first))
+      cache->Invalidate(hit.node, hit.level, key);
+    if (walk == Walk::kDone) return Status::Ok();
+    c.CountRetry();
+    if (!from_cache) DMX_RETURN_IF_ERROR(RefreshRoot(c).status());
+  }
+  return Status::Corruption("no consistent path to a key after " + std::to_string(kMaxRestarts) +
+                            " restarts");
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Locate(Ctx& c, const Key& key, uint8_t level, Located* out) const {
+  *out = Located{};
+  InternalCache<KV>* cache = c.cn.cache.get();
+  typename InternalCache<KV>::Hit hit;
+  bool cached = cache != nullptr && cache->FindChild(key, static_cast<uint8_t>(level + 1), &hit);
+  if (cached && hit.level == level + 1) {  // the parent is cached: no remote access
+    *out = {hit.child, Reach::kAtLevel, true, hit};
+    return Status::Ok();
+  }
+  Found f;
+  DMX_RETURN_IF_ERROR(
+      Descend(c, key, static_cast<uint8_t>(level + 1), c.scratch(), &f, cached ? &hit : nullptr));
+  out->reach = f.reach;
+  if (f.reach == Reach::kAtLevel) {
+    out->addr = t_.validator.internal().ChildFor(c.scratch(), f.h, key);
+  } else if (f.reach == Reach::kRootBelow && f.h.level == level) {
+    out->addr = f.addr;  // the tree's top level is the asked one: lock that node itself
+    out->reach = Reach::kAtLevel;
+  }
+  return Status::Ok();
+}
+
+template <KeyValueTraits KV>
+void TreeReader<KV>::DropCached(Ctx& c, const Located& loc, const Key& key) const {
+  if (loc.from_cache && c.cn.cache) c.cn.cache->Invalidate(loc.hit.node, loc.hit.level, key);
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Lookup(Ctx& c, const Key& key, Value* value) const {
+  Found f;
+  DMX_RETURN_IF_ERROR(Descend(c, key, 0, c.node(), &f));
+  if (f.reach == Reach::kEmpty) return Status::NotFound();
+  int slot = t_.validator.leaf().Find(c.node(), f.h, key);
+  if (slot < 0) return Status::NotFound();
+  *value = t_.validator.leaf().ValueAt(c.node(), static_cast<uint32_t>(slot));
+  return Status::Ok();
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Scan(Ctx& c, const Key& start, size_t count,
+                            std::vector<LeafEntry<KV>>* out) const {
+  out->clear();
+  if (count == 0) return Status::Ok();
+  Found f;
+  DMX_RETURN_IF_ERROR(Descend(c, start, 0, c.node(), &f));
+  if (f.reach == Reach::kEmpty) return Status::Ok();
+  std::vector<LeafEntry<KV>> leaf;
+  Key cursor = start;
+  for (;;) {
+    leaf.clear();
+    t_.validator.leaf().Collect(c.node(), f.h, &leaf);
+    for (const auto& e : leaf) {
+      if (e.key < cursor) continue;
+      out->push_back(e);
+      if (out->size() == count) return Status::Ok();
+    }
+    if (f.h.sibling.is_null()) return Status::Ok();
+    // Continue right of this image's high fence: entries moved right by a later split are
+    // picked up in the sibling, none is returned twice.
+    cursor = f.h.high;
+    Walk walk;
+    bool moved;
+    DMX_RETURN_IF_ERROR(WalkDown(c, cursor, 0, f.h.sibling, 0, c.node(), &f, &walk, &moved));
+    if (walk == Walk::kStale) {
+      c.CountRetry();
+      DMX_RETURN_IF_ERROR(Descend(c, cursor, 0, c.node(), &f));
+      if (f.reach == Reach::kEmpty) return Status::Ok();
+    }
+  }
+}
+
+template class TreeReader<U64KV>;
+
+}  // namespace dmindex::tree

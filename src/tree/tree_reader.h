@@ -1,0 +1,72 @@
+// Lock-free reading of the remote B+-tree: validated node reads, the root pointer, traversal
+// (internal-node cache, B-link moves right, stale-pointer restarts), lookup and scan.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tree/tree_state.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+class TreeReader {
+ public:
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+  using Ctx = TreeContext<KV>;
+
+  explicit TreeReader(const TreeShared<KV>& tree) : t_(tree) {}
+
+  // READs a node into `buf` and validates it (NodeValidator); re-reads torn images.
+  // Corruption if it never reads consistent (e.g. a pointer into memory that is no node).
+  Status Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
+
+  // The root node's address: cached per compute node; RefreshRoot re-reads the root word.
+  // Null when the tree is empty.
+  Result<GlobalAddress> Root(Ctx& c) const;
+  Result<GlobalAddress> RefreshRoot(Ctx& c) const;
+
+  enum class Reach {
+    kAtLevel,    // found the node at the asked level covering the key
+    kRootBelow,  // the tree is lower than the asked level: the node found is on the root level
+    kEmpty,      // there is no root
+  };
+  struct Found {
+    GlobalAddress addr;
+    NodeHeader<KV> h;
+    Reach reach = Reach::kEmpty;
+  };
+  // Reads into `buf` the node at `level` whose fences cover `key`. `hint`: a cache hit the
+  // caller already looked up for this key and level (saves a second cache probe).
+  Status Descend(Ctx& c, const Key& key, uint8_t level, std::byte* buf, Found* out,
+                 const typename InternalCache<KV>::Hit* hint = nullptr) const;
+
+  // Where a writer should lock: the node at `level` covering `key` according to its parent
+  // (cached or read into c.scratch()); not read itself. `cached` tells the cache entry to
+  // drop if the node turns out stale.
+  struct Located {
+    GlobalAddress addr;
+    Reach reach = Reach::kEmpty;
+    bool from_cache = false;
+    typename InternalCache<KV>::Hit hit;
+  };
+  Status Locate(Ctx& c, const Key& key, uint8_t level, Located* out) const;
+  // Drops the cached parent a Located came from (its child turned out split or stale).
+  void DropCached(Ctx& c, const Located& loc, const Key& key) const;
+
+  Status Lookup(Ctx& c, const Key& key, Value* value) const;
+  // Up to `count` entries with key >= start, ascending, following leaf sibling links.
+  Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const;
+
+ private:
+  enum class Walk { kDone, kStale };
+  // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right
+  // along siblings. kStale: a node did not fit the path (reused, wrong level, key left of it).
+  Status WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAddress addr, int expect,
+                  std::byte* buf, Found* out, Walk* walk, bool* moved_right_first) const;
+
+  const TreeShared<KV>& t_;
+};
+
+}  // namespace dmindex::tree

@@ -1,0 +1,90 @@
+// State of one remote B+-tree as seen from this compute process:
+//   TreeShared        immutable: options, layout, validator, lock policy, the root word;
+//   ComputeNodeState  per logical compute node: allocator, internal-node cache, HOCL local
+//                     lock table, cached root pointer, counters;
+//   TreeContext       per thread (session): endpoint, node buffers, version stamps.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "alloc/node_allocator.h"
+#include "fabric/endpoint.h"
+#include "fabric/fabric.h"
+#include "tree/internal_cache.h"
+#include "tree/local_lock_table.h"
+#include "tree/node_lock.h"
+#include "tree/node_validation.h"
+#include "tree/tree_options.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+struct TreeShared {
+  TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root)
+      : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
+        root_word(root) {}
+
+  fabric::Fabric& fabric;
+  const TreeOptions options;
+  const NodeLayout<KV> layout;
+  const NodeValidator<KV> validator;
+  const NodeLock lock;
+  const GlobalAddress root_word;  // remote word holding the root node's address (0: empty)
+};
+
+template <KeyValueTraits KV>
+struct ComputeNodeState {
+  ComputeNodeState(uint32_t id_, uint16_t memory_nodes, const TreeOptions& o,
+                   const NodeLayout<KV>& layout)
+      : id(id_), allocator(memory_nodes) {
+    if (o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
+    if (o.hocl) local_locks = std::make_unique<LocalLockTable>(memory_nodes, o.handover_max);
+  }
+
+  const uint32_t id;
+  alloc::NodeAllocator allocator;
+  std::unique_ptr<InternalCache<KV>> cache;         // null: cache off
+  std::unique_ptr<LocalLockTable> local_locks;      // null: hocl off
+  std::atomic<uint64_t> root{0};                    // cached root pointer; 0: read the word
+  std::atomic<uint64_t> retries{0};                 // torn reads, stale restarts, lock CAS failures
+  std::atomic<uint64_t> next_session{0};
+};
+
+template <KeyValueTraits KV>
+struct TreeContext {
+  TreeContext(std::unique_ptr<fabric::Endpoint> endpoint, ComputeNodeState<KV>* node,
+              uint32_t node_bytes)
+      : ep_owner(std::move(endpoint)), ep(*ep_owner), cn(*node),
+        rng((uint64_t{node->id} << 32) ^ node->next_session.fetch_add(1) ^
+            reinterpret_cast<uintptr_t>(this)),
+        owner_tag(((uint64_t{node->id} + 1) << 32) | (rng() & 0xffffffffu) | 1) {
+    for (auto& b : buf) b.resize(node_bytes);
+  }
+
+  // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
+  // node at the same address ever had, also across free and reuse.
+  uint64_t NewVersion(uint64_t old = 0) {
+    uint64_t v;
+    do v = rng(); while (v == 0 || v == old);
+    return v;
+  }
+  void CountRetry(uint64_t n = 1) { cn.retries.fetch_add(n, std::memory_order_relaxed); }
+
+  std::byte* node() { return buf[0].data(); }     // the node being read or written
+  std::byte* sibling() { return buf[1].data(); }  // a new right sibling, a new root
+  std::byte* scratch() { return buf[2].data(); }  // parents read while locating a node
+
+  std::unique_ptr<fabric::Endpoint> ep_owner;
+  fabric::Endpoint& ep;
+  ComputeNodeState<KV>& cn;
+  std::mt19937_64 rng;
+  const uint64_t owner_tag;  // written into lock words we hold (non-zero)
+  std::vector<std::byte> buf[3];
+};
+
+}  // namespace dmindex::tree

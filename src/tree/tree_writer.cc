@@ -1,0 +1,89 @@
+#include "tree/tree_writer.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace dmindex::tree {
+namespace {
+
+constexpr uint32_t kMaxAttempts = 10000;
+
+}  // namespace
+
+template <KeyValueTraits KV>
+Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, const Key& key, const Value& value) const {
+  for (uint32_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    NodeLockGuard guard(t_.lock, c.ep);
+    GlobalAddress addr;
+    NodeHeader<KV> h;
+    typename CoveringLocker<KV>::Outcome outcome;
+    DMX_RETURN_IF_ERROR(locker_.Lock(c, key, 0, guard, &addr, &h, &outcome));
+    switch (outcome) {
+      case CoveringLocker<KV>::Outcome::kLocked:
+        return ApplyLocked(c, op, key, value, guard, addr, h);
+      case CoveringLocker<KV>::Outcome::kEmpty:
+        if (op != WriteOp::kUpsert) return Status::NotFound();
+        DMX_RETURN_IF_ERROR(smo_.CreateRoot(c));
+        continue;
+      case CoveringLocker<KV>::Outcome::kRootBelow:
+        return Status::Corruption("tree has no leaf level");
+    }
+  }
+  return Status::Corruption("write did not find its leaf after " + std::to_string(kMaxAttempts) +
+                            " attempts");
+}
+
+template <KeyValueTraits KV>
+Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Value& value,
+                                   NodeLockGuard& guard, GlobalAddress addr,
+                                   const NodeHeader<KV>& h) const {
+  const auto& leaf = t_.validator.leaf();
+  std::byte* image = c.node();
+  if (t_.options.two_level && h.unsorted()) {
+    int slot = leaf.Find(image, h, key);
+    if (slot < 0 && op != WriteOp::kUpsert) {
+      DMX_RETURN_IF_ERROR(guard.Unlock());
+      return Status::NotFound();
+    }
+    if (slot < 0) slot = leaf.FreeSlot(image, h);
+    if (slot >= 0) {  // entry-level write-back: one slot, same node version
+      const auto i = static_cast<uint32_t>(slot);
+      if (op == WriteOp::kDelete)
+        leaf.EncodeEmptySlot(image, i, h.version);
+      else
+        leaf.EncodeSlot(image, i, key, value, h.version);
+      const uint32_t off = t_.layout.SlotOffset(i);
+      fabric::Verb write = fabric::Verb::Write(addr + off, image + off, NodeLayout<KV>::kSlotBytes);
+      return guard.WriteAndUnlock({&write, 1});
+    }
+    // Full: split below.
+  }
+
+  std::vector<LeafEntry<KV>> entries;
+  entries.reserve(leaf.capacity() + 1);
+  leaf.Collect(image, h, &entries);
+  auto pos = std::lower_bound(entries.begin(), entries.end(), key,
+                              [](const LeafEntry<KV>& e, const Key& k) { return e.key < k; });
+  const bool found = pos != entries.end() && pos->key == key;
+  if (!found && op != WriteOp::kUpsert) {
+    DMX_RETURN_IF_ERROR(guard.Unlock());
+    return Status::NotFound();
+  }
+  if (op == WriteOp::kDelete)
+    entries.erase(pos);
+  else if (found)
+    pos->value = value;
+  else
+    entries.insert(pos, {key, value});
+
+  if (entries.size() > leaf.capacity()) return smo_.SplitLeaf(c, guard, addr, h, entries);
+  NodeHeader<KV> nh = h;
+  nh.version = c.NewVersion(h.version);
+  leaf.Build(image, nh, entries, t_.options.two_level);
+  fabric::Verb write = fabric::Verb::Write(addr, image, t_.layout.node_bytes);
+  return guard.WriteAndUnlock({&write, 1});
+}
+
+template class TreeWriter<U64KV>;
+
+}  // namespace dmindex::tree

@@ -1,0 +1,41 @@
+// Point writes on leaves: upsert, update, delete. The leaf is located through its parent
+// (cached or read), locked and read in one round trip (command combination), changed, and
+// written back with the unlock in one more round trip:
+//   two_level on and an unsorted leaf: only the changed slot is written (entry-level
+//     write-back; the slot's check word binds it to the unchanged node version);
+//   otherwise: the whole leaf is rewritten with a new version (a sorted leaf is converted to
+//     the unsorted format by that one whole write when two_level is on).
+// Deletes free the slot for later inserts in the leaf's range; leaves never merge (lazy
+// deletion, docs/SYNCHRONIZATION.md).
+#pragma once
+
+#include "tree/structure_modifier.h"
+
+namespace dmindex::tree {
+
+enum class WriteOp { kUpsert, kUpdate, kDelete };
+
+template <KeyValueTraits KV>
+class TreeWriter {
+ public:
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+  using Ctx = TreeContext<KV>;
+
+  TreeWriter(const TreeShared<KV>& tree, const CoveringLocker<KV>& locker,
+             const StructureModifier<KV>& smo)
+      : t_(tree), locker_(locker), smo_(smo) {}
+
+  // NotFound for an update or delete of an absent key.
+  Status Write(Ctx& c, WriteOp op, const Key& key, const Value& value) const;
+
+ private:
+  Status ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Value& value,
+                     NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h) const;
+
+  const TreeShared<KV>& t_;
+  const CoveringLocker<KV>& locker_;
+  const StructureModifier<KV>& smo_;
+};
+
+}  // namespace dmindex::tree
