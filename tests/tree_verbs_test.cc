@@ -1,0 +1,155 @@
+// Verbs per operation of the remote tree designs, from fabric::VerbCounts snapshot
+// differences. The assertions are claims about the designs: with Sherman's internal-node
+// cache warm, a lookup is exactly one READ (the leaf); with command combination a
+// non-splitting write is two round trips ([CAS lock + READ leaf], [WRITE entry + WRITE
+// unlock]); the naive tree reads every level and pays one round trip per verb.
+//
+// TreeVerbs.Table prints the table of docs/SHERMAN.md; DMINDEX_FIGURE_KEYS sets the number
+// of bulk-loaded keys (default 200000, which gives the same height-4 tree as 1M keys).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+
+namespace dmindex {
+namespace {
+
+uint64_t FigureKeys() {
+  const char* env = std::getenv("DMINDEX_FIGURE_KEYS");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 200000;
+}
+
+// Height (levels incl. leaves) of a bulk-loaded tree of 1 KB nodes at 80% fill: 40 slots
+// per leaf -> 32 keys, 61 children per internal node -> 48.
+int BulkLoadedHeight(uint64_t keys) {
+  uint64_t nodes = (keys + 31) / 32;
+  int height = 1;
+  for (; nodes > 1; ++height) nodes = (nodes + 47) / 48;
+  return height;
+}
+
+struct Bed {
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  std::unique_ptr<Index> index;
+  std::unique_ptr<Session> session;
+  uint64_t keys = 0;
+};
+
+// Keys 2, 4, ..., 2n (odd keys are free for inserts), bulk loaded; the cache is warmed by
+// one lookup per leaf.
+Bed MakeBed(const std::string& design, uint64_t keys) {
+  Bed b;
+  fabric::InProcOptions fo;
+  fo.memory_nodes = 2;
+  fo.pool_bytes = 4ull << 30;
+  b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  IndexOptions o;
+  b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
+  std::vector<KeyValue> data;
+  for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
+  EXPECT_TRUE(b.index->BulkLoad(data).ok());
+  b.session = std::move(b.index->OpenSession(0)).value();
+  Value v;
+  for (uint64_t k = 1; k <= keys; k += 16) EXPECT_TRUE(b.session->Lookup(2 * k, &v).ok());
+  b.keys = keys;
+  return b;
+}
+
+fabric::VerbCounts Measure(fabric::Fabric& f, const std::function<void()>& op) {
+  fabric::VerbCounts before = f.TotalCounts();
+  op();
+  return f.TotalCounts() - before;
+}
+
+TEST(TreeVerbs, ShermanCachedLookupIsExactlyOneLeafRead) {
+  Bed b = MakeBed("sherman", 100000);
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 500; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    Value v = 0;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(k, &v).ok()); });
+    ASSERT_EQ(v, k / 2);
+    ASSERT_EQ(c.reads, 1u) << c.ToString();
+    ASSERT_EQ(c.round_trips, 1u);
+    ASSERT_EQ(c.writes + c.atomics() + c.rpcs, 0u);
+    ASSERT_EQ(c.read_bytes, 1024u);
+  }
+  EXPECT_GT(b.index->Stats().cache_hits, 0u);
+}
+
+TEST(TreeVerbs, ShermanWriteWithoutSplitTakesTwoRoundTrips) {
+  Bed b = MakeBed("sherman", 100000);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 300; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
+    ASSERT_EQ(c.round_trips, 2u) << c.ToString();  // [CAS + READ], [WRITE entry + WRITE unlock]
+    ASSERT_EQ(c.cas, 1u);
+    ASSERT_EQ(c.reads, 1u);
+    ASSERT_EQ(c.writes, 2u);
+    ASSERT_EQ(c.write_bytes, 24u + 8u) << "entry-level write-back: one slot and the lock word";
+  }
+  // Inserts of new keys into 80%-full leaves: one slot each, no split for the first 8.
+  for (uint64_t leaf = 0; leaf < 100; ++leaf) {
+    Key k = 2 * (1 + leaf * 500) + 1;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(k, 1).ok()); });
+    ASSERT_LE(c.round_trips, 2u) << c.ToString();
+    ASSERT_EQ(c.write_bytes, 24u + 8u);
+  }
+}
+
+TEST(TreeVerbs, NaiveReadsEveryLevelAndPaysARoundTripPerVerb) {
+  const uint64_t keys = 100000;
+  const int height = BulkLoadedHeight(keys);
+  Bed b = MakeBed("naive", keys);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    Value v = 0;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(k, &v).ok()); });
+    ASSERT_EQ(c.reads, static_cast<uint64_t>(height)) << c.ToString();
+    ASSERT_EQ(c.round_trips, static_cast<uint64_t>(height));
+    c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
+    // Internal levels, then CAS, READ leaf, WRITE leaf, WRITE unlock: one round trip each.
+    ASSERT_EQ(c.round_trips, static_cast<uint64_t>(height - 1 + 4)) << c.ToString();
+    ASSERT_EQ(c.write_bytes, 1024u + 8u) << "whole-leaf write-back";
+  }
+}
+
+// Averages over random operations on a warm tree; printed as the table of docs/SHERMAN.md.
+TEST(TreeVerbs, Table) {
+  const uint64_t keys = FigureKeys();
+  constexpr int kOps = 2000;
+  std::cout << "keys=" << keys << " ops/row=" << kOps << " node_bytes=1024 bulk_fill=0.8\n"
+            << "| design | op | READs | WRITEs | atomics | round trips | bytes |\n"
+            << "|---|---|---|---|---|---|---|\n";
+  for (const char* design : {"naive", "sherman"}) {
+    Bed b = MakeBed(design, keys);
+    std::mt19937_64 rng(4);
+    std::vector<KeyValue> out;
+    auto row = [&](const char* op, const std::function<void()>& fn) {
+      fabric::VerbCounts c = Measure(*b.fabric, [&] { for (int i = 0; i < kOps; ++i) fn(); });
+      auto per = [&](uint64_t x) { return static_cast<double>(x) / kOps; };
+      std::cout << std::fixed << std::setprecision(2) << "| " << design << " | " << op << " | "
+                << per(c.reads) << " | " << per(c.writes) << " | " << per(c.atomics()) << " | "
+                << per(c.round_trips) << " | " << std::setprecision(0) << per(c.bytes()) << " |\n";
+    };
+    Value v;
+    row("lookup", [&] { ASSERT_TRUE(b.session->Lookup(2 * (1 + rng() % keys), &v).ok()); });
+    row("insert", [&] { ASSERT_TRUE(b.session->Insert(2 * (rng() % keys) + 1, 7).ok()); });
+    row("update", [&] { ASSERT_TRUE(b.session->Update(2 * (1 + rng() % keys), 9).ok()); });
+    row("scan(100)", [&] {
+      ASSERT_TRUE(b.session->Scan(2 * (1 + rng() % keys), 100, &out).ok());
+      ASSERT_GT(out.size(), 0u);
+    });
+  }
+}
+
+}  // namespace
+}  // namespace dmindex
