@@ -183,6 +183,37 @@ TEST_P(RemoteTreeTest, BulkLoadRejectsBadInput) {
   EXPECT_EQ(v, 7u);
 }
 
+// Compute node 0 caches internal nodes, then compute node 1 splits most of the tree under
+// it: node 0's lookups, scans (batched over stale cached leaf runs) and writes must follow
+// sibling links and refresh, never miss.
+TEST_P(RemoteTreeTest, StaleCacheOfAnotherComputeNodeIsHarmless) {
+  auto f = MakeFabric();
+  auto index = Open(*f, 256, 2);
+  std::vector<KeyValue> data;
+  for (Key k = 1; k <= 3000; ++k) data.push_back({10 * k, k});
+  ASSERT_TRUE(index->BulkLoad(data).ok());
+  auto a = Sess(*index, 0), b = Sess(*index, 1);
+  ASSERT_EQ(ScanAll(*a, 50).size(), 3000u);  // warms node 0's cache
+  Value v;
+  for (Key k = 1; k <= 3000; ++k) ASSERT_TRUE(a->Lookup(10 * k, &v).ok());
+  for (Key k = 1; k <= 3000; ++k)
+    for (Key d = 1; d <= 3; ++d) ASSERT_TRUE(b->Insert(10 * k + d, d).ok());
+  for (Key k = 1; k <= 3000; ++k) {
+    ASSERT_TRUE(a->Lookup(10 * k + 3, &v).ok()) << k;
+    ASSERT_EQ(v, 3u);
+  }
+  std::vector<KeyValue> out;
+  for (Key k = 1; k <= 3000; k += 97) {
+    ASSERT_TRUE(a->Scan(10 * k, 100, &out).ok());
+    ASSERT_EQ(out.size(), 100u);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].key, 10 * (k + i / 4) + i % 4);
+  }
+  for (Key k = 1; k <= 3000; k += 7) ASSERT_TRUE(a->Update(10 * k + 1, 99).ok());
+  ASSERT_TRUE(b->Lookup(10 * 2955 + 1, &v).ok());
+  EXPECT_EQ(v, 99u);
+  EXPECT_EQ(ScanAll(*b, 77).size(), 12000u);
+}
+
 // Many threads insert into an EMPTY tree with tiny nodes: root creation, leaf splits and
 // root growth all race (Sherman issue #26).
 TEST_P(RemoteTreeTest, ConcurrentInsertsIntoAnEmptyTree) {

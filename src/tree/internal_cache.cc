@@ -1,5 +1,6 @@
 #include "tree/internal_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -39,6 +40,25 @@ bool InternalCache<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit) {
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+
+template <KeyValueTraits KV>
+bool InternalCache<KV>::FindLeafRun(const Key& key, size_t max, Hit* hit,
+                                    std::vector<GlobalAddress>* leaves) {
+  leaves->clear();
+  std::shared_lock lock(mu_);
+  auto it = Covering(levels_[1], key);
+  if (it == levels_[1].end()) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  const Node& n = it->second;
+  int i = codec_.ChildIndexFor(n.image.get(), n.header, key);
+  for (; i < static_cast<int>(codec_.Count(n.header)) && leaves->size() < max; ++i)
+    leaves->push_back(codec_.ChildByIndex(n.image.get(), n.header, i));
+  *hit = {n.addr, 1, leaves->front()};
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 template <KeyValueTraits KV>

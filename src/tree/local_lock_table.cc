@@ -27,11 +27,15 @@ bool LocalLockTable::Acquire(GlobalAddress lock_word) {
   return s.global_held;
 }
 
-bool LocalLockTable::ShouldHandOver(GlobalAddress lock_word) const {
+uint32_t LocalLockTable::Waiting(GlobalAddress lock_word) const {
   const Slot& s = SlotFor(lock_word);
-  uint32_t waiting = s.next_ticket.load(std::memory_order_relaxed) -
-                     s.now_serving.load(std::memory_order_relaxed) - 1;
-  return waiting > 0 && s.handovers_in_row < handover_max_;
+  uint32_t queued = s.next_ticket.load(std::memory_order_relaxed) -
+                    s.now_serving.load(std::memory_order_relaxed);
+  return queued > 0 ? queued - 1 : 0;
+}
+
+bool LocalLockTable::ShouldHandOver(GlobalAddress lock_word) const {
+  return Waiting(lock_word) > 0 && SlotFor(lock_word).handovers_in_row < handover_max_;
 }
 
 void LocalLockTable::Release(GlobalAddress lock_word, bool handed_over) {

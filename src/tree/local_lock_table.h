@@ -24,6 +24,8 @@ class LocalLockTable {
   // Asked by the owner before it releases: should it keep the global lock and hand it to a
   // waiting local thread? True only if someone waits and the hand-over bound allows it.
   bool ShouldHandOver(GlobalAddress lock_word) const;
+  // Threads queued behind the current owner of `lock_word`.
+  uint32_t Waiting(GlobalAddress lock_word) const;
   // Releases the local lock. `handed_over` says whether the global lock stays held for the
   // next local owner (the caller released it remotely otherwise).
   void Release(GlobalAddress lock_word, bool handed_over);

@@ -7,6 +7,7 @@ RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
                            const NodeLayout<KV>& layout, GlobalAddress root_word)
     : shared_(fabric, options, layout, root_word),
       reader_(shared_),
+      scanner_(shared_, reader_),
       locker_(shared_, reader_),
       smo_(shared_, reader_, locker_),
       writer_(shared_, locker_, smo_),

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tree/bulk_loader.h"
+#include "tree/leaf_scanner.h"
 #include "tree/tree_writer.h"
 
 namespace dmindex::tree {
@@ -48,7 +49,7 @@ class RemoteTree {
     return writer_.Write(c, WriteOp::kDelete, key, unused);
   }
   Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const {
-    return reader_.Scan(c, start, count, out);
+    return scanner_.Scan(c, start, count, out);
   }
   Status BulkLoad(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
     return loader_.Load(c, sorted);
@@ -65,6 +66,7 @@ class RemoteTree {
   TreeShared<KV> shared_;
   std::vector<std::unique_ptr<ComputeNodeState<KV>>> compute_nodes_;
   TreeReader<KV> reader_;
+  LeafScanner<KV> scanner_;
   CoveringLocker<KV> locker_;
   StructureModifier<KV> smo_;
   TreeWriter<KV> writer_;

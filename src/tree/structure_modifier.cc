@@ -72,7 +72,9 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     if (entries.size() <= internal.capacity()) {
       internal.Build(c.node(), lh, entries);
       fabric::Verb write = fabric::Verb::Write(addr, c.node(), nb);
-      return guard.WriteAndUnlock({&write, 1});
+      DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
+      CacheWritten(c, addr, c.node());
+      return Status::Ok();
     }
     InternalSplit<KV> split = SplitInternal<KV>(entries);
     auto right = c.cn.allocator.Allocate(c.ep, nb);
@@ -91,6 +93,8 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
                              fabric::Verb::Write(addr, c.node(), nb)};
     DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+    CacheWritten(c, addr, c.node());
+    CacheWritten(c, *right, c.sibling());
     // The new internal node now needs its own separator one level up.
     separator = split.separator;
     child = *right;
@@ -99,6 +103,13 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
   }
   return Status::Corruption("separator insertion did not settle after " +
                             std::to_string(kMaxAttempts) + " attempts");
+}
+
+template <KeyValueTraits KV>
+void StructureModifier<KV>::CacheWritten(Ctx& c, GlobalAddress addr, const std::byte* image) const {
+  NodeHeader<KV> h;
+  if (c.cn.cache != nullptr && HeaderCodec<KV>::Read(image, &h, false))
+    c.cn.cache->Insert(addr, h, image);
 }
 
 template <KeyValueTraits KV>

@@ -42,6 +42,9 @@ class StructureModifier {
   Status CreateRoot(Ctx& c) const;
 
  private:
+  // Puts an internal node image this thread just wrote into its compute node's cache, so
+  // its own next traversal does not start from the outdated copy.
+  void CacheWritten(Ctx& c, GlobalAddress addr, const std::byte* image) const;
   // CASes the root word from `expected` to `fresh` (a fully written node); frees `fresh`
   // if another thread changed the root first.
   Status PublishRoot(Ctx& c, GlobalAddress expected, GlobalAddress fresh) const;

@@ -67,12 +67,12 @@ Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAdd
       first = false;
       continue;
     }
+    if (cache != nullptr && h.level > 0) cache->Insert(addr, h, buf);  // internal: keep it
     if (h.level <= level) {
       *out = {addr, h, h.level == level ? Reach::kAtLevel : Reach::kRootBelow};
       *walk = Walk::kDone;
       return Status::Ok();
     }
-    if (cache != nullptr) cache->Insert(addr, h, buf);
     addr = t_.validator.internal().ChildFor(buf, h, key);
     expect = h.level - 1;
     first = false;
@@ -159,36 +159,49 @@ Status TreeReader<KV>::Lookup(Ctx& c, const Key& key, Value* value) const {
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::Scan(Ctx& c, const Key& start, size_t count,
-                            std::vector<LeafEntry<KV>>* out) const {
-  out->clear();
-  if (count == 0) return Status::Ok();
+bool TreeReader<KV>::TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<KV>& h,
+                              Key* cursor, size_t count, std::vector<LeafEntry<KV>>* out) const {
+  c.leaf_entries.clear();
+  t_.validator.leaf().Collect(image, h, &c.leaf_entries);
+  for (const auto& e : c.leaf_entries) {
+    if (e.key < *cursor) continue;
+    out->push_back(e);
+    if (out->size() >= count) return true;
+  }
+  // Continue right of this image's high fence: entries moved right by a later split are
+  // found in the sibling, none is returned twice.
+  *cursor = h.high;
+  return h.sibling.is_null();
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::ScanFrom(Ctx& c, GlobalAddress next, Key cursor, size_t count,
+                                std::vector<LeafEntry<KV>>* out) const {
   Found f;
-  DMX_RETURN_IF_ERROR(Descend(c, start, 0, c.node(), &f));
-  if (f.reach == Reach::kEmpty) return Status::Ok();
-  std::vector<LeafEntry<KV>> leaf;
-  Key cursor = start;
   for (;;) {
-    leaf.clear();
-    t_.validator.leaf().Collect(c.node(), f.h, &leaf);
-    for (const auto& e : leaf) {
-      if (e.key < cursor) continue;
-      out->push_back(e);
-      if (out->size() == count) return Status::Ok();
-    }
-    if (f.h.sibling.is_null()) return Status::Ok();
-    // Continue right of this image's high fence: entries moved right by a later split are
-    // picked up in the sibling, none is returned twice.
-    cursor = f.h.high;
     Walk walk;
     bool moved;
-    DMX_RETURN_IF_ERROR(WalkDown(c, cursor, 0, f.h.sibling, 0, c.node(), &f, &walk, &moved));
-    if (walk == Walk::kStale) {
+    DMX_RETURN_IF_ERROR(WalkDown(c, cursor, 0, next, 0, c.node(), &f, &walk, &moved));
+    if (walk == Walk::kStale) {  // the sibling is not what the link promised: re-descend
       c.CountRetry();
       DMX_RETURN_IF_ERROR(Descend(c, cursor, 0, c.node(), &f));
       if (f.reach == Reach::kEmpty) return Status::Ok();
     }
+    if (TakeLeaf(c, c.node(), f.h, &cursor, count, out)) return Status::Ok();
+    next = f.h.sibling;
   }
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::Scan(Ctx& c, const Key& start, size_t count,
+                            std::vector<LeafEntry<KV>>* out) const {
+  if (out->size() >= count) return Status::Ok();
+  Found f;
+  DMX_RETURN_IF_ERROR(Descend(c, start, 0, c.node(), &f));
+  if (f.reach == Reach::kEmpty) return Status::Ok();
+  Key cursor = start;
+  if (TakeLeaf(c, c.node(), f.h, &cursor, count, out)) return Status::Ok();
+  return ScanFrom(c, f.h.sibling, cursor, count, out);
 }
 
 template class TreeReader<U64KV>;

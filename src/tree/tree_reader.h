@@ -56,8 +56,16 @@ class TreeReader {
   void DropCached(Ctx& c, const Located& loc, const Key& key) const;
 
   Status Lookup(Ctx& c, const Key& key, Value* value) const;
-  // Up to `count` entries with key >= start, ascending, following leaf sibling links.
+  // Up to `count` entries with key >= start, ascending, following leaf sibling links
+  // (appended to *out).
   Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const;
+  // Appends the entries >= *cursor of a validated leaf image to *out (until out has `count`)
+  // and moves *cursor to the leaf's high fence. True when the scan is complete.
+  bool TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<KV>& h, Key* cursor,
+                size_t count, std::vector<LeafEntry<KV>>* out) const;
+  // Continues a scan at `next`, the sibling of the last leaf taken, for keys >= cursor.
+  Status ScanFrom(Ctx& c, GlobalAddress next, Key cursor, size_t count,
+                  std::vector<LeafEntry<KV>>* out) const;
 
  private:
   enum class Walk { kDone, kStale };

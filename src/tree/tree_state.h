@@ -85,6 +85,8 @@ struct TreeContext {
   std::mt19937_64 rng;
   const uint64_t owner_tag;  // written into lock words we hold (non-zero)
   std::vector<std::byte> buf[3];
+  std::vector<std::byte> scan_buf;          // leaves read in one batch by a scan
+  std::vector<LeafEntry<KV>> leaf_entries;  // entries of one leaf, sorted
 };
 
 }  // namespace dmindex::tree

@@ -1,0 +1,65 @@
+#include "tree/leaf_scanner.h"
+
+#include <algorithm>
+
+namespace dmindex::tree {
+namespace {
+
+constexpr size_t kMaxBatchLeaves = 32;
+
+}  // namespace
+
+template <KeyValueTraits KV>
+size_t LeafScanner<KV>::LeavesFor(size_t count) const {
+  size_t per_leaf = std::max<size_t>(1, static_cast<size_t>(t_.layout.leaf_capacity * t_.options.bulk_fill));
+  return std::min(kMaxBatchLeaves, 1 + (count + per_leaf - 1) / per_leaf);
+}
+
+template <KeyValueTraits KV>
+Status LeafScanner<KV>::Scan(Ctx& c, const Key& start, size_t count,
+                             std::vector<LeafEntry<KV>>* out) const {
+  out->clear();
+  if (count == 0) return Status::Ok();
+  InternalCache<KV>* cache = c.cn.cache.get();
+  typename InternalCache<KV>::Hit hit;
+  std::vector<GlobalAddress> run;
+  if (cache == nullptr || !cache->FindLeafRun(start, LeavesFor(count), &hit, &run))
+    return reader_.Scan(c, start, count, out);
+
+  const uint32_t nb = t_.layout.node_bytes;
+  c.scan_buf.resize(run.size() * nb);
+  std::vector<fabric::Verb> reads;
+  for (size_t i = 0; i < run.size(); ++i)
+    reads.push_back(fabric::Verb::Read(run[i], c.scan_buf.data() + i * nb, nb));
+  DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(reads), fabric::Ordering::kUnordered));
+
+  Key cursor = start;
+  GlobalAddress next = run.front();
+  for (size_t i = 0; i < run.size(); ++i) {
+    std::byte* image = c.scan_buf.data() + i * nb;
+    NodeHeader<KV> h;
+    if (!t_.validator.Decode(image, &h)) {  // torn: read this one again, alone
+      c.CountRetry();
+      DMX_RETURN_IF_ERROR(reader_.Read(c, run[i], image, &h));
+    }
+    const bool linked = run[i] == next && !h.dead() && h.level == 0 && !(cursor < h.low) &&
+                        cursor < h.high;
+    if (!linked) {
+      // The cached level-1 node is outdated (a split, or a stale entry): drop it and go on
+      // along sibling links (or from the root if not even the first leaf fits).
+      cache->Invalidate(hit.node, 1, start);
+      if (i == 0) {
+        out->clear();
+        return reader_.Scan(c, start, count, out);
+      }
+      return reader_.ScanFrom(c, next, cursor, count, out);
+    }
+    if (reader_.TakeLeaf(c, image, h, &cursor, count, out)) return Status::Ok();
+    next = h.sibling;
+  }
+  return reader_.ScanFrom(c, next, cursor, count, out);
+}
+
+template class LeafScanner<U64KV>;
+
+}  // namespace dmindex::tree
