@@ -1,5 +1,7 @@
 #include "tree/node_lock.h"
 
+#include <algorithm>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -11,7 +13,20 @@ namespace {
 constexpr uint64_t kUnlocked = 0;
 // A lock held for this many failed attempts in a row is reported instead of waited on
 // forever (a crashed holder would otherwise hang every writer of that node).
-constexpr uint64_t kMaxAttempts = uint64_t{1} << 26;
+constexpr uint64_t kMaxAttempts = uint64_t{1} << 20;  // about a minute of backoff
+
+// Waiting for a held lock: yield first (the holder is usually one round trip from done),
+// then sleep with exponential growth up to 64 us, so that spinning threads do not take the
+// CPU from the holder (compute nodes here share few cores) nor flood the memory node's NIC
+// with CAS retries.
+void Backoff(uint64_t attempt) {
+  if (attempt < 4) {
+    std::this_thread::yield();
+    return;
+  }
+  uint64_t us = uint64_t{1} << std::min<uint64_t>(attempt - 4, 6);
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
 
 }  // namespace
 
@@ -52,7 +67,7 @@ Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress nod
       return s;
     }
     ++*cas_failures;
-    std::this_thread::yield();
+    Backoff(attempt);
   }
   return Status::Unavailable("lock " + held->word.ToString() + " of node " + node.ToString() +
                              " stays held (holder crashed?)");
