@@ -16,8 +16,8 @@ namespace {
 
 constexpr std::string_view kReadyPrefix = "dmindex memserver listening on ";
 
-// Reads the child's stdout up to the first newline, until `deadline`.
-Result<std::string> ReadFirstLine(int fd, Clock::time_point deadline) {
+// Reads one line of the child's stdout, until `deadline`.
+Result<std::string> ReadLine(int fd, Clock::time_point deadline) {
   std::string line;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -76,11 +76,18 @@ Result<std::unique_ptr<MemserverProcess>> MemserverProcess::Start(const Memserve
   close(out[1]);
   std::unique_ptr<MemserverProcess> p(new MemserverProcess());
   p->pid_ = pid;
-  auto line = ReadFirstLine(out[0], Clock::now() + spec.start_timeout);
-  close(out[0]);  // the server ignores SIGPIPE; it prints nothing else to stdout anyway
-  if (!line.ok()) return line.status();
-  if (!line->starts_with(kReadyPrefix))
-    return Status::IoError("unexpected memory server output: " + *line);
+  // UCX logs to stdout too (with UCX_LOG_LEVEL raised): skip what is not our line.
+  const auto deadline = Clock::now() + spec.start_timeout;
+  auto line = ReadLine(out[0], deadline);
+  while (line.ok() && !line->starts_with(kReadyPrefix)) line = ReadLine(out[0], deadline);
+  close(out[0]);  // the server ignores SIGPIPE, should UCX log to stdout later
+  if (!line.ok()) {
+    if (auto status = p->Wait(std::chrono::milliseconds(500)); status.ok())
+      return Status::Unavailable(line.status().message() + " (exit status " +
+                                 std::to_string(WIFEXITED(*status) ? WEXITSTATUS(*status) : -1) +
+                                 "; its error is on stderr)");
+    return line.status();
+  }
   auto address = ParseHostPort(std::string_view(*line).substr(kReadyPrefix.size()));
   if (!address.ok()) return address.status();
   p->address_ = *address;

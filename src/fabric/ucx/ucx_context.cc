@@ -135,6 +135,17 @@ Result<ucp_ep_h> UcxWorker::Connect(std::span<const std::byte> remote,
   return ep;
 }
 
+Status UcxWorker::SetAmHandler(unsigned id, ucp_am_recv_callback_t handler, void* arg) {
+  ucp_am_handler_param_t am{};
+  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  am.id = id;
+  am.cb = handler;
+  am.arg = arg;
+  ucs_status_t s = ucp_worker_set_am_recv_handler(worker_, &am);
+  return s == UCS_OK ? Status::Ok() : FromUcs(s, "registering an active-message handler");
+}
+
 void UcxWorker::Close(ucp_ep_h ep, bool force, std::chrono::milliseconds timeout) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;

@@ -70,6 +70,8 @@ class UcxWorker {
   // runs from progress when a peer-failure-handling endpoint breaks.
   Result<ucp_ep_h> Connect(std::span<const std::byte> remote, ucp_err_handling_mode_t mode,
                            ucp_err_handler_cb_t on_error, void* arg);
+  // Routes active messages `id` to `handler(arg, ...)`, called from this worker's progress.
+  Status SetAmHandler(unsigned id, ucp_am_recv_callback_t handler, void* arg);
   // Closes `ep`, progressing this worker for at most `timeout`. Force-closing cancels
   // outstanding operations and needs peer error handling on both sides.
   void Close(ucp_ep_h ep, bool force, std::chrono::milliseconds timeout);

@@ -21,14 +21,7 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
   auto worker = UcxWorker::Create(*fabric.context_);
   if (!worker.ok()) return worker.status();
   ep->worker_ = std::move(worker).value();
-  ucp_am_handler_param_t am{};
-  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                  UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  am.id = wire::kRpcReplyAm;
-  am.cb = &UcxEndpoint::OnReply;
-  am.arg = ep.get();
-  ucs_status_t st = ucp_worker_set_am_recv_handler(ep->worker_->get(), &am);
-  if (st != UCS_OK) return FromUcs(st, "registering the RPC reply handler");
+  DMX_RETURN_IF_ERROR(ep->worker_->SetAmHandler(wire::kRpcReplyAm, &UcxEndpoint::OnReply, ep.get()));
   for (uint16_t n = 0; n < fabric.memory_nodes(); ++n) {
     ep->remotes_.push_back(std::make_unique<Remote>());
     Remote& r = *ep->remotes_.back();

@@ -71,7 +71,7 @@ class UcxEndpoint final : public Endpoint {
 template <typename Done>
 Status UcxEndpoint::Await(Done done, std::span<const uint16_t> nodes) {
   // Spin first: shared-memory completions and TCP round trips take microseconds.
-  constexpr uint32_t kSpinRounds = 256;
+  constexpr uint32_t kSpinRounds = 32;
   Clock::time_point deadline{};
   for (uint32_t round = 0;; ++round) {
     ucp_worker_progress(worker_->get());

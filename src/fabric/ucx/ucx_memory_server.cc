@@ -83,14 +83,8 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   s->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->stop_fd_ < 0) return Status::IoError("eventfd failed");
 
-  ucp_am_handler_param_t am{};
-  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                  UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  am.id = wire::kRpcRequestAm;
-  am.cb = &UcxMemoryServer::OnRequest;
-  am.arg = s.get();
-  st = ucp_worker_set_am_recv_handler(s->worker_->get(), &am);
-  if (st != UCS_OK) return FromUcs(st, "registering the RPC handler");
+  DMX_RETURN_IF_ERROR(
+      s->worker_->SetAmHandler(wire::kRpcRequestAm, &UcxMemoryServer::OnRequest, s.get()));
   s->connections_ = std::make_unique<ServerConnections>(
       std::move(listener).value(), *s->context_, *s->worker_, std::move(pool), s->log_prefix_);
   return s;
@@ -135,7 +129,8 @@ UcxMemoryServer::~UcxMemoryServer() {
 }
 
 Status UcxMemoryServer::Start() {
-  if (progress_thread_.joinable() || stopping_.load()) return Status::InvalidArgument("already started");
+  if (progress_thread_.joinable() || stopping_.load())
+    return Status::InvalidArgument("memory server already started or stopped");
   ucp_worker_h w = worker_->get();
   executor_ = std::make_unique<RpcExecutor>(*node_, options_.node.rpc_threads,
                                             [w] { ucp_worker_signal(w); });
@@ -167,7 +162,12 @@ void UcxMemoryServer::ProgressLoop() {
     }
     // New connections and departures also need attention while spinning.
     if (++idle_rounds % 256 == 0) ServiceControl(0);
-    if (Clock::now() - last_event < options_.spin) continue;
+    if (Clock::now() - last_event < options_.spin) {
+      // Spin politely: on a small machine the client we wait for may share this core, and
+      // would otherwise not run (to send its next request) until the spin ends.
+      std::this_thread::yield();
+      continue;
+    }
     // Idle: sleep until UCX, a handler thread, a socket or Stop() wakes us. Arming fails
     // (BUSY) if events slipped in since the last progress; a reply finished just before
     // arming is caught by the check after it (its signal may have been consumed by arm).
@@ -180,11 +180,8 @@ void UcxMemoryServer::ProgressLoop() {
 void UcxMemoryServer::ServiceControl(int timeout_ms) {
   std::vector<pollfd> fds{{worker_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
   connections_->AppendPollFds(&fds);
-  int n = poll(fds.data(), fds.size(), timeout_ms);
-  if (n <= 0) {
-    if (timeout_ms > 0) connections_->Service({});  // still expire stale handshakes
-    return;
-  }
+  // Even when nothing is ready: Service() also expires handshakes that take too long.
+  (void)poll(fds.data(), fds.size(), timeout_ms);
   connections_->Service(std::span<const pollfd>(fds).subspan(2));
 }
 
