@@ -21,9 +21,17 @@ LocalLockTable::Slot& LocalLockTable::SlotFor(GlobalAddress lock_word) const {
 bool LocalLockTable::Acquire(GlobalAddress lock_word) {
   Slot& s = SlotFor(lock_word);
   const uint32_t ticket = s.next_ticket.fetch_add(1, std::memory_order_relaxed);
-  // Waiters on one compute node wait in ticket order (the wait queue). Yield: on few cores
-  // the owner needs the CPU to finish its round trips.
-  while (s.now_serving.load(std::memory_order_acquire) != ticket) std::this_thread::yield();
+  // Waiters on one compute node wait in ticket order (the wait queue): a few yields (the
+  // owner is usually a round trip from done), then block until the next release, so that
+  // queued threads leave the cores to the owner and to threads with other work.
+  for (int spin = 0;; ++spin) {
+    uint32_t serving = s.now_serving.load(std::memory_order_acquire);
+    if (serving == ticket) break;
+    if (spin < 8)
+      std::this_thread::yield();
+    else
+      s.now_serving.wait(serving, std::memory_order_acquire);
+  }
   return s.global_held;
 }
 
@@ -48,6 +56,8 @@ void LocalLockTable::Release(GlobalAddress lock_word, bool handed_over) {
   }
   s.global_held = handed_over;
   s.now_serving.fetch_add(1, std::memory_order_release);
+  if (s.next_ticket.load(std::memory_order_relaxed) != s.now_serving.load(std::memory_order_relaxed))
+    s.now_serving.notify_all();  // someone queued: wake the blocked ones (next in line runs)
 }
 
 }  // namespace dmindex::tree
