@@ -90,6 +90,28 @@ TEST(BenchCli, ShortRunPrintsTableAndWritesJsonAndCsv) {
   std::filesystem::remove(csv);
 }
 
+TEST(BenchCli, YcsbPropertyFileRunsUnchanged) {
+  std::vector<std::string> designs = Designs();
+  if (designs.empty()) GTEST_SKIP() << "no design registered in this build yet";
+  const std::string file = TempPath("workloadd"), json = TempPath("d.json");
+  std::ofstream(file) << "# Yahoo! Cloud System Benchmark\n# Workload D: Read latest workload\n"
+                         "#   Request distribution: latest\n\nrecordcount=3000\noperationcount=2000\n"
+                         "workload=site.ycsb.workloads.CoreWorkload\n\nreadallfields=true\n\n"
+                         "readproportion=0.95\nupdateproportion=0\nscanproportion=0\n"
+                         "insertproportion=0.05\n\nrequestdistribution=latest\n\n";
+  ToolRun r = RunTool("bench --design " + designs.front() + " -P " + file + " --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json all = nlohmann::json::parse(std::ifstream(json));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["workload"], "dmx_cli_" + std::to_string(getpid()) + "_workloadd");
+  EXPECT_EQ(all[0]["keys"], 3000);  // recordcount
+  EXPECT_EQ(all[0]["ops"], 2000);   // operationcount
+  EXPECT_GT(all[0]["inserted"].get<int>(), 0);
+  EXPECT_EQ(all[0]["verified"], true);
+  std::filesystem::remove(file);
+  std::filesystem::remove(json);
+}
+
 }  // namespace
 
 namespace {
