@@ -84,11 +84,15 @@ BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_
     parent = pg.Downgrade();
     return {};
   }
+  // Only a hot parent takes swizzled children (a cooling one is childless by definition and
+  // may be evicted any time), and a traversal only ever stands on hot, swizzled frames: that
+  // is what lets a cooled and evicted node vouch that nobody works below it (§6.2).
+  if (pg.frame()->load_state() != FrameState::kHot) {
+    parent = pg.Downgrade();
+    return {};
+  }
   BufferFrame* old_parent = c->parent.load(std::memory_order_acquire);
-  // Only a hot parent takes swizzled children: a cooling one is childless by definition and
-  // may be evicted any time. Through a parent that is not hot, the child is used unswizzled.
-  const bool swizzle = pg.frame()->load_state() == FrameState::kHot;
-  if (swizzle && old_parent != nullptr) {
+  if (old_parent != nullptr) {
     // Swizzled in another (stale) parent: take it over if that parent is free right now.
     ExclusiveGuard og = ExclusiveGuard::TryLock(old_parent);
     uint64_t* old_slot = og.owns() ? FindSlot(old_parent->page, Swip::Local(c)) : nullptr;
@@ -97,16 +101,13 @@ BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_
       return {};
     }
     Swip::Store(old_slot, Swip::Remote(addr));
-    c->parent.store(nullptr, std::memory_order_release);
   }
   if (cst == FrameState::kCooling) {
     cooling_.Remove(c);
-    c->set_state(FrameState::kHot);  // an orphan until swizzled below
+    c->set_state(FrameState::kHot);
   }
-  if (swizzle) {
-    Swip::Store(const_cast<uint64_t*>(slot), Swip::Local(c));
-    c->parent.store(pg.frame(), std::memory_order_release);
-  }
+  Swip::Store(const_cast<uint64_t*>(slot), Swip::Local(c));
+  c->parent.store(pg.frame(), std::memory_order_release);
   parent = pg.Downgrade();
   CacheWorker::Bump(w.counters_.hits);
   return {Step::kHit, cg.Downgrade(), {}};
@@ -118,13 +119,19 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   if (addr.is_null() || !Swip::Representable(addr))
     return Status::Corruption("child pointer " + addr.ToString() + " is not a node address");
   // One transient page per operation: a second miss in the same operation is admitted.
-  const bool admit = !child_is_leaf || w.transient_ || w.Uniform() < options_.leaf_admission;
+  bool admit = !child_is_leaf || w.transient_ != nullptr || w.Uniform() < options_.leaf_admission;
   BufferFrame* f = w.scratch_;
   if (admit) {
     auto r = AcquireFreeFrame(w);
     if (!r.ok()) return r.status();
     f = *r;
   }
+  auto give_back = [&] {
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+    f->latch.UnlockExclusive();
+    if (f != w.scratch_) w.free_frames_.push_back(f);
+  };
   f->latch.LockExclusive();  // uncontended: nobody else can reach a free frame
   f->set_remote(addr);
   f->set_state(FrameState::kLoading);
@@ -132,10 +139,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   f->parent.store(nullptr, std::memory_order_relaxed);
   if (mapping_.TryInsert(addr, f) != nullptr) {
     // Someone else is loading it (or has it): one READ per node, we restart and find it.
-    f->set_state(FrameState::kFree);
-    f->set_remote({});
-    f->latch.UnlockExclusive();
-    if (admit) w.free_frames_.push_back(f);
+    give_back();
     if (BufferFrame* other = mapping_.Lookup(addr)) WaitWhileBusy(other, addr);
     return Status::Retry();
   }
@@ -143,20 +147,30 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   // Read into private memory first: threads holding stale pointers to this frame may still
   // be reading it optimistically, so its bytes change only by whole atomic words.
   Status s = loader.Load(addr, w.staging_.get());
-  if (s.ok()) fabric::CopyToPool(f->page, w.staging_.get(), options_.page_bytes);
   if (!s.ok()) {
     mapping_.Erase(addr, f);
-    f->set_state(FrameState::kFree);
-    f->set_remote({});
-    f->latch.UnlockExclusive();
-    if (admit) w.free_frames_.push_back(f);
+    give_back();
     return s;
   }
+  if (admit && !loader.Admissible(w.staging_.get())) admit = false;
+  if (!admit && w.transient_ != nullptr) {
+    mapping_.Erase(addr, f);
+    give_back();
+    return Status::InvalidArgument("cache: an operation needs a second non-cacheable page");
+  }
+  fabric::CopyToPool(f->page, w.staging_.get(), options_.page_bytes);
   if (!admit) {
     f->set_state(FrameState::kTransient);
-    w.transient_ = true;
+    w.transient_ = f;
     CacheWorker::Bump(w.counters_.bypassed);
-    return OptimisticGuard(f, f->latch.UnlockExclusive());
+    OptimisticGuard child(f, f->latch.UnlockExclusive());
+    // The parent stays hot until the operation ends: while it does, no ancestor can be
+    // evicted, so nobody offloads a subtree holding this page (§6.2).
+    BufferFrame* p = parent.frame();
+    p->pins.fetch_add(1, std::memory_order_acq_rel);
+    w.transient_parent_ = p;
+    if (!parent.Validate()) return Status::Retry();  // EndOperation unpins and unregisters
+    return child;
   }
   CacheWorker::Bump(w.counters_.admitted);
   ExclusiveGuard pg = ExclusiveGuard::TryUpgrade(parent);
@@ -168,11 +182,12 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     parent = pg.Downgrade();
     return OptimisticGuard(f, f->latch.UnlockExclusive());
   }
-  // The parent changed while we read (or is not hot): keep the page cached as an unswizzled
-  // orphan; the next traversal finds it through the mapping table and swizzles it wherever
-  // it now belongs, and sampling may cool it like any other frame.
+  // The parent changed while we read: keep the page cached, unswizzled and cooling; the
+  // restart finds it through the mapping table and swizzles it wherever it now belongs.
   if (pg.owns()) parent = pg.Downgrade();
-  return OptimisticGuard(f, f->latch.UnlockExclusive());
+  ListCooling(f, w);
+  f->latch.UnlockExclusive();
+  return Status::Retry();
 }
 
 Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const uint64_t* slot,
@@ -185,7 +200,7 @@ Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const ui
 }
 
 Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
-  if (w.transient_) return Status::InvalidArgument("worker already holds a transient page");
+  if (w.transient_ != nullptr) return Status::InvalidArgument("worker already holds a transient page");
   BufferFrame* f = w.scratch_;
   f->latch.LockExclusive();
   f->set_remote(addr);
@@ -198,7 +213,7 @@ Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
   }
   f->latch.UnlockExclusive();
   if (!inserted) return Status::Retry();
-  w.transient_ = true;
+  w.transient_ = f;
   return Status::Ok();
 }
 
@@ -266,7 +281,7 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
     if (c == nullptr) return Status::Ok();
     const FrameState st = c->load_state();
     if (st != FrameState::kHot && st != FrameState::kCooling) {
-      if (c == w.scratch_) return Status::Ok();  // our own claim: nothing cached
+      if (c == w.transient_) return Status::Ok();  // our own claim: nothing cached
       std::this_thread::yield();
       continue;
     }
@@ -298,6 +313,25 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
     return Status::Ok();
   }
   return Status::Retry("invalidate: node stays busy");
+}
+
+Status BufferManager::DropAll(CacheWorker& w) {
+  for (size_t i = 0; i < frame_count_; ++i) {
+    BufferFrame* f = &frames_[i];
+    const FrameState st = f->load_state();
+    if (st != FrameState::kHot && st != FrameState::kCooling) continue;
+    ExclusiveGuard g(f);
+    if (st == FrameState::kCooling) cooling_.Remove(f);
+    mapping_.Erase(f->remote(), f);
+    f->dirty.store(false, std::memory_order_relaxed);
+    f->parent.store(nullptr, std::memory_order_relaxed);
+    f->set_remote({});
+    f->set_state(FrameState::kFree);
+    g.Release();
+    ReleaseFreeFrame(f);
+  }
+  if (mapping_.size() != 0) return Status::Aborted("cache: pages in use while dropping all");
+  return Status::Ok();
 }
 
 void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const {

@@ -84,6 +84,10 @@ class BufferManager {
   // memory, with swizzled pointers replaced by remote addresses. Returns the count.
   Result<uint64_t> FlushDirty(CacheWorker& w,
                               const std::function<bool(GlobalAddress)>& filter = {});
+  // Drops every cached page (after FlushDirty: dirty pages are lost otherwise). Only while
+  // no thread uses the cache; the tree must also forget swizzled pointers it holds outside
+  // the pool (its meta page).
+  Status DropAll(CacheWorker& w);
   // A copy of `page` with every swizzled pointer replaced by its child's remote address.
   void UnswizzledCopy(const std::byte* page, std::byte* out) const;
 

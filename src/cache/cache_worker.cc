@@ -19,8 +19,8 @@ CacheWorker::~CacheWorker() {
 }
 
 Status CacheWorker::EndOperation() {
-  if (!transient_) return Status::Ok();
-  BufferFrame* f = scratch_;
+  if (transient_ == nullptr) return Status::Ok();
+  BufferFrame* f = transient_;
   ExclusiveGuard g(f);
   Status s;
   if (f->dirty.load(std::memory_order_relaxed)) {
@@ -32,7 +32,13 @@ Status CacheWorker::EndOperation() {
   f->dirty.store(false, std::memory_order_relaxed);
   f->set_remote({});
   f->set_state(FrameState::kFree);
-  transient_ = false;
+  g.Release();
+  if (f != scratch_) free_frames_.push_back(f);
+  transient_ = nullptr;
+  if (transient_parent_ != nullptr) {
+    transient_parent_->pins.fetch_sub(1, std::memory_order_acq_rel);
+    transient_parent_ = nullptr;
+  }
   return s;
 }
 

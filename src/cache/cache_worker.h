@@ -32,7 +32,7 @@ class CacheWorker {
   // when an operation returns and before it restarts.
   Status EndOperation();
   // The transient page of the current operation, if any (state kTransient).
-  BufferFrame* transient() const { return transient_ ? scratch_ : nullptr; }
+  BufferFrame* transient() const { return transient_; }
 
   CacheStats stats() const;
   PageWriter& writer() { return writer_; }
@@ -58,7 +58,10 @@ class CacheWorker {
   Counters counters_;  // before scratch_: registration makes them visible to Stats()
   // Owned by the buffer manager: other threads may still look at it after we are gone.
   BufferFrame* scratch_;
-  bool transient_ = false;  // scratch_ is registered in the mapping table
+  // The page registered in the mapping table for this operation only: scratch_, or a pool
+  // frame holding a page that turned out not admissible.
+  BufferFrame* transient_ = nullptr;
+  BufferFrame* transient_parent_ = nullptr;  // pinned while transient_ is in use
 };
 
 }  // namespace dmindex::cache

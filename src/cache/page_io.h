@@ -37,6 +37,9 @@ class PageLoader {
  public:
   virtual ~PageLoader() = default;
   virtual Status Load(GlobalAddress addr, std::byte* page) = 0;
+  // Whether a page just loaded may be kept in the cache; one that may not is used for the
+  // current operation only, like a leaf that lazy admission turned away.
+  virtual bool Admissible(const std::byte* page) { return true; }
 };
 
 // Writes a dirty page back to remote memory (on cooling, flushing, or when a page that was

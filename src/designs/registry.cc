@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "designs/dex/dex_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/sherman/sherman.h"
@@ -22,6 +23,7 @@ const std::vector<Entry>& Table() {
       {"local", MakeLocalIndex},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
+      {"dex", MakeDex},
   };
   return table;
 }

@@ -1,0 +1,282 @@
+// DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load
+// and logical repartitioning. Each loops over attempts of the cached traversal.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "designs/dex/dex_tree.h"
+#include "fabric/pool_memory.h"
+
+namespace dmindex::designs::dex {
+namespace {
+
+constexpr uint32_t kMaxAttempts = 1'000'000;
+
+OffloadOp ToOffload(WriteOp op) {
+  switch (op) {
+    case WriteOp::kUpsert: return OffloadOp::kUpsert;
+    case WriteOp::kUpdate: return OffloadOp::kUpdate;
+    case WriteOp::kDelete: return OffloadOp::kDelete;
+  }
+  return OffloadOp::kLookup;
+}
+
+}  // namespace
+
+Status DexTree::BeforeRetry(DexWorker& w, Key key, uint32_t attempt) {
+  DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+  if (attempt >= kMaxAttempts)
+    return Status::Corruption("dex: no progress on key " + std::to_string(key) + " after " +
+                              std::to_string(kMaxAttempts) + " attempts");
+  if (attempt > 0) w.ctx.CountRetry();
+  if (w.need_refresh) {
+    w.need_refresh = false;
+    DMX_RETURN_IF_ERROR(RefreshPath(w, key));
+  }
+  if (attempt > 2) std::this_thread::yield();
+  return Status::Ok();
+}
+
+Status DexTree::Apply(std::vector<LeafEntry>& entries, WriteOp op, Key key, Value value) {
+  auto pos = std::lower_bound(entries.begin(), entries.end(), key,
+                              [](const LeafEntry& e, Key k) { return e.key < k; });
+  const bool found = pos != entries.end() && pos->key == key;
+  if (!found && op != WriteOp::kUpsert) return Status::NotFound();
+  if (op == WriteOp::kDelete) entries.erase(pos);
+  else if (found) pos->value = value;
+  else entries.insert(pos, {key, value});
+  return Status::Ok();
+}
+
+Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
+  if (compute_node >= workers_.size()) workers_.resize(compute_node + 1);
+  if (!workers_[compute_node]) {
+    auto w = tree_.NewWorker(compute_node);
+    if (!w.ok()) return w.status();
+    workers_[compute_node] = std::move(w).value();
+  }
+  return workers_[compute_node].get();
+}
+
+Result<DexWorker*> DexTree::WorkerFor(WorkerSet& ws, Key key) {
+  return ws.Get(map_->partitioned() ? map_->Owner(key) : ws.home());
+}
+
+Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
+  std::shared_lock routing(routing_);
+  auto wp = WorkerFor(ws, key);
+  if (!wp.ok()) return wp.status();
+  DexWorker& w = **wp;
+  const OffloadRequest req{OffloadOp::kLookup, key, 0};
+  w.no_offload = false;
+  for (uint32_t attempt = 0;; ++attempt) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+    LeafAt at;
+    Status s = Descend(w, key, Intent::kRead, w.no_offload ? nullptr : &req, &at);
+    if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
+    if (s.IsRetry()) continue;
+    DMX_RETURN_IF_ERROR(s);
+    if (at.offloaded) {
+      DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+      if (at.result.outcome == OffloadResult::kNotFound) return Status::NotFound();
+      *value = at.result.value;
+      return Status::Ok();
+    }
+    const auto& leaf = shared_.validator.leaf();
+    CopyPage(at.leaf.page(), w.copy.data(), layout_.SlotOffset(leaf.UsedSlots(at.h)));
+    const int slot = leaf.Find(w.copy.data(), at.h, key);
+    const Value v = slot >= 0 ? leaf.ValueAt(w.copy.data(), static_cast<uint32_t>(slot)) : 0;
+    if (!at.leaf.Validate()) continue;
+    DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+    if (slot < 0) return Status::NotFound();
+    *value = v;
+    return Status::Ok();
+  }
+}
+
+Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
+  std::shared_lock routing(routing_);
+  auto wp = WorkerFor(ws, key);
+  if (!wp.ok()) return wp.status();
+  DexWorker& w = **wp;
+  const OffloadRequest req{ToOffload(op), key, value};
+  w.no_offload = false;
+  for (uint32_t attempt = 0;; ++attempt) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+    LeafAt at;
+    const Intent intent = op == WriteOp::kUpsert ? Intent::kInsert : Intent::kRead;
+    Status s = Descend(w, key, intent, w.no_offload ? nullptr : &req, &at);
+    if (s.IsNotFound()) {  // empty tree
+      if (op != WriteOp::kUpsert) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
+      DMX_RETURN_IF_ERROR(smo_.CreateRoot(w.ctx));
+      w.need_refresh = true;
+      continue;
+    }
+    if (s.IsRetry()) continue;
+    DMX_RETURN_IF_ERROR(s);
+    if (at.offloaded) {
+      DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+      return at.result.outcome == OffloadResult::kNotFound ? Status::NotFound() : Status::Ok();
+    }
+    s = at.owned ? WriteOwned(w, op, key, value, at)
+                 : WriteShared(w, op, key, value, at.leaf.frame()->remote());
+    if (s.IsRetry()) continue;
+    Status end = w.cw.EndOperation();  // writes a dirty page that was not admitted back
+    DMX_RETURN_IF_ERROR(s);
+    return end;
+  }
+}
+
+Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at) {
+  const auto& leaf = shared_.validator.leaf();
+  cache::ExclusiveGuard x = cache::ExclusiveGuard::TryUpgrade(at.leaf);
+  if (!x.owns()) return Status::Retry();
+  // Lock coupling: the parent must still be what led here (so no ancestor was evicted and
+  // no subtree above could be offloaded meanwhile, §6.2).
+  if (!at.parent.Validate()) return Status::Retry();
+  CopyPage(x.page(), w.copy.data(), layout_.node_bytes);
+  Header h = DecodeHeader(w.copy.data());
+  w.leaf_entries.clear();
+  leaf.Collect(w.copy.data(), h, &w.leaf_entries);
+  DMX_RETURN_IF_ERROR(Apply(w.leaf_entries, op, key, value));
+  if (w.leaf_entries.size() > leaf.capacity()) {
+    at.leaf = x.Downgrade();  // unchanged, but unlocking bumps the version
+    DMX_RETURN_IF_ERROR(SplitChild(w, at.parent, at.leaf));
+    return Status::Retry();  // insert again, now with room
+  }
+  leaf.Build(w.image.data(), h, w.leaf_entries, /*unsorted=*/false);
+  fabric::CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
+  x.MarkDirty();
+  return Status::Ok();
+}
+
+Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress addr) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  const auto& leaf = shared_.validator.leaf();
+  tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
+  uint64_t cas_failures = 0;
+  Status s = shared_.lock.LockAndRead(w.ctx.ep, cn.core.local_locks.get(), w.ctx.owner_tag, addr,
+                                      w.ctx.node(), layout_.node_bytes, guard.held(), &cas_failures);
+  w.ctx.CountRetry(cas_failures);
+  DMX_RETURN_IF_ERROR(s);
+  Header h;
+  // Under the lock: the node must still be a shared leaf covering the key; otherwise it
+  // split (or is owned by now) and the path is refreshed.
+  if (!shared_.validator.Decode(w.ctx.node(), &h) || h.dead() || !h.is_leaf() || !h.Covers(key) ||
+      map_->ExclusiveOwner(h.low, h.high).has_value()) {
+    DMX_RETURN_IF_ERROR(guard.Unlock());
+    w.need_refresh = true;
+    return Status::Retry();
+  }
+  w.leaf_entries.clear();
+  leaf.Collect(w.ctx.node(), h, &w.leaf_entries);
+  Status applied = Apply(w.leaf_entries, op, key, value);
+  if (!applied.ok()) {
+    DMX_RETURN_IF_ERROR(guard.Unlock());
+    return applied;
+  }
+  if (w.leaf_entries.size() > leaf.capacity()) {
+    // The core splits it; every node its separator insertion touches covers this leaf's
+    // whole range, which crosses a boundary: shared too.
+    w.need_refresh = true;
+    return smo_.SplitLeaf(w.ctx, guard, addr, h, w.leaf_entries);
+  }
+  h.version = w.ctx.NewVersion(h.version);
+  leaf.Build(w.ctx.node(), h, w.leaf_entries, /*unsorted=*/false);
+  fabric::Verb write = fabric::Verb::Write(addr, w.ctx.node(), layout_.node_bytes);
+  return guard.WriteAndUnlock({&write, 1});
+}
+
+Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out,
+                         Key* next) {
+  std::shared_lock routing(routing_);
+  auto wp = WorkerFor(ws, cursor);
+  if (!wp.ok()) return wp.status();
+  DexWorker& w = **wp;
+  const auto& leaf = shared_.validator.leaf();
+  for (uint32_t attempt = 0;; ++attempt) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, cursor, attempt));
+    LeafAt at;
+    Status s = Descend(w, cursor, Intent::kRead, nullptr, &at);
+    if (s.IsNotFound()) {
+      *next = KV::kPosInf;
+      return w.cw.EndOperation();
+    }
+    if (s.IsRetry()) continue;
+    DMX_RETURN_IF_ERROR(s);
+    CopyPage(at.leaf.page(), w.copy.data(), layout_.SlotOffset(leaf.UsedSlots(at.h)));
+    w.leaf_entries.clear();
+    leaf.Collect(w.copy.data(), at.h, &w.leaf_entries);
+    if (!at.leaf.Validate()) continue;
+    DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+    for (const LeafEntry& e : w.leaf_entries)
+      if (e.key >= cursor && out->size() < limit) out->push_back({e.key, e.value});
+    *next = at.h.high;
+    return Status::Ok();
+  }
+}
+
+Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
+  std::vector<LeafEntry> entries;
+  entries.reserve(sorted.size());
+  for (const KeyValue& kv : sorted) entries.push_back({kv.key, kv.value});
+  DMX_RETURN_IF_ERROR(loader_.Load(w.ctx, entries));
+  if (sorted.empty()) return Status::Ok();
+  for (auto& n : nodes_) {
+    cache::ExclusiveGuard mx(&n->meta);
+    auto root = reader_.RefreshRoot(w.ctx);
+    if (!root.ok()) return root.status();
+    SetRoot(mx, *root);
+  }
+  if (!options_.boundaries.empty() || nodes_.size() == 1) return Status::Ok();
+  // Balance the partitions over the loaded keys, on leaf fences so that every leaf is owned
+  // by exactly one compute node (§4).
+  std::vector<Key> boundaries;
+  for (size_t i = 1; i < nodes_.size(); ++i) {
+    const Key probe = sorted[sorted.size() * i / nodes_.size()].key;
+    typename tree::TreeReader<KV>::Found found;
+    DMX_RETURN_IF_ERROR(reader_.Descend(w.ctx, probe, 0, w.ctx.scratch(), &found));
+    Key b = found.h.low == KV::kNegInf ? probe : found.h.low;
+    if (!boundaries.empty() && b <= boundaries.back()) b = boundaries.back() + 1;
+    boundaries.push_back(b);
+  }
+  return Repartition(w, boundaries).status();
+}
+
+Result<double> DexTree::Repartition(DexWorker& w, std::vector<Key> boundaries) {
+  if (boundaries.size() + 1 != nodes_.size() || !std::is_sorted(boundaries.begin(), boundaries.end()))
+    return Status::InvalidArgument("repartition: need " + std::to_string(nodes_.size() - 1) +
+                                   " ascending boundaries");
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock routing(routing_);  // operations in flight finish first
+  // Every compute node whose range changes writes its dirty pages back and starts cold:
+  // its cached nodes may be owned by someone else now.
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    auto bound = [&](const std::vector<Key>& b, size_t j) { return j < b.size() ? b[j] : KV::kPosInf; };
+    const bool same = bound(boundaries, i) == bound(map_->boundaries(), i) &&
+                      (i == 0 || boundaries[i - 1] == map_->boundaries()[i - 1]);
+    if (same) continue;
+    DexComputeNode& n = *nodes_[i];
+    cache::CacheWorker cw(*n.bm, w.pages);
+    auto flushed = n.bm->FlushDirty(cw);
+    if (!flushed.ok()) return flushed.status();
+    DMX_RETURN_IF_ERROR(n.bm->DropAll(cw));
+    cache::ExclusiveGuard mx(&n.meta);
+    cache::Swip::Store(page_layout_.ChildSlot(mx.page(), 0),
+                       cache::Swip::Remote(GlobalAddress::FromRaw(0)));
+  }
+  old_maps_.push_back(std::move(map_));
+  map_ = std::make_unique<PartitionMap>(std::move(boundaries), options_.partition);
+  map_view_ = map_.get();
+  DMX_RETURN_IF_ERROR(map_->Store(w.ctx.ep, map_block_));
+  routing.unlock();
+  for (auto& n : nodes_) {  // root pointers of the dropped caches
+    auto root = reader_.RefreshRoot(w.ctx);
+    if (!root.ok()) return root.status();
+    cache::ExclusiveGuard mx(&n->meta);
+    SetRoot(mx, *root);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace dmindex::designs::dex

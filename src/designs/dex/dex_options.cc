@@ -1,0 +1,103 @@
+#include "designs/dex/dex_options.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <sstream>
+
+namespace dmindex::designs::dex {
+namespace {
+
+Status Bad(const std::string& knob, const std::string& v, const std::string& want) {
+  return Status::InvalidArgument("knob " + knob + "=" + v + ": expected " + want);
+}
+
+Status ParseBool(const std::string& knob, const std::string& v, bool* out) {
+  if (v == "on" || v == "true" || v == "1") *out = true;
+  else if (v == "off" || v == "false" || v == "0") *out = false;
+  else return Bad(knob, v, "on or off");
+  return Status::Ok();
+}
+
+Status ParseUint(const std::string& knob, const std::string& v, uint64_t max, uint64_t* out) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n > max)
+    return Bad(knob, v, "an integer in [0, " + std::to_string(max) + "]");
+  *out = n;
+  return Status::Ok();
+}
+
+Status ParseDouble(const std::string& knob, const std::string& v, double lo, double hi,
+                   double* out) {
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || !(d >= lo && d <= hi))
+    return Bad(knob, v, "a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  *out = d;
+  return Status::Ok();
+}
+
+Status ParseKeys(const std::string& knob, const std::string& v, std::vector<Key>* out) {
+  std::stringstream in(v);
+  std::string part;
+  out->clear();
+  while (std::getline(in, part, ',')) {
+    uint64_t k = 0;
+    DMX_RETURN_IF_ERROR(ParseUint(knob, part, kMaxKey, &k));
+    if (!IsValidKey(k) || (!out->empty() && k <= out->back()))
+      return Bad(knob, v, "ascending valid keys separated by commas");
+    out->push_back(k);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
+  DexOptions o;
+  o.cache_bytes = index.cache_bytes;
+  o.compute_nodes = index.compute_nodes;
+  IndexOptions core = index;  // the core sees only the knobs DEX does not handle
+  core.knobs.clear();
+  for (const auto& [knob, v] : index.knobs) {
+    uint64_t n = 0;
+    if (knob == "partition") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.partition));
+    else if (knob == "offload") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.offload));
+    else if (knob == "admission") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.leaf_admission));
+    else if (knob == "explore") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.explore));
+    else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1000, &o.cost_factor));
+    else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseKeys(knob, v, &o.boundaries));
+    else if (knob == "cache_mb") {
+      DMX_RETURN_IF_ERROR(ParseUint(knob, v, uint64_t{1} << 30, &n));
+      o.cache_bytes = n << 20;
+    } else if (knob == "offload_level") {
+      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 32, &n));
+      o.offload_level = static_cast<uint32_t>(n);
+    } else if (knob == "key_space") {
+      DMX_RETURN_IF_ERROR(ParseUint(knob, v, kMaxKey, &n));
+      if (n < kMinKey) return Bad(knob, v, "a key >= 1");
+      o.key_space = n;
+    } else {
+      core.knobs[knob] = v;
+    }
+  }
+  if (!o.boundaries.empty() && o.boundaries.size() + 1 != index.compute_nodes)
+    return Status::InvalidArgument("knob boundaries: " + std::to_string(index.compute_nodes) +
+                                   " compute nodes need " +
+                                   std::to_string(index.compute_nodes - 1) + " boundaries");
+  // Shared nodes go through the core's remote protocol: its own internal-node cache is off
+  // (DEX caches), leaves stay sorted (DEX rewrites them whole), Sherman's lock techniques on.
+  tree::TreeOptions defaults;
+  defaults.cache_bytes = 0;
+  defaults.hocl = true;
+  defaults.combine = true;
+  defaults.two_level = false;
+  auto t = tree::ResolveTreeOptions(core, defaults);
+  if (!t.ok()) return t.status();
+  if (t->two_level || t->cache_bytes != 0)
+    return Status::InvalidArgument("dex: knobs two_level and the core's cache do not apply");
+  o.tree = *t;
+  return o;
+}
+
+}  // namespace dmindex::designs::dex

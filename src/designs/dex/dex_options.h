@@ -1,0 +1,43 @@
+// DEX's techniques as switches (IndexOptions::knobs), so Fig. 8's ablation runs without
+// recompiling. Knobs DEX does not know go to the shared tree core (hocl, combine, handover,
+// validation), which rejects unknown ones.
+//
+//   partition   on/off  logical partitioning (§4); off: every node is shared by all compute
+//                       nodes (remote locks, no cached leaves)
+//   offload     on/off  opportunistic offloading of subtree traversals (§6)
+//   admission   [0,1]   P_A, the chance that a missed leaf is admitted to the cache (§5.4)
+//   cache_mb    n       compute-side cache per compute node, MiB (default IndexOptions::cache_bytes)
+//   offload_level n     M: subtrees rooted at level M live on one memory server; only misses
+//                       at levels <= M are offloaded
+//   explore     [0,1]   q, the chance of taking the costlier choice to keep estimates fresh
+//   cost_factor x       c in (L+1) x (READ + local search) x c
+//   boundaries  k1,k2.. explicit partition boundaries (compute node i owns [k_i, k_{i+1}))
+//   key_space   n       without boundaries: equal-width partitions of [1, n]
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dmindex/index.h"
+#include "tree/tree_options.h"
+
+namespace dmindex::designs::dex {
+
+struct DexOptions {
+  bool partition = true;
+  bool offload = true;
+  double leaf_admission = 0.1;
+  uint64_t cache_bytes = 64ull << 20;
+  uint32_t compute_nodes = 1;
+  uint32_t offload_level = 2;
+  double explore = 0.01;
+  double cost_factor = 1.5;
+  uint64_t local_search_ns = 200;  // l_s: searching one cached node (stable: set at start)
+  std::vector<Key> boundaries;      // compute_nodes - 1 ascending keys, or empty
+  Key key_space = kMaxKey;
+  tree::TreeOptions tree;           // the core's policies for shared (remote) nodes
+};
+
+Result<DexOptions> ResolveDexOptions(const IndexOptions& index);
+
+}  // namespace dmindex::designs::dex

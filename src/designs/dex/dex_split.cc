@@ -1,0 +1,210 @@
+// Structure changes (§7, insert): eager splits of full owned nodes in the cache, and the
+// shared-parent rule. Who may change what:
+//  * an owned node and its new sibling are changed in the cache only (written back later),
+//    under the local latches of the node and its parent;
+//  * a shared parent is changed remotely, under its remote lock, and only if the cached copy
+//    the traversal used is up to date (same version) - otherwise the path is refreshed from
+//    the root and the insert retried. Before a shared parent points to them, the split node
+//    and its sibling are written through, so remote memory holds whatever shared nodes
+//    reference;
+//  * a shared node that overflows is split by the core (tree/structure_modifier.h). Every
+//    node the core then touches covers the split node's whole range, which crosses a
+//    partition boundary, so it is shared too: the core never writes a node that a compute
+//    node may hold dirty in its cache.
+#include <algorithm>
+
+#include "designs/dex/dex_tree.h"
+#include "fabric/pool_memory.h"
+#include "tree/split.h"
+
+namespace dmindex::designs::dex {
+
+Status DexTree::SplitChild(DexWorker& w, cache::OptimisticGuard& parent,
+                           cache::OptimisticGuard& child) {
+  cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
+  if (!px.owns()) return Status::Ok();  // changed meanwhile: the caller restarts
+  cache::ExclusiveGuard cx = cache::ExclusiveGuard::TryUpgrade(child);
+  if (!cx.owns()) return Status::Ok();
+  CopyPage(cx.page(), w.copy.data(), Layout::kHeaderBytes);
+  const Header ch = DecodeHeader(w.copy.data());
+  const bool full = ch.is_leaf() ? ch.count >= shared_.validator.leaf().capacity()
+                                 : ch.count >= shared_.validator.internal().capacity();
+  if (!full || !Owned(w, ch)) return Status::Ok();
+  CopyPage(px.page(), w.copy.data(), Layout::kHeaderBytes);
+  const Header ph = DecodeHeader(w.copy.data());
+  if (ph.level == kMetaLevel) return SplitRoot(w, px, cx, ch);
+  if (!Owned(w, ph)) return SplitUnderSharedParent(w, px, ph, cx, ch);
+  // Eager splitting keeps owned parents below capacity; if this one filled up meanwhile,
+  // the restart splits it first.
+  if (ph.count >= shared_.validator.internal().capacity()) return Status::Ok();
+  Key separator;
+  cache::ExclusiveGuard right;
+  DMX_RETURN_IF_ERROR(SplitInCache(w, cx, ch, &separator, &right));
+  return InsertIntoOwnedParent(w, px, separator, right);
+}
+
+Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
+                             Key* separator, cache::ExclusiveGuard* right) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  const GlobalAddress addr = node.frame()->remote();
+  // The sibling stays on the node's memory server: subtrees below level M stay together,
+  // which offloading needs (§3).
+  auto raddr = cn.core.allocator.AllocateOn(w.ctx.ep, addr.node(), layout_.node_bytes);
+  if (!raddr.ok()) return raddr.status();
+  auto rg = cn.bm->AllocateNew(*raddr, w.cw);
+  if (!rg.ok()) {
+    cn.core.allocator.Free(*raddr, layout_.node_bytes);
+    return rg.status();
+  }
+  *right = std::move(*rg);
+  CopyPage(node.page(), w.copy.data(), layout_.node_bytes);
+  Header rh;
+  rh.version = w.ctx.NewVersion();
+  rh.level = h.level;
+  rh.high = h.high;
+  rh.sibling = h.sibling;
+  Header lh = h;
+  lh.sibling = *raddr;
+  if (h.is_leaf()) {
+    const auto& leaf = shared_.validator.leaf();
+    w.leaf_entries.clear();
+    leaf.Collect(w.copy.data(), h, &w.leaf_entries);
+    auto split = tree::SplitLeaf<KV>(w.leaf_entries);
+    rh.low = lh.high = *separator = split.separator;
+    leaf.Build(w.image.data(), rh, split.right, false);
+    fabric::CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
+    leaf.Build(w.image.data(), lh, split.left, false);
+  } else {
+    const auto& internal = shared_.validator.internal();
+    w.internal_entries.clear();
+    internal.Collect(w.copy.data(), h, &w.internal_entries);
+    auto split = tree::SplitInternal<KV>(w.internal_entries);
+    rh.low = lh.high = *separator = split.separator;
+    rh.leftmost = split.right_leftmost;  // may be a swizzled pointer: it moves as is
+    internal.Build(w.image.data(), rh, split.right);
+    fabric::CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
+    internal.Build(w.image.data(), lh, split.left);
+    cn.bm->Adopt(*right);  // swizzled children that moved get their new parent
+  }
+  fabric::CopyToPool(node.page(), w.image.data(), layout_.node_bytes);
+  node.MarkDirty();
+  return Status::Ok();
+}
+
+Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& parent, Key separator,
+                                      cache::ExclusiveGuard& right) {
+  const auto& internal = shared_.validator.internal();
+  CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
+  const Header ph = DecodeHeader(w.copy.data());
+  w.internal_entries.clear();
+  internal.Collect(w.copy.data(), ph, &w.internal_entries);
+  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
+                              [](const InternalEntry& e, Key k) { return e.key < k; });
+  const size_t index = static_cast<size_t>(pos - w.internal_entries.begin());
+  w.internal_entries.insert(pos, {separator, right.frame()->remote()});
+  internal.Build(w.image.data(), ph, w.internal_entries);
+  fabric::CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
+  nodes_[w.cn]->bm->Attach(parent, page_layout_.ChildSlot(parent.page(), index + 1), right);
+  parent.MarkDirty();
+  return Status::Ok();
+}
+
+Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
+  nodes_[w.cn]->bm->UnswizzledCopy(node.page(), w.image.data());
+  DMX_RETURN_IF_ERROR(w.pages.WriteBack(node.frame()->remote(), w.image.data()));
+  node.frame()->dirty.store(false, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
+                                       const Header& ph, cache::ExclusiveGuard& child,
+                                       const Header& ch) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  const auto& internal = shared_.validator.internal();
+  const GlobalAddress paddr = parent.frame()->remote();
+  tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
+  uint64_t cas_failures = 0;
+  Status s = shared_.lock.LockAndRead(w.ctx.ep, cn.core.local_locks.get(), w.ctx.owner_tag, paddr,
+                                      w.ctx.node(), layout_.node_bytes, guard.held(), &cas_failures);
+  w.ctx.CountRetry(cas_failures);
+  DMX_RETURN_IF_ERROR(s);
+  Header fh;
+  // Proceed only if the cached parent is the current one (§7): same version, still the
+  // parent of this child's range.
+  if (!shared_.validator.Decode(w.ctx.node(), &fh) || fh.dead() || fh.version != ph.version ||
+      fh.level != ch.level + 1 || !fh.Covers(ch.low) ||
+      map_->ExclusiveOwner(fh.low, fh.high).has_value()) {
+    DMX_RETURN_IF_ERROR(guard.Unlock());
+    w.need_refresh = true;
+    return Status::Ok();
+  }
+  Key separator;
+  cache::ExclusiveGuard right;
+  DMX_RETURN_IF_ERROR(SplitInCache(w, child, ch, &separator, &right));
+  DMX_RETURN_IF_ERROR(WriteThrough(w, right));
+  DMX_RETURN_IF_ERROR(WriteThrough(w, child));
+  const GlobalAddress raddr = right.frame()->remote();
+  w.internal_entries.clear();
+  internal.Collect(w.ctx.node(), fh, &w.internal_entries);
+  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
+                              [](const InternalEntry& e, Key k) { return e.key < k; });
+  w.internal_entries.insert(pos, {separator, raddr});
+  Header lh = fh;
+  lh.version = w.ctx.NewVersion(fh.version);
+  if (w.internal_entries.size() <= internal.capacity()) {
+    internal.Build(w.image.data(), lh, w.internal_entries);
+    fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
+    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
+  } else {
+    // The shared parent overflows: split it here, under its lock, and let the core insert
+    // its separator one level up (that level covers the parent's whole, shared range).
+    auto split = tree::SplitInternal<KV>(w.internal_entries);
+    auto praddr = cn.core.allocator.AllocateOn(w.ctx.ep, paddr.node(), layout_.node_bytes);
+    if (!praddr.ok()) return praddr.status();
+    Header rh;
+    rh.version = w.ctx.NewVersion();
+    rh.level = fh.level;
+    rh.low = split.separator;
+    rh.high = fh.high;
+    rh.sibling = fh.sibling;
+    rh.leftmost = split.right_leftmost;
+    internal.Build(w.ctx.sibling(), rh, split.right);
+    lh.high = split.separator;
+    lh.sibling = *praddr;
+    internal.Build(w.image.data(), lh, split.left);
+    fabric::Verb writes[] = {fabric::Verb::Write(*praddr, w.ctx.sibling(), layout_.node_bytes),
+                             fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes)};
+    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+    DMX_RETURN_IF_ERROR(smo_.InsertSeparator(w.ctx, static_cast<uint8_t>(fh.level + 1),
+                                             split.separator, *praddr));
+  }
+  // The cached parent takes the image just written (w.image: the core's separator insertion
+  // reuses the context's buffers); the new sibling is swizzled into it if it stayed there.
+  cn.bm->Refresh(parent, w.image.data());
+  for (size_t i = 0, n = page_layout_.ChildCount(parent.page()); i < n; ++i) {
+    uint64_t* slot = page_layout_.ChildSlot(parent.page(), i);
+    if (cache::Swip::Load(slot) == cache::Swip::Remote(raddr)) {
+      cn.bm->Attach(parent, slot, right);
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
+                          const Header& h) {
+  // An owned root: this compute node owns every key. Split it in the cache, write both
+  // halves through and let the core grow a new root over them.
+  Key separator;
+  cache::ExclusiveGuard right;
+  DMX_RETURN_IF_ERROR(SplitInCache(w, root, h, &separator, &right));
+  DMX_RETURN_IF_ERROR(WriteThrough(w, right));
+  DMX_RETURN_IF_ERROR(WriteThrough(w, root));
+  DMX_RETURN_IF_ERROR(smo_.GrowRoot(w.ctx, h.level));
+  auto fresh = reader_.RefreshRoot(w.ctx);
+  if (!fresh.ok()) return fresh.status();
+  SetRoot(meta, *fresh);
+  return Status::Ok();
+}
+
+}  // namespace dmindex::designs::dex

@@ -1,0 +1,321 @@
+// DexTree: construction, workers, the cached traversal (Algorithm 1) and refresh_from_root.
+#include "designs/dex/dex_tree.h"
+
+#include <chrono>
+#include <thread>
+
+#include "alloc/catalog.h"
+#include "fabric/pool_memory.h"
+
+namespace dmindex::designs::dex {
+namespace {
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+DexComputeNode::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const DexOptions& o,
+                               const Layout& layout, const NodePageLayout& page_layout)
+    : id(id_),
+      core(id_, memory_nodes, o.tree, layout),
+      meta_page(new std::byte[layout.node_bytes]()),
+      offload(o.offload, o.offload_level, o.explore, o.cost_factor, o.local_search_ns) {
+  cache::CacheOptions co;
+  co.cache_bytes = std::max<uint64_t>(o.cache_bytes, 64ull * layout.node_bytes);
+  co.page_bytes = layout.node_bytes;
+  co.leaf_admission = o.leaf_admission;
+  co.seed = 0x5EED + id_;
+  bm = std::move(cache::BufferManager::Create(co, page_layout)).value();
+  // The meta page: an internal node with no separators whose leftmost child is the root.
+  Header h;
+  h.level = kMetaLevel;
+  tree::HeaderCodec<KV>::Write(h, meta_page.get());
+  meta.page = meta_page.get();
+  meta.set_state(cache::FrameState::kHot);
+}
+
+DexWorker::DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep)
+    : cn(compute_node),
+      ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes),
+      pages(tree.shared_, tree.reader_, ctx, compute_node, &tree.map_view_),
+      cw(*tree.compute_node(compute_node).bm, pages),
+      copy(tree.layout_.node_bytes),
+      image(tree.layout_.node_bytes) {}
+
+DexWorker::~DexWorker() = default;
+
+DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
+                 GlobalAddress root_word, GlobalAddress map_block)
+    : options_(o),
+      layout_(layout),
+      page_layout_(layout),
+      fabric_(fabric),
+      shared_(fabric, o.tree, layout, root_word),
+      reader_(shared_),
+      locker_(shared_, reader_),
+      smo_(shared_, reader_, locker_),
+      loader_(shared_, reader_),
+      map_block_(map_block) {
+  for (uint32_t i = 0; i < o.compute_nodes; ++i)
+    nodes_.push_back(std::make_unique<DexComputeNode>(i, fabric.memory_nodes(), o, layout, page_layout_));
+}
+
+DexTree::~DexTree() = default;
+
+Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const IndexOptions& index) {
+  auto o = ResolveDexOptions(index);
+  if (!o.ok()) return o.status();
+  if (o->compute_nodes == 0 || o->compute_nodes > PartitionMap::kMaxParts)
+    return Status::InvalidArgument("dex: compute_nodes must be in [1, " +
+                                   std::to_string(PartitionMap::kMaxParts) + "]");
+  auto layout = Layout::For(index.node_bytes);
+  if (!layout.ok()) return layout.status();
+  if (fabric.memory_nodes() >= 0x8000) return Status::InvalidArgument("dex: too many memory nodes");
+  auto ep = fabric.Connect();
+  if (!ep.ok()) return ep.status();
+  bool created = false;
+  auto entry = alloc::Catalog::OpenOrCreate(**ep, index.name, "dex", index.node_bytes, &created);
+  if (!entry.ok()) return entry.status();
+
+  // The partition map lives in the pool; aux word 0 points to it.
+  std::vector<Key> boundaries = o->boundaries;
+  if (boundaries.empty()) boundaries = PartitionMap::EqualWidth(o->compute_nodes, o->key_space);
+  const GlobalAddress map_word = entry->aux_word(0);
+  uint64_t raw = 0;
+  DMX_RETURN_IF_ERROR((*ep)->Read(map_word, &raw, 8));
+  std::unique_ptr<DexTree> t;
+  if (raw != 0 && !created) {
+    auto stored = PartitionMap::Load(**ep, GlobalAddress::FromRaw(raw));
+    if (!stored.ok()) return stored.status();
+    if (stored->size() + 1 == o->compute_nodes && o->boundaries.empty()) boundaries = *stored;
+  }
+  t.reset(new DexTree(fabric, *o, *layout, entry->root_word, GlobalAddress::FromRaw(raw)));
+  t->map_ = std::make_unique<PartitionMap>(boundaries, o->partition);
+  t->map_view_ = t->map_.get();
+  if (raw == 0) {
+    auto block = t->nodes_[0]->core.allocator.Allocate(**ep, PartitionMap::kBlockBytes);
+    if (!block.ok()) return block.status();
+    DMX_RETURN_IF_ERROR(t->map_->Store(**ep, *block));
+    uint64_t old = 0;
+    DMX_RETURN_IF_ERROR((*ep)->Cas(map_word, 0, block->raw(), &old));
+    const_cast<GlobalAddress&>(t->map_block_) = old == 0 ? *block : GlobalAddress::FromRaw(old);
+  }
+  if (o->offload) {
+    Status s = RegisterOffloadHandlers(fabric);
+    if (!s.ok())
+      for (auto& n : t->nodes_) n->offload.Disable();
+  }
+  // Point every compute node's meta page at the current root.
+  uint64_t root = 0;
+  DMX_RETURN_IF_ERROR((*ep)->Read(entry->root_word, &root, 8));
+  for (auto& n : t->nodes_) {
+    cache::ExclusiveGuard mx(&n->meta);
+    t->SetRoot(mx, GlobalAddress::FromRaw(root));
+  }
+  return t;
+}
+
+Result<std::unique_ptr<DexWorker>> DexTree::NewWorker(uint32_t compute_node) {
+  if (compute_node >= nodes_.size())
+    return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
+                                   " out of range (the index has " + std::to_string(nodes_.size()) + ")");
+  auto ep = fabric_.Connect();
+  if (!ep.ok()) return ep.status();
+  return std::make_unique<DexWorker>(*this, compute_node, std::move(ep).value());
+}
+
+void DexTree::SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root) {
+  uint64_t* slot = page_layout_.ChildSlot(meta.page(), 0);
+  const cache::Swip s = cache::Swip::Load(slot);
+  const GlobalAddress current = s.swizzled() ? s.frame()->remote() : s.remote();
+  if (current == root) return;
+  // The old root stays cached as an orphan: the new root points to it.
+  if (s.swizzled()) s.frame()->parent.store(nullptr, std::memory_order_release);
+  cache::Swip::Store(slot, cache::Swip::Remote(root));
+}
+
+Status DexTree::RefreshPath(DexWorker& w, Key key) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  auto root = reader_.RefreshRoot(w.ctx);
+  if (!root.ok()) return root.status();
+  {
+    cache::ExclusiveGuard mx(&cn.meta);
+    SetRoot(mx, *root);
+  }
+  std::byte* buf = w.ctx.scratch();
+  GlobalAddress addr = *root;
+  for (int hop = 0; hop < 1024 && !addr.is_null(); ++hop) {
+    Header h;
+    DMX_RETURN_IF_ERROR(reader_.Read(w.ctx, addr, buf, &h));
+    if (h.dead() || key < h.low) return Status::Ok();  // stale; the restart copes
+    if (h.BeyondHigh(key)) {  // split after its parent was read: move right (B-link)
+      addr = h.sibling;
+      continue;
+    }
+    // A cached copy of a shared node is a read-only snapshot: refresh it if it is outdated.
+    // (Its node may have become owned since, by splits narrowing its fences.) Owned nodes,
+    // and everything below them, are authoritative in their owner's cache: stop there.
+    bool cached_shared = false;
+    if (cache::BufferFrame* f = cn.bm->Lookup(addr)) {
+      cache::ExclusiveGuard fx(f);
+      const auto st = f->load_state();
+      if (f->remote() == addr && (st == cache::FrameState::kHot || st == cache::FrameState::kCooling)) {
+        CopyPage(f->page, w.copy.data(), Layout::kHeaderBytes);
+        const Header ch = DecodeHeader(w.copy.data());
+        cached_shared = !map_->ExclusiveOwner(ch.low, ch.high).has_value();
+        if (cached_shared && ch.version != h.version) cn.bm->Refresh(fx, buf);
+      }
+    }
+    if (map_->ExclusiveOwner(h.low, h.high).has_value() && !cached_shared) return Status::Ok();
+    if (h.is_leaf()) return Status::Ok();
+    addr = shared_.validator.internal().ChildFor(buf, h, key);
+  }
+  return Status::Ok();
+}
+
+Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadRequest* offload,
+                        LeafAt* out) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  const auto& internal = shared_.validator.internal();
+  cache::OptimisticGuard node(&cn.meta), parent;
+  if (!node.valid()) return Status::Retry();
+  const uint64_t* slot = page_layout_.ChildSlot(cn.meta.page, 0);
+  if (cache::Swip::Load(slot).is_null()) {
+    if (!node.Validate()) return Status::Retry();
+    // Another compute node may have created the root since: ask the root word.
+    auto root = reader_.RefreshRoot(w.ctx);
+    if (!root.ok()) return root.status();
+    if (root->is_null()) return Status::NotFound("empty tree");
+    cache::ExclusiveGuard mx(&cn.meta);
+    SetRoot(mx, *root);
+    return Status::Retry();
+  }
+  int expect = -1;  // the root's level is not known before reading it
+  Header nh;        // header of `node`
+  nh.level = kMetaLevel;
+  for (int depth = 0; depth < 64; ++depth) {
+    const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
+    auto step = cn.bm->Probe(node, slot, w.cw);
+    if (step.kind == cache::BufferManager::Step::kRetry) return Status::Retry();
+    if (step.kind == cache::BufferManager::Step::kMiss) {
+      // Offload the rest if the child is ours, low enough, and the cost model says so.
+      if (offload != nullptr && expect >= 0 && nh.level != kMetaLevel &&
+          cn.offload.Decide(child_level, w.ctx.rng)) {
+        Status s = Offload(w, node, step.missing, child_level, *offload, out);
+        if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
+      }
+      const uint64_t t0 = NowNs();
+      auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages);
+      if (w.pages.stale()) w.need_refresh = true;
+      if (!loaded.ok()) return loaded.status();
+      cn.offload.RecordRead(NowNs() - t0);
+      step.child = *loaded;
+    }
+    parent = node;
+    node = step.child;
+    // Fence check (Algorithm 1, lines 39-40): a stale shared parent leads to a wrong node.
+    CopyPage(node.page(), w.copy.data(), Layout::kHeaderBytes);
+    if (!node.Validate()) return Status::Retry();
+    Header h = DecodeHeader(w.copy.data());
+    if (h.dead() || (expect >= 0 && h.level != expect) || !h.Covers(key)) {
+      w.need_refresh = true;
+      return Status::Retry();
+    }
+    if (h.is_leaf()) {
+      out->leaf = node;
+      out->parent = parent;
+      out->h = h;
+      out->owned = Owned(w, h);
+      return Status::Ok();
+    }
+    if (intent == Intent::kInsert && Owned(w, h) && h.count >= internal.capacity()) {
+      DMX_RETURN_IF_ERROR(SplitChild(w, parent, node));
+      return Status::Retry();
+    }
+    CopyPage(node.page(), w.copy.data(), layout_.EntryOffset(internal.Count(h)));
+    if (!node.Validate()) return Status::Retry();
+    const int idx = internal.ChildIndexFor(w.copy.data(), h, key);
+    slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout::SlotIndex(idx));
+    expect = h.level - 1;
+    nh = h;
+  }
+  return Status::Corruption("dex: path deeper than 64 levels");
+}
+
+Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddress child,
+                        uint32_t level, const OffloadRequest& req, LeafAt* out) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  // Only a subtree this compute node owns alone can be finished elsewhere (§6).
+  CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
+  if (!parent.Validate()) return Status::Retry();
+  const Header ph = DecodeHeader(w.copy.data());
+  const auto& internal = shared_.validator.internal();
+  const int idx = internal.ChildIndexFor(w.copy.data(), ph, req.key);
+  const Key lo = idx < 0 ? ph.low : internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx));
+  const Key hi = idx + 1 < static_cast<int>(internal.Count(ph))
+                     ? internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx + 1))
+                     : ph.high;
+  // The parent must be ours too: below a shared parent, an owned subtree may hold cached
+  // nodes that a refresh (or a split of that parent) left unswizzled, dirty ones included,
+  // which the memory server cannot see. Below an owned parent, an uncached node proves
+  // that nothing of its subtree is in use or dirty here (path-aware caching, §6.2).
+  if (!Owned(w, ph) || !map_->Owns(w.cn, lo, hi)) return Status::NotSupported("shared subtree");
+  // Register the subtree root as busy (I/O flag) and pin its parent (§6.2).
+  Status claim = cn.bm->ClaimTransient(child, w.cw);
+  if (!claim.ok()) return claim;
+  parent.frame()->pins.fetch_add(1, std::memory_order_acq_rel);
+  struct Unpin {
+    cache::BufferFrame* f;
+    ~Unpin() { f->pins.fetch_sub(1, std::memory_order_acq_rel); }
+  } unpin{parent.frame()};
+  if (!parent.Validate()) return Status::Retry();
+  OffloadWire wire;
+  wire.start = child.raw();
+  wire.key = req.key;
+  wire.value = req.value;
+  wire.node_bytes = layout_.node_bytes;
+  wire.op = static_cast<uint8_t>(req.op);
+  wire.level = static_cast<uint8_t>(level);
+  fabric::RpcReply reply;
+  const uint64_t t0 = NowNs();
+  Status s = w.ctx.ep.Call(child.node(),  kOffloadOpcode,
+                           {reinterpret_cast<const std::byte*>(&wire), sizeof wire}, &reply);
+  if (s.IsInvalidArgument()) {  // the memory server has no handler
+    cn.offload.Disable();
+    return Status::NotSupported("no offload handler");
+  }
+  DMX_RETURN_IF_ERROR(s);
+  cn.offload.RecordOffload(NowNs() - t0);
+  OffloadResult r;
+  if (!fabric::ReadPod(reply, 0, &r)) return Status::Corruption("dex offload: short reply");
+  if (r.outcome == OffloadResult::kFallback) {
+    cn.offload.fallbacks.fetch_add(1, std::memory_order_relaxed);
+    w.no_offload = true;  // take the normal path on the restart
+    return Status::Retry();
+  }
+  cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
+  // Cached copies of what the memory server changed are stale now (§6.2).
+  if (r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.written), w.cw));
+  out->offloaded = true;
+  out->result = r;
+  return Status::Ok();
+}
+
+IndexStats DexTree::Stats() const {
+  IndexStats s;
+  for (const auto& n : nodes_) {
+    const cache::CacheStats c = n->bm->Stats();
+    s.cache_hits += c.hits;
+    s.cache_misses += c.misses;
+    s.cache_bytes += c.frames * layout_.node_bytes;
+    s.pool_bytes += n->core.allocator.pool_bytes();
+    s.retries += n->core.retries.load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
+}  // namespace dmindex::designs::dex

@@ -1,0 +1,174 @@
+// DexTree: DEX (VLDB'24) on the shared B-link tree core. One tree in the memory pool,
+// operated by `compute_nodes` logical compute nodes of this process, each owning a key range
+// (partition_map.h) and caching nodes in its own BufferManager (src/cache).
+//
+//   owned nodes (fences inside the compute node's partition): cached with swizzled pointers,
+//     synchronized by local optimistic lock coupling only, changed in the cache and written
+//     back when cooled (or at once if a leaf was not admitted);
+//   shared nodes (fences cross a boundary): cached read-only and refreshed from the root when
+//     a fence check shows them stale; changed only remotely, under the core's node locks;
+//     split by the core's structure modifier (whose nodes are all shared, see dex_split.cc).
+//
+// Operations return Status::Retry internally to restart from the root; the public calls
+// loop (dex_ops.cc). The worker (one per session and compute node) carries the endpoint,
+// the cache worker and private page copies.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <shared_mutex>
+#include <vector>
+
+#include "cache/buffer_manager.h"
+#include "designs/dex/dex_options.h"
+#include "designs/dex/node_pages.h"
+#include "designs/dex/offload.h"
+#include "designs/dex/partition_map.h"
+#include "tree/bulk_loader.h"
+#include "tree/structure_modifier.h"
+#include "tree/tree_writer.h"
+
+namespace dmindex::designs::dex {
+
+using LeafEntry = tree::LeafEntry<KV>;
+using InternalEntry = tree::InternalEntry<KV>;
+
+struct DexComputeNode {
+  DexComputeNode(uint32_t id, uint16_t memory_nodes, const DexOptions& o, const Layout& layout,
+                 const NodePageLayout& page_layout);
+  const uint32_t id;
+  tree::ComputeNodeState<KV> core;  // allocator, HOCL local lock table, counters
+  std::unique_ptr<cache::BufferManager> bm;
+  // The meta page: an internal node image whose leftmost child is the root (kMetaLevel).
+  std::unique_ptr<std::byte[]> meta_page;
+  cache::BufferFrame meta;
+  OffloadPolicy offload;
+};
+
+class DexTree;
+
+struct DexWorker {
+  DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep);
+  ~DexWorker();
+  const uint32_t cn;
+  tree::TreeContext<KV> ctx;
+  NodePages pages;
+  cache::CacheWorker cw;
+  bool need_refresh = false;  // the last restart found a stale shared node
+  bool no_offload = false;    // an offload fell back: this operation takes the normal path
+  std::vector<std::byte> copy, image;  // private page copies
+  std::vector<LeafEntry> leaf_entries;
+  std::vector<InternalEntry> internal_entries;
+};
+
+// One session's workers: one per compute node the session's keys were routed to.
+class WorkerSet {
+ public:
+  WorkerSet(DexTree& tree, uint32_t home) : tree_(tree), home_(home) {}
+  uint32_t home() const { return home_; }
+  Result<DexWorker*> Get(uint32_t compute_node);
+
+ private:
+  DexTree& tree_;
+  const uint32_t home_;
+  std::vector<std::unique_ptr<DexWorker>> workers_;
+};
+
+enum class WriteOp { kUpsert, kUpdate, kDelete };
+
+class DexTree {
+ public:
+  static Result<std::unique_ptr<DexTree>> Open(fabric::Fabric& fabric, const IndexOptions& index);
+  ~DexTree();
+
+  Result<std::unique_ptr<DexWorker>> NewWorker(uint32_t compute_node);
+
+  // Each takes the routing lock shared (repartitioning waits for operations in flight) and
+  // runs on the compute node that owns the key - a session may be opened on any compute
+  // node - or on the session's own one when partitioning is off (then every node is shared
+  // and any compute node may serve any key).
+  Status Lookup(WorkerSet& ws, Key key, Value* value);
+  Status Write(WorkerSet& ws, WriteOp op, Key key, Value value);
+  // Entries >= cursor of the leaf covering `cursor`, appended to *out (up to `limit` in
+  // all); *next is the leaf's high fence (kPosInf at the end).
+  Status ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out, Key* next);
+  Status BulkLoad(DexWorker& w, std::span<const KeyValue> sorted);
+  // Moves partition boundaries: the losing compute nodes flush their dirty pages and drop
+  // their caches (logical repartitioning, §4). Returns the seconds it took.
+  Result<double> Repartition(DexWorker& w, std::vector<Key> boundaries);
+
+  IndexStats Stats() const;
+  const DexOptions& options() const { return options_; }
+  const PartitionMap& partition_map() const { return *map_; }
+  DexComputeNode& compute_node(uint32_t i) { return *nodes_[i]; }
+  uint32_t compute_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
+
+ private:
+  friend struct DexWorker;
+  friend class Offloader;
+  DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
+          GlobalAddress root_word, GlobalAddress map_block);
+
+  struct LeafAt {
+    cache::OptimisticGuard leaf, parent;
+    Header h;
+    bool owned = false;  // by the worker's compute node
+    bool offloaded = false;
+    OffloadResult result;  // when offloaded
+  };
+  enum class Intent { kRead, kInsert };
+  // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
+  // (w.need_refresh says whether shared nodes on the path must be refreshed first).
+  Status Descend(DexWorker& w, Key key, Intent intent, const OffloadRequest* offload, LeafAt* out);
+  // Hands the rest of the operation to the memory server of `child` (a miss at `level`).
+  // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
+  Status Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddress child,
+                 uint32_t level, const OffloadRequest& req, LeafAt* out);
+  // Re-reads the shared nodes on the path to `key` from the remote root and refreshes their
+  // cached copies; updates the root pointer (§4: refresh_from_root).
+  Status RefreshPath(DexWorker& w, Key key);
+  // One attempt of a point write on an owned leaf, or of a remote write on a shared one.
+  Status WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at);
+  Status WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress leaf);
+  // Applies op to sorted leaf entries; NotFound for update/delete of an absent key.
+  static Status Apply(std::vector<LeafEntry>& entries, WriteOp op, Key key, Value value);
+
+  // dex_split.cc: splits the owned, full `child` under `parent` (eager splits, §7).
+  Status SplitChild(DexWorker& w, cache::OptimisticGuard& parent, cache::OptimisticGuard& child);
+  Status SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const Header& h, Key* separator,
+                      cache::ExclusiveGuard* right);
+  Status InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& parent, Key separator,
+                               cache::ExclusiveGuard& right);
+  Status SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent, const Header& ph,
+                                cache::ExclusiveGuard& child, const Header& ch);
+  Status SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
+                   const Header& h);
+  Status WriteThrough(DexWorker& w, cache::ExclusiveGuard& node);
+  // Points the meta page at the current remote root (under the meta latch).
+  void SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root);
+
+  // Between two attempts of an operation: ends the cache operation, refreshes stale shared
+  // nodes if the last attempt found one, backs off. Corruption after too many attempts.
+  Status BeforeRetry(DexWorker& w, Key key, uint32_t attempt);
+  // The worker of the compute node serving `key` (routing lock held).
+  Result<DexWorker*> WorkerFor(WorkerSet& ws, Key key);
+  bool Owned(const DexWorker& w, const Header& h) const { return map_->Owns(w.cn, h.low, h.high); }
+
+  const DexOptions options_;
+  const Layout layout_;
+  const NodePageLayout page_layout_;
+  fabric::Fabric& fabric_;
+  tree::TreeShared<KV> shared_;
+  tree::TreeReader<KV> reader_;
+  tree::CoveringLocker<KV> locker_;
+  tree::StructureModifier<KV> smo_;
+  tree::BulkLoader<KV> loader_;
+  const GlobalAddress map_block_;
+  std::unique_ptr<PartitionMap> map_;  // swapped under routing_ held exclusively
+  const PartitionMap* map_view_;       // what NodePages read (same object)
+  mutable std::shared_mutex routing_;
+  std::vector<std::unique_ptr<DexComputeNode>> nodes_;
+  std::vector<std::unique_ptr<PartitionMap>> old_maps_;  // kept alive for stale readers
+};
+
+}  // namespace dmindex::designs::dex

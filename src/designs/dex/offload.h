@@ -1,0 +1,87 @@
+// Opportunistic offloading (DEX §6): on a cache miss at level L <= M of a node owned by this
+// compute node, the rest of the operation can be pushed to the memory server holding the
+// node's subtree instead of READing L+1 nodes.
+//
+// Memory side: OffloadHandler walks the subtree in its own memory (it refuses pointers to
+// other memory servers), does a lookup, update, upsert or delete on the leaf and writes the
+// leaf back; anything that would change the structure (a full leaf) is refused, and the
+// compute node falls back to the normal path. Memory nodes bound their handler threads
+// (MemoryNodeOptions::rpc_threads).
+//
+// Compute side: OffloadPolicy compares moving averages of the offload latency l_p with
+// (L+1) x (l_o + l_s) x c, l_o the moving average of a node READ (§6.1), and takes the other
+// choice with probability q to keep both estimates fresh.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <random>
+
+#include "dmindex/global_address.h"
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+#include "fabric/rpc.h"
+
+namespace dmindex::designs::dex {
+
+inline constexpr fabric::RpcOpcode kOffloadOpcode = fabric::rpc_op::kFirstDesignOpcode;  // 16
+
+enum class OffloadOp : uint8_t { kLookup, kUpdate, kUpsert, kDelete };
+
+struct OffloadRequest {
+  OffloadOp op = OffloadOp::kLookup;
+  Key key = 0;
+  Value value = 0;
+};
+
+// Wire format of a request: the request above plus where to start.
+struct OffloadWire {
+  uint64_t start = 0;       // GlobalAddress of the subtree root (on the serving memory node)
+  uint64_t key = 0;
+  uint64_t value = 0;
+  uint32_t node_bytes = 0;
+  uint8_t op = 0;
+  uint8_t level = 0;        // expected level of `start`
+  uint8_t pad[2] = {};
+};
+
+struct OffloadResult {
+  enum Outcome : uint8_t {
+    kDone,      // applied; `value` holds the looked-up value
+    kNotFound,  // lookup, update or delete of an absent key
+    kFallback,  // refused (structure change, foreign pointer, stale path): take the normal path
+  };
+  Outcome outcome = kFallback;
+  Value value = 0;
+  uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
+};
+
+// Registers the handler on every memory node of an in-process fabric (idempotent). Other
+// backends register it in their memory server process; a memory node without it answers
+// InvalidArgument, and the compute node stops offloading.
+Status RegisterOffloadHandlers(fabric::Fabric& fabric);
+
+class OffloadPolicy {
+ public:
+  OffloadPolicy(bool enabled, uint32_t max_level, double explore, double cost_factor,
+                uint64_t local_search_ns);
+
+  // Whether to offload a miss at `level` (the caller checked ownership).
+  bool Decide(uint32_t level, std::mt19937_64& rng) const;
+  void RecordOffload(uint64_t ns) { Record(offload_ns_, ns); }
+  void RecordRead(uint64_t ns) { Record(read_ns_, ns); }
+  void Disable() { enabled_.store(false, std::memory_order_relaxed); }
+
+  std::atomic<uint64_t> offloads{0}, fallbacks{0};
+
+ private:
+  // Exponential moving average over ~50 samples (alpha = 2 / 51).
+  static void Record(std::atomic<double>& avg, uint64_t ns);
+
+  std::atomic<bool> enabled_;
+  const uint32_t max_level_;
+  const double explore_, cost_factor_, local_search_ns_;
+  std::atomic<double> offload_ns_{0.0}, read_ns_{0.0};
+};
+
+}  // namespace dmindex::designs::dex

@@ -1,0 +1,45 @@
+#include "designs/dex/partition_map.h"
+
+#include <algorithm>
+
+namespace dmindex::designs::dex {
+
+PartitionMap::PartitionMap(std::vector<Key> boundaries, bool partitioned)
+    : boundaries_(std::move(boundaries)), partitioned_(partitioned) {}
+
+std::vector<Key> PartitionMap::EqualWidth(uint32_t parts, Key key_space) {
+  std::vector<Key> b;
+  const Key width = std::max<Key>(1, key_space / parts);
+  for (uint32_t i = 1; i < parts; ++i) b.push_back(std::min<Key>(kMaxKey, kMinKey + width * i));
+  for (size_t i = 1; i < b.size(); ++i) b[i] = std::max(b[i], b[i - 1] + 1);
+  return b;
+}
+
+uint32_t PartitionMap::Owner(Key key) const {
+  return static_cast<uint32_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), key) -
+                               boundaries_.begin());
+}
+
+std::optional<uint32_t> PartitionMap::ExclusiveOwner(Key low, Key high) const {
+  if (!partitioned_) return std::nullopt;
+  const uint32_t owner = Owner(low);
+  // Partition `owner` ends at boundaries_[owner] (exclusive), or +inf for the last one.
+  if (owner < boundaries_.size() && high > boundaries_[owner]) return std::nullopt;
+  return owner;
+}
+
+Status PartitionMap::Store(fabric::Endpoint& ep, GlobalAddress block) const {
+  std::vector<uint64_t> words(kMaxParts + 1, 0);
+  words[0] = boundaries_.size();
+  std::copy(boundaries_.begin(), boundaries_.end(), words.begin() + 1);
+  return ep.Write(block, words.data(), kBlockBytes);
+}
+
+Result<std::vector<Key>> PartitionMap::Load(fabric::Endpoint& ep, GlobalAddress block) {
+  std::vector<uint64_t> words(kMaxParts + 1, 0);
+  DMX_RETURN_IF_ERROR(ep.Read(block, words.data(), kBlockBytes));
+  if (words[0] >= kMaxParts) return Status::Corruption("dex partition map: bad count");
+  return std::vector<Key>(words.begin() + 1, words.begin() + 1 + words[0]);
+}
+
+}  // namespace dmindex::designs::dex

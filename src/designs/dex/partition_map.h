@@ -1,0 +1,51 @@
+// Logical partitioning (DEX §4): compute node i owns the keys [B_i, B_{i+1}) (B_0 = -inf,
+// B_n = +inf). A tree node whose fences lie inside one partition is owned by that compute
+// node alone: only it reads and writes the node, through its cache and local latches. A node
+// whose fences cross a boundary is shared: remote locks, write-through, refresh on staleness.
+//
+// Immutable: repartitioning installs a new map. The map is also kept in the memory pool (a
+// catalog aux word points to it) so other processes opening the index route alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dmindex/index.h"
+#include "dmindex/status.h"
+#include "fabric/endpoint.h"
+
+namespace dmindex::designs::dex {
+
+class PartitionMap {
+ public:
+  static constexpr uint32_t kMaxParts = 64;
+
+  // `boundaries`: parts - 1 ascending keys. With partitioning off, every node is shared.
+  PartitionMap(std::vector<Key> boundaries, bool partitioned);
+  static std::vector<Key> EqualWidth(uint32_t parts, Key key_space);
+
+  uint32_t parts() const { return static_cast<uint32_t>(boundaries_.size() + 1); }
+  bool partitioned() const { return partitioned_; }
+  const std::vector<Key>& boundaries() const { return boundaries_; }
+  // The compute node that handles `key`.
+  uint32_t Owner(Key key) const;
+  // The one compute node owning all of [low, high) (high exclusive; fences may be the
+  // sentinels 0 and 2^64-1), or nothing if the range crosses a boundary.
+  std::optional<uint32_t> ExclusiveOwner(Key low, Key high) const;
+  bool Owns(uint32_t node, Key low, Key high) const {
+    auto o = ExclusiveOwner(low, high);
+    return o.has_value() && *o == node;
+  }
+
+  // Remote copy: [count, boundaries...] in a block of kBlockBytes.
+  static constexpr uint32_t kBlockBytes = 8 * (kMaxParts + 1);
+  Status Store(fabric::Endpoint& ep, GlobalAddress block) const;
+  static Result<std::vector<Key>> Load(fabric::Endpoint& ep, GlobalAddress block);
+
+ private:
+  std::vector<Key> boundaries_;
+  bool partitioned_;
+};
+
+}  // namespace dmindex::designs::dex

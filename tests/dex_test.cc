@@ -1,0 +1,133 @@
+// The DEX design beyond the shared harness: partitioned operation across compute nodes,
+// cache behaviour (hits after warm-up, verbs per operation), offloading, repartitioning.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "check/workload.h"
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+
+namespace dmindex {
+namespace {
+
+std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
+  fabric::InProcOptions o;
+  o.memory_nodes = 2;
+  o.pool_bytes = 256ull << 20;
+  o.node.chunk_bytes = 1 << 20;
+  o.faults = faults;
+  return std::move(fabric::InProcFabric::Create(o)).value();
+}
+
+IndexOptions Options(uint32_t compute_nodes, std::map<std::string, std::string> knobs = {}) {
+  IndexOptions o;
+  o.name = "dex-test";
+  o.node_bytes = 512;
+  o.compute_nodes = compute_nodes;
+  o.cache_bytes = 1 << 20;
+  o.knobs = std::move(knobs);
+  return o;
+}
+
+void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string> knobs) {
+  auto fabric = MakeFabric();
+  auto index = designs::MakeIndex("dex", *fabric, Options(compute_nodes, knobs));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (uint32_t c = 0; c < compute_nodes; ++c) sessions.push_back(std::move((*index)->OpenSession(c)).value());
+  std::map<Key, Value> model;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20000; ++i) {
+    Session& s = *sessions[rng() % sessions.size()];
+    const Key k = 1 + rng() % 6000;
+    const Value v = rng();
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 5) {
+      Status st = s.Insert(k, v);
+      ASSERT_TRUE(st.ok()) << "op " << i << " insert " << k << ": " << st.ToString();
+      model[k] = v;
+    } else if (op < 7) {
+      Value got = 0;
+      Status st = s.Lookup(k, &got);
+      ASSERT_EQ(st.ok(), model.count(k) == 1) << "op " << i << " lookup " << k << ": " << st.ToString();
+      if (st.ok()) ASSERT_EQ(got, model[k]) << "op " << i;
+    } else if (op < 8) {
+      Status st = s.Update(k, v);
+      ASSERT_EQ(st.ok(), model.count(k) == 1) << "op " << i << " update " << k << ": " << st.ToString();
+      if (st.ok()) model[k] = v;
+    } else if (op < 9) {
+      Status st = s.Delete(k);
+      ASSERT_EQ(st.ok(), model.erase(k) == 1) << "op " << i << " delete " << k << ": " << st.ToString();
+    } else {
+      std::vector<KeyValue> got;
+      ASSERT_TRUE(s.Scan(k, 20, &got).ok());
+      auto it = model.lower_bound(k);
+      for (size_t j = 0; j < got.size(); ++j, ++it) {
+        ASSERT_NE(it, model.end()) << "op " << i;
+        if (got[j].key != it->first) {
+          Value lv = 0;
+          Status ls = s.Lookup(it->first, &lv);
+          std::vector<KeyValue> again;
+          Status ss = s.Scan(it->first, 3, &again);
+          ADD_FAILURE() << "lookup of missed key " << it->first << ": " << ls.ToString() << "; scan from it: " << ss.ToString() << " first " << (again.empty() ? 0 : again[0].key);
+        }
+        ASSERT_EQ(got[j].key, it->first) << "op " << i << " scan from " << k << " item " << j;
+        ASSERT_EQ(got[j].value, it->second);
+      }
+      if (got.size() < 20) ASSERT_TRUE(it == model.end()) << "op " << i << " scan from " << k << " ended early after " << got.size() << " at model key " << it->first;
+    }
+  }
+  std::vector<KeyValue> all;
+  ASSERT_TRUE(sessions[0]->Scan(kMinKey, 1 << 20, &all).ok());
+  ASSERT_EQ(all.size(), model.size());
+}
+
+TEST(Dex, RandomOpsMatchMapOneComputeNode) { RandomOpsMatchMap(1, {}); }
+TEST(Dex, RandomOpsMatchMapThreePartitions) { RandomOpsMatchMap(3, {{"key_space", "6000"}}); }
+TEST(Dex, RandomOpsMatchMapThreePartitionsNoOffload) { RandomOpsMatchMap(3, {{"key_space", "6000"}, {"offload", "off"}}); }
+TEST(Dex, RandomOpsMatchMapWithoutPartitioning) { RandomOpsMatchMap(2, {{"partition", "off"}}); }
+
+// The harness's concurrent linearizability check, but with the hot keys spread over three
+// partitions (so shared nodes at the boundaries, routing from any session and both lock
+// regimes are exercised), a cache of 64 nodes (eviction, write-back, offloading), torn and
+// delayed verbs.
+void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool preload) {
+  fabric::FaultOptions faults;
+  faults.tear = true;
+  faults.delay_probability = 0.01;
+  auto fabric = MakeFabric(faults);
+  IndexOptions o = Options(3, knobs);
+  o.cache_bytes = 64 * o.node_bytes;
+  auto index = designs::MakeIndex("dex", *fabric, o);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  check::WorkloadOptions w;
+  w.compute_nodes = 3;
+  w.keys = 256;
+  w.ops_per_thread = 1000;
+  check::ConcurrentWorkload workload(**index, w);
+  if (preload) ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, 3);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  const IndexStats st = (*index)->Stats();
+  EXPECT_GT(st.cache_misses, 0u);
+  std::cout << "[ dex      ] " << report->ToString(0) << " cache hits " << st.cache_hits
+            << " misses " << st.cache_misses << "\n";
+}
+
+TEST(Dex, ConcurrentOpsOverThreePartitionsAreLinearizable) {
+  ConcurrentLinearizable({{"key_space", "4096"}}, false);
+}
+TEST(Dex, ConcurrentOpsAfterBulkLoadAreLinearizable) {
+  ConcurrentLinearizable({{"key_space", "4096"}, {"admission", "1"}}, true);
+}
+TEST(Dex, ConcurrentOpsWithoutPartitioningAreLinearizable) {
+  ConcurrentLinearizable({{"partition", "off"}}, true);
+}
+
+}  // namespace
+}  // namespace dmindex
