@@ -7,6 +7,7 @@
 #include <random>
 
 #include "check/workload.h"
+#include "designs/dex/dex_tree.h"
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
 
@@ -127,6 +128,85 @@ TEST(Dex, ConcurrentOpsAfterBulkLoadAreLinearizable) {
 }
 TEST(Dex, ConcurrentOpsWithoutPartitioningAreLinearizable) {
   ConcurrentLinearizable({{"partition", "off"}}, true);
+}
+
+std::vector<KeyValue> Records(Key n) {
+  std::vector<KeyValue> v;
+  for (Key k = 1; k <= n; ++k) v.push_back({k * 3, k});
+  return v;
+}
+
+// A cache far smaller than the tree and one compute node (every node owned): misses at low
+// levels are offloaded to the memory servers; results must match, and the RPCs must show up.
+TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
+  auto fabric = MakeFabric();
+  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}});
+  o.cache_bytes = 0;  // the minimum: 64 nodes
+  auto tree = designs::dex::DexTree::Open(*fabric, o);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  auto w = (*tree)->NewWorker(0);
+  ASSERT_TRUE(w.ok());
+  const auto records = Records(20000);
+  ASSERT_TRUE((*tree)->BulkLoad(**w, records).ok());
+  designs::dex::WorkerSet ws(**tree, 0);
+  std::map<Key, Value> model;
+  for (const auto& r : records) model[r.key] = r.value;
+  std::mt19937_64 rng(11);
+  const fabric::VerbCounts before = fabric->TotalCounts();
+  for (int i = 0; i < 4000; ++i) {
+    const Key k = 3 * (1 + rng() % 20000) + (rng() % 4 == 0 ? 1 : 0);  // a quarter absent
+    if (i % 2 == 0) {
+      Value v = 0;
+      Status s = (*tree)->Lookup(ws, k, &v);
+      ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();
+      if (s.ok()) ASSERT_EQ(v, model[k]);
+    } else {
+      Status s = (*tree)->Write(ws, designs::dex::WriteOp::kUpdate, k, i);
+      ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();
+      if (s.ok()) model[k] = i;
+    }
+  }
+  const auto& policy = (*tree)->compute_node(0).offload;
+  EXPECT_GT(policy.offloads.load(), 100u);
+  EXPECT_GT((fabric->TotalCounts() - before).rpcs, 100u);
+  // Everything, offloaded or cached, reads back.
+  for (const auto& [k, v] : model) {
+    Value got = 0;
+    ASSERT_TRUE((*tree)->Lookup(ws, k, &got).ok()) << k;
+    ASSERT_EQ(got, v) << k;
+  }
+}
+
+// Moving a boundary flushes the losing compute nodes' dirty pages and drops their caches;
+// nothing written before is lost and both sides keep working.
+TEST(Dex, RepartitioningKeepsEveryUpdate) {
+  auto fabric = MakeFabric();
+  auto tree = designs::dex::DexTree::Open(*fabric, Options(2, {{"admission", "1"}}));
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  auto w = (*tree)->NewWorker(0);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*tree)->BulkLoad(**w, Records(10000)).ok());
+  const Key b0 = (*tree)->partition_map().boundaries().at(0);
+  EXPECT_GT(b0, 3u * 2000) << "bulk load balances the partitions";
+  designs::dex::WorkerSet ws(**tree, 1);
+  for (Key k = 1; k <= 10000; ++k)
+    ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpdate, 3 * k, k + 7).ok());
+  EXPECT_GT(fabric->TotalCounts().writes, 0u);
+  auto seconds = (*tree)->Repartition(**w, {3 * 2500});
+  ASSERT_TRUE(seconds.ok()) << seconds.status().ToString();
+  EXPECT_EQ((*tree)->partition_map().Owner(3 * 2600), 1u);
+  for (Key k = 1; k <= 10000; ++k) {
+    Value v = 0;
+    ASSERT_TRUE((*tree)->Lookup(ws, 3 * k, &v).ok()) << 3 * k;
+    ASSERT_EQ(v, k + 7) << 3 * k;
+    ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpsert, 3 * k + 1, k).ok());
+  }
+  for (Key k = 1; k <= 10000; k += 97) {
+    Value v = 0;
+    ASSERT_TRUE((*tree)->Lookup(ws, 3 * k + 1, &v).ok()) << 3 * k + 1;
+    ASSERT_EQ(v, k);
+  }
+  EXPECT_TRUE((*tree)->Repartition(**w, {5, 4}).status().IsInvalidArgument());
 }
 
 }  // namespace
