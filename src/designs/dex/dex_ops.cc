@@ -150,19 +150,27 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
   return Status::Ok();
 }
 
-Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress addr) {
-  DexComputeNode& cn = *nodes_[w.cn];
-  const auto& leaf = shared_.validator.leaf();
-  tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
+Status DexTree::LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard,
+                          Header* h, bool* valid) {
   uint64_t cas_failures = 0;
-  Status s = shared_.lock.LockAndRead(w.ctx.ep, cn.core.local_locks.get(), w.ctx.owner_tag, addr,
-                                      w.ctx.node(), layout_.node_bytes, guard.held(), &cas_failures);
+  Status s = shared_.lock.LockAndRead(w.ctx.ep, nodes_[w.cn]->core.local_locks.get(),
+                                      w.ctx.owner_tag, addr, w.ctx.node(), layout_.node_bytes,
+                                      guard.held(), &cas_failures);
   w.ctx.CountRetry(cas_failures);
   DMX_RETURN_IF_ERROR(s);
+  *valid = shared_.validator.Decode(w.ctx.node(), h);
+  return Status::Ok();
+}
+
+Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress addr) {
+  const auto& leaf = shared_.validator.leaf();
+  tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
   Header h;
+  bool valid = false;
+  DMX_RETURN_IF_ERROR(LockRemote(w, addr, guard, &h, &valid));
   // Under the lock: the node must still be a shared leaf covering the key; otherwise it
   // split (or is owned by now) and the path is refreshed.
-  if (!shared_.validator.Decode(w.ctx.node(), &h) || h.dead() || !h.is_leaf() || !h.Covers(key) ||
+  if (!valid || h.dead() || !h.is_leaf() || !h.Covers(key) ||
       map_->ExclusiveOwner(h.low, h.high).has_value()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     w.need_refresh = true;

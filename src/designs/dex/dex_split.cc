@@ -123,15 +123,12 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   const auto& internal = shared_.validator.internal();
   const GlobalAddress paddr = parent.frame()->remote();
   tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
-  uint64_t cas_failures = 0;
-  Status s = shared_.lock.LockAndRead(w.ctx.ep, cn.core.local_locks.get(), w.ctx.owner_tag, paddr,
-                                      w.ctx.node(), layout_.node_bytes, guard.held(), &cas_failures);
-  w.ctx.CountRetry(cas_failures);
-  DMX_RETURN_IF_ERROR(s);
   Header fh;
+  bool valid = false;
+  DMX_RETURN_IF_ERROR(LockRemote(w, paddr, guard, &fh, &valid));
   // Proceed only if the cached parent is the current one (§7): same version, still the
   // parent of this child's range.
-  if (!shared_.validator.Decode(w.ctx.node(), &fh) || fh.dead() || fh.version != ph.version ||
+  if (!valid || fh.dead() || fh.version != ph.version ||
       fh.level != ch.level + 1 || !fh.Covers(ch.low) ||
       map_->ExclusiveOwner(fh.low, fh.high).has_value()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());

@@ -130,6 +130,10 @@ class DexTree {
   // One attempt of a point write on an owned leaf, or of a remote write on a shared one.
   Status WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at);
   Status WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress leaf);
+  // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false
+  // if the image does not validate under the lock (the pointer is stale).
+  Status LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h,
+                    bool* valid);
   // Applies op to sorted leaf entries; NotFound for update/delete of an absent key.
   static Status Apply(std::vector<LeafEntry>& entries, WriteOp op, Key key, Value value);
 

@@ -5,6 +5,7 @@
 
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
+#include "tree/node_check.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/pool_memory.h"
 
@@ -12,13 +13,6 @@ namespace dmindex::designs::dex {
 namespace {
 
 constexpr int kMaxDepth = 64;
-
-uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 class OffloadHandler {
  public:
@@ -76,7 +70,9 @@ class OffloadHandler {
       else if (found) pos->value = w.value;
       else if (entries.size() >= validator.leaf().capacity()) return r;  // would split: SMO
       else entries.insert(pos, {w.key, w.value});
-      h.version = Mix(h.version ^ counter_.fetch_add(1, std::memory_order_relaxed) ^ addr.raw());
+      // A fresh stamp (node_check.h): a hash of a per-server counter, seeded by the old one.
+      const uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed) ^ addr.raw();
+      h.version = tree::BodyCheck(reinterpret_cast<const std::byte*>(&n), sizeof n, h.version);
       validator.leaf().Build(out.data(), h, entries, /*unsorted=*/false);
       fabric::CopyToPool(at, out.data(), nb);
       r.outcome = OffloadResult::kDone;
