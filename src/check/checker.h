@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,15 @@ CheckReport CheckLinearizability(const History& history, const LinearizabilityOp
 CheckReport CheckScans(const History& history);
 // Both of the above.
 CheckReport CheckHistory(const History& history);
+
+// The index's state after every operation of `history` completed - `final_state` holds the
+// keys read present, with their values; every other key was read absent - against the
+// history, in plain terms: each key holds the value of its last acknowledged write (last by
+// response time; where acknowledged writes overlap at the end, any of them), and is absent if
+// that write was a Delete, or holds its initial state if no write was acknowledged. Writes
+// whose outcome is unknown may have taken effect too. Violations are of kind "wrong final
+// state". Implied by CheckLinearizability of the history with the reads appended; this one
+// says directly which write was lost.
+CheckReport CheckFinalState(const History& history, const std::map<Key, Value>& final_state);
 
 }  // namespace dmindex::check

@@ -39,7 +39,7 @@ std::string HexValue(Value v) {
 }
 
 std::string Describe(const Operation& op, int64_t origin_ns) {
-  std::string s = "T";
+  std::string s = op.process > 0 ? "C" + std::to_string(op.process) + ".T" : "T";
   s.append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
   s.append(std::to_string(op.key));
   if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + HexValue(op.value);
@@ -70,19 +70,78 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
   return s + "  [" + Micros(op.invoke_ns - origin_ns) + " .. " + Micros(end) + " us]";
 }
 
-HistoryRecorder::HistoryRecorder(uint32_t threads) {
-  const auto origin = std::chrono::steady_clock::now();
-  for (uint32_t t = 0; t < threads; ++t) logs_.push_back(std::make_unique<ThreadLog>(t, origin));
+namespace {
+
+void SortByInvocation(std::vector<Operation>* ops) {
+  std::stable_sort(ops->begin(), ops->end(), [](const Operation& a, const Operation& b) {
+    return a.invoke_ns < b.invoke_ns;
+  });
+}
+
+// Moves `from`'s operations onto clock origin `origin_ns` and appends them to *to.
+void MoveRebased(History&& from, int64_t origin_ns, std::vector<Operation>* to) {
+  const int64_t shift = from.clock_origin_ns - origin_ns;
+  for (Operation& op : from.ops) {
+    op.invoke_ns += shift;
+    if (op.response_ns != std::numeric_limits<int64_t>::max()) op.response_ns += shift;
+    to->push_back(std::move(op));
+  }
+}
+
+int64_t SteadyNs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+History History::StartingNow(std::map<Key, Value> initial) {
+  History h;
+  h.initial = std::move(initial);
+  h.clock_origin_ns = SteadyNs(std::chrono::steady_clock::now());
+  return h;
+}
+
+HistoryRecorder::HistoryRecorder(uint32_t threads, uint32_t process)
+    : origin_(std::chrono::steady_clock::now()) {
+  for (uint32_t t = 0; t < threads; ++t)
+    logs_.push_back(std::make_unique<ThreadLog>(t, process, origin_));
 }
 
 History HistoryRecorder::Merge(std::map<Key, Value> initial) const {
   History h;
   h.initial = std::move(initial);
+  h.clock_origin_ns = SteadyNs(origin_);
   for (const auto& log : logs_) h.ops.insert(h.ops.end(), log->ops().begin(), log->ops().end());
-  std::stable_sort(h.ops.begin(), h.ops.end(), [](const Operation& a, const Operation& b) {
-    return a.invoke_ns < b.invoke_ns;
-  });
+  SortByInvocation(&h.ops);
   return h;
+}
+
+void AppendHistory(History* into, History later) {
+  const size_t before = into->ops.size();
+  MoveRebased(std::move(later), into->clock_origin_ns, &into->ops);
+  // Rounds follow each other, so this is nearly sorted already.
+  if (before > 0 && before < into->ops.size() &&
+      into->ops[before].invoke_ns < into->ops[before - 1].invoke_ns)
+    SortByInvocation(&into->ops);
+}
+
+Result<History> MergeHistories(std::vector<History> histories) {
+  History merged;
+  if (histories.empty()) return merged;
+  merged.clock_origin_ns = histories.front().clock_origin_ns;
+  for (const History& h : histories) merged.clock_origin_ns = std::min(merged.clock_origin_ns, h.clock_origin_ns);
+  for (History& h : histories) {
+    for (const auto& [key, value] : h.initial) {
+      auto [it, fresh] = merged.initial.emplace(key, value);
+      if (!fresh && it->second != value)
+        return Status::InvalidArgument("histories disagree on the initial value of key " +
+                                       std::to_string(key) + " (" + HexValue(it->second) +
+                                       " vs " + HexValue(value) + ")");
+    }
+    MoveRebased(std::move(h), merged.clock_origin_ns, &merged.ops);
+  }
+  SortByInvocation(&merged.ops);
+  return merged;
 }
 
 Operation RecordingSession::Begin(OpKind kind, Key key, Value value) const {

@@ -4,6 +4,11 @@
 // taken just before the call and just after it returns, so the interval surely contains the
 // instant at which the operation took effect. Each thread appends to its own log (no
 // sharing, no locks on the measured path); logs are merged after the run.
+//
+// The clock is std::chrono::steady_clock. On Linux (libstdc++) it is CLOCK_MONOTONIC, which
+// is system-wide: every process on one machine reads the same clock, so histories recorded
+// by several compute processes sharing an index can be merged and checked together
+// (MergeHistories). Clocks of different machines are not comparable this way.
 #pragma once
 
 #include <chrono>
@@ -28,6 +33,7 @@ struct Operation {
   OpKind kind = OpKind::kLookup;
   Outcome outcome = Outcome::kOk;
   uint32_t thread = 0;
+  uint32_t process = 0;  // the compute process (dmindex check --compute-node) in merged histories
   Key key = 0;       // Scan: the start key
   Value value = 0;   // Insert/Update: the argument; Lookup: the result (if kOk)
   int64_t invoke_ns = 0;
@@ -36,11 +42,13 @@ struct Operation {
   std::vector<KeyValue> scan_result;    // Scan: returned pairs
 };
 
-// Values print in hex: the workload puts the writer's round and thread in the high bits.
+// Values print in hex: the workload puts the writer's process, round and thread in the
+// high bits.
 std::string HexValue(Value v);
 
 // One line, e.g. "T3 Update(17, 0x30000000005) -> NotFound  [12.345 .. 12.901 us]".
-// Times are printed relative to `origin_ns`.
+// Operations of compute process p > 0 name their thread "Cp.T3". Times are printed relative
+// to `origin_ns`.
 std::string Describe(const Operation& op, int64_t origin_ns = 0);
 
 // A complete history: the operations of all threads, and the state the index was in when
@@ -48,25 +56,42 @@ std::string Describe(const Operation& op, int64_t origin_ns = 0);
 struct History {
   std::vector<Operation> ops;   // ordered by invocation time after Merge
   std::map<Key, Value> initial;
+  // The steady_clock reading (ns since its epoch) that the operations' times count from.
+  int64_t clock_origin_ns = 0;
+
+  // A history with no operations yet, whose times count from now.
+  static History StartingNow(std::map<Key, Value> initial);
 };
+
+// Appends `later`'s operations to *into, rebased onto into's clock origin; into's initial
+// state stays (`later` must have started after into's initial state held, e.g. a next round).
+void AppendHistory(History* into, History later);
+
+// The histories of several processes that ran on one index at the same time, as one: times
+// rebased onto the earliest origin, operations ordered by invocation, initial states united
+// (processes that did not load the index know no initial keys). InvalidArgument if two
+// histories give one key different initial values.
+Result<History> MergeHistories(std::vector<History> histories);
 
 // Appends to one thread's log. Not thread-safe: one per thread.
 class ThreadLog {
  public:
-  ThreadLog(uint32_t thread, std::chrono::steady_clock::time_point origin)
-      : thread_(thread), origin_(origin) {}
+  ThreadLog(uint32_t thread, uint32_t process, std::chrono::steady_clock::time_point origin)
+      : thread_(thread), process_(process), origin_(origin) {}
   int64_t Now() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now() - origin_).count();
   }
   void Add(Operation op) {
     op.thread = thread_;
+    op.process = process_;
     ops_.push_back(std::move(op));
   }
   const std::vector<Operation>& ops() const { return ops_; }
 
  private:
   uint32_t thread_;
+  uint32_t process_;
   std::chrono::steady_clock::time_point origin_;
   std::vector<Operation> ops_;
 };
@@ -74,12 +99,14 @@ class ThreadLog {
 // Owns the per-thread logs of one run; all share one clock origin.
 class HistoryRecorder {
  public:
-  explicit HistoryRecorder(uint32_t threads);
+  // `process`: stamped on every operation (see Operation::process).
+  explicit HistoryRecorder(uint32_t threads, uint32_t process = 0);
   ThreadLog& log(uint32_t thread) { return *logs_.at(thread); }
   // All operations of all threads, ordered by invocation time, with the given start state.
   History Merge(std::map<Key, Value> initial) const;
 
  private:
+  std::chrono::steady_clock::time_point origin_;
   std::vector<std::unique_ptr<ThreadLog>> logs_;
 };
 

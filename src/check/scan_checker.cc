@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "check/checker.h"
 
@@ -41,10 +42,56 @@ bool MayDelete(const Operation& op) {
   return op.kind == OpKind::kDelete && op.outcome != Outcome::kNotFound;
 }
 
+// The point operations on one key, ordered by invocation, with indexes that make each
+// question a scan asks about the key O(log n) or O(concurrency) instead of O(n): merged
+// histories of multi-process runs put thousands of operations on a key.
 struct KeyHistory {
   std::vector<const Operation*> ops;  // point operations on the key, by invocation
   bool initially_present = false;
   Value initial_value = 0;
+
+  // Built by Index():
+  std::vector<int64_t> invokes;                  // ops[i]->invoke_ns
+  std::vector<int> change_suffix_min;            // among SurelyChanges ops[i..]: the earliest response, -1 if none
+  std::vector<int64_t> delete_prefix_max;        // max ResponseOf over MayDelete ops[0..i]
+  std::unordered_map<Value, std::vector<int>> writes_of;  // Writes ops by value
+
+  void Index() {
+    std::stable_sort(ops.begin(), ops.end(), [](const Operation* a, const Operation* b) {
+      return a->invoke_ns < b->invoke_ns;
+    });
+    const int n = static_cast<int>(ops.size());
+    invokes.resize(n);
+    change_suffix_min.assign(n + 1, -1);
+    delete_prefix_max.resize(n);
+    for (int i = 0; i < n; ++i) {
+      invokes[i] = ops[i]->invoke_ns;
+      const int64_t deleted = MayDelete(*ops[i]) ? ResponseOf(*ops[i]) : kBeforeAll;
+      delete_prefix_max[i] = std::max(i > 0 ? delete_prefix_max[i - 1] : kBeforeAll, deleted);
+      if (Writes(*ops[i])) writes_of[ops[i]->value].push_back(i);
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      const int later = change_suffix_min[i + 1];
+      change_suffix_min[i] =
+          SurelyChanges(*ops[i]) && (later < 0 || ops[i]->response_ns < ops[later]->response_ns) ? i : later;
+    }
+  }
+  // Number of operations invoked before `t`.
+  int InvokedBefore(int64_t t) const {
+    return static_cast<int>(std::lower_bound(invokes.begin(), invokes.end(), t) - invokes.begin());
+  }
+  // A completed write or delete invoked after `t` that responded before `before`, or null.
+  const Operation* ChangedBetween(int64_t t, int64_t before) const {
+    const auto first = std::upper_bound(invokes.begin(), invokes.end(), t) - invokes.begin();
+    const int x = change_suffix_min[first];
+    return x >= 0 && ops[x]->response_ns < before ? ops[x] : nullptr;
+  }
+  // Whether a Delete that may have taken effect responded after `since` and was invoked
+  // before `until`.
+  bool MayDeleteBetween(int64_t since, int64_t until) const {
+    const int n = InvokedBefore(until);
+    return n > 0 && delete_prefix_max[n - 1] > since;
+  }
 };
 
 // The operations on a key that overlap [from, to], for reports.
@@ -64,12 +111,8 @@ std::string Excerpt(const KeyHistory& kh, int64_t from, int64_t to) {
 
 // Property 3 for one returned pair; empty if fine, else the explanation.
 std::string CheckFresh(const KeyHistory& kh, Value value, const Operation& scan) {
-  auto surely_overwritten = [&](int64_t written_by) {
-    for (const Operation* x : kh.ops)
-      if (SurelyChanges(*x) && x->invoke_ns > written_by && x->response_ns < scan.invoke_ns)
-        return x;
-    return static_cast<const Operation*>(nullptr);
-  };
+  // A write or delete that began after `written_by` and completed before the scan began.
+  auto surely_overwritten = [&](int64_t written_by) { return kh.ChangedBetween(written_by, scan.invoke_ns); };
   std::string why;
   if (kh.initially_present && kh.initial_value == value) {
     const Operation* x = surely_overwritten(kBeforeAll);
@@ -77,18 +120,19 @@ std::string CheckFresh(const KeyHistory& kh, Value value, const Operation& scan)
     why += "  it was the initial value, surely replaced before the scan by:\n    " + Describe(*x) + "\n";
   }
   bool written = false;
-  for (const Operation* w : kh.ops) {
-    if (!Writes(*w) || w->value != value) continue;
-    written = true;
-    if (w->invoke_ns >= scan.response_ns) {
-      why += "  its write began only after the scan returned:\n    " + Describe(*w) + "\n";
-      continue;
+  if (auto it = kh.writes_of.find(value); it != kh.writes_of.end())
+    for (int i : it->second) {
+      const Operation* w = kh.ops[i];
+      written = true;
+      if (w->invoke_ns >= scan.response_ns) {
+        why += "  its write began only after the scan returned:\n    " + Describe(*w) + "\n";
+        continue;
+      }
+      const Operation* x = surely_overwritten(ResponseOf(*w));
+      if (x == nullptr) return {};
+      why += "  written by\n    " + Describe(*w) + "\n  and surely replaced before the scan by\n    " +
+             Describe(*x) + "\n";
     }
-    const Operation* x = surely_overwritten(ResponseOf(*w));
-    if (x == nullptr) return {};
-    why += "  written by\n    " + Describe(*w) + "\n  and surely replaced before the scan by\n    " +
-           Describe(*x) + "\n";
-  }
   if (!written && !(kh.initially_present && kh.initial_value == value))
     why += "  no operation ever wrote this value to this key\n";
   return why;
@@ -98,20 +142,18 @@ std::string CheckFresh(const KeyHistory& kh, Value value, const Operation& scan)
 // possible Delete after it and before the scan ended; nullptr if there is none.
 const Operation* SurelyPresentWitness(const KeyHistory& kh, const Operation& scan, bool* initially) {
   static const Operation kInitialState{};
+  // The witness is the latest-invoked operation that showed the key present and completed
+  // before the scan began. Walking back from the scan's invocation, a Delete met first (and
+  // of positive length) may have taken effect after any witness found further back: done.
   const Operation* witness = nullptr;
-  int64_t since = kNever;
-  if (kh.initially_present) {
-    witness = &kInitialState;
-    since = kBeforeAll;
+  for (int i = kh.InvokedBefore(scan.invoke_ns) - 1; i >= 0 && witness == nullptr; --i) {
+    const Operation& op = *kh.ops[i];
+    if (ShowsPresent(op) && op.response_ns < scan.invoke_ns) witness = &op;
+    else if (MayDelete(op) && ResponseOf(op) > op.invoke_ns) return nullptr;
   }
-  for (const Operation* op : kh.ops)
-    if (ShowsPresent(*op) && op->response_ns < scan.invoke_ns && (witness == nullptr || op->invoke_ns > since)) {
-      witness = op;
-      since = op->invoke_ns;
-    }
-  if (witness == nullptr) return nullptr;
-  for (const Operation* d : kh.ops)
-    if (MayDelete(*d) && ResponseOf(*d) > since && d->invoke_ns < scan.response_ns) return nullptr;
+  int64_t since = witness != nullptr ? witness->invoke_ns : kBeforeAll;
+  if (witness == nullptr && kh.initially_present) witness = &kInitialState;
+  if (witness == nullptr || kh.MayDeleteBetween(since, scan.response_ns)) return nullptr;
   *initially = witness == &kInitialState;
   return witness;
 }
@@ -142,6 +184,7 @@ CheckReport CheckScans(const History& history) {
   }
   for (const Operation& op : history.ops)
     if (op.kind != OpKind::kScan) keys[op.key].ops.push_back(&op);
+  for (auto& [key, kh] : keys) kh.Index();
 
   CheckReport report;
   for (const Operation& scan : history.ops) {

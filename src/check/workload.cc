@@ -1,5 +1,6 @@
 #include "check/workload.h"
 
+#include <chrono>
 #include <latch>
 #include <random>
 #include <thread>
@@ -34,8 +35,11 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
   if (!opened.ok()) return NoteError(opened.status(), "OpenSession");
   RecordingSession session(**opened, log);
   std::mt19937_64 rng(options_.seed * 1'000'003 + round_ * 1'009 + thread);
-  // Unique values: round and thread in the high bits, a per-thread sequence number below.
-  const Value value_base = (Value{round_} + 1) << 48 | (Value{thread} + 1) << 32;
+  // Unique values: process (8 bits), round (16 bits, wrapping after 65535 rounds: far apart
+  // in time, and rounds are checked one by one) and thread (8 bits) in the high bits, a
+  // per-thread sequence number below. Preloaded values (round bits 0) never collide.
+  const Value value_base = Value{options_.process} << 56 |
+                           ((Value{round_} % 0xffff) + 1) << 40 | (Value{thread} + 1) << 32;
   Value sequence = 0;
   std::vector<KeyValue> scanned;
   for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
@@ -61,7 +65,12 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
 }
 
 Result<History> ConcurrentWorkload::RunRound() {
-  HistoryRecorder recorder(options_.threads);
+  if (options_.threads == 0 || options_.threads > kMaxWorkloadThreads ||
+      options_.process > kMaxWorkloadProcess)
+    return Status::InvalidArgument("workload: threads must be in [1, " +
+                                   std::to_string(kMaxWorkloadThreads) + "] and process <= " +
+                                   std::to_string(kMaxWorkloadProcess));
+  HistoryRecorder recorder(options_.threads, options_.process);
   {
     std::latch start(options_.threads);
     std::vector<std::thread> threads;
@@ -95,14 +104,33 @@ Result<History> ConcurrentWorkload::RunRound() {
   return recorder.Merge(std::move(initial));
 }
 
-Result<CheckReport> RunCheckedRounds(ConcurrentWorkload& workload, uint32_t rounds) {
-  CheckReport total;
-  for (uint32_t r = 0; r < rounds && total.ok(); ++r) {
+Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& plan) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(plan.seconds));
+  RoundsResult result;
+  if (plan.keep_history) result.history = History::StartingNow(workload.start_state());
+  auto more = [&] {
+    if (!result.report.ok()) return false;
+    return plan.seconds > 0 ? Clock::now() < deadline : result.rounds < plan.rounds;
+  };
+  while (more()) {
     auto history = workload.RunRound();
     if (!history.ok()) return history.status();
-    total.Append(CheckHistory(*history));
+    ++result.rounds;
+    if (plan.check_each_round) result.report.Append(CheckHistory(*history));
+    if (plan.keep_history) AppendHistory(&result.history, std::move(history).value());
+    if (plan.after_round) plan.after_round(result.rounds, result.report);
   }
-  return total;
+  return result;
+}
+
+Result<CheckReport> RunCheckedRounds(ConcurrentWorkload& workload, uint32_t rounds) {
+  RoundsPlan plan;
+  plan.rounds = rounds;
+  auto result = RunRounds(workload, plan);
+  if (!result.ok()) return result.status();
+  return std::move(result->report);
 }
 
 }  // namespace dmindex::check

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -38,7 +39,14 @@ struct WorkloadOptions {
   uint32_t max_scan_count = 24;
   uint32_t compute_nodes = 1;    // sessions are spread round-robin over compute nodes
   uint64_t seed = 1;
+  // This compute process's number (0-255) when several processes share the index: written
+  // values embed it, so they stay unique across processes, and recorded operations carry it.
+  uint32_t process = 0;
 };
+
+// Largest WorkloadOptions::threads and ::process: each has 8 bits of every written value.
+inline constexpr uint32_t kMaxWorkloadThreads = 255;
+inline constexpr uint32_t kMaxWorkloadProcess = 255;
 
 class ConcurrentWorkload {
  public:
@@ -48,13 +56,17 @@ class ConcurrentWorkload {
   // present and absent keys. Optional; call before the first round.
   Status Preload();
 
-  // One round (see above). Every value written is unique over the whole run, so each value
-  // read names its write. An operation failing with an error other than NotFound is recorded
+  // One round (see above). Every value written is unique over the whole run (and across
+  // processes of distinct WorkloadOptions::process), so each value read names its write.
+  // With other processes writing the same keys the read-back is not quiescent: it is still
+  // recorded, but the returned history's initial state is then only this process's view. An operation failing with an error other than NotFound is recorded
   // with an unknown outcome and counted in errors(); the history is still returned.
   Result<History> RunRound();
 
   // The i-th hot key of the current round.
   Key KeyAt(uint32_t i) const { return 1 + i * options_.key_stride + round_ % options_.key_stride; }
+  // The state the next round starts from (after Preload: the loaded pairs).
+  const std::map<Key, Value>& start_state() const { return state_; }
   uint64_t errors() const { return errors_.load(); }
   std::string first_error() const;
 
@@ -71,9 +83,28 @@ class ConcurrentWorkload {
   std::string first_error_;
 };
 
+// How RunRounds runs: a number of rounds, or rounds until a time has passed (soak).
+struct RoundsPlan {
+  uint32_t rounds = 1;
+  double seconds = 0;             // > 0: rounds until this much time has passed; `rounds` ignored
+  bool check_each_round = true;   // CheckHistory per round; stop after a round with a violation
+  bool keep_history = false;      // collect the whole run's history (AppendHistory)
+  // Called after each round (progress reports), with the run's report so far.
+  std::function<void(uint32_t round, const CheckReport& so_far)> after_round;
+};
+
+struct RoundsResult {
+  CheckReport report;  // of the rounds checked
+  History history;     // whole run, initial state of the first round; if keep_history
+  uint32_t rounds = 0;
+};
+
+// Fails only if the workload itself cannot run (e.g. the index cannot open a session);
+// operation errors are reported by workload.errors().
+Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& plan);
+
 // Runs `rounds` rounds and checks each round's history with CheckHistory, stopping after the
-// first round with a violation. Fails only if the workload itself cannot run (e.g. the
-// index cannot open a session); operation errors are reported by workload.errors().
+// first round with a violation.
 Result<CheckReport> RunCheckedRounds(ConcurrentWorkload& workload, uint32_t rounds);
 
 }  // namespace dmindex::check

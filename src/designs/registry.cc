@@ -15,12 +15,13 @@ using Factory = std::function<Result<std::unique_ptr<Index>>(fabric::Fabric&, co
 struct Entry {
   const char* name;
   Factory make;
+  bool shared_across_processes = true;  // see registry.h
 };
 
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
-      {"local", MakeLocalIndex},
+      {"local", MakeLocalIndex, /*shared_across_processes=*/false},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
       {"dex", MakeDex},
@@ -34,6 +35,12 @@ std::vector<std::string> DesignNames() {
   std::vector<std::string> names;
   for (const Entry& e : Table()) names.emplace_back(e.name);
   return names;
+}
+
+bool SharedAcrossProcesses(std::string_view design) {
+  for (const Entry& e : Table())
+    if (design == e.name) return e.shared_across_processes;
+  return false;
 }
 
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,

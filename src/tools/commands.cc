@@ -9,6 +9,7 @@ void AddCommands(CLI::App& app) {
   AddMemserverCommand(app);
   AddBenchCommand(app);
   AddPlotCommand(app);
+  AddCheckCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -15,5 +15,6 @@ void AddFabricBenchCommand(CLI::App& app);
 void AddMemserverCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddPlotCommand(CLI::App& app);
+void AddCheckCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

@@ -49,12 +49,15 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     o.pool_bytes = *pool;
     o.round_trip_ns = static_cast<uint64_t>(latency_us * 1000);
     o.bandwidth_gbps = bandwidth_gbps;
+    o.faults = faults;
     auto f = fabric::InProcFabric::Create(o);
     if (!f.ok()) return f.status();
     return std::unique_ptr<fabric::Fabric>(std::move(f).value());
   }
   if (latency_us > 0 || bandwidth_gbps > 0)
     return Status::InvalidArgument("--latency-us/--bandwidth-gbps model the in-process fabric only");
+  if (faults.tear || faults.delay_probability > 0)
+    return Status::InvalidArgument("fault injection works on the in-process fabric only");
   if (which == "memservers") {
     fabric::ucx::UcxOptions o;
     auto t = fabric::ucx::ParseUcxTransport(transport);

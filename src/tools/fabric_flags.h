@@ -9,6 +9,7 @@
 
 #include "dmindex/status.h"
 #include "fabric/fabric.h"
+#include "fabric/inproc/inproc_fabric.h"
 
 namespace CLI {
 class App;
@@ -23,6 +24,7 @@ struct FabricFlags {
   std::string pool_size = "2G";  // per memory node, in-process / self-started servers
   double latency_us = 0;         // in-process: modelled round trip
   double bandwidth_gbps = 0;     // in-process: modelled bandwidth, 0 = unlimited
+  fabric::FaultOptions faults;   // in-process only; set by commands that inject faults
 
   void AddTo(CLI::App& cmd);
   // backend: "inproc", "ucx-shm" or "ucx-tcp" (self-started local servers), or "" for what

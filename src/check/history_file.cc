@@ -1,0 +1,93 @@
+#include "check/history_file.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace dmindex::check {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "dmindex-history";
+constexpr int kVersion = 1;
+
+// [kind, outcome, process, thread, key, value, invoke_ns, response_ns, scan_count, [[k, v]...]]
+json OpToJson(const Operation& op) {
+  json pairs = json::array();
+  for (const KeyValue& kv : op.scan_result) pairs.push_back({kv.key, kv.value});
+  return json::array({static_cast<int>(op.kind), static_cast<int>(op.outcome), op.process,
+                      op.thread, op.key, op.value, op.invoke_ns, op.response_ns, op.scan_count,
+                      std::move(pairs)});
+}
+
+template <typename E>
+E EnumAt(const json& j, int max) {
+  const int v = j.get<int>();
+  if (v < 0 || v > max) throw std::out_of_range("enum value " + std::to_string(v) + " out of range");
+  return static_cast<E>(v);
+}
+
+Operation OpFromJson(const json& j) {
+  if (!j.is_array() || j.size() != 10) throw std::invalid_argument("an operation is not a 10-element array");
+  Operation op;
+  op.kind = EnumAt<OpKind>(j[0], static_cast<int>(OpKind::kScan));
+  op.outcome = EnumAt<Outcome>(j[1], static_cast<int>(Outcome::kUnknown));
+  op.process = j[2].get<uint32_t>();
+  op.thread = j[3].get<uint32_t>();
+  op.key = j[4].get<Key>();
+  op.value = j[5].get<Value>();
+  op.invoke_ns = j[6].get<int64_t>();
+  op.response_ns = j[7].get<int64_t>();
+  op.scan_count = j[8].get<uint32_t>();
+  for (const json& kv : j[9]) op.scan_result.push_back({kv.at(0).get<Key>(), kv.at(1).get<Value>()});
+  return op;
+}
+
+}  // namespace
+
+Status WriteHistoryFile(const std::string& path, const HistoryFile& file) {
+  json initial = json::array();
+  for (const auto& [key, value] : file.history.initial) initial.push_back({key, value});
+  json ops = json::array();
+  for (const Operation& op : file.history.ops) ops.push_back(OpToJson(op));
+  json doc = {{"format", kFormat},
+              {"version", kVersion},
+              {"design", file.design},
+              {"index", file.index},
+              {"process", file.process},
+              {"clock", "steady_clock (CLOCK_MONOTONIC), ns"},
+              {"clock_origin_ns", file.history.clock_origin_ns},
+              {"initial", std::move(initial)},
+              {"ops", std::move(ops)}};
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return Status::IoError("cannot write history file " + path);
+  out << doc.dump() << "\n";
+  out.close();
+  if (!out) return Status::IoError("writing history file " + path + " failed");
+  return Status::Ok();
+}
+
+Result<HistoryFile> ReadHistoryFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read history file " + path);
+  try {
+    const json doc = json::parse(in);
+    if (!doc.is_object() || doc.value("format", "") != kFormat)
+      return Status::InvalidArgument(path + " is not a dmindex history file");
+    if (doc.at("version").get<int>() != kVersion)
+      return Status::InvalidArgument(path + ": unsupported history version " + doc.at("version").dump());
+    HistoryFile file;
+    file.design = doc.at("design").get<std::string>();
+    file.index = doc.at("index").get<std::string>();
+    file.process = doc.at("process").get<uint32_t>();
+    file.history.clock_origin_ns = doc.at("clock_origin_ns").get<int64_t>();
+    for (const json& kv : doc.at("initial"))
+      file.history.initial[kv.at(0).get<Key>()] = kv.at(1).get<Value>();
+    for (const json& op : doc.at("ops")) file.history.ops.push_back(OpFromJson(op));
+    return file;
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(path + ": malformed history file: " + e.what());
+  }
+}
+
+}  // namespace dmindex::check

@@ -1,0 +1,246 @@
+// `dmindex check`: the correctness harness's concurrent workload (check/workload.h) on one
+// design, every operation recorded and the history checked (per-key linearizability, scans).
+// Exits 1 with the report on a violation or an operation error. See docs/CHECK.md.
+//
+// Three ways to run it:
+//   private index (default): a fresh index of this process, preloaded; each round is checked
+//     as soon as it ends, so a soak (--seconds 600) runs in bounded memory.
+//   shared index (--index-name): several processes on one index, e.g. over --memservers. One
+//     history alone cannot be checked (the others' writes are missing from it), so each
+//     process writes its history (--history-out); --load makes one of them the loader.
+//   --merge FILE...: merges the histories of the processes and checks them together;
+//     --final-state then also reads back every key from the index and checks the final state.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "alloc/catalog.h"
+#include "bench/runner.h"
+#include "check/final_read.h"
+#include "check/history_file.h"
+#include "check/workload.h"
+#include "designs/registry.h"
+#include "tools/commands.h"
+#include "tools/fabric_flags.h"
+
+namespace dmindex::tools {
+namespace {
+
+struct CheckFlags {
+  std::string design = "sherman";
+  check::WorkloadOptions workload;
+  uint32_t rounds = 2;
+  double seconds = 0;
+  uint32_t node_bytes = 512;
+  bool tear = false;
+  double delay = 0;
+  std::string index_name;
+  bool load = false;
+  std::string history_out;
+  std::vector<std::string> merge;
+  bool final_state = false;
+  FabricFlags fabric;
+};
+
+[[noreturn]] void Fail(const std::string& message, int code) {
+  std::cerr << "dmindex check: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+void FailIfError(const Status& s, const std::string& what, int code) {
+  if (!s.ok()) Fail(what + ": " + s.ToString(), code);
+}
+
+std::string FabricName(const CheckFlags& f) {
+  if (!f.fabric.memservers.empty()) return "UCX (" + f.fabric.transport + ", memory servers " + f.fabric.memservers + ")";
+  std::string s = "in-process fabric";
+  if (f.tear) s += ", torn verbs";
+  if (f.delay > 0) {
+    char p[32];
+    std::snprintf(p, sizeof p, ", delays p=%g", f.delay);
+    s += p;
+  }
+  return s;
+}
+
+IndexOptions IndexOptionsFor(const bench::DesignChoice& design, const std::string& name,
+                             uint32_t node_bytes, uint32_t compute_nodes) {
+  IndexOptions o;
+  o.name = name;
+  o.node_bytes = node_bytes;
+  o.compute_nodes = compute_nodes;
+  o.knobs = design.knobs;
+  return o;
+}
+
+// Prints the verdict; exits 1 on a violation or if operations failed (`errors` non-empty).
+void Finish(const check::CheckReport& report, const std::string& what, const std::string& errors = "") {
+  if (!report.ok()) std::cout << report.ToString(3) << std::flush;
+  if (!errors.empty()) std::cerr << "dmindex check: " << errors << "\n";
+  if (!report.ok()) Fail("VIOLATION: " + what + ": " + report.ToString(0), 1);
+  if (!errors.empty()) Fail("FAILED: " + what, 1);
+  std::cout << "dmindex check: OK: " << what << ": " << report.ToString(0) << "\n";
+}
+
+// Shared and private runs of the workload.
+void RunWorkload(CheckFlags& f) {
+  auto design = bench::ParseDesignChoice(f.design);
+  FailIfError(design.status(), "--design", 2);
+  const bool shared = !f.index_name.empty();
+  if (shared && !designs::SharedAcrossProcesses(design->name))
+    Fail("design " + design->name + " keeps its index in the process that opens it; it cannot "
+         "be shared by processes (--index-name)", 2);
+  if (shared && f.history_out.empty())
+    Fail("with --index-name other processes may write the index too, so this process's history "
+         "cannot be checked alone: give --history-out and check the histories with --merge", 2);
+  if (f.rounds == 0 && f.seconds == 0 && !f.load) Fail("--rounds 0 only makes sense with --load", 2);
+  if (!shared && f.load) Fail("--load is for a shared index (--index-name); a private one is always loaded", 2);
+  if (f.workload.process > check::kMaxWorkloadProcess)
+    Fail("--compute-node must be at most " + std::to_string(check::kMaxWorkloadProcess), 2);
+  f.fabric.faults.tear = f.tear;
+  f.fabric.faults.delay_probability = f.delay;
+  f.fabric.faults.seed = f.workload.seed;
+  auto fabric = f.fabric.Open();
+  FailIfError(fabric.status(), "fabric", 2);
+
+  const std::string name = shared ? f.index_name : "check-" + std::to_string(getpid());
+  auto index = designs::MakeIndex(design->name, **fabric,
+                                  IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes));
+  FailIfError(index.status(), "opening index " + name, 2);
+  check::ConcurrentWorkload workload(**index, f.workload);
+  if (!shared || f.load) FailIfError(workload.Preload(), "bulk load of the initial keys", 2);
+
+  check::RoundsPlan plan;
+  plan.rounds = f.rounds;
+  plan.seconds = f.seconds;
+  plan.check_each_round = !shared;
+  plan.keep_history = !f.history_out.empty();
+  const auto start = std::chrono::steady_clock::now();
+  auto last_note = start;
+  if (f.seconds > 0)  // soak: a line now and then, so a long run shows it is alive
+    plan.after_round = [&](uint32_t round, const check::CheckReport& so_far) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_note < std::chrono::seconds(10)) return;
+      last_note = now;
+      std::fprintf(stderr, "[%6.0f s] round %u: %s\n",
+                   std::chrono::duration<double>(now - start).count(), round, so_far.ToString(0).c_str());
+    };
+  auto result = check::RunRounds(workload, plan);
+  FailIfError(result.status(), "workload", 1);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (plan.keep_history) {
+    check::HistoryFile file{f.design, name, f.workload.process, std::move(result->history)};
+    FailIfError(check::WriteHistoryFile(f.history_out, file), "--history-out", 1);
+  }
+  char what[256];
+  std::snprintf(what, sizeof what, "%s on %s, %u threads, %u round(s) in %.1f s",
+                f.design.c_str(), FabricName(f).c_str(), f.workload.threads, result->rounds, elapsed);
+  const std::string errors =
+      workload.errors() == 0 ? "" : std::to_string(workload.errors()) +
+                                        " operation(s) failed; first: " + workload.first_error();
+  if (shared && errors.empty()) {
+    std::cout << "dmindex check: recorded " << what << " on shared index " << name << " into "
+              << f.history_out << " (check with --merge)\n";
+    return;
+  }
+  Finish(result->report, what, errors);
+}
+
+// --merge: the histories of several processes, checked together; --final-state adds the
+// read-back of the index.
+void RunMerge(CheckFlags& f) {
+  std::vector<check::History> histories;
+  std::string design, index;
+  for (const std::string& path : f.merge) {
+    auto file = check::ReadHistoryFile(path);
+    FailIfError(file.status(), "--merge", 2);
+    if (!index.empty() && (file->index != index || file->design != design))
+      Fail(path + " records index " + file->index + " (" + file->design + "), the others " + index +
+           " (" + design + ")", 2);
+    design = file->design;
+    index = file->index;
+    histories.push_back(std::move(file->history));
+  }
+  auto merged = check::MergeHistories(std::move(histories));
+  FailIfError(merged.status(), "--merge", 2);
+  std::string what = std::to_string(f.merge.size()) + " merged histories of index " + index;
+
+  check::CheckReport final_report;
+  if (f.final_state) {
+    auto choice = bench::ParseDesignChoice(design);
+    FailIfError(choice.status(), "design recorded in the histories", 2);
+    auto fabric = f.fabric.Open();
+    FailIfError(fabric.status(), "fabric", 2);
+    auto ep = (*fabric)->Connect();
+    FailIfError(ep.status(), "fabric", 2);
+    // Open, never create: reading back an index that does not exist is a mistake.
+    auto entry = alloc::Catalog::Open(**ep, index);
+    FailIfError(entry.status(), "index " + index + " in the catalog", 2);
+    auto opened = designs::MakeIndex(choice->name, **fabric,
+                                     IndexOptionsFor(*choice, index, entry->node_bytes, 1));
+    FailIfError(opened.status(), "opening index " + index, 2);
+    auto present = check::ReadBackFinalState(**opened, f.workload.process, &*merged);
+    FailIfError(present.status(), "final read-back", 1);
+    final_report = check::CheckFinalState(*merged, *present);
+    what += " and the final state of " + std::to_string(final_report.keys_checked) + " keys";
+  }
+  if (!f.history_out.empty()) {
+    check::HistoryFile file{design, index, f.workload.process, *merged};
+    FailIfError(check::WriteHistoryFile(f.history_out, file), "--history-out", 1);
+  }
+  // Final-state violations first: they name the lost write most directly.
+  final_report.Append(check::CheckHistory(*merged));
+  Finish(final_report, what);
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app) {
+  auto f = std::make_shared<CheckFlags>();
+  check::WorkloadOptions& w = f->workload;
+  w.compute_nodes = 2;  // designs with per-compute-node caches and locks race across them
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Run the concurrent correctness workload on a design and check the recorded "
+               "history (linearizability per key, scans); exit 1 on a violation");
+  cmd->add_option("--design", f->design, "Design, with knobs as name:knob=value:...")->capture_default_str();
+  cmd->add_option("--threads", w.threads, "Client threads")->capture_default_str()
+      ->check(CLI::Range(1u, check::kMaxWorkloadThreads));
+  cmd->add_option("--ops", w.ops_per_thread, "Operations per thread in each round")->capture_default_str()
+      ->check(CLI::Range(1u, 100'000'000u));
+  auto* rounds = cmd->add_option("--rounds", f->rounds, "Rounds (0: only --load)")->capture_default_str();
+  cmd->add_option("--seconds", f->seconds, "Run rounds until this many seconds passed (soak)")
+      ->check(CLI::PositiveNumber)->excludes(rounds);
+  cmd->add_option("--keys", w.keys, "Hot keys per round")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--key-stride", w.key_stride,
+                  "Gap between a round's hot keys, filled by later rounds (1: every round on the "
+                  "same keys)")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  cmd->add_option("--seed", w.seed, "Seed of the operation streams and faults")->capture_default_str();
+  cmd->add_option("--node-size", f->node_bytes, "Tree node bytes")->capture_default_str()
+      ->check(CLI::Range(64u, 1u << 20));
+  cmd->add_flag("--tear", f->tear, "In-process fabric: tear READs/WRITEs into 64-byte pieces in random order");
+  cmd->add_option("--delay", f->delay, "In-process fabric: probability that a round trip is delayed (up to 50 us)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--index-name", f->index_name,
+                  "Catalog name of an index shared with other processes (needs --history-out)");
+  cmd->add_option("--compute-node", w.process,
+                  "This process's number among the processes sharing the index (0-255): written "
+                  "values embed it, reports name it")->capture_default_str();
+  cmd->add_flag("--load", f->load, "Shared index: bulk load the initial keys (the index must be new)");
+  cmd->add_option("--history-out", f->history_out, "Write the recorded history to this file");
+  cmd->add_option("--merge", f->merge, "Merge these history files and check them together")
+      ->expected(1, -1);
+  cmd->add_flag("--final-state", f->final_state,
+                "With --merge: read every key back from the index and check the final state");
+  f->fabric.AddTo(*cmd);
+  cmd->callback([f] {
+    if (f->final_state && f->merge.empty()) Fail("--final-state works with --merge", 2);
+    if (f->merge.empty()) RunWorkload(*f);
+    else RunMerge(*f);
+  });
+}
+
+}  // namespace dmindex::tools

@@ -1,0 +1,196 @@
+// The multi-process correctness run over UCX (ucx-shm): two memory-server processes, one
+// process that creates and loads an index, two `dmindex check` compute processes racing on
+// the same hot keys of it (inserts, updates, deletes, lookups, scans), each writing its
+// history; then one process merges the histories, checks them (linearizability per key,
+// scans), reads every key back and checks that every acknowledged write survived and every
+// acknowledged delete stuck. Run for every registered design whose index lives in the pool
+// (designs::SharedAcrossProcesses); the others are skipped with the reason.
+//
+// The runs are shown to be meaningful (the processes overlapped in time and read each other's
+// writes) and the checks to be sharp (a merge missing one process's history, and an index
+// changed behind the histories' back, both fail naming a key).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "check/history_file.h"
+#include "designs/registry.h"
+#include "fabric/ucx/memserver_process.h"
+#include "fabric/ucx/ucx_fabric.h"
+#include "test_fabrics.h"
+
+namespace dmindex {
+namespace {
+
+using testing::RunTool;
+using testing::ToolRun;
+
+class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!designs::SharedAcrossProcesses(GetParam()))
+      GTEST_SKIP() << "design " << GetParam() << " keeps its index in the memory of the process "
+                   << "that opens it, so other processes cannot open it (registry.h)";
+    for (int i = 0; i < 2; ++i) {
+      fabric::ucx::MemserverSpec spec;
+      spec.tool_path = DMINDEX_TOOL_PATH;
+      spec.pool_bytes = 64ull << 20;
+      spec.chunk_bytes = 1ull << 20;
+      spec.transport = fabric::ucx::UcxTransport::kShm;
+      auto server = fabric::ucx::MemserverProcess::Start(spec);
+      ASSERT_TRUE(server.ok()) << server.status().ToString();
+      memservers_ += (i ? "," : "") + (*server)->address().ToString();
+      servers_.push_back(std::move(server).value());
+    }
+  }
+  void TearDown() override {
+    for (const std::string& path : files_) std::remove(path.c_str());
+  }
+
+  // A fabric of this test process (standing for one more compute process).
+  std::unique_ptr<fabric::Fabric> Connect() {
+    auto f = fabric::ucx::UcxFabric::Create(memservers_, fabric::ucx::UcxOptions{});
+    EXPECT_TRUE(f.ok()) << f.status().ToString();
+    return f.ok() ? std::move(f).value() : nullptr;
+  }
+  std::unique_ptr<Index> Open(fabric::Fabric& fabric, const std::string& name, uint32_t node_bytes) {
+    IndexOptions o;
+    o.name = name;
+    o.node_bytes = node_bytes;
+    auto index = designs::MakeIndex(GetParam(), fabric, o);
+    EXPECT_TRUE(index.ok()) << index.status().ToString();
+    return index.ok() ? std::move(index).value() : nullptr;
+  }
+  // `dmindex check` on the design under test, over the memory servers.
+  ToolRun Check(const std::string& args) {
+    return RunTool("check --design " + GetParam() + " --memservers " + memservers_ + " " + args);
+  }
+  std::string TempFile(const std::string& name) {
+    files_.push_back(::testing::TempDir() + "/mp_" + std::to_string(getpid()) + "_" + name + ".json");
+    return files_.back();
+  }
+
+  std::vector<std::unique_ptr<fabric::ucx::MemserverProcess>> servers_;
+  std::string memservers_;
+  std::vector<std::string> files_;
+};
+
+// What the multi-process run rests on: a second opener of a name finds the first one's root
+// (grown through several levels), and each sees the other's inserts, updates and deletes -
+// also the first, whose cached root and inner nodes went stale meanwhile.
+TEST_P(MultiProcessCheckTest, TwoOpenersOfOneNameShareTheIndex) {
+  auto fabric_a = Connect(), fabric_b = Connect();
+  ASSERT_TRUE(fabric_a && fabric_b);
+  auto a = Open(*fabric_a, "opened-twice", 256);  // small nodes: a tree of several levels
+  ASSERT_NE(a, nullptr);
+  auto sa = std::move(a->OpenSession()).value();
+  std::map<Key, Value> model;
+  for (Key k = 1; k <= 600; ++k) {
+    ASSERT_TRUE(sa->Insert(k, k * 10).ok());
+    model[k] = k * 10;
+  }
+  auto b = Open(*fabric_b, "opened-twice", 256);
+  ASSERT_NE(b, nullptr);
+  auto sb = std::move(b->OpenSession()).value();
+  Value v = 0;
+  for (Key k = 1; k <= 600; ++k) {
+    ASSERT_TRUE(sb->Lookup(k, &v).ok()) << "the second opener misses key " << k;
+    ASSERT_EQ(v, k * 10);
+  }
+  for (Key k = 601; k <= 1800; ++k) ASSERT_TRUE(sb->Insert(k, model[k] = k * 10).ok());
+  for (Key k = 1; k <= 300; ++k) ASSERT_TRUE(sb->Update(k, model[k] = k * 10 + 1).ok());
+  for (Key k = 301; k <= 400; ++k) {
+    ASSERT_TRUE(sb->Delete(k).ok());
+    model.erase(k);
+  }
+  for (Key k = 1; k <= 1800; ++k) {
+    Status s = sa->Lookup(k, &v);
+    auto want = model.find(k);
+    ASSERT_EQ(s.ok(), want != model.end()) << "key " << k << ": " << s.ToString();
+    if (s.ok()) {
+      ASSERT_EQ(v, want->second) << "key " << k;
+    }
+  }
+  std::vector<KeyValue> all;
+  ASSERT_TRUE(sa->Scan(kMinKey, 5000, &all).ok());
+  std::vector<KeyValue> want;
+  for (const auto& [k, val] : model) want.push_back({k, val});
+  EXPECT_EQ(all, want);
+  // And back: the first opener's writes reach the second.
+  ASSERT_TRUE(sa->Insert(5000, 7).ok());
+  ASSERT_TRUE(sb->Lookup(5000, &v).ok());
+  EXPECT_EQ(v, 7u);
+}
+
+TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) {
+  const std::string keys = " --index-name mp --keys 96 --key-stride 1";  // one key set: full overlap
+  const std::string h0 = TempFile("load"), h1 = TempFile("c1"), h2 = TempFile("c2");
+  ToolRun load = Check(keys + " --load --rounds 0 --history-out " + h0);
+  ASSERT_EQ(load.exit_code, 0) << load.output;
+
+  ToolRun run1, run2;
+  const std::string work = keys + " --threads 6 --ops 3000 --rounds 4";
+  std::thread other([&] { run2 = Check(work + " --compute-node 2 --seed 22 --history-out " + h2); });
+  run1 = Check(work + " --compute-node 1 --seed 11 --history-out " + h1);
+  other.join();
+  ASSERT_EQ(run1.exit_code, 0) << run1.output;
+  ASSERT_EQ(run2.exit_code, 0) << run2.output;
+
+  // The processes ran at the same time and read each other's writes.
+  auto f1 = check::ReadHistoryFile(h1), f2 = check::ReadHistoryFile(h2);
+  ASSERT_TRUE(f1.ok() && f2.ok()) << f1.status().ToString() << f2.status().ToString();
+  auto span = [](const check::HistoryFile& f) {
+    const auto& ops = f.history.ops;
+    int64_t last = 0;
+    for (const auto& op : ops) last = std::max(last, op.response_ns);
+    return std::pair(f.history.clock_origin_ns + ops.front().invoke_ns, f.history.clock_origin_ns + last);
+  };
+  auto [begin1, end1] = span(*f1);
+  auto [begin2, end2] = span(*f2);
+  EXPECT_LT(std::max(begin1, begin2), std::min(end1, end2)) << "the compute processes did not overlap";
+  auto reads_of = [](const check::HistoryFile& reader, uint32_t writer) {
+    size_t n = 0;
+    for (const auto& op : reader.history.ops)
+      n += op.kind == check::OpKind::kLookup && op.outcome == check::Outcome::kOk && op.value >> 56 == writer;
+    return n;
+  };
+  const size_t one_reads_two = reads_of(*f1, 2), two_reads_one = reads_of(*f2, 1);
+  EXPECT_GT(one_reads_two + two_reads_one, 0u) << "no process read the other's writes";
+
+  // The verifying process: histories merged and checked, every key read back and checked.
+  const std::string merged = TempFile("merged");
+  ToolRun verify = Check("--merge " + h0 + " " + h1 + " " + h2 + " --final-state --compute-node 3 --history-out " + merged);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_NE(verify.output.find("OK: 3 merged histories of index mp and the final state of 96 keys"),
+            std::string::npos) << verify.output;
+  std::cout << "[ mp check ] " << GetParam() << ": " << one_reads_two << " + " << two_reads_one
+            << " cross-process reads; " << verify.output;
+
+  // Sharpness 1: without the history of the process whose writes the other read, the merge
+  // is not linearizable.
+  ToolRun partial = Check("--merge " + h0 + (one_reads_two > 0 ? " " + h1 : " " + h2));
+  EXPECT_EQ(partial.exit_code, 1) << partial.output;
+  EXPECT_NE(partial.output.find("not linearizable, key "), std::string::npos) << partial.output;
+
+  // Sharpness 2: a write no history knows of, made behind the histories' back, is found by the
+  // final-state check (key 1 is hot: every history touches it).
+  auto fabric = Connect();
+  ASSERT_TRUE(fabric);
+  auto index = Open(*fabric, "mp", 512);
+  ASSERT_NE(index, nullptr);
+  ASSERT_TRUE(std::move(index->OpenSession()).value()->Insert(1, 0xdead).ok());
+  ToolRun tampered = Check("--merge " + h0 + " " + h1 + " " + h2 + " --final-state --compute-node 3");
+  EXPECT_EQ(tampered.exit_code, 1) << tampered.output;
+  EXPECT_NE(tampered.output.find("wrong final state, key 1:"), std::string::npos) << tampered.output;
+}
+
+std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(AllDesigns, MultiProcessCheckTest, ::testing::ValuesIn(designs::DesignNames()),
+                         DesignName);
+
+}  // namespace
+}  // namespace dmindex
