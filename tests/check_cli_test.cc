@@ -71,7 +71,7 @@ TEST(CheckCli, BadFlagsAreClearErrors) {
       {"check --threads 300", "--threads"},
       {"check --compute-node 256 --index-name x --history-out /dev/null", "--compute-node"},
       {"check --index-name shared", "--history-out"},
-      {"check --design local --index-name x --history-out /dev/null", "cannot be shared"},
+      {"check --design local --index-name x --history-out /dev/null", "cannot be shared by processes"},
       {"check --load", "--load is for a shared index"},
       {"check --rounds 0", "--rounds 0"},
       {"check --rounds 2 --seconds 1", "excludes"},

@@ -3,8 +3,8 @@
 // the same hot keys of it (inserts, updates, deletes, lookups, scans), each writing its
 // history; then one process merges the histories, checks them (linearizability per key,
 // scans), reads every key back and checks that every acknowledged write survived and every
-// acknowledged delete stuck. Run for every registered design whose index lives in the pool
-// (designs::SharedAcrossProcesses); the others are skipped with the reason.
+// acknowledged delete stuck. Run for every registered design that several processes can
+// share (designs::SharedAcrossProcesses); the others are skipped with the reason.
 //
 // The runs are shown to be meaningful (the processes overlapped in time and read each other's
 // writes) and the checks to be sharp (a merge missing one process's history, and an index
@@ -31,9 +31,8 @@ using testing::ToolRun;
 class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!designs::SharedAcrossProcesses(GetParam()))
-      GTEST_SKIP() << "design " << GetParam() << " keeps its index in the memory of the process "
-                   << "that opens it, so other processes cannot open it (registry.h)";
+    if (Status shared = designs::SharedAcrossProcesses(GetParam()); !shared.ok())
+      GTEST_SKIP() << shared.message();
     for (int i = 0; i < 2; ++i) {
       fabric::ucx::MemserverSpec spec;
       spec.tool_path = DMINDEX_TOOL_PATH;

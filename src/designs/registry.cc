@@ -15,16 +15,20 @@ using Factory = std::function<Result<std::unique_ptr<Index>>(fabric::Fabric&, co
 struct Entry {
   const char* name;
   Factory make;
-  bool shared_across_processes = true;  // see registry.h
+  const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
 };
 
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
-      {"local", MakeLocalIndex, /*shared_across_processes=*/false},
+      {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
-      {"dex", MakeDex},
+      {"dex", MakeDex,
+       "a compute node changes the nodes of its own partition only in its cache (no remote "
+       "locks, written back when cooled), and every process hosts compute nodes 0..n-1, so two "
+       "processes would both own every partition; sharing needs compute-node ids unique across "
+       "processes and each key routed to its owner's process"},
   };
   return table;
 }
@@ -37,10 +41,14 @@ std::vector<std::string> DesignNames() {
   return names;
 }
 
-bool SharedAcrossProcesses(std::string_view design) {
+Status SharedAcrossProcesses(std::string_view design) {
   for (const Entry& e : Table())
-    if (design == e.name) return e.shared_across_processes;
-  return false;
+    if (design == e.name)
+      return e.not_shared_because == nullptr
+                 ? Status::Ok()
+                 : Status::NotSupported("design " + std::string(design) +
+                                        " cannot be shared by processes: " + e.not_shared_because);
+  return Status::InvalidArgument("unknown design '" + std::string(design) + "'");
 }
 
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,

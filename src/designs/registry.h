@@ -14,10 +14,10 @@ namespace dmindex::designs {
 
 std::vector<std::string> DesignNames();
 
-// Whether an index of `design` lives in the memory pool, so that several compute processes
-// can open it by IndexOptions::name and see each other's writes (false: it lives in the
-// opening process, e.g. `local`). False for unknown designs.
-bool SharedAcrossProcesses(std::string_view design);
+// Ok if an index of `design` lives in the memory pool such that several compute processes
+// can open it by IndexOptions::name and see each other's writes; NotSupported saying why not
+// (e.g. `local` lives in the opening process); InvalidArgument for an unknown design.
+Status SharedAcrossProcesses(std::string_view design);
 
 // Creates (or opens, if the catalog already holds options.name) an index of `design` on
 // `fabric`. The fabric must outlive the index.

@@ -90,9 +90,7 @@ void RunWorkload(CheckFlags& f) {
   auto design = bench::ParseDesignChoice(f.design);
   FailIfError(design.status(), "--design", 2);
   const bool shared = !f.index_name.empty();
-  if (shared && !designs::SharedAcrossProcesses(design->name))
-    Fail("design " + design->name + " keeps its index in the process that opens it; it cannot "
-         "be shared by processes (--index-name)", 2);
+  if (shared) FailIfError(designs::SharedAcrossProcesses(design->name), "--index-name", 2);
   if (shared && f.history_out.empty())
     Fail("with --index-name other processes may write the index too, so this process's history "
          "cannot be checked alone: give --history-out and check the histories with --merge", 2);
