@@ -15,15 +15,8 @@ namespace {
 
 Operation Op(OpKind kind, Key key, Value value, int64_t invoke, int64_t response,
              uint32_t process = 0, Outcome outcome = Outcome::kOk) {
-  Operation op;
-  op.kind = kind;
-  op.key = key;
-  op.value = value;
-  op.invoke_ns = invoke;
-  op.response_ns = response;
-  op.process = process;
-  op.outcome = outcome;
-  return op;
+  return {.kind = kind, .outcome = outcome, .process = process, .key = key, .value = value,
+          .invoke_ns = invoke, .response_ns = response, .scan_count = 0, .scan_result = {}};
 }
 
 History At(int64_t origin, std::vector<Operation> ops, std::map<Key, Value> initial = {}) {
