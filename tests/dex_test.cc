@@ -146,7 +146,10 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   auto w = (*tree)->NewWorker(0);
   ASSERT_TRUE(w.ok());
-  const auto records = Records(20000);
+  // Enough leaves to fill several 1 MB chunks, which the allocator takes from the two
+  // memory nodes in turn: without co-location, subtrees would straddle memory nodes.
+  const Key n = 100000;
+  const auto records = Records(n);
   ASSERT_TRUE((*tree)->BulkLoad(**w, records).ok());
   designs::dex::WorkerSet ws(**tree, 0);
   std::map<Key, Value> model;
@@ -154,7 +157,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   std::mt19937_64 rng(11);
   const fabric::VerbCounts before = fabric->TotalCounts();
   for (int i = 0; i < 4000; ++i) {
-    const Key k = 3 * (1 + rng() % 20000) + (rng() % 4 == 0 ? 1 : 0);  // a quarter absent
+    const Key k = 3 * (1 + rng() % n) + (rng() % 4 == 0 ? 1 : 0);  // a quarter absent
     if (i % 2 == 0) {
       Value v = 0;
       Status s = (*tree)->Lookup(ws, k, &v);
@@ -168,6 +171,8 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   }
   const auto& policy = (*tree)->compute_node(0).offload;
   EXPECT_GT(policy.offloads.load(), 100u);
+  // Bulk load put every level-2 subtree on one memory server: no offload met a foreign pointer.
+  EXPECT_EQ(policy.fallbacks.load(), 0u);
   EXPECT_GT((fabric->TotalCounts() - before).rpcs, 100u);
   // Everything, offloaded or cached, reads back.
   for (const auto& [k, v] : model) {

@@ -10,6 +10,11 @@ constexpr size_t kWriteBatch = 32;  // node WRITEs per round trip
 
 // Splits n items into `parts` runs whose sizes differ by at most one; start of run j.
 size_t RunStart(size_t n, size_t parts, size_t j) { return n / parts * j + std::min(j, n % parts); }
+// The run (of RunStart's `parts`) that item i falls in.
+size_t RunOf(size_t n, size_t parts, size_t i) {
+  const size_t q = n / parts, r = n % parts;
+  return i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q;
+}
 
 }  // namespace
 
@@ -49,13 +54,28 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     Key low;
     GlobalAddress addr;
   };
+  const size_t per_leaf = std::max<size_t>(1, static_cast<size_t>(leaf.capacity() * fill));
+  const size_t leaves = (sorted.size() + per_leaf - 1) / per_leaf;
+  const size_t per_node = std::max<size_t>(2, static_cast<size_t>((internal.capacity() + 1) * fill));
+  // Nodes per level, leaves first, as the loops below build them.
+  std::vector<size_t> widths = {leaves};
+  while (widths.back() > 1) widths.push_back((widths.back() + per_node - 1) / per_node);
+  // Co-location: node j of `height` goes to the memory node of its ancestor at colocate_level.
+  const int colocate = std::min<int>(t_.options.colocate_level, static_cast<int>(widths.size()) - 1);
+  auto place = [&](size_t height, size_t j) -> int {
+    if (colocate < 0 || static_cast<int>(height) > colocate) return -1;
+    for (size_t h = height; static_cast<int>(h) < colocate; ++h) j = RunOf(widths[h], widths[h + 1], j);
+    return static_cast<int>(j % t_.fabric.memory_nodes());
+  };
   // Writes one level of `nodes` nodes; `build(j, h, image)` fills node j given its header.
-  auto write_level = [&](size_t nodes, auto&& build) -> Result<std::vector<Child>> {
+  auto write_level = [&](size_t height, size_t nodes, auto&& build) -> Result<std::vector<Child>> {
     std::vector<Child> level(nodes);
-    for (auto& n : level) {
-      auto a = c.cn.allocator.Allocate(c.ep, nb);
+    for (size_t j = 0; j < nodes; ++j) {
+      const int on = place(height, j);
+      auto a = on < 0 ? c.cn.allocator.Allocate(c.ep, nb)
+                      : c.cn.allocator.AllocateOn(c.ep, static_cast<uint16_t>(on), nb);
       if (!a.ok()) return a.status();
-      n.addr = *a;
+      level[j].addr = *a;
       all.push_back(*a);
     }
     for (size_t j = 0; j < nodes; ++j) {
@@ -73,9 +93,7 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
 
   // Leaves. Fences: each node's low fence is its first key (-inf for the first), its high
   // fence the next node's first key (+inf for the last).
-  const size_t per_leaf = std::max<size_t>(1, static_cast<size_t>(leaf.capacity() * fill));
-  const size_t leaves = (sorted.size() + per_leaf - 1) / per_leaf;
-  auto level = write_level(leaves, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
+  auto level = write_level(0, leaves, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
     auto run = sorted.subspan(RunStart(sorted.size(), leaves, j),
                               RunStart(sorted.size(), leaves, j + 1) - RunStart(sorted.size(), leaves, j));
     size_t next = RunStart(sorted.size(), leaves, j + 1);
@@ -88,12 +106,11 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
 
   // Internal levels: each node takes a run of children; the first is its leftmost child,
   // the others' low fences are its separators.
-  const size_t per_node = std::max<size_t>(2, static_cast<size_t>((internal.capacity() + 1) * fill));
   std::vector<InternalEntry<KV>> entries;
   for (uint8_t height = 1; level->size() > 1; ++height) {
     std::vector<Child> children = std::move(*level);
     const size_t nodes = (children.size() + per_node - 1) / per_node;
-    level = write_level(nodes, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
+    level = write_level(height, nodes, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
       size_t begin = RunStart(children.size(), nodes, j), end = RunStart(children.size(), nodes, j + 1);
       h.level = height;
       h.low = j == 0 ? KV::kNegInf : children[begin].low;

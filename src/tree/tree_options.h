@@ -34,6 +34,10 @@ struct TreeOptions {
   bool combine = false;
   bool two_level = false;
   bool validate = true;
+  // Bulk load places every node at a level <= colocate_level on the memory node of its
+  // ancestor at that level (subtrees round robin over memory nodes), so a subtree can be
+  // walked inside one memory server (DEX §3, offloading). -1: off. Not a knob: set by designs.
+  int colocate_level = -1;
 
   std::string ToString() const;  // "cache_mb=64 hocl=on ..." for logs and bench output
 };

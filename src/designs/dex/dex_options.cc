@@ -97,6 +97,8 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   if (t->two_level || t->cache_bytes != 0)
     return Status::InvalidArgument("dex: knobs two_level and the core's cache do not apply");
   o.tree = *t;
+  // Subtrees rooted at level M sit on one memory server, so offloads stay local (§3).
+  o.tree.colocate_level = static_cast<int>(o.offload_level);
   return o;
 }
 
