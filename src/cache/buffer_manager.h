@@ -51,8 +51,11 @@ class BufferManager {
   Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w);
   // Brings a missed child in: registers it as loading (so concurrent misses wait instead of
   // reading it again), READs it through `loader` and admits it (inner nodes always, leaves
-  // with probability P_A). A leaf that is not admitted becomes the worker's transient page
-  // until EndOperation(). Retry if another thread registered the node first.
+  // with probability P_A, never a page the loader calls inadmissible) swizzled into
+  // `parent`. A page not admitted becomes the worker's transient page until EndOperation(),
+  // and its parent stays pinned until then. Retry if another thread registered the node
+  // first, or if `parent` changed during the READ (the page is then cached unswizzled and
+  // cooling: the restart finds it without a second READ).
   Result<OptimisticGuard> Load(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress child,
                                bool child_is_leaf, CacheWorker& w, PageLoader& loader);
   // Probe, then Load on a miss.
