@@ -332,8 +332,12 @@ TEST(BrokenDesign, ShermanWithoutTornReadValidationIsCaught) {
   const std::vector<std::string> names = designs::DesignNames();
   if (std::find(names.begin(), names.end(), "sherman") == names.end())
     GTEST_SKIP() << "design 'sherman' is not registered in this build";
-  CheckReport r = RunHarnessPhase("sherman", {{"validation", "off"}}, nullptr, 10);
-  EXPECT_FALSE(r.ok()) << "no violation found in 10 rounds: " << r.ToString();
+  // Catching it takes a torn read that changes an answer; on 2 loaded cores the threads may
+  // interleave rarely, so give it up to three fresh indexes of 10 rounds each.
+  CheckReport r;
+  for (int attempt = 0; attempt < 3 && r.ok(); ++attempt)
+    r = RunHarnessPhase("sherman", {{"validation", "off"}}, nullptr, 10);
+  EXPECT_FALSE(r.ok()) << "no violation found in 3 x 10 rounds: " << r.ToString();
   std::cout << "[ caught   ] " << r.ToString(1);
 }
 

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "designs/dex/dex_index.h"
+#include "designs/dex/offload.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/sherman/sherman.h"
@@ -58,6 +59,11 @@ Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric
   std::string known;
   for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
   return Status::InvalidArgument("unknown design '" + std::string(design) + "' (known: " + known + ")");
+}
+
+Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node) {
+  DMX_RETURN_IF_ERROR(dex::RegisterOffloadHandler(node));
+  return Status::Ok();
 }
 
 }  // namespace dmindex::designs

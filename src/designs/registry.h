@@ -9,6 +9,7 @@
 
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
+#include "fabric/memory_node.h"
 
 namespace dmindex::designs {
 
@@ -18,6 +19,10 @@ std::vector<std::string> DesignNames();
 // can open it by IndexOptions::name and see each other's writes; NotSupported saying why not
 // (e.g. `local` lives in the opening process); InvalidArgument for an unknown design.
 Status SharedAcrossProcesses(std::string_view design);
+
+// Registers every design's memory-side RPC handlers (DEX offload, ...) on a memory node that
+// is about to serve: the one place a memory server process learns about designs.
+Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node);
 
 // Creates (or opens, if the catalog already holds options.name) an index of `design` on
 // `fabric`. The fabric must outlive the index.

@@ -7,6 +7,7 @@
 
 #include "common/byte_size.h"
 #include "fabric/ucx/ucx_memory_server.h"
+#include "designs/registry.h"
 #include "tools/commands.h"
 
 namespace dmindex::tools {
@@ -50,8 +51,9 @@ void RunMemserver(const MemserverFlags& flags) {
 
   auto server = fabric::ucx::UcxMemoryServer::Create(o);
   if (!server.ok()) Fail(server.status());
-  // Designs' server-side RPC handlers (DEX offload, XStore writes) are registered here, on
-  // (*server)->node(), before serving starts.
+  // Designs' server-side RPC handlers (DEX offload, later XStore writes), before serving.
+  Status handlers = designs::RegisterMemoryNodeHandlers((*server)->node());
+  if (!handlers.ok()) Fail(handlers);
   Status started = (*server)->Start();
   if (!started.ok()) Fail(started);
   std::printf("dmindex memserver listening on %s\n", (*server)->address().ToString().c_str());

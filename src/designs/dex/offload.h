@@ -20,6 +20,7 @@
 #include "dmindex/global_address.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
+#include "fabric/memory_node.h"
 #include "fabric/rpc.h"
 
 namespace dmindex::designs::dex {
@@ -56,9 +57,12 @@ struct OffloadResult {
   uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
 };
 
-// Registers the handler on every memory node of an in-process fabric (idempotent). Other
-// backends register it in their memory server process; a memory node without it answers
-// InvalidArgument, and the compute node stops offloading.
+// Registers the handler on one memory node (idempotent); memory server processes call it
+// through designs::RegisterMemoryNodeHandlers before serving.
+Status RegisterOffloadHandler(fabric::MemoryNode& node);
+// The same on every memory node of an in-process fabric. Other backends register it in their
+// memory server process; a memory node without it answers InvalidArgument, and the compute
+// node stops offloading.
 Status RegisterOffloadHandlers(fabric::Fabric& fabric);
 
 class OffloadPolicy {

@@ -88,18 +88,22 @@ class OffloadHandler {
 
 }  // namespace
 
+Status RegisterOffloadHandler(fabric::MemoryNode& node) {
+  // Registration must precede serving; a second DEX index on the fabric reuses it.
+  if (node.rpc().Has(kOffloadOpcode)) return Status::Ok();
+  auto handler = std::make_shared<OffloadHandler>(node);
+  return node.rpc().Register(
+      kOffloadOpcode, "dex.offload",
+      [handler](fabric::RpcRequest req, fabric::RpcReply* reply) { return handler->Serve(req, reply); });
+}
+
 Status RegisterOffloadHandlers(fabric::Fabric& fabric) {
   auto* inproc = dynamic_cast<fabric::InProcFabric*>(&fabric);
-  if (inproc == nullptr) return Status::NotSupported("dex offload: handlers live in the memory server");
-  for (uint16_t i = 0; i < inproc->memory_nodes(); ++i) {
-    fabric::MemoryNode& node = inproc->node(i);
-    // Registration must precede serving; a second DEX index on the fabric reuses it.
-    if (node.rpc().Has(kOffloadOpcode)) continue;
-    auto handler = std::make_shared<OffloadHandler>(node);
-    DMX_RETURN_IF_ERROR(node.rpc().Register(
-        kOffloadOpcode, "dex.offload",
-        [handler](fabric::RpcRequest req, fabric::RpcReply* reply) { return handler->Serve(req, reply); }));
-  }
+  // Memory server processes register the handler themselves (designs::RegisterMemoryNodeHandlers);
+  // one that does not answers InvalidArgument, and the compute node then stops offloading.
+  if (inproc == nullptr) return Status::Ok();
+  for (uint16_t i = 0; i < inproc->memory_nodes(); ++i)
+    DMX_RETURN_IF_ERROR(RegisterOffloadHandler(inproc->node(i)));
   return Status::Ok();
 }
 
