@@ -214,5 +214,40 @@ TEST(Dex, RepartitioningKeepsEveryUpdate) {
   EXPECT_TRUE((*tree)->Repartition(**w, {5, 4}).status().IsInvalidArgument());
 }
 
+// The public routing call names the serving compute node and its partition, and follows a
+// repartitioning made through the public Index API; designs without partitions say so.
+TEST(Dex, RouteKeyFollowsRepartitioning) {
+  auto fabric = MakeFabric();
+  auto index = designs::MakeIndex("dex", *fabric, Options(3, {{"boundaries", "1000,2000"}}));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  Route r = (*index)->RouteKey(1500);
+  EXPECT_EQ(r.compute_node, 1u);
+  EXPECT_EQ(r.low, 1000u);
+  EXPECT_EQ(r.high, 1999u);
+  EXPECT_TRUE(r.hosted);
+  EXPECT_EQ((*index)->RouteKey(kMinKey).low, kMinKey);
+  EXPECT_EQ((*index)->RouteKey(kMaxKey).compute_node, 2u);
+  EXPECT_EQ((*index)->RouteKey(kMaxKey).high, kMaxKey);
+  auto s = std::move((*index)->OpenSession(0)).value();
+  for (Key k = 1; k < 3000; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
+  ASSERT_TRUE((*index)->Repartition({1000, 1200}).ok());
+  EXPECT_EQ((*index)->RouteKey(1500).compute_node, 2u);
+  EXPECT_EQ((*index)->RouteKey(1500).low, 1200u);
+  Value v = 0;
+  for (Key k = 1; k < 3000; ++k) {
+    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
+    ASSERT_EQ(v, k);
+  }
+  EXPECT_TRUE((*index)->Repartition({1}).status().IsInvalidArgument());
+
+  IndexOptions so = Options(1);
+  so.name = "sherman-beside";
+  auto sherman = designs::MakeIndex("sherman", *fabric, so);
+  ASSERT_TRUE(sherman.ok()) << sherman.status().ToString();
+  EXPECT_EQ((*sherman)->RouteKey(77).compute_node, 0u);
+  EXPECT_TRUE((*sherman)->RouteKey(77).hosted);
+  EXPECT_EQ((*sherman)->Repartition({5}).status().code(), Status::Code::kNotSupported);
+}
+
 }  // namespace
 }  // namespace dmindex

@@ -51,6 +51,17 @@ struct IndexStats {
   uint64_t cache_bytes = 0;      // compute-side memory used by caches, all compute nodes
   uint64_t pool_bytes = 0;       // remote memory allocated to the index
   uint64_t retries = 0;          // optimistic reads or lock attempts that had to be redone
+  uint64_t offloads = 0;         // operations finished by a memory server (DEX §6)
+  uint64_t offload_fallbacks = 0;  // offloads the memory server refused (structure change...)
+};
+
+// Which compute node serves a key (logical partitioning, DEX §4). Designs without
+// partitions serve every key on every compute node.
+struct Route {
+  uint32_t compute_node = 0;  // cluster-wide id of the serving compute node
+  Key low = kMinKey;          // its partition: keys [low, high]
+  Key high = kMaxKey;
+  bool hosted = true;         // by this process; otherwise sessions answer NotOwner
 };
 
 // One thread's handle. All calls are linearizable point operations, except Scan.
@@ -80,6 +91,21 @@ class Index {
   // A session on logical compute node `compute_node` (< options.compute_nodes).
   virtual Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node = 0) = 0;
   virtual IndexStats Stats() const = 0;
+
+  // Routing, from this process's view of the partition map (a session that gets NotOwner
+  // refreshes that view, so route again after one).
+  virtual Route RouteKey(Key key) const {
+    (void)key;
+    return Route{};
+  }
+  // Logical repartitioning: compute node i serves [boundaries[i-1], boundaries[i]) (one
+  // boundary fewer than compute nodes in the cluster). A range may only move away from a
+  // compute node hosted by this process, which writes its dirty pages back first. Returns
+  // the seconds it took.
+  virtual Result<double> Repartition(std::vector<Key> boundaries) {
+    (void)boundaries;
+    return Status::NotSupported(design() + " has no logical partitions to move");
+  }
 };
 
 }  // namespace dmindex

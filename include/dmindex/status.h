@@ -22,6 +22,7 @@ class Status {
     kIoError,          // transport or OS error
     kNotSupported,
     kAborted,          // stopped on request (e.g. Ctrl-C)
+    kNotOwner,         // the key's partition is served by a compute node of another process
   };
 
   Status() = default;
@@ -35,6 +36,7 @@ class Status {
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status NotSupported(std::string m) { return {Code::kNotSupported, std::move(m)}; }
   static Status Aborted(std::string m) { return {Code::kAborted, std::move(m)}; }
+  static Status NotOwner(std::string m) { return {Code::kNotOwner, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
@@ -42,6 +44,7 @@ class Status {
   bool IsOutOfSpace() const { return code_ == Code::kOutOfSpace; }
   bool IsRetry() const { return code_ == Code::kRetry; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
+  bool IsNotOwner() const { return code_ == Code::kNotOwner; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   std::string ToString() const;

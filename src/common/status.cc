@@ -15,6 +15,7 @@ std::string Status::ToString() const {
     case Code::kIoError: name = "IoError"; break;
     case Code::kNotSupported: name = "NotSupported"; break;
     case Code::kAborted: name = "Aborted"; break;
+    case Code::kNotOwner: name = "NotOwner"; break;
   }
   return message_.empty() ? std::string(name) : std::string(name) + ": " + message_;
 }

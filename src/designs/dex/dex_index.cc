@@ -65,6 +65,12 @@ class DexIndex final : public Index {
     return std::unique_ptr<Session>(new DexSession(*tree_, compute_node));
   }
   IndexStats Stats() const override { return tree_->Stats(); }
+  Route RouteKey(Key key) const override { return tree_->RouteOf(key); }
+  Result<double> Repartition(std::vector<Key> boundaries) override {
+    auto w = tree_->NewWorker(0);
+    if (!w.ok()) return w.status();
+    return tree_->Repartition(**w, std::move(boundaries));
+  }
 
  private:
   std::unique_ptr<DexTree> tree_;

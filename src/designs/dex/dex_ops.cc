@@ -58,6 +58,19 @@ Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
   return workers_[compute_node].get();
 }
 
+Route DexTree::RouteOf(Key key) const {
+  std::shared_lock routing(routing_);
+  if (!map_->partitioned()) return Route{};  // any compute node serves any key
+  const std::vector<Key>& b = map_->boundaries();
+  const uint32_t owner = map_->Owner(key);
+  Route r;
+  r.compute_node = owner;
+  r.low = owner == 0 ? kMinKey : b[owner - 1];
+  r.high = owner < b.size() ? b[owner] - 1 : kMaxKey;
+  r.hosted = true;
+  return r;
+}
+
 Result<DexWorker*> DexTree::WorkerFor(WorkerSet& ws, Key key) {
   return ws.Get(map_->partitioned() ? map_->Owner(key) : ws.home());
 }

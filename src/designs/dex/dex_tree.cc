@@ -314,6 +314,8 @@ IndexStats DexTree::Stats() const {
     s.cache_bytes += c.frames * layout_.node_bytes;
     s.pool_bytes += n->core.allocator.pool_bytes();
     s.retries += n->core.retries.load(std::memory_order_relaxed);
+    s.offloads += n->offload.offloads.load(std::memory_order_relaxed);
+    s.offload_fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
   }
   return s;
 }

@@ -98,6 +98,8 @@ class DexTree {
   Result<double> Repartition(DexWorker& w, std::vector<Key> boundaries);
 
   IndexStats Stats() const;
+  // Index::RouteKey: the serving compute node and its partition.
+  Route RouteOf(Key key) const;
   const DexOptions& options() const { return options_; }
   const PartitionMap& partition_map() const { return *map_; }
   DexComputeNode& compute_node(uint32_t i) { return *nodes_[i]; }
