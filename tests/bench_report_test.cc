@@ -178,6 +178,27 @@ TEST(BenchReport, TableShowsRatiosAgainstTheBaseline) {
   EXPECT_NE(row_b.find("FAIL"), std::string::npos) << table;
   EXPECT_NE(row_a.find("3.00"), std::string::npos) << table;  // READ/op
   EXPECT_EQ(header.size() >= row_a.size(), true);
+  EXPECT_EQ(header.find("offl/op"), std::string::npos) << "no design offloaded: no column";
+}
+
+TEST(BenchReport, OffloadColumnsAppearWhenSomeDesignOffloads) {
+  auto results = TwoResults();
+  results[1].offloads = 1000;         // 4000 ops
+  results[1].offload_fallbacks = 40;
+  std::string table = FormatTable(results, "alpha");
+  std::istringstream lines(table);
+  std::string header, row_a, row_b;
+  std::getline(lines, header);
+  std::getline(lines, row_a);
+  std::getline(lines, row_b);
+  EXPECT_NE(header.find("offl/op"), std::string::npos) << table;
+  EXPECT_NE(header.find("fallb/op"), std::string::npos) << table;
+  EXPECT_NE(row_b.find(" 0.250 "), std::string::npos) << table;
+  EXPECT_NE(row_b.find(" 0.010 "), std::string::npos) << table;
+  EXPECT_NE(row_a.find(" 0.000 "), std::string::npos) << table;
+  nlohmann::ordered_json j = ToJson(results[1]);
+  EXPECT_DOUBLE_EQ(j["offloads_per_op"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["offload_fallbacks_per_op"].get<double>(), 0.01);
 }
 
 TEST(BenchReport, JsonAndCsvCarryEveryRequiredField) {
@@ -193,7 +214,8 @@ TEST(BenchReport, JsonAndCsvCarryEveryRequiredField) {
   for (const char* field :
        {"design", "workload", "threads", "keys", "ops", "throughput_ops", "p50_us", "p99_us",
         "p999_us", "reads_per_op", "writes_per_op", "atomics_per_op", "rpcs_per_op",
-        "round_trips_per_op", "bytes_per_op", "cache_hit_ratio", "cache_bytes", "pool_bytes"})
+        "round_trips_per_op", "bytes_per_op", "offloads_per_op", "offload_fallbacks_per_op",
+        "cache_hit_ratio", "cache_bytes", "pool_bytes"})
     EXPECT_TRUE(all[0].contains(field)) << field;
   EXPECT_DOUBLE_EQ(all[0]["throughput_ops"].get<double>(), 2000.0);
   EXPECT_DOUBLE_EQ(all[0]["reads_per_op"].get<double>(), 3.0);

@@ -59,10 +59,16 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   for (const RunResult& r : results)
     if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end())
       workloads.push_back(r.workload);
-  std::vector<std::vector<std::string>> rows = {
-      {"workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "p99.9 us", "READ/op",
-       "WRITE/op", "atomic/op", "RPC/op", "RTT/op", "bytes/op", "hit %", "cache MB", "pool MB",
-       "check"}};
+  // Offload columns only when some design offloads: they would be all zeros otherwise.
+  const bool offloading = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
+    return r.offloads + r.offload_fallbacks > 0;
+  });
+  std::vector<std::string> header = {
+      "workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "p99.9 us", "READ/op",
+      "WRITE/op", "atomic/op", "RPC/op", "RTT/op", "bytes/op"};
+  if (offloading) header.insert(header.end(), {"offl/op", "fallb/op"});
+  header.insert(header.end(), {"hit %", "cache MB", "pool MB", "check"});
+  std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
     double base = 0;
     for (const RunResult& r : results)
@@ -70,13 +76,18 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
     for (const RunResult& r : results) {
       if (r.workload != w) continue;
       const auto hit = r.cache_hit_ratio();
-      rows.push_back({w, r.design, Fixed(r.throughput_ops() / 1e6, 3),
-                      base > 0 ? Fixed(r.throughput_ops() / base, 2) : "-", Fixed(r.p50_us, 1),
-                      Fixed(r.p99_us, 1), Fixed(r.p999_us, 1), Fixed(r.PerOp(r.verbs.reads), 2),
-                      Fixed(r.PerOp(r.verbs.writes), 2), Fixed(r.PerOp(r.verbs.atomics()), 2),
-                      Fixed(r.PerOp(r.verbs.rpcs), 2), Fixed(r.PerOp(r.verbs.round_trips), 2),
-                      Fixed(r.PerOp(r.verbs.bytes()), 0), hit ? Fixed(*hit * 100, 1) : "-",
-                      Mb(r.cache_bytes), Mb(r.pool_bytes), CheckText(r)});
+      std::vector<std::string> row = {
+          w, r.design, Fixed(r.throughput_ops() / 1e6, 3),
+          base > 0 ? Fixed(r.throughput_ops() / base, 2) : "-", Fixed(r.p50_us, 1),
+          Fixed(r.p99_us, 1), Fixed(r.p999_us, 1), Fixed(r.PerOp(r.verbs.reads), 2),
+          Fixed(r.PerOp(r.verbs.writes), 2), Fixed(r.PerOp(r.verbs.atomics()), 2),
+          Fixed(r.PerOp(r.verbs.rpcs), 2), Fixed(r.PerOp(r.verbs.round_trips), 2),
+          Fixed(r.PerOp(r.verbs.bytes()), 0)};
+      if (offloading)
+        row.insert(row.end(), {Fixed(r.PerOp(r.offloads), 3), Fixed(r.PerOp(r.offload_fallbacks), 3)});
+      row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-", Mb(r.cache_bytes), Mb(r.pool_bytes),
+                             CheckText(r)});
+      rows.push_back(std::move(row));
     }
   }
   return Align(rows, 2);
@@ -102,6 +113,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["rpcs_per_op"] = r.PerOp(r.verbs.rpcs);
   j["round_trips_per_op"] = r.PerOp(r.verbs.round_trips);
   j["bytes_per_op"] = r.PerOp(r.verbs.bytes());
+  j["offloads_per_op"] = r.PerOp(r.offloads);
+  j["offload_fallbacks_per_op"] = r.PerOp(r.offload_fallbacks);
   const auto hit = r.cache_hit_ratio();
   j["cache_hit_ratio"] = hit ? nlohmann::ordered_json(*hit) : nlohmann::ordered_json(nullptr);
   j["cache_bytes"] = r.cache_bytes;

@@ -13,11 +13,13 @@
 namespace dmindex::bench {
 
 // Rows grouped by workload; "x<base>" is throughput relative to `baseline` on the same
-// workload ("-" where the baseline did not run it).
+// workload ("-" where the baseline did not run it). Offloads/op and fallbacks/op appear only
+// when some run offloaded.
 std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline);
 
 // One flat record: design, workload, threads, keys, ops, throughput_ops, p50_us, p99_us,
-// p999_us, reads/writes/atomics/rpcs/round_trips/bytes _per_op, cache_hit_ratio (null without
+// p999_us, reads/writes/atomics/rpcs/round_trips/bytes _per_op, offloads_per_op,
+// offload_fallbacks_per_op, cache_hit_ratio (null without
 // cache activity), cache_bytes, pool_bytes, and the run's status fields.
 nlohmann::ordered_json ToJson(const RunResult& result);
 

@@ -22,6 +22,7 @@ struct RunResult {
   double p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
   fabric::VerbCounts verbs;  // during the measured phase
   uint64_t cache_hits = 0, cache_misses = 0;  // during the measured phase
+  uint64_t offloads = 0, offload_fallbacks = 0;  // during the measured phase (DEX §6)
   uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
   uint64_t inserted = 0;  // records inserted during warmup and measurement
 

@@ -81,6 +81,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.verbs = m.verbs;
   r.cache_hits = m.stats_after.cache_hits - m.stats_before.cache_hits;
   r.cache_misses = m.stats_after.cache_misses - m.stats_before.cache_misses;
+  r.offloads = m.stats_after.offloads - m.stats_before.offloads;
+  r.offload_fallbacks = m.stats_after.offload_fallbacks - m.stats_before.offload_fallbacks;
   r.cache_bytes = m.stats_after.cache_bytes;
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;
