@@ -19,6 +19,7 @@
 #include "fabric/rpc.h"
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
+#include "fabric/ucx/wire.h"
 #include "test_fabrics.h"
 
 namespace dmindex::fabric::ucx {
@@ -254,7 +255,7 @@ TEST_P(UcxProcessTest, GarbageOnThePortIsDroppedAndOthersAreStillServed) {
   EXPECT_TRUE(ServerDropsConnectionAfter(s0->address(), noise));
   // The right magic, then an absurd length.
   std::string liar(24, '\xff');
-  liar.replace(0, 8, "DMXUCX01");
+  liar.replace(0, 8, std::string(wire::kMagic, 8));
   EXPECT_TRUE(ServerDropsConnectionAfter(s0->address(), liar));
 
   auto fabric = Connect({s0.get()}, Options());

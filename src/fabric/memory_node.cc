@@ -2,17 +2,38 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace dmindex::fabric {
 
-MemoryNode::MemoryNode(uint16_t id, std::byte* base, uint64_t size, MemoryNodeOptions options)
-    : id_(id),
+namespace {
+
+std::string Describe(std::optional<uint16_t> id) {
+  return id ? "memory node " + std::to_string(*id) : std::string("memory node (id not assigned yet)");
+}
+
+}  // namespace
+
+MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size,
+                       MemoryNodeOptions options)
+    : id_(id ? int32_t{*id} : -1),
       base_(base),
       size_(size),
       options_(options),
       rpc_slots_(std::max<uint32_t>(1, options.rpc_threads)),
       next_chunk_(kChunkAreaOffset) {
   RegisterBuiltins();
+}
+
+Status MemoryNode::AssignId(uint16_t id) {
+  int32_t current = -1;
+  if (id_.compare_exchange_strong(current, id, std::memory_order_acq_rel) || current == id)
+    return Status::Ok();
+  return Status::InvalidArgument(
+      "this memory server is memory node " + std::to_string(current) +
+      " (its position in the memory-server list of the client that connected first), but this "
+      "client lists it at position " + std::to_string(id) +
+      ": every client of a cluster must list the same memory servers in the same order");
 }
 
 void MemoryNode::RegisterBuiltins() {
@@ -52,7 +73,7 @@ Result<uint64_t> MemoryNode::AllocChunk() {
     offset = next_chunk_;
     next_chunk_ += options_.chunk_bytes;
   } else {
-    return Status::OutOfSpace("memory node " + std::to_string(id_) + ": pool of " +
+    return Status::OutOfSpace(Describe(id()) + ": pool of " +
                               std::to_string(size_ >> 20) + " MiB exhausted (" +
                               std::to_string(chunks_in_use_) + " chunks of " +
                               std::to_string(options_.chunk_bytes >> 20) + " MiB in use)");

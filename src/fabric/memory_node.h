@@ -3,9 +3,11 @@
 // backend holds several of these; the UCX memory server process holds one.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <semaphore>
 #include <vector>
 
@@ -32,11 +34,23 @@ struct MemoryNodeOptions {
 class MemoryNode {
  public:
   // `base` must stay valid and zero-initialised for the node's lifetime; size >= kMinPoolBytes.
-  MemoryNode(uint16_t id, std::byte* base, uint64_t size, MemoryNodeOptions options);
+  // `id`: which memory node this is (the node of GlobalAddresses into it), when known at
+  // construction; a UCX memory server learns it from its clients (AssignId).
+  MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size, MemoryNodeOptions options);
   MemoryNode(const MemoryNode&) = delete;
   MemoryNode& operator=(const MemoryNode&) = delete;
 
-  uint16_t id() const { return id_; }
+  // Nothing until assigned: handlers that must tell local addresses from foreign ones
+  // (DEX's offload) then treat every address as foreign.
+  std::optional<uint16_t> id() const {
+    const int32_t id = id_.load(std::memory_order_acquire);
+    return id < 0 ? std::nullopt : std::optional<uint16_t>(static_cast<uint16_t>(id));
+  }
+  // A client says at which position of its memory-node list it reaches this node. The first
+  // assignment sticks and the same one again is Ok; a different one is InvalidArgument: two
+  // clients that disagree on which node is which would read each other's addresses on the
+  // wrong server and corrupt data silently.
+  Status AssignId(uint16_t id);
   std::byte* base() const { return base_; }
   uint64_t size() const { return size_; }
   const MemoryNodeOptions& options() const { return options_; }
@@ -57,7 +71,7 @@ class MemoryNode {
  private:
   void RegisterBuiltins();
 
-  const uint16_t id_;
+  std::atomic<int32_t> id_;  // -1: not assigned yet
   std::byte* const base_;
   const uint64_t size_;
   const MemoryNodeOptions options_;

@@ -128,8 +128,8 @@ Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
     const Verb& v = verbs[i];
     MemoryNode& node = *fabric_->nodes_[v.remote.node()];
     // A node may go down while the batch is in flight: later verbs then fail, as they would.
-    if (fabric_->IsNodeDown(node.id()))
-      return Status::Unavailable("memory node " + std::to_string(node.id()) + " stopped answering");
+    if (fabric_->IsNodeDown(v.remote.node()))
+      return Status::Unavailable("memory node " + std::to_string(v.remote.node()) + " stopped answering");
     // Release before each verb: whoever observes verb i observes everything before it.
     std::atomic_thread_fence(std::memory_order_release);
     Execute(v, node.base() + v.remote.offset(), tear);

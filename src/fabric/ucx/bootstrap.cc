@@ -13,8 +13,8 @@ Status Prefixed(const HostPort& server, const Status& s) {
 
 }  // namespace
 
-Result<ServerWelcome> Handshake(const HostPort& server, wire::ConnectionKind kind,
-                                UcxTransport transport,
+Result<ServerWelcome> Handshake(const HostPort& server, uint16_t memory_node,
+                                wire::ConnectionKind kind, UcxTransport transport,
                                 std::span<const std::byte> worker_address,
                                 std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
@@ -28,6 +28,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, wire::ConnectionKind kin
   hello.kind = static_cast<uint32_t>(kind);
   hello.transport = static_cast<uint32_t>(transport);
   hello.worker_address_bytes = static_cast<uint32_t>(worker_address.size());
+  hello.memory_node = memory_node;
   std::vector<std::byte> msg(sizeof hello + worker_address.size());
   std::memcpy(msg.data(), &hello, sizeof hello);
   if (!worker_address.empty())

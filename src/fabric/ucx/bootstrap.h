@@ -1,5 +1,6 @@
 // Client side of the out-of-band handshake with a memory server (wire.h): connect over TCP,
-// say which transport and (for endpoint connections) which UCP worker to reply to, receive
+// say which transport, which memory node the server is in our list and (for endpoint
+// connections) which UCP worker to reply to, receive
 // the pool's base, size, remote key and the server's worker address. The socket stays open
 // afterwards: its closing is how each side learns that the other is gone.
 #pragma once
@@ -26,9 +27,10 @@ struct ServerWelcome {
 };
 
 // Unavailable if the server cannot be reached or does not answer within `timeout`; the
-// server's own refusal (e.g. a transport mismatch) comes back with its code and message.
-Result<ServerWelcome> Handshake(const HostPort& server, wire::ConnectionKind kind,
-                                UcxTransport transport,
+// server's own refusal (a transport mismatch, another client numbering it differently) comes
+// back with its code and message.
+Result<ServerWelcome> Handshake(const HostPort& server, uint16_t memory_node,
+                                wire::ConnectionKind kind, UcxTransport transport,
                                 std::span<const std::byte> worker_address,
                                 std::chrono::milliseconds timeout);
 

@@ -30,10 +30,12 @@ struct ServerConnections::Connection {
 };
 
 ServerConnections::ServerConnections(Socket listener, const UcxContext& context,
-                                     UcxWorker& worker, PoolExport pool, std::string log_prefix)
+                                     UcxWorker& worker, MemoryNode& node, PoolExport pool,
+                                     std::string log_prefix)
     : listener_(std::move(listener)),
       context_(context),
       worker_(worker),
+      node_(node),
       pool_(std::move(pool)),
       log_prefix_(std::move(log_prefix)) {}
 
@@ -135,6 +137,8 @@ ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
                          (known ? UcxTransportName(static_cast<UcxTransport>(hello.transport))
                                 : "an unknown one")));
   }
+  // Every connection, monitor or endpoint, says which node it takes this server for.
+  if (Status s = AssignNodeId(c, hello.memory_node); !s.ok()) return Refuse(c, s);
   if (kind == wire::ConnectionKind::kEndpoint) {
     auto ep = worker_.Connect(std::span(c.inbox).subspan(sizeof hello), context_.err_mode(),
                               &ServerConnections::OnEndpointError, &c);
@@ -159,6 +163,15 @@ ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
   c.inbox.clear();
   c.inbox.shrink_to_fit();
   return Step::kKeep;
+}
+
+Status ServerConnections::AssignNodeId(const Connection& c, uint32_t memory_node) {
+  if (memory_node > UINT16_MAX)
+    return Status::InvalidArgument("memory node " + std::to_string(memory_node) + " is out of range");
+  const bool first = !node_.id().has_value();
+  DMX_RETURN_IF_ERROR(node_.AssignId(static_cast<uint16_t>(memory_node)));
+  if (first) Log("serving as memory node " + std::to_string(memory_node) + " (as numbered by " + c.peer + ")");
+  return Status::Ok();
 }
 
 ServerConnections::Step ServerConnections::Refuse(Connection& c, const Status& why) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/memory_node.h"
 #include "fabric/ucx/tcp_socket.h"
 #include "fabric/ucx/ucx_context.h"
 #include "fabric/ucx/wire.h"
@@ -27,8 +28,9 @@ struct PoolExport {
 
 class ServerConnections {
  public:
+  // `node` learns its id from the clients' handshakes (MemoryNode::AssignId).
   ServerConnections(Socket listener, const UcxContext& context, UcxWorker& worker,
-                    PoolExport pool, std::string log_prefix);
+                    MemoryNode& node, PoolExport pool, std::string log_prefix);
   ~ServerConnections();  // closes every client's endpoint
   ServerConnections(const ServerConnections&) = delete;
   ServerConnections& operator=(const ServerConnections&) = delete;
@@ -48,6 +50,7 @@ class ServerConnections {
   void Accept();
   Step Receive(Connection& c);
   Step TryHandshake(Connection& c);
+  Status AssignNodeId(const Connection& c, uint32_t memory_node);
   Step Refuse(Connection& c, const Status& why);
   void Drop(Connection& c);
   void Log(const std::string& message) const;
@@ -56,6 +59,7 @@ class ServerConnections {
   Socket listener_;
   const UcxContext& context_;
   UcxWorker& worker_;
+  MemoryNode& node_;
   const PoolExport pool_;
   const std::string log_prefix_;
   uint32_t next_id_ = 1;

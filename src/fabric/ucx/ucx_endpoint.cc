@@ -39,8 +39,8 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
 
 Status UcxEndpoint::ConnectRemote(Remote& r) {
   const UcxOptions& o = fabric_.options();
-  auto welcome = Handshake(fabric_.server(r.node), wire::ConnectionKind::kEndpoint, o.transport,
-                           worker_->address(), o.connect_timeout);
+  auto welcome = Handshake(fabric_.server(r.node), r.node, wire::ConnectionKind::kEndpoint,
+                           o.transport, worker_->address(), o.connect_timeout);
   if (!welcome.ok()) return welcome.status();
   r.socket = std::move(welcome->socket);
   r.connection_id = welcome->connection_id;

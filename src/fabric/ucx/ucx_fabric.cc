@@ -31,11 +31,13 @@ Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> serve
   if (!ctx.ok()) return ctx.status();
   f->context_ = std::move(ctx).value();
 
-  // One monitor connection per server: proves it is there and speaks our transport now
-  // (rather than at the first Connect), tells the pool size, then watches for its death.
+  // One monitor connection per server: proves it is there, speaks our transport and agrees
+  // to be memory node i now (rather than at the first Connect), tells the pool size, then
+  // watches for its death.
   std::vector<Socket> sockets;
-  for (const HostPort& s : servers) {
-    auto welcome = Handshake(s, wire::ConnectionKind::kMonitor, options.transport, {},
+  for (uint16_t i = 0; i < servers.size(); ++i) {
+    const HostPort& s = servers[i];
+    auto welcome = Handshake(s, i, wire::ConnectionKind::kMonitor, options.transport, {},
                              options.connect_timeout);
     if (!welcome.ok()) return welcome.status();
     f->servers_.push_back({s, welcome->pool_bytes});

@@ -73,7 +73,8 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
 
   PoolExport pool;
   DMX_RETURN_IF_ERROR(s->AllocatePool(&pool));
-  s->node_ = std::make_unique<MemoryNode>(0, reinterpret_cast<std::byte*>(pool.base),
+  // Which memory node this server is comes from the clients' handshakes (AssignId).
+  s->node_ = std::make_unique<MemoryNode>(std::nullopt, reinterpret_cast<std::byte*>(pool.base),
                                           options.pool_bytes, options.node);
   auto worker = UcxWorker::Create(*s->context_);
   if (!worker.ok()) return worker.status();
@@ -86,7 +87,8 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   DMX_RETURN_IF_ERROR(
       s->worker_->SetAmHandler(wire::kRpcRequestAm, &UcxMemoryServer::OnRequest, s.get()));
   s->connections_ = std::make_unique<ServerConnections>(
-      std::move(listener).value(), *s->context_, *s->worker_, std::move(pool), s->log_prefix_);
+      std::move(listener).value(), *s->context_, *s->worker_, *s->node_, std::move(pool),
+      s->log_prefix_);
   return s;
 }
 

@@ -12,7 +12,8 @@
 
 namespace dmindex::fabric::ucx::wire {
 
-inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '1'};
+// 02: Hello carries the memory-node position (01 had a reserved word there).
+inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '2'};
 // Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
 inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
 
@@ -22,12 +23,15 @@ enum class ConnectionKind : uint32_t {
 };
 
 // Client -> server, followed by `worker_address_bytes` of the client's UCP worker address.
+// `memory_node` is the server's position in the client's list, i.e. the node id in every
+// GlobalAddress the client sends it: the server adopts it from its first client and refuses
+// clients that number it differently (MemoryNode::AssignId).
 struct Hello {
   char magic[8];
   uint32_t kind;       // ConnectionKind
   uint32_t transport;  // UcxTransport; must match the server's
   uint32_t worker_address_bytes;
-  uint32_t reserved;
+  uint32_t memory_node;
 };
 
 // Server -> client, followed by the message, the packed rkey and the server's worker address.
