@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "bench/property_file.h"
 
@@ -63,6 +64,48 @@ uint64_t CacheBytes(const BenchOptions& o, uint64_t keys) {
   return static_cast<uint64_t>(std::llround(pct / 100.0 * static_cast<double>(keys * kBytesPerRecord)));
 }
 
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The scheduled repartitioning, checked against the cluster it will run on; the run's length
+// is checked per run (a -P file may set it).
+Result<std::optional<RepartitionSpec>> ResolveRepartition(const BenchOptions& o) {
+  if (!o.repartition_at) {
+    const char* orphan = o.repartition_from    ? "--repartition-from"
+                         : o.repartition_to    ? "--repartition-to"
+                         : o.repartition_share ? "--repartition-share"
+                         : o.scale_out         ? "--scale-out"
+                                               : nullptr;
+    if (orphan) return Status::InvalidArgument(std::string(orphan) + " needs --repartition-at");
+    return std::optional<RepartitionSpec>();
+  }
+  const uint32_t n = o.compute_nodes;
+  if (n < 2)
+    return Status::InvalidArgument("--repartition-at moves keys between compute nodes: it needs "
+                                   "--compute-nodes 2 or more");
+  if (!(*o.repartition_at > 0)) return Status::InvalidArgument("--repartition-at must be > 0 seconds");
+  RepartitionSpec spec;
+  spec.at_s = *o.repartition_at;
+  spec.from = o.repartition_from.value_or(0);
+  if (spec.from >= n)
+    return Status::InvalidArgument("--repartition-from " + std::to_string(spec.from) +
+                                   ": compute nodes are numbered 0.." + std::to_string(n - 1));
+  spec.to = o.repartition_to.value_or(spec.from + 1 < n ? spec.from + 1 : spec.from - 1);
+  if (spec.to >= n || (spec.to != spec.from + 1 && spec.to + 1 != spec.from))
+    return Status::InvalidArgument(
+        "--repartition-to " + std::to_string(spec.to) + " must be a neighbour of --repartition-from " +
+        std::to_string(spec.from) + " below " + std::to_string(n) +
+        " (compute node i serves the i-th key range; moving one boundary hands keys to a neighbour)");
+  spec.share = o.repartition_share.value_or(0.5);
+  if (!(spec.share > 0 && spec.share <= 1))
+    return Status::InvalidArgument("--repartition-share must be in (0, 1]");
+  spec.scale_out = o.scale_out;
+  return std::optional<RepartitionSpec>(spec);
+}
+
 }  // namespace
 
 std::vector<std::string> DefaultWorkloads() { return {"ycsb-c", "ycsb-a"}; }
@@ -77,6 +120,12 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
   if (o.seconds && !(*o.seconds > 0)) return Status::InvalidArgument("--duration must be > 0");
   if (o.node_bytes < 64 || o.node_bytes % 64 != 0)
     return Status::InvalidArgument("--node-size must be a multiple of 64 bytes");
+  if (o.timeline_ms && !(*o.timeline_ms >= 1))
+    return Status::InvalidArgument("--timeline-ms must be at least 1");
+  auto repartition = ResolveRepartition(o);
+  if (!repartition.ok()) return repartition.status();
+  const double timeline_ms =
+      o.timeline_ms.value_or(*repartition ? kDefaultRepartitionTimelineMs : 0);
   auto workloads = ResolveWorkloads(o);
   if (!workloads.ok()) return workloads.status();
   auto designs = ResolveDesigns(o, registered);
@@ -100,6 +149,15 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;
       c.index.cache_bytes = CacheBytes(o, c.keys);
+      c.timeline_s = timeline_ms / 1000;
+      c.repartition = *repartition;
+      if (c.repartition && c.ops != 0)
+        return Status::InvalidArgument("--repartition-at needs a timed run (--duration), not a "
+                                       "number of operations (" + spec.name + ")");
+      if (c.repartition && c.repartition->at_s >= c.seconds)
+        return Status::InvalidArgument("--repartition-at " + Number(c.repartition->at_s) +
+                                       " s is not within the " + Number(c.seconds) +
+                                       " s measured per run (--duration)");
       plan.runs.push_back(std::move(run));
     }
   }

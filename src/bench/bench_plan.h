@@ -15,6 +15,7 @@ inline constexpr uint64_t kDefaultKeys = 200'000;
 inline constexpr double kDefaultSeconds = 2.0;
 inline constexpr double kDefaultCachePct = 10.0;
 inline constexpr uint64_t kBytesPerRecord = 16;  // 8-byte key + 8-byte value
+inline constexpr double kDefaultRepartitionTimelineMs = 100;
 std::vector<std::string> DefaultWorkloads();    // ycsb-c, ycsb-a
 
 struct BenchOptions {
@@ -34,6 +35,13 @@ struct BenchOptions {
   uint32_t node_bytes = 1024;
   uint64_t seed = 42;
   std::string baseline;                     // a design label; empty: the first design
+  std::optional<double> timeline_ms;        // throughput per interval; default 100 ms with a repartitioning
+  // A scheduled repartitioning (repartition_plan.h); the other fields need repartition_at.
+  std::optional<double> repartition_at;     // seconds into the measured phase
+  std::optional<uint32_t> repartition_from;  // default 0
+  std::optional<uint32_t> repartition_to;    // default: from's right neighbour (left for the last)
+  std::optional<double> repartition_share;   // default 0.5
+  bool scale_out = false;
 };
 
 struct PlannedRun {

@@ -1,5 +1,6 @@
 #include "bench/measure.h"
 
+#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +21,7 @@ uint64_t ShareOf(uint64_t total, uint32_t threads, uint32_t t) {
 
 // What one thread owns; padded so that progress counters do not share cache lines.
 struct alignas(64) ThreadSlot {
-  std::atomic<uint64_t> done{0};  // measured operations so far, for the progress bar
+  std::atomic<uint64_t> done{0};  // measured operations so far, for progress and timeline
   uint64_t inserts = 0;
   LatencyHistogram latency;
 };
@@ -40,6 +41,7 @@ class Phase {
     stop_.store(true);
   }
   void Stop() { stop_.store(true); }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
   bool measuring() const { return measuring_.load(); }
   uint64_t finished() const { return finished_.load(); }
   uint64_t done() const {
@@ -48,6 +50,7 @@ class Phase {
     return n;
   }
   Clock::time_point start() const { return start_; }
+  uint64_t round_trips_at_start() const { return verbs_before_.round_trips; }
   Measurement Collect(bool interrupted);
 
  private:
@@ -58,7 +61,6 @@ class Phase {
     void operator()() noexcept { phase->OnMeeting(); }
   };
   void OnMeeting() noexcept;
-  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
   Index& index_;
   fabric::Fabric& fabric_;
@@ -119,9 +121,10 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
         break;
       }
       slot.latency.Record(static_cast<uint64_t>((t1 - t0).count()));
-      if (++done % 256 == 0) slot.done.store(done, std::memory_order_relaxed);
+      // Every operation: the timeline's intervals may be short. The line is this thread's
+      // own, read by the watcher every few milliseconds, so the store stays cheap.
+      slot.done.store(++done, std::memory_order_relaxed);
     }
-    slot.done.store(done);
   }
   slot.inserts = stream.inserts();
   finished_.fetch_add(1);
@@ -150,15 +153,29 @@ Measurement Phase::Collect(bool interrupted) {
 Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const StreamPlan> plan,
                     const MeasureOptions& options, const std::atomic<bool>& interrupt,
                     Progress& progress) {
+  using Seconds = std::chrono::duration<double>;
   Phase phase(index, fabric, options);
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < options.threads; ++t)
     threads.emplace_back([&phase, plan, t] { phase.ThreadBody(plan, t); });
-  // This thread watches the clock, Ctrl-C and the progress while the workers run.
+  // This thread watches the clock, Ctrl-C and the progress while the workers run, samples
+  // the timeline and starts the scheduled action.
+  std::optional<TimelineRecorder> timeline;
+  if (options.timeline_s > 0) timeline.emplace(options.timeline_s, options.ops ? 0 : options.seconds);
+  std::thread action_thread;
+  ActionTimes action_times;
+  const auto since_start = [&phase] { return Seconds(Clock::now() - phase.start()).count(); };
   bool interrupted = false;
-  const auto duration = std::chrono::duration<double>(options.seconds);
   while (phase.finished() < options.threads) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto wake = Clock::now() + std::chrono::milliseconds(10);
+    if (phase.measuring()) {
+      const auto at = [&](double s) {
+        return phase.start() + std::chrono::duration_cast<Clock::duration>(Seconds(s));
+      };
+      if (timeline) wake = std::min(wake, at(timeline->next_due_s()));
+      if (options.action && !action_thread.joinable()) wake = std::min(wake, at(options.action->at_s));
+    }
+    std::this_thread::sleep_until(wake);
     if (interrupt.load() && !interrupted) {
       interrupted = true;
       phase.Stop();
@@ -167,17 +184,33 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const 
       progress.Spin(options.label + " warmup");
       continue;
     }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - phase.start()).count();
-    if (options.ops == 0 && elapsed >= duration.count()) phase.Stop();
+    const double elapsed = since_start();
+    if (timeline && timeline->Due(elapsed))
+      timeline->Sample(elapsed, phase.done(), fabric.TotalCounts().round_trips - phase.round_trips_at_start());
+    if (options.action && !action_thread.joinable() && !phase.stopped() &&
+        elapsed >= options.action->at_s) {
+      action_thread = std::thread([&] {
+        action_times.start_s = since_start();
+        Status s = options.action->run();
+        action_times.end_s = since_start();
+        if (!s.ok()) phase.Fail(s);
+      });
+    }
+    if (options.ops == 0 && elapsed >= options.seconds) phase.Stop();
     const double done = static_cast<double>(phase.done());
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.3f Mops/s", elapsed > 0 ? done / elapsed / 1e6 : 0.0);
     progress.Bar(options.label, options.ops ? done / static_cast<double>(options.ops)
-                                            : elapsed / duration.count(), rate);
+                                            : elapsed / options.seconds, rate);
   }
   for (std::thread& th : threads) th.join();
+  const bool action_started = action_thread.joinable();
+  if (action_started) action_thread.join();
   progress.Clear();
-  return phase.Collect(interrupted);
+  Measurement m = phase.Collect(interrupted);
+  if (timeline) m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips);
+  if (action_started) m.action = action_times;
+  return m;
 }
 
 }  // namespace dmindex::bench

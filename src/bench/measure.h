@@ -5,17 +5,30 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/latency_histogram.h"
 #include "bench/op_stream.h"
 #include "bench/progress.h"
+#include "bench/timeline.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 
 namespace dmindex::bench {
+
+// Something done to the index at a given second of the measured phase, on its own thread
+// while the workers keep going (a repartitioning). Its failure fails the run.
+struct ScheduledAction {
+  double at_s = 0;
+  std::function<Status()> run;
+};
+struct ActionTimes {
+  double start_s = 0, end_s = 0;  // seconds into the measured phase
+};
 
 struct MeasureOptions {
   uint32_t threads = 1;
@@ -23,6 +36,8 @@ struct MeasureOptions {
   uint64_t warmup_ops = 0;     // total over all threads
   uint64_t ops = 0;            // total measured operations; 0: run for `seconds`
   double seconds = 1.0;
+  double timeline_s = 0;       // > 0: throughput per interval of this many seconds
+  std::optional<ScheduledAction> action;
   std::string label;           // shown on the progress bar
 };
 
@@ -33,6 +48,8 @@ struct Measurement {
   fabric::VerbCounts verbs;
   IndexStats stats_before, stats_after;
   std::vector<uint64_t> inserts;  // per thread, warmup included: what the final check expects
+  std::vector<TimelineInterval> timeline;  // empty unless options.timeline_s > 0
+  std::optional<ActionTimes> action;       // when the scheduled action ran, if it did
   std::string error;              // the first failed operation, if any
   bool interrupted = false;
 };

@@ -93,12 +93,109 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   return Align(rows, 2);
 }
 
+namespace {
+
+std::string Seconds(double s) { return Fixed(s, 2) + " s"; }
+std::string Mops(double ops) { return Fixed(ops / 1e6, 3) + " Mops/s"; }
+
+std::string DescribeRepartition(const RunResult& r) {
+  const RepartitionOutcome& p = *r.repartition;
+  std::string line = "# " + r.design + " " + r.workload + ": compute node " +
+                     std::to_string(p.spec.from) + " hands " + std::to_string(p.move.moved_keys) +
+                     " of its " + std::to_string(p.move.from_keys) + " bulk-loaded keys to " +
+                     (p.spec.scale_out ? "scale-out " : "") + "compute node " +
+                     std::to_string(p.spec.to) + " at " + Seconds(p.spec.at_s);
+  if (!p.ran) return line + ": not reached (the run ended first)\n";
+  line += ": ran " + Fixed(p.start_s, 3) + "-" + Fixed(p.end_s, 3) + " s (Repartition " +
+          Fixed(p.reported_s, 3) + " s); " + Mops(p.dip.before_ops) + " before, lowest " +
+          Mops(p.dip.lowest_ops) + " (interval ending " + Seconds(p.dip.lowest_end_s) + "), ";
+  if (!p.dip.recovered_s) return line + "not back to 90% by the end of the run\n";
+  return line + "back to >= 90% by " + Seconds(*p.dip.recovered_s) + " (" +
+         Seconds(*p.dip.recovered_s - p.end_s) + " after it ended), " + Mops(*p.dip.after_ops) +
+         " from then on\n";
+}
+
+}  // namespace
+
+std::string FormatTimeline(const std::vector<RunResult>& results) {
+  std::vector<const RunResult*> runs;
+  size_t rows = 0;
+  for (const RunResult& r : results) {
+    if (r.timeline.empty()) continue;
+    runs.push_back(&r);
+    rows = std::max(rows, r.timeline.size());
+  }
+  if (runs.empty()) return "";
+  std::vector<std::vector<std::string>> table = {{"until s"}};
+  for (const RunResult* r : runs) table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op"});
+  bool marked = false;
+  for (size_t i = 0; i < rows; ++i) {
+    std::vector<std::string> row = {""};
+    for (const RunResult* r : runs) {
+      if (i >= r->timeline.size()) {
+        row.insert(row.end(), {"-", "-"});
+        continue;
+      }
+      const TimelineInterval& t = r->timeline[i];
+      if (row[0].empty()) row[0] = Fixed(t.end_s, 2);
+      const auto& p = r->repartition;
+      const bool during = p && p->ran && t.start_s < p->end_s && t.end_s > p->start_s;
+      marked |= during;
+      row.insert(row.end(), {Fixed(t.throughput_ops() / 1e6, 3) + (during ? "*" : " "),
+                             Fixed(t.round_trips_per_op(), 2)});
+    }
+    table.push_back(std::move(row));
+  }
+  std::string out = "# throughput and round trips per operation over time, per " +
+                    Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
+                    (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
+                    Align(table, 0);
+  for (const RunResult* r : runs)
+    if (r->repartition) out += DescribeRepartition(*r);
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json NullOr(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json RepartitionJson(const RepartitionOutcome& p) {
+  // Times and throughputs exist only if it ran.
+  const auto if_ran = [&p](double v) { return p.ran ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json j;
+  j["from"] = p.spec.from;
+  j["to"] = p.spec.to;
+  j["share"] = p.spec.share;
+  j["scale_out"] = p.spec.scale_out;
+  j["from_keys"] = p.move.from_keys;
+  j["moved_keys"] = p.move.moved_keys;
+  j["boundaries_before"] = p.move.initial;
+  j["boundaries_after"] = p.move.after;
+  j["at_s"] = p.spec.at_s;
+  j["ran"] = p.ran;
+  j["start_s"] = if_ran(p.start_s);
+  j["end_s"] = if_ran(p.end_s);
+  j["reported_s"] = if_ran(p.reported_s);
+  j["throughput_before_ops"] = if_ran(p.dip.before_ops);
+  j["lowest_throughput_ops"] = if_ran(p.dip.lowest_ops);
+  j["lowest_end_s"] = if_ran(p.dip.lowest_end_s);
+  j["recovered_s"] = NullOr(p.dip.recovered_s);
+  j["throughput_after_ops"] = NullOr(p.dip.after_ops);
+  return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json ToJson(const RunResult& r) {
   nlohmann::ordered_json j;
   j["design"] = r.design;
   j["workload"] = r.workload;
   j["backend"] = r.backend;
   j["threads"] = r.threads;
+  j["compute_nodes"] = r.compute_nodes;
+  j["cache_per_node_bytes"] = r.cache_per_node_bytes;
   j["keys"] = r.keys;
   j["ops"] = r.ops;
   j["seconds"] = r.seconds;
@@ -124,6 +221,14 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["interrupted"] = r.interrupted;
   j["error"] = r.error;
   j["verify_error"] = r.verify_error;
+  j["timeline_interval_s"] = NullOr(r.timeline_interval_s > 0 ? std::optional<double>(r.timeline_interval_s)
+                                                               : std::nullopt);
+  j["timeline"] = nlohmann::ordered_json::array();
+  for (const TimelineInterval& t : r.timeline)
+    j["timeline"].push_back({{"start_s", t.start_s}, {"end_s", t.end_s}, {"ops", t.ops},
+                             {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
+                             {"round_trips_per_op", t.round_trips_per_op()}});
+  j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
   return j;
 }
 
@@ -137,20 +242,51 @@ Status WriteJson(const std::string& path, const std::vector<RunResult>& results)
   return Status::Ok();
 }
 
+namespace {
+
+std::string JoinCells(const nlohmann::ordered_json& array, const std::string& member) {
+  std::string cell;
+  for (const auto& e : array) {
+    const auto& v = member.empty() ? e : e[member];
+    if (!cell.empty()) cell += ' ';
+    cell += v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  return cell;
+}
+
+// Nested objects become name_member columns; an array one space-separated cell, or for an
+// array of objects one such cell per member.
+void Flatten(const std::string& name, const nlohmann::ordered_json& v, nlohmann::ordered_json* out) {
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) Flatten(name.empty() ? k : name + "_" + k, x, out);
+  } else if (v.is_array() && !v.empty() && v.front().is_object()) {
+    for (const auto& [k, x] : v.front().items()) (*out)[name + "_" + k] = JoinCells(v, k);
+  } else if (v.is_array()) {
+    (*out)[name] = JoinCells(v, "");
+  } else {
+    (*out)[name] = v;
+  }
+}
+
+}  // namespace
+
 Status WriteCsv(const std::string& path, const std::vector<RunResult>& results) {
-  std::ofstream out(path);
-  bool header = true;
+  std::vector<nlohmann::ordered_json> rows;
+  std::vector<std::string> header;  // every column of any row, in first-seen order
   for (const RunResult& r : results) {
-    const nlohmann::ordered_json j = ToJson(r);
-    std::string names, values;
-    for (const auto& [name, value] : j.items()) {
-      if (!names.empty()) names += ',', values += ',';
-      names += name;
-      values += CsvCell(value);
-    }
-    if (header) out << names << "\n";
-    header = false;
-    out << values << "\n";
+    nlohmann::ordered_json flat;
+    Flatten("", ToJson(r), &flat);
+    for (const auto& [name, value] : flat.items())
+      if (std::find(header.begin(), header.end(), name) == header.end()) header.push_back(name);
+    rows.push_back(std::move(flat));
+  }
+  std::ofstream out(path);
+  for (size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  if (!header.empty()) out << "\n";
+  for (const nlohmann::ordered_json& row : rows) {
+    for (size_t i = 0; i < header.size(); ++i)
+      out << (i ? "," : "") << (row.contains(header[i]) ? CsvCell(row[header[i]]) : "");
+    out << "\n";
   }
   out.close();
   if (!out) return Status::IoError("cannot write CSV to '" + path + "'");

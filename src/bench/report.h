@@ -17,15 +17,27 @@ namespace dmindex::bench {
 // when some run offloaded.
 std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline);
 
+// Throughput and round trips per operation per interval of every run with a timeline, two
+// columns per run ("*": its
+// repartitioning ran during the interval), then a line per scheduled repartitioning: when it
+// ran, the keys it moved, throughput before it, the lowest interval, when throughput came
+// back to 90%. Empty when no run has a timeline.
+std::string FormatTimeline(const std::vector<RunResult>& results);
+
 // One flat record: design, workload, threads, keys, ops, throughput_ops, p50_us, p99_us,
 // p999_us, reads/writes/atomics/rpcs/round_trips/bytes _per_op, offloads_per_op,
 // offload_fallbacks_per_op, cache_hit_ratio (null without
-// cache activity), cache_bytes, pool_bytes, and the run's status fields.
+// cache activity), cache_bytes, pool_bytes, the run's status fields, timeline_interval_s and
+// timeline (an array of {start_s, end_s, ops, throughput_ops, round_trips,
+// round_trips_per_op}), repartition (null, or the
+// move, its times and the dip).
 nlohmann::ordered_json ToJson(const RunResult& result);
 
 // A JSON array of ToJson records.
 Status WriteJson(const std::string& path, const std::vector<RunResult>& results);
-// The same fields as CSV, header first.
+// The same fields as CSV, header first. Nested fields are flattened: repartition.start_s
+// becomes repartition_start_s; arrays become space-separated lists in one cell (the timeline:
+// timeline_start_s, timeline_end_s, timeline_ops, timeline_throughput_ops, ...).
 Status WriteCsv(const std::string& path, const std::vector<RunResult>& results);
 
 }  // namespace dmindex::bench

@@ -6,16 +6,31 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "bench/repartition_plan.h"
+#include "bench/timeline.h"
 #include "fabric/verb_stats.h"
 
 namespace dmindex::bench {
+
+// A scheduled repartitioning, as planned and as it went.
+struct RepartitionOutcome {
+  RepartitionSpec spec;
+  RepartitionMove move;
+  bool ran = false;             // false: the run ended (or failed) before spec.at_s
+  double start_s = 0, end_s = 0;  // seconds into the measured phase
+  double reported_s = 0;        // what Index::Repartition said it took
+  DipAndRecovery dip;           // from the timeline
+};
 
 struct RunResult {
   std::string design;   // as given, knobs included ("sherman:hocl=off")
   std::string workload;
   std::string backend;  // fabric backend name
   uint32_t threads = 0;
+  uint32_t compute_nodes = 0;
+  uint64_t cache_per_node_bytes = 0;  // as configured (IndexOptions::cache_bytes)
   uint64_t keys = 0;    // bulk-loaded records
   uint64_t ops = 0;     // operations completed in the measured phase
   double seconds = 0;   // length of the measured phase
@@ -25,6 +40,9 @@ struct RunResult {
   uint64_t offloads = 0, offload_fallbacks = 0;  // during the measured phase (DEX §6)
   uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
   uint64_t inserted = 0;  // records inserted during warmup and measurement
+  double timeline_interval_s = 0;          // 0: no timeline was asked for
+  std::vector<TimelineInterval> timeline;  // throughput over the measured phase
+  std::optional<RepartitionOutcome> repartition;
 
   bool interrupted = false;  // stopped early by Ctrl-C: figures cover what ran
   std::string error;         // an operation failed or returned a wrong answer

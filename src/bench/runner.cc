@@ -48,17 +48,35 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   auto index = indexes_(design.name, **fabric, options);
   if (!index.ok()) return index.status();
   const std::string label = design.label + " " + spec.name;
+  const std::vector<KeyValue> loaded = (*plan)->LoadRecords();
   Status load = InBackground(label + " bulk load of " + std::to_string(config.keys) + " keys",
-                             [&] { return (*index)->BulkLoad((*plan)->LoadRecords()); });
+                             [&] { return (*index)->BulkLoad(loaded); });
   if (Status s = load; !s.ok())
     return Status::Aborted(label + ": bulk load failed: " + s.ToString());
+  // A repartitioning is planned (and a scale-out's first step taken) before the warmup, so
+  // a design that cannot do it fails now and the warmup refills the caches it dropped.
+  std::optional<RepartitionOutcome> repartition;
+  if (config.repartition) {
+    auto move = PrepareRepartition(**index, *config.repartition, options.compute_nodes, loaded);
+    if (!move.ok()) {
+      const std::string why = label + ": --repartition-at: " + move.status().message();
+      return move.status().code() == Status::Code::kNotSupported ? Status::NotSupported(why)
+                                                                 : Status::InvalidArgument(why);
+    }
+    repartition.emplace();
+    repartition->spec = *config.repartition;
+    repartition->move = std::move(move).value();
+  }
 
   RunResult r;
   r.design = design.label;
   r.workload = spec.name;
   r.backend = (*fabric)->backend_name();
   r.threads = config.threads;
+  r.compute_nodes = options.compute_nodes;
+  r.cache_per_node_bytes = options.cache_bytes;
   r.keys = config.keys;
+  r.timeline_interval_s = config.timeline_s;
   if (interrupt_.load()) {
     r.interrupted = true;
     return r;
@@ -69,8 +87,25 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.warmup_ops = config.warmup_ops;
   mo.ops = config.ops;
   mo.seconds = config.seconds;
+  mo.timeline_s = config.timeline_s;
   mo.label = label;
+  if (repartition) {
+    mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
+      auto took = (*index)->Repartition(repartition->move.after);
+      if (!took.ok()) return Status::Aborted("repartitioning failed: " + took.status().ToString());
+      repartition->reported_s = *took;
+      return Status::Ok();
+    }};
+  }
   Measurement m = Measure(**index, **fabric, *plan, mo, interrupt_, progress_);
+  r.timeline = std::move(m.timeline);
+  if (repartition && m.action) {
+    repartition->ran = true;
+    repartition->start_s = m.action->start_s;
+    repartition->end_s = m.action->end_s;
+    repartition->dip = SummarizeDip(r.timeline, m.action->start_s, m.action->end_s);
+  }
+  r.repartition = std::move(repartition);
 
   r.ops = m.ops;
   r.seconds = m.seconds;

@@ -7,10 +7,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "bench/progress.h"
+#include "bench/repartition_plan.h"
 #include "bench/run_result.h"
 #include "bench/workload_spec.h"
 #include "dmindex/index.h"
@@ -37,6 +39,8 @@ struct RunConfig {
   double seconds = 2.0;
   uint32_t threads = 2;
   uint64_t seed = 42;
+  double timeline_s = 0;    // > 0: throughput per interval of this many seconds
+  std::optional<RepartitionSpec> repartition;  // needs a timed run (ops == 0)
   IndexOptions index;       // knobs are replaced by the design's
 };
 
@@ -47,7 +51,8 @@ class Runner {
       : fabrics_(std::move(fabrics)), indexes_(std::move(indexes)), interrupt_(interrupt),
         progress_(progress) {}
 
-  // A Status when the run cannot start (no fabric, unknown knob, bulk load refused);
+  // A Status when the run cannot start (no fabric, unknown knob, bulk load refused, a
+  // repartitioning the design cannot do);
   // otherwise a result, whose error / verify_error say whether the index behaved.
   Result<RunResult> Run(const DesignChoice& design, const WorkloadSpec& spec,
                         const RunConfig& config);

@@ -22,8 +22,12 @@ struct BenchFlags {
   bench::BenchOptions options;
   uint64_t keys = 0, ops = 0;
   double seconds = 0, cache_mb = 0, cache_pct = 0, theta = 0;
+  double timeline_ms = 0, repartition_at = 0, repartition_share = 0;
+  uint32_t repartition_from = 0, repartition_to = 0;
   CLI::Option *keys_opt = nullptr, *ops_opt = nullptr, *seconds_opt = nullptr;
   CLI::Option *cache_mb_opt = nullptr, *cache_pct_opt = nullptr, *theta_opt = nullptr;
+  CLI::Option *timeline_opt = nullptr, *repartition_at_opt = nullptr, *repartition_from_opt = nullptr;
+  CLI::Option *repartition_to_opt = nullptr, *repartition_share_opt = nullptr;
   FabricFlags fabric;
   std::string json_path, csv_path;
   bool list = false;
@@ -55,7 +59,15 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
                 static_cast<unsigned long long>(c.warmup_ops),
                 c.ops ? (std::to_string(c.ops) + " ops").c_str() : (Fixed(c.seconds) + " s").c_str(),
                 static_cast<unsigned long long>(c.seed));
-  return line;
+  std::string out = line;
+  if (c.timeline_s > 0) out += "# timeline: throughput per " + Fixed(c.timeline_s * 1000) + " ms\n";
+  if (c.repartition)
+    out += "# repartitioning at " + Fixed(c.repartition->at_s) + " s: compute node " +
+           std::to_string(c.repartition->from) + " hands " + Fixed(c.repartition->share * 100) +
+           "% of its bulk-loaded keys to " + (c.repartition->scale_out ? "scale-out " : "") +
+           "compute node " + std::to_string(c.repartition->to) +
+           (c.repartition->scale_out ? " (which starts with none)" : "") + "\n";
+  return out;
 }
 
 void Run(BenchFlags& f) {
@@ -74,6 +86,11 @@ void Run(BenchFlags& f) {
   if (*f.cache_mb_opt) o.cache_mb = f.cache_mb;
   if (*f.cache_pct_opt) o.cache_pct = f.cache_pct;
   if (*f.theta_opt) o.theta = f.theta;
+  if (*f.timeline_opt) o.timeline_ms = f.timeline_ms;
+  if (*f.repartition_at_opt) o.repartition_at = f.repartition_at;
+  if (*f.repartition_from_opt) o.repartition_from = f.repartition_from;
+  if (*f.repartition_to_opt) o.repartition_to = f.repartition_to;
+  if (*f.repartition_share_opt) o.repartition_share = f.repartition_share;
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
   // Fail on fabric flags before any run starts.
@@ -104,7 +121,8 @@ void Run(BenchFlags& f) {
                    r->ok() ? "" : ", FAILED");
     results.push_back(std::move(r).value());
   }
-  std::cout << bench::FormatTable(results, plan->baseline) << std::flush;
+  std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results)
+            << std::flush;
   if (!f.json_path.empty())
     if (Status s = bench::WriteJson(f.json_path, results); !s.ok()) Fail(s.message(), 1);
   if (!f.csv_path.empty())
@@ -164,6 +182,22 @@ void AddBenchCommand(CLI::App& app) {
                                  "(default 0.99)")->check(CLI::Range(0.0, 0.999999));
   cmd->add_option("--seed", o.seed, "Seed of the operation streams")->capture_default_str();
   cmd->add_option("--baseline", o.baseline, "Design the throughput ratios refer to (default: first)");
+  f->timeline_opt = cmd->add_option("--timeline-ms", f->timeline_ms,
+                                    "Also report throughput per interval of this many ms "
+                                    "(default 100 with --repartition-at)");
+  f->repartition_at_opt = cmd->add_option(
+      "--repartition-at", f->repartition_at,
+      "Seconds into the measured phase at which compute node --repartition-from hands "
+      "--repartition-share of its keys to its neighbour --repartition-to (DEX Fig. 10)");
+  f->repartition_from_opt = cmd->add_option("--repartition-from", f->repartition_from,
+                                            "Compute node giving keys away (default 0)");
+  f->repartition_to_opt = cmd->add_option("--repartition-to", f->repartition_to,
+                                          "Neighbour receiving them (default: from + 1)");
+  f->repartition_share_opt = cmd->add_option("--repartition-share", f->repartition_share,
+                                             "Share of the giver's bulk-loaded keys, in (0, 1] (default 0.5)");
+  cmd->add_flag("--scale-out", o.scale_out,
+                "The receiver starts with no keys (its range goes to the giver before the warmup): "
+                "a new compute node taking over part of a busy one");
   f->fabric.AddTo(*cmd);
   cmd->add_option("--json", f->json_path, "Also write the results as JSON to this file");
   cmd->add_option("--csv", f->csv_path, "Also write the results as CSV to this file");

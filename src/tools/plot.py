@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Plots `dmindex bench --json` results: throughput and verbs per operation, per design and
-workload. Called by `dmindex plot FILE.json --out FILE.png`; runnable on its own too."""
+workload; or, when the runs carry timelines (`--timeline-ms`, `--repartition-at`), throughput
+over time with one line per run (e.g. one file per cache size, DEX Fig. 10). Called by
+`dmindex plot FILE.json... --out FILE.png`; runnable on its own too."""
 import argparse
 import json
 import sys
@@ -25,6 +27,65 @@ def ordered(values):
         if v not in seen:
             seen.append(v)
     return seen
+
+
+def timed(records):
+    return [r for r in records if r.get("timeline")]
+
+
+def line_label(r, runs):
+    """What tells this run apart from the others on the figure."""
+    parts = []
+    for field in ("design", "workload"):
+        if len(ordered(x[field] for x in runs)) > 1:
+            parts.append(r[field])
+    if "cache_per_node_bytes" in r and len(ordered(x.get("cache_per_node_bytes") for x in runs)) > 1:
+        parts.append(f"cache {r['cache_per_node_bytes'] / 2**20:.2f} MB per compute node")
+    return ", ".join(parts) or f"{r['design']} {r['workload']}"
+
+
+def plot_timeline(records, out, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = timed(records)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, (ax, rtt) = plt.subplots(2, 1, figsize=(9, 7), sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 2]})
+    moves = []
+    for i, r in enumerate(runs):
+        color = colors[i % len(colors)]
+        xs = [(t["start_s"] + t["end_s"]) / 2 for t in r["timeline"]]
+        ax.plot(xs, [t["throughput_ops"] / 1e6 for t in r["timeline"]], marker=".", markersize=3,
+                linewidth=1.2, color=color, label=line_label(r, runs))
+        if all("round_trips_per_op" in t for t in r["timeline"]):
+            rtt.plot(xs, [t["round_trips_per_op"] for t in r["timeline"]], marker=".", markersize=3,
+                     linewidth=1.2, color=color)
+        rp = r.get("repartition")
+        if rp and rp.get("ran"):
+            # The repartitioning itself: shaded while it ran, a dashed line where it began.
+            for a in (ax, rtt):
+                a.axvspan(rp["start_s"], rp["end_s"], color=color, alpha=0.15, linewidth=0)
+                a.axvline(rp["start_s"], color=color, linestyle="--", linewidth=0.8)
+            moves.append(rp)
+    rtt.set_xlabel("time since the measured phase began (s)")
+    rtt.set_ylabel("round trips per operation")
+    rtt.set_ylim(bottom=0)
+    rtt.grid(alpha=0.3)
+    ax.set_ylabel("throughput (Mops/s)")
+    ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.08)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    default = "dmindex bench: throughput over time"
+    if moves:
+        rp = moves[0]
+        default += (f"\ncompute node {rp['from']} hands {rp['moved_keys']} keys to "
+                    f"{'scale-out ' if rp['scale_out'] else ''}compute node {rp['to']} "
+                    f"at {rp['at_s']:g} s (dashed; shaded while Repartition runs)")
+    ax.set_title(title or default, fontsize="medium")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
 
 
 def plot(records, out, title):
@@ -81,12 +142,12 @@ def plot(records, out, title):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("json_file")
+    p.add_argument("json_files", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("--title", default="")
     a = p.parse_args()
     try:
-        records = load(a.json_file)
+        records = [r for path in a.json_files for r in load(path)]
     except (OSError, ValueError) as e:
         print(f"dmindex plot: {e}", file=sys.stderr)
         return 2
@@ -96,7 +157,7 @@ def main():
         print("dmindex plot: matplotlib is missing for " + sys.executable +
               " (Debian: apt-get install python3-matplotlib)", file=sys.stderr)
         return 3
-    plot(records, a.out, a.title)
+    (plot_timeline if timed(records) else plot)(records, a.out, a.title)
     return 0
 
 

@@ -1,5 +1,6 @@
-// `dmindex plot FILE.json --out FILE.png`: draws `dmindex bench --json` results with
-// src/tools/plot.py under Debian's python3 and its python3-matplotlib.
+// `dmindex plot FILE.json... --out FILE.png`: draws `dmindex bench --json` results with
+// src/tools/plot.py under Debian's python3 and its python3-matplotlib: bars per design and
+// workload, or throughput over time when the runs have timelines (one line per run).
 #include <CLI/CLI.hpp>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -18,7 +19,7 @@ namespace dmindex::tools {
 namespace {
 
 struct PlotFlags {
-  std::string json_path;
+  std::vector<std::string> json_paths;
   std::string out_path;
   std::string title;
   std::string python;
@@ -59,11 +60,13 @@ int Spawn(const std::vector<std::string>& argv) {
 }
 
 void Run(const PlotFlags& f) {
-  if (!std::filesystem::exists(f.json_path)) Fail("no such file: " + f.json_path, 2);
+  for (const std::string& path : f.json_paths)
+    if (!std::filesystem::exists(path)) Fail("no such file: " + path, 2);
   const std::string script = f.script.empty() ? FindScript() : f.script;
   if (!std::filesystem::exists(script)) Fail("plot script not found at " + script, 1);
-  std::vector<std::string> argv = {f.python.empty() ? DefaultPython() : f.python, script,
-                                   f.json_path, "--out", f.out_path};
+  std::vector<std::string> argv = {f.python.empty() ? DefaultPython() : f.python, script};
+  argv.insert(argv.end(), f.json_paths.begin(), f.json_paths.end());
+  argv.insert(argv.end(), {"--out", f.out_path});
   if (!f.title.empty()) argv.insert(argv.end(), {"--title", f.title});
   if (int code = Spawn(argv); code != 0) throw CLI::RuntimeError(code);  // plot.py said why
   std::cout << "wrote " << f.out_path << "\n";
@@ -74,8 +77,10 @@ void Run(const PlotFlags& f) {
 void AddPlotCommand(CLI::App& app) {
   auto f = std::make_shared<PlotFlags>();
   CLI::App* cmd = app.add_subcommand("plot", "Plot `dmindex bench --json` results: throughput "
-                                             "and verbs per operation per design and workload");
-  cmd->add_option("json", f->json_path, "Results written by dmindex bench --json")->required();
+                                             "and verbs per operation per design and workload, or "
+                                             "throughput over time for runs with a timeline");
+  cmd->add_option("json", f->json_paths, "Results written by dmindex bench --json (one or more "
+                                         "files, e.g. one per cache size)")->required();
   cmd->add_option("--out", f->out_path, "PNG (or PDF, SVG) to write")->required();
   cmd->add_option("--title", f->title, "Title of the throughput panel");
   cmd->add_option("--python", f->python, "Python interpreter with matplotlib (default: Debian's /usr/bin/python3)");

@@ -1,0 +1,61 @@
+// Throughput over time: the measured phase cut into fixed intervals (`--timeline-ms`), and
+// what the timeline says around an event such as a repartitioning (DEX Fig. 10): throughput
+// before, the lowest interval, when it came back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace dmindex::bench {
+
+struct TimelineInterval {
+  double start_s = 0, end_s = 0;  // seconds into the measured phase
+  uint64_t ops = 0;               // operations completed in [start_s, end_s)
+  uint64_t round_trips = 0;       // network round trips in the same interval (cache misses,
+                                  // write-backs, offloads: CPU noise does not move them)
+  double throughput_ops() const { return end_s > start_s ? static_cast<double>(ops) / (end_s - start_s) : 0; }
+  double round_trips_per_op() const { return ops ? static_cast<double>(round_trips) / static_cast<double>(ops) : 0; }
+};
+
+// Samples the completed-operation count at the boundaries k x interval. A sample taken late
+// (the sampler did not get the core) closes a longer interval at the time it was taken, so
+// no interval claims operations it did not see; the next boundary stays on the grid.
+class TimelineRecorder {
+ public:
+  // `phase_s`: the planned length of the phase (0 if it ends after a number of operations);
+  // no boundary is sampled at or after it, the phase's end closes the last interval.
+  TimelineRecorder(double interval_s, double phase_s) : interval_s_(interval_s), phase_s_(phase_s) {}
+
+  double next_due_s() const { return interval_s_ * static_cast<double>(next_); }
+  bool Due(double elapsed_s) const {
+    return elapsed_s >= next_due_s() && (phase_s_ <= 0 || next_due_s() < phase_s_ - 1e-9);
+  }
+  // The operations completed and round trips made since the phase began, at `at_s` seconds.
+  void Sample(double at_s, uint64_t ops, uint64_t round_trips);
+  // Every interval; the last one ends at `end_s` with these totals.
+  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips) const;
+
+ private:
+  const double interval_s_;
+  const double phase_s_;
+  uint64_t next_ = 1;  // the next boundary is next_ x interval_s_
+  std::vector<TimelineInterval> intervals_;
+  double last_s_ = 0;
+  uint64_t last_ops_ = 0;
+  uint64_t last_round_trips_ = 0;
+};
+
+// Throughput around an event that ran during [start_s, end_s].
+struct DipAndRecovery {
+  double before_ops = 0;           // mean over the intervals that ended before start_s
+  double lowest_ops = 0;           // lowest interval from the one holding start_s until recovery
+  double lowest_end_s = 0;         // end of that interval
+  std::optional<double> recovered_s;  // end of the first interval after end_s back at
+                                      // `fraction` x before_ops
+  std::optional<double> after_ops;    // mean from recovery to the end of the phase
+};
+DipAndRecovery SummarizeDip(const std::vector<TimelineInterval>& timeline, double start_s,
+                            double end_s, double fraction = 0.9);
+
+}  // namespace dmindex::bench
