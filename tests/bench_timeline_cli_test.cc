@@ -30,6 +30,14 @@ void ExpectError(const std::string& args, const std::string& message) {
   EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
 }
 
+TEST(BenchTimelineCli, HelpDocumentsTheFlags) {
+  ToolRun r = RunTool("bench --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* flag : {"--timeline-ms", "--repartition-at", "--repartition-from", "--repartition-to",
+                           "--repartition-share", "--scale-out"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
 TEST(BenchTimelineCli, DexRepartitionsMidRunAndTheTreeStaysWhole) {
   const std::string json = TempPath("fig10.json"), csv = TempPath("fig10.csv"), png = TempPath("fig10.png");
   ToolRun r = RunTool("bench --design dex --workload dex-wi --keys 20000 --threads 3 --compute-nodes 3 "
