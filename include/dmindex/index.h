@@ -53,6 +53,7 @@ struct IndexStats {
   uint64_t retries = 0;          // optimistic reads or lock attempts that had to be redone
   uint64_t offloads = 0;         // operations finished by a memory server (DEX §6)
   uint64_t offload_fallbacks = 0;  // offloads the memory server refused (structure change...)
+  uint64_t merges = 0;           // underfull nodes merged into a sibling after deletes (DEX §7)
 };
 
 // Which compute node serves a key (logical partitioning, DEX §4). Designs without

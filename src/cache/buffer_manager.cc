@@ -315,6 +315,22 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
   return Status::Retry("invalidate: node stays busy");
 }
 
+void BufferManager::Discard(ExclusiveGuard& node, CacheWorker& w) {
+  BufferFrame* f = node.frame();
+  f->dirty.store(false, std::memory_order_relaxed);
+  if (f == w.transient_) {
+    node.Release();
+    return;
+  }
+  if (f->load_state() == FrameState::kCooling) cooling_.Remove(f);
+  mapping_.Erase(f->remote(), f);
+  f->parent.store(nullptr, std::memory_order_relaxed);
+  f->set_remote({});
+  f->set_state(FrameState::kFree);
+  node.Release();
+  w.free_frames_.push_back(f);
+}
+
 Status BufferManager::DropAll(CacheWorker& w) {
   for (size_t i = 0; i < frame_count_; ++i) {
     BufferFrame* f = &frames_[i];

@@ -83,6 +83,11 @@ class BufferManager {
   // Drops the cached copy of `addr`, if any, because remote memory holds a newer one (DEX
   // offloading's invalidation). Its cached children stay cached, unswizzled.
   Status Invalidate(GlobalAddress addr, CacheWorker& w);
+  // Drops the exclusively latched `node`, which left the tree (a merge): no write-back.
+  // The caller already removed it from its parent's page and moved its children. If it is
+  // w's transient page, EndOperation() unregisters it; otherwise its frame is freed now.
+  // Releases the latch (optimistic readers restart).
+  void Discard(ExclusiveGuard& node, CacheWorker& w);
   // Writes every dirty cached page accepted by `filter` (all if empty) back to remote
   // memory, with swizzled pointers replaced by remote addresses. Returns the count.
   Result<uint64_t> FlushDirty(CacheWorker& w,

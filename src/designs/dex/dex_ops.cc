@@ -129,14 +129,18 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
     DMX_RETURN_IF_ERROR(s);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-      return at.result.outcome == OffloadResult::kNotFound ? Status::NotFound() : Status::Ok();
+      if (at.result.outcome == OffloadResult::kNotFound) return Status::NotFound();
+      return op == WriteOp::kDelete ? MergeAfterDelete(w, key, at.result.remaining) : Status::Ok();
     }
     s = at.owned ? WriteOwned(w, op, key, value, at)
                  : WriteShared(w, op, key, value, at.leaf.frame()->remote());
     if (s.IsRetry()) continue;
     Status end = w.cw.EndOperation();  // writes a dirty page that was not admitted back
     DMX_RETURN_IF_ERROR(s);
-    return end;
+    DMX_RETURN_IF_ERROR(end);
+    // Shared leaves are deleted from lazily (the core's rule); owned ones may merge.
+    return op == WriteOp::kDelete && at.owned ? MergeAfterDelete(w, key, w.leaf_entries.size())
+                                              : Status::Ok();
   }
 }
 

@@ -63,6 +63,7 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
     uint64_t n = 0;
     if (knob == "partition") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.partition));
     else if (knob == "offload") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.offload));
+    else if (knob == "merge") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.merge));
     else if (knob == "admission") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.leaf_admission));
     else if (knob == "explore") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.explore));
     else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1000, &o.cost_factor));

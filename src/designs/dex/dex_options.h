@@ -5,6 +5,7 @@
 //   partition   on/off  logical partitioning (§4); off: every node is shared by all compute
 //                       nodes (remote locks, no cached leaves)
 //   offload     on/off  opportunistic offloading of subtree traversals (§6)
+//   merge       on/off  merge underfull owned nodes after deletes (§7); off: lazy deletion
 //   admission   [0,1]   P_A, the chance that a missed leaf is admitted to the cache (§5.4)
 //   cache_mb    n       compute-side cache per compute node, MiB (default IndexOptions::cache_bytes)
 //   offload_level n     M: subtrees rooted at level M live on one memory server; only misses
@@ -26,6 +27,7 @@ namespace dmindex::designs::dex {
 struct DexOptions {
   bool partition = true;
   bool offload = true;
+  bool merge = true;
   double leaf_admission = 0.1;
   uint64_t cache_bytes = 64ull << 20;
   uint32_t compute_nodes = 1;

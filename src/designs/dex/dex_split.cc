@@ -49,14 +49,10 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
   const GlobalAddress addr = node.frame()->remote();
   // The sibling stays on the node's memory server: subtrees below level M stay together,
   // which offloading needs (§3).
-  auto raddr = cn.core.allocator.AllocateOn(w.ctx.ep, addr.node(), layout_.node_bytes);
-  if (!raddr.ok()) return raddr.status();
-  auto rg = cn.bm->AllocateNew(*raddr, w.cw);
-  if (!rg.ok()) {
-    cn.core.allocator.Free(*raddr, layout_.node_bytes);
-    return rg.status();
-  }
+  auto rg = NewCachedNode(w, addr.node());
+  if (!rg.ok()) return rg.status();
   *right = std::move(*rg);
+  const GlobalAddress raddr = right->frame()->remote();
   CopyPage(node.page(), w.copy.data(), layout_.node_bytes);
   Header rh;
   rh.version = w.ctx.NewVersion();
@@ -64,7 +60,7 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
   rh.high = h.high;
   rh.sibling = h.sibling;
   Header lh = h;
-  lh.sibling = *raddr;
+  lh.sibling = raddr;
   if (h.is_leaf()) {
     const auto& leaf = shared_.validator.leaf();
     w.leaf_entries.clear();

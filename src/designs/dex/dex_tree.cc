@@ -225,7 +225,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
       w.need_refresh = true;
       return Status::Retry();
     }
-    if (h.is_leaf()) {
+    if (h.level <= out->stop_level) {
       out->leaf = node;
       out->parent = parent;
       out->h = h;
@@ -316,6 +316,7 @@ IndexStats DexTree::Stats() const {
     s.retries += n->core.retries.load(std::memory_order_relaxed);
     s.offloads += n->offload.offloads.load(std::memory_order_relaxed);
     s.offload_fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
+    s.merges += n->retired.merges.load(std::memory_order_relaxed);
   }
   return s;
 }

@@ -24,6 +24,7 @@
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
 #include "designs/dex/partition_map.h"
+#include "designs/dex/retired_nodes.h"
 #include "tree/bulk_loader.h"
 #include "tree/structure_modifier.h"
 #include "tree/tree_writer.h"
@@ -43,6 +44,7 @@ struct DexComputeNode {
   std::unique_ptr<std::byte[]> meta_page;
   cache::BufferFrame meta;
   OffloadPolicy offload;
+  RetiredNodes retired;  // blocks of merged-away nodes (dex_merge.cc)
 };
 
 class DexTree;
@@ -117,6 +119,7 @@ class DexTree {
     bool owned = false;  // by the worker's compute node
     bool offloaded = false;
     OffloadResult result;  // when offloaded
+    uint8_t stop_level = 0;  // in: Descend stops at the node of this level (merges)
   };
   enum class Intent { kRead, kInsert };
   // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
@@ -150,6 +153,29 @@ class DexTree {
   Status SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
                    const Header& h);
   Status WriteThrough(DexWorker& w, cache::ExclusiveGuard& node);
+  // A new node in this compute node's cache on `memory_node` (a retired block if there is
+  // one): registered, hot, dirty, exclusively latched, not yet linked.
+  Result<cache::ExclusiveGuard> NewCachedNode(DexWorker& w, uint16_t memory_node);
+
+  // dex_merge.cc: after a delete left `remaining` entries in the leaf of `key`, merges it
+  // with a sibling under an owned parent if underfull, then the parent, and so on up;
+  // shrinks an owned root that has one child. Opportunistic: gives up on contention.
+  Status MergeAfterDelete(DexWorker& w, Key key, size_t remaining);
+  Status MergeAt(DexWorker& w, LeafAt& at, bool* merged);
+  Status MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent, cache::ExclusiveGuard& left,
+                       cache::ExclusiveGuard& right, int left_index, bool* merged);
+  Status MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent, const Header& ph,
+                                cache::ExclusiveGuard& left, const Header& lh,
+                                cache::ExclusiveGuard& right, const Header& rh, bool* merged);
+  // Rebuilds `left` in the cache with right's entries, high fence and sibling appended.
+  void AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
+                   const std::byte* lcopy, const Header& rh, const std::byte* rcopy);
+  Status ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged);
+  // A node leaving the tree: its remote image is overwritten as dead (kFlagDead), then its
+  // frame is dropped and its block kept for NewCachedNode.
+  Status WriteDead(DexWorker& w, GlobalAddress addr, const Header& h);
+  void Retire(DexWorker& w, cache::ExclusiveGuard& node);
+  bool Underfull(const Header& h) const;
   // Points the meta page at the current remote root (under the meta latch).
   void SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root);
 

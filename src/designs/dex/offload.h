@@ -53,6 +53,7 @@ struct OffloadResult {
     kFallback,  // refused (structure change, foreign pointer, stale path): take the normal path
   };
   Outcome outcome = kFallback;
+  uint32_t remaining = 0;  // delete: entries left in the leaf (the compute node may merge it)
   Value value = 0;
   uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
 };

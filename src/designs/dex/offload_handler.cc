@@ -76,6 +76,7 @@ class OffloadHandler {
       validator.leaf().Build(out.data(), h, entries, /*unsorted=*/false);
       fabric::CopyToPool(at, out.data(), nb);
       r.outcome = OffloadResult::kDone;
+      r.remaining = static_cast<uint32_t>(entries.size());
       r.written = addr.raw();
       return r;
     }

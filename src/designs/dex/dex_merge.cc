@@ -1,0 +1,321 @@
+// Merges (DEX §7, delete): a delete that leaves an owned node underfull merges it with an
+// adjacent sibling under the same owned parent, in the cache, under the exclusive latches of
+// parent, left and right (LeanStore-style, taken by upgrading the optimistic guards of one
+// traversal, so contention just skips the merge). The right node always goes: the left one
+// absorbs its entries, high fence and sibling link, the parent loses the separator. Nothing
+// else points to the right node (its left neighbour at that level is the left node), so no
+// other node changes. Then the parent is checked the same way, one level up; an owned root
+// left with one child hands the root word to that child.
+//
+// Only under OWNED parents. Under a shared parent (near a partition boundary or the root),
+// §7's rule would lock the parent remotely and merge only if the cached copy is current, as
+// splits do. We leave those leaves lazy: they are few (only leaves whose parent's range
+// crosses a boundary), and removing a separator from a shared parent would also let it go
+// underfull, which only the core could repair, and the core never merges (docs/DEX.md).
+//
+// Who may still hold the address of the node that went (R), and why reuse of its block is
+// safe:
+//  * optimistic readers in this compute node hold R's frame (the latch version tells them)
+//    or R's address read from the parent; every use of such an address is validated against
+//    the parent's version (Probe, Load's upgrade or validation, Reheat, the offload claim),
+//    which the merge bumped. Frames are never freed to the system.
+//  * R's remote image is overwritten with a DEAD image before R leaves the mapping table,
+//    so a thread that READs R afterwards (a cached stale shared ancestor in this or another
+//    compute node routes to it, or a racing Load) sees kFlagDead: NodePages::Load refuses it
+//    (restart and refresh), and no stale copy of R can enter the cache. Without that, a stale
+//    path could reach R's old image, whose fences still cover its keys: a zombie leaf.
+//  * the memory-side offload handler starts only at a child that the compute node claimed in
+//    its mapping table and validated under a pinned parent; a merge needs both children
+//    cached (so not claimed) and never drops a pinned node. Subtrees it walks are uncached,
+//    hence untouched by merges.
+//  * other compute nodes: R was owned by this compute node, so another one that reaches
+//    R's block treats it as stale (dead, or fences owned by someone else) and refreshes.
+// The block is reused only for a node this compute node creates in its own cache
+// (NewCachedNode, for splits): that node is in the mapping table before its block holds
+// anything but the dead image, so any stale pointer to the block either finds the cached
+// node (authoritative) or a dead / foreign-owned image. It is NOT returned to the shared
+// allocator: the core's remote splits and root growth would publish a node there from its
+// remote image alone, and a stale pointer could reach a split's new right leaf before its
+// left neighbour shrinks. So the check words (XXH3 over header, version and fences) are not
+// what we rely on: they catch torn images, the dead flag and ownership catch stale ones.
+#include <algorithm>
+#include <atomic>
+
+#include "designs/dex/dex_tree.h"
+#include "fabric/pool_memory.h"
+
+namespace dmindex::designs::dex {
+namespace {
+
+constexpr uint32_t kMergeAttempts = 8;
+
+// Whether `a` (an entry's child word or leftmost) points to frame f, swizzled or not.
+bool Holds(uint64_t raw, const cache::BufferFrame* f) {
+  const cache::Swip s = cache::Swip::FromRaw(raw);
+  return s == cache::Swip::Local(f) || s == cache::Swip::Remote(f->remote());
+}
+
+}  // namespace
+
+bool DexTree::Underfull(const Header& h) const {
+  const uint32_t cap = h.is_leaf() ? shared_.validator.leaf().capacity()
+                                   : shared_.validator.internal().capacity();
+  return h.count < cap / 4;
+}
+
+Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
+  if (!options_.merge || remaining >= shared_.validator.leaf().capacity() / 4) return Status::Ok();
+  for (uint8_t level = 0; level < 64; ++level) {
+    bool merged = false;
+    for (uint32_t attempt = 0;; ++attempt) {
+      if (attempt >= kMergeAttempts) return w.cw.EndOperation();  // contended: skip it
+      DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+      LeafAt at;
+      at.stop_level = level;
+      Status s = Descend(w, key, Intent::kRead, nullptr, &at);
+      if (s.IsRetry()) continue;
+      if (s.ok() && at.h.level == level) s = MergeAt(w, at, &merged);
+      Status end = w.cw.EndOperation();  // a merged transient left node is written back here
+      if (s.IsRetry()) continue;
+      if (s.IsNotFound()) return end;  // empty tree
+      DMX_RETURN_IF_ERROR(s);
+      DMX_RETURN_IF_ERROR(end);
+      break;
+    }
+    if (!merged) break;
+  }
+  if (!w.need_refresh) return Status::Ok();
+  w.need_refresh = false;  // a stale shared node kept us from merging: refresh it now
+  return RefreshPath(w, key);
+}
+
+Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
+  *merged = false;
+  if (!at.owned || !Underfull(at.h)) return Status::Ok();
+  DexComputeNode& cn = *nodes_[w.cn];
+  const auto& internal = shared_.validator.internal();
+  CopyPage(at.parent.page(), w.copy.data(), layout_.node_bytes);
+  if (!at.parent.Validate()) return Status::Retry();
+  const Header ph = DecodeHeader(w.copy.data());
+  if (ph.level == kMetaLevel) return ShrinkRoot(w, at, merged);
+  const int count = static_cast<int>(internal.Count(ph));
+  if (count == 0) return Status::Ok();  // no sibling under this parent
+  // The node is the child covering its own low fence; merge it with its right neighbour,
+  // or with its left one if it is the last child.
+  const int index = internal.ChildIndexFor(w.copy.data(), ph, at.h.low);
+  const int left = index + 1 < count ? index : index - 1;
+  const int sibling = left == index ? index + 1 : index - 1;
+  const uint64_t* slot =
+      page_layout_.ChildSlot(at.parent.frame()->page, NodePageLayout::SlotIndex(sibling));
+  auto sg = cn.bm->Resolve(at.parent, slot, at.h.is_leaf(), w.cw, w.pages);
+  if (w.pages.stale()) w.need_refresh = true;
+  if (!sg.ok()) return sg.status().IsInvalidArgument() ? Status::Ok() : sg.status();
+  cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(at.parent);
+  if (!px.owns()) return Status::Retry();
+  cache::ExclusiveGuard lx = cache::ExclusiveGuard::TryUpgrade(left == index ? at.leaf : *sg);
+  if (!lx.owns()) return Status::Retry();
+  cache::ExclusiveGuard rx = cache::ExclusiveGuard::TryUpgrade(left == index ? *sg : at.leaf);
+  if (!rx.owns()) return Status::Retry();
+  return MergeSiblings(w, px, lx, rx, left, merged);
+}
+
+Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
+                              cache::ExclusiveGuard& left, cache::ExclusiveGuard& right,
+                              int left_index, bool* merged) {
+  const auto& internal = shared_.validator.internal();
+  const uint32_t nb = layout_.node_bytes;
+  std::byte* pcopy = w.copy.data();
+  std::byte* lcopy = w.ctx.sibling();
+  std::byte* rcopy = w.ctx.scratch();
+  CopyPage(parent.page(), pcopy, nb);
+  CopyPage(left.page(), lcopy, nb);
+  CopyPage(right.page(), rcopy, nb);
+  const Header ph = DecodeHeader(pcopy), lh = DecodeHeader(lcopy), rh = DecodeHeader(rcopy);
+  const GlobalAddress raddr = right.frame()->remote();
+  // Everything again from what the latches hold: still parent and adjacent children, ours.
+  auto& entries = w.internal_entries;
+  entries.clear();
+  internal.Collect(pcopy, ph, &entries);
+  const size_t ri = static_cast<size_t>(left_index + 1);  // the right child's entry
+  if (ri >= entries.size()) return Status::Ok();
+  const uint64_t lword = left_index < 0 ? ph.leftmost.raw() : entries[left_index].child.raw();
+  if (ph.level != lh.level + 1 || lh.level != rh.level || lh.dead() || rh.dead() ||
+      !Holds(lword, left.frame()) || !Holds(entries[ri].child.raw(), right.frame()) ||
+      entries[ri].key != rh.low || lh.high != rh.low || lh.sibling != raddr ||
+      !Owned(w, lh) || !Owned(w, rh))
+    return Status::Ok();
+  if (!Underfull(lh) && !Underfull(rh)) return Status::Ok();
+  // The result must leave room, or the next inserts split it again (ping-pong); an empty
+  // node may always go.
+  const uint32_t cap = lh.is_leaf() ? shared_.validator.leaf().capacity() : internal.capacity();
+  const size_t total = lh.count + rh.count + (lh.is_leaf() ? 0 : 1);
+  if (total > cap || (total > cap * 3 / 4 && std::min(lh.count, rh.count) != 0))
+    return Status::Ok();
+  // A pinned node is the parent of a page some operation uses without admission, or of an
+  // offloaded subtree: it must stay (its pin is what keeps that subtree's ancestors cached).
+  // Pairs with the pinner's increment-then-validate.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (right.frame()->pins.load(std::memory_order_seq_cst) != 0) return Status::Ok();
+  if (!Owned(w, ph)) return MergeUnderSharedParent(w, parent, ph, left, lh, right, rh, merged);
+
+  // R's remote image dies first: whatever reads it from now on restarts. If this WRITE
+  // fails it may still have landed, so R's real content must go back on write-back.
+  right.MarkDirty();
+  DMX_RETURN_IF_ERROR(WriteDead(w, raddr, rh));
+  AbsorbRight(w, left, lh, lcopy, rh, rcopy);
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));  // the parent forgets R
+  internal.Build(w.image.data(), ph, entries);
+  fabric::CopyToPool(parent.page(), w.image.data(), nb);
+  parent.MarkDirty();
+  Retire(w, right);
+  nodes_[w.cn]->retired.merges.fetch_add(1, std::memory_order_relaxed);
+  *merged = true;
+  return Status::Ok();
+}
+
+void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
+                          const std::byte* lcopy, const Header& rh, const std::byte* rcopy) {
+  Header mh = lh;
+  mh.high = rh.high;
+  mh.sibling = rh.sibling;
+  if (lh.is_leaf()) {
+    const auto& leaf = shared_.validator.leaf();
+    w.leaf_entries.clear();
+    leaf.Collect(lcopy, lh, &w.leaf_entries);
+    leaf.Collect(rcopy, rh, &w.leaf_entries);
+    leaf.Build(w.image.data(), mh, w.leaf_entries, /*unsorted=*/false);
+  } else {
+    const auto& internal = shared_.validator.internal();
+    std::vector<InternalEntry> both;
+    internal.Collect(lcopy, lh, &both);
+    both.push_back({rh.low, rh.leftmost});  // swizzled or not, moved as is
+    internal.Collect(rcopy, rh, &both);
+    internal.Build(w.image.data(), mh, both);
+  }
+  fabric::CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
+  // R's swizzled children now hang below L. R's frame goes only after this: a cooler that
+  // gets R's latch must not find children that still name R as their parent.
+  if (!lh.is_leaf()) nodes_[w.cn]->bm->Adopt(left);
+  left.MarkDirty();
+}
+
+Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
+                                       const Header& ph, cache::ExclusiveGuard& left,
+                                       const Header& lh, cache::ExclusiveGuard& right,
+                                       const Header& rh, bool* merged) {
+  const auto& internal = shared_.validator.internal();
+  const GlobalAddress paddr = parent.frame()->remote();
+  const GlobalAddress laddr = left.frame()->remote(), raddr = right.frame()->remote();
+  tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
+  Header fh;
+  bool valid = false;
+  DMX_RETURN_IF_ERROR(LockRemote(w, paddr, guard, &fh, &valid));
+  // §7: only if the cached parent is the current one; otherwise refresh, no merge.
+  auto& entries = w.internal_entries;
+  entries.clear();
+  if (valid) internal.Collect(w.ctx.node(), fh, &entries);
+  size_t ri = 0;
+  while (ri < entries.size() && entries[ri].child != raddr) ++ri;
+  if (!valid || fh.dead() || fh.version != ph.version || fh.level != lh.level + 1 ||
+      map_->ExclusiveOwner(fh.low, fh.high).has_value() || ri == entries.size() ||
+      entries[ri].key != rh.low || (ri == 0 ? fh.leftmost : entries[ri - 1].child) != laddr) {
+    DMX_RETURN_IF_ERROR(guard.Unlock());
+    w.need_refresh = true;
+    return Status::Ok();
+  }
+  right.MarkDirty();  // see MergeSiblings
+  DMX_RETURN_IF_ERROR(WriteDead(w, raddr, rh));
+  // Remote memory must hold what the shared parent references: L goes through first.
+  AbsorbRight(w, left, lh, w.ctx.sibling(), rh, w.ctx.scratch());
+  DMX_RETURN_IF_ERROR(WriteThrough(w, left));
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));
+  Header nh = fh;
+  nh.version = w.ctx.NewVersion(fh.version);
+  internal.Build(w.image.data(), nh, entries);
+  fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
+  DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
+  nodes_[w.cn]->bm->Refresh(parent, w.image.data());  // R's frame becomes an orphan
+  Retire(w, right);
+  nodes_[w.cn]->retired.merges.fetch_add(1, std::memory_order_relaxed);
+  nodes_[w.cn]->retired.shared_merges.fetch_add(1, std::memory_order_relaxed);
+  *merged = true;
+  return Status::Ok();
+}
+
+Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
+  // An owned inner root with a single child: the child becomes the root. Only when this
+  // compute node owns every key (one partition); a shared root's height stays.
+  if (at.h.is_leaf() || shared_.validator.internal().Count(at.h) != 0) return Status::Ok();
+  DexComputeNode& cn = *nodes_[w.cn];
+  cache::ExclusiveGuard mx = cache::ExclusiveGuard::TryUpgrade(at.parent);
+  if (!mx.owns()) return Status::Retry();
+  cache::ExclusiveGuard rootx = cache::ExclusiveGuard::TryUpgrade(at.leaf);
+  if (!rootx.owns()) return Status::Retry();
+  CopyPage(rootx.page(), w.copy.data(), Layout::kHeaderBytes);
+  const Header h = DecodeHeader(w.copy.data());
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (h.is_leaf() || h.count != 0 || !Owned(w, h) ||
+      rootx.frame()->pins.load(std::memory_order_seq_cst) != 0)
+    return Status::Ok();
+  // The child must be cached here: it is written through, so that the root word never
+  // points at an outdated image (RefreshPath and the core's root growth read it remotely).
+  const cache::Swip cs = cache::Swip::Load(page_layout_.ChildSlot(rootx.page(), 0));
+  if (!cs.swizzled()) return Status::Ok();
+  cache::ExclusiveGuard cx = cache::ExclusiveGuard::TryLock(cs.frame());
+  if (!cx.owns()) return Status::Retry();
+  DMX_RETURN_IF_ERROR(WriteThrough(w, cx));
+  const GlobalAddress old_root = rootx.frame()->remote();
+  uint64_t seen = 0;
+  DMX_RETURN_IF_ERROR(w.ctx.ep.Cas(shared_.root_word, old_root.raw(), cx.frame()->remote().raw(), &seen));
+  if (seen != old_root.raw()) return Status::Ok();  // the root moved meanwhile: leave it
+  cn.bm->Attach(mx, page_layout_.ChildSlot(mx.page(), 0), cx);
+  rootx.MarkDirty();  // in case the dead image below does not land: see MergeSiblings
+  DMX_RETURN_IF_ERROR(WriteDead(w, old_root, h));
+  Retire(w, rootx);
+  cn.retired.root_shrinks.fetch_add(1, std::memory_order_relaxed);
+  *merged = true;
+  return Status::Ok();
+}
+
+Status DexTree::WriteDead(DexWorker& w, GlobalAddress addr, const Header& h) {
+  Header dh;
+  dh.version = w.ctx.NewVersion(h.version);
+  dh.level = h.level;
+  dh.flags = tree::kFlagDead;
+  dh.low = h.low;
+  dh.high = h.high;
+  if (h.is_leaf()) shared_.validator.leaf().Build(w.image.data(), dh, {}, /*unsorted=*/false);
+  else shared_.validator.internal().Build(w.image.data(), dh, {});
+  return w.ctx.ep.Write(addr, w.image.data(), layout_.node_bytes);
+}
+
+void DexTree::Retire(DexWorker& w, cache::ExclusiveGuard& node) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  const GlobalAddress addr = node.frame()->remote();
+  cn.bm->Discard(node, w.cw);
+  cn.retired.Put(addr);
+}
+
+Result<cache::ExclusiveGuard> DexTree::NewCachedNode(DexWorker& w, uint16_t memory_node) {
+  DexComputeNode& cn = *nodes_[w.cn];
+  GlobalAddress block;
+  if (cn.retired.Take(memory_node, &block)) {
+    // Still registered in the mapping table (a racing traversal claimed or is reading the
+    // old address and will restart): reuse it another time.
+    if (cn.bm->Lookup(block) == nullptr) {
+      auto g = cn.bm->AllocateNew(block, w.cw);
+      if (g.ok()) {
+        cn.retired.reused.fetch_add(1, std::memory_order_relaxed);
+        return g;
+      }
+    }
+    cn.retired.Put(block);
+  }
+  auto fresh = cn.core.allocator.AllocateOn(w.ctx.ep, memory_node, layout_.node_bytes);
+  if (!fresh.ok()) return fresh.status();
+  auto g = cn.bm->AllocateNew(*fresh, w.cw);
+  if (!g.ok()) cn.core.allocator.Free(*fresh, layout_.node_bytes);
+  return g;
+}
+
+}  // namespace dmindex::designs::dex

@@ -1,0 +1,335 @@
+// DEX merges after deletes (dex_merge.cc): results match a model with merges happening,
+// remote memory and leaf count stay bounded under insert/delete churn (and grow without
+// merges), scans stay correct while leaves merge under them, concurrent histories with torn
+// and delayed verbs stay linearizable.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "check/workload.h"
+#include "designs/dex/dex_tree.h"
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+
+namespace dmindex {
+namespace {
+
+using designs::dex::DexTree;
+using designs::dex::WorkerSet;
+using designs::dex::WriteOp;
+
+std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
+  fabric::InProcOptions o;
+  o.memory_nodes = 2;
+  o.pool_bytes = 64ull << 20;
+  o.node.chunk_bytes = 64 << 10;  // small chunks: pool bytes show node counts finely
+  o.faults = faults;
+  return std::move(fabric::InProcFabric::Create(o)).value();
+}
+
+IndexOptions Options(uint32_t compute_nodes, std::map<std::string, std::string> knobs = {}) {
+  IndexOptions o;
+  o.name = "dex-merge-test";
+  o.node_bytes = 512;
+  o.compute_nodes = compute_nodes;
+  o.cache_bytes = 1 << 20;
+  o.knobs = std::move(knobs);
+  return o;
+}
+
+// Leaves from the first to the last, by the scan's own leaf-by-leaf walk.
+size_t CountLeaves(DexTree& tree, WorkerSet& ws) {
+  size_t leaves = 0;
+  std::vector<KeyValue> sink;
+  for (Key cursor = kMinKey;;) {
+    Key next = 0;
+    sink.clear();
+    EXPECT_TRUE(tree.ScanLeaf(ws, cursor, 0, &sink, &next).ok());
+    ++leaves;
+    if (next == tree::U64KV::kPosInf) return leaves;
+    cursor = next;
+  }
+}
+
+// Random operations, deletes as frequent as inserts over phases that shrink and regrow the
+// key set, checked against std::map after every operation.
+void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string> knobs) {
+  auto fabric = MakeFabric();
+  auto index = designs::MakeIndex("dex", *fabric, Options(compute_nodes, knobs));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (uint32_t c = 0; c < compute_nodes; ++c)
+    sessions.push_back(std::move((*index)->OpenSession(c)).value());
+  std::map<Key, Value> model;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 30000; ++i) {
+    Session& s = *sessions[rng() % sessions.size()];
+    const Key k = 1 + rng() % 3000;
+    const Value v = rng();
+    const bool growing = (i / 6000) % 2 == 0;  // phases: mostly inserts, then mostly deletes
+    const int op = static_cast<int>(rng() % 100);
+    if (op < (growing ? 60 : 5)) {
+      ASSERT_TRUE(s.Insert(k, v).ok()) << "op " << i;
+      model[k] = v;
+    } else if (op < 70) {
+      Status st = s.Delete(k);
+      ASSERT_EQ(st.ok(), model.erase(k) == 1) << "op " << i << " delete " << k << ": " << st.ToString();
+    } else if (op < 85) {
+      Value got = 0;
+      Status st = s.Lookup(k, &got);
+      ASSERT_EQ(st.ok(), model.count(k) == 1) << "op " << i << " lookup " << k << ": " << st.ToString();
+      if (st.ok()) {
+        ASSERT_EQ(got, model[k]) << "op " << i;
+      }
+    } else {
+      std::vector<KeyValue> got;
+      ASSERT_TRUE(s.Scan(k, 30, &got).ok());
+      auto it = model.lower_bound(k);
+      for (size_t j = 0; j < got.size(); ++j, ++it) {
+        ASSERT_NE(it, model.end()) << "op " << i;
+        ASSERT_EQ(got[j].key, it->first) << "op " << i << " scan from " << k << " item " << j;
+        ASSERT_EQ(got[j].value, it->second);
+      }
+      if (got.size() < 30) {
+        ASSERT_EQ(it, model.end()) << "op " << i << " scan from " << k << " stopped early";
+      }
+    }
+  }
+  for (const auto& [k, v] : model) {
+    Value got = 0;
+    ASSERT_TRUE(sessions[0]->Lookup(k, &got).ok()) << k;
+    ASSERT_EQ(got, v);
+  }
+  const IndexStats st = (*index)->Stats();
+  EXPECT_GT(st.merges, 30u) << "deletes must have merged nodes";
+  std::cout << "[ merge    ] " << compute_nodes << " compute nodes: " << st.merges << " merges\n";
+}
+
+TEST(DexMerge, RandomOpsMatchMapOneComputeNode) { RandomOpsMatchMap(1, {}); }
+TEST(DexMerge, RandomOpsMatchMapOneComputeNodeSmallCache) {
+  RandomOpsMatchMap(1, {{"cache_mb", "0"}, {"admission", "0.1"}});
+}
+TEST(DexMerge, RandomOpsMatchMapThreePartitions) { RandomOpsMatchMap(3, {{"key_space", "3000"}}); }
+TEST(DexMerge, RandomOpsMatchMapThreePartitionsNoOffload) {
+  RandomOpsMatchMap(3, {{"key_space", "3000"}, {"offload", "off"}, {"cache_mb", "0"}});
+}
+
+struct ChurnResult {
+  size_t leaves_early = 0, leaves_late = 0;
+  uint64_t pool_early = 0, pool_late = 0, merges = 0;
+};
+
+// A sliding window of 1000 live keys: every round inserts the next 1000 keys and deletes
+// the previous round's.
+ChurnResult Churn(const std::string& merge) {
+  auto fabric = MakeFabric();
+  auto tree = DexTree::Open(*fabric, Options(1, {{"merge", merge}}));
+  EXPECT_TRUE(tree.ok()) << tree.status().ToString();
+  WorkerSet ws(**tree, 0);
+  ChurnResult r;
+  constexpr Key kWindow = 1000;
+  for (Key round = 0; round < 30; ++round) {
+    for (Key k = round * kWindow + 1; k <= (round + 1) * kWindow; ++k)
+      EXPECT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+    for (Key k = (round - 1) * kWindow + 1; round > 0 && k <= round * kWindow; ++k)
+      EXPECT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+    if (round == 3) {
+      r.leaves_early = CountLeaves(**tree, ws);
+      r.pool_early = (*tree)->Stats().pool_bytes;
+    }
+  }
+  r.leaves_late = CountLeaves(**tree, ws);
+  r.pool_late = (*tree)->Stats().pool_bytes;
+  r.merges = (*tree)->Stats().merges;
+  std::vector<KeyValue> all;
+  Key next = 0;
+  for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
+    EXPECT_TRUE((*tree)->ScanLeaf(ws, cursor, 1 << 20, &all, &next).ok());
+  EXPECT_EQ(all.size(), kWindow);
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 29 * kWindow + 1 + i);
+  return r;
+}
+
+TEST(DexMerge, ChurnStaysBoundedWithMergesAndGrowsWithout) {
+  const ChurnResult on = Churn("on");
+  const ChurnResult off = Churn("off");
+  std::cout << "[ merge    ] churn leaves " << on.leaves_early << " -> " << on.leaves_late
+            << ", pool " << on.pool_early << " -> " << on.pool_late << " bytes (" << on.merges
+            << " merges); merge=off: leaves " << off.leaves_early << " -> " << off.leaves_late
+            << ", pool " << off.pool_early << " -> " << off.pool_late << "\n";
+  // With merges: the leaf count follows the live keys; the pool does not grow.
+  EXPECT_LE(on.leaves_late, on.leaves_early + 10);
+  EXPECT_EQ(on.pool_late, on.pool_early);
+  EXPECT_GT(on.merges, 1000u);
+  // Without: every round leaves its emptied leaves behind.
+  EXPECT_GT(off.leaves_late, 5 * off.leaves_early);
+  EXPECT_GT(off.pool_late, 4 * off.pool_early);
+  EXPECT_EQ(off.merges, 0u);
+}
+
+// Keys divisible by 8 stay; the others are inserted and deleted by two threads (so leaves
+// split and merge all the time) while a third scans: every scan must return exactly the
+// permanent keys of its range among the churning ones, in order.
+TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
+  fabric::FaultOptions faults;
+  faults.tear = true;
+  auto fabric = MakeFabric(faults);
+  IndexOptions o = Options(2, {{"key_space", "4000"}});
+  o.cache_bytes = 64 * o.node_bytes;
+  auto index = designs::MakeIndex("dex", *fabric, o);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  constexpr Key kKeys = 4000;
+  {
+    auto s = std::move((*index)->OpenSession(0)).value();
+    for (Key k = 8; k <= kKeys; k += 8) ASSERT_TRUE(s->Insert(k, k).ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> failures{0};
+  auto churn = [&](uint32_t cn) {
+    auto s = std::move((*index)->OpenSession(cn)).value();
+    for (int round = 0; round < 6; ++round)
+      for (Key k = 1; k <= kKeys; ++k) {
+        if (k % 8 == 0) continue;
+        Status st = round % 2 == 0 ? s->Insert(k, k) : s->Delete(k);
+        if (!st.ok() && !st.IsNotFound()) failures.fetch_add(1);
+      }
+  };
+  uint64_t scans = 0;
+  std::thread a(churn, 0), b(churn, 1);
+  std::thread scanner([&] {
+    auto s = std::move((*index)->OpenSession(1)).value();
+    std::mt19937_64 rng(3);
+    while (!stop.load()) {
+      const Key start = 1 + rng() % kKeys;
+      std::vector<KeyValue> got;
+      if (!s->Scan(start, 40, &got).ok()) {
+        failures.fetch_add(1);
+        continue;
+      }
+      Key expect = (start + 7) / 8 * 8;  // the first permanent key >= start
+      for (size_t i = 0; i + 1 < got.size(); ++i)
+        if (got[i].key >= got[i + 1].key) failures.fetch_add(1);
+      for (const KeyValue& kv : got) {
+        if (kv.key % 8 != 0) continue;
+        if (kv.key != expect) failures.fetch_add(1);
+        expect = kv.key + 8;
+      }
+      ++scans;
+    }
+  });
+  a.join();
+  b.join();
+  stop.store(true);
+  scanner.join();
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_GT(scans, 10u);
+  EXPECT_GT((*index)->Stats().merges, 20u);
+}
+
+// The harness's linearizability check with a delete-heavy mix (so merges run concurrently
+// with everything else), a 64-node cache, torn and delayed verbs.
+void ConcurrentLinearizable(uint32_t compute_nodes, std::map<std::string, std::string> knobs) {
+  fabric::FaultOptions faults;
+  faults.tear = true;
+  faults.delay_probability = 0.01;
+  auto fabric = MakeFabric(faults);
+  IndexOptions o = Options(compute_nodes, knobs);
+  o.cache_bytes = 64 * o.node_bytes;
+  auto index = designs::MakeIndex("dex", *fabric, o);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  check::WorkloadOptions w;
+  w.compute_nodes = compute_nodes;
+  w.threads = 6;
+  w.keys = 2048;  // enough leaves that most have an owned parent
+  w.key_stride = 1;  // every round on the same keys: leaves drain
+  w.ops_per_thread = 1200;
+  w.insert_pct = 10;
+  w.delete_pct = 60;
+  w.update_pct = 5;
+  check::ConcurrentWorkload workload(**index, w);
+  ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, 3);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  const IndexStats st = (*index)->Stats();
+  EXPECT_GT(st.merges, 0u);
+  std::cout << "[ merge    ] " << report->ToString(0) << " merges " << st.merges << "\n";
+}
+
+TEST(DexMerge, ConcurrentOpsOneComputeNodeAreLinearizable) {
+  ConcurrentLinearizable(1, {{"admission", "0.5"}});
+}
+TEST(DexMerge, ConcurrentOpsOverThreePartitionsAreLinearizable) {
+  ConcurrentLinearizable(3, {{"key_space", "2048"}});
+}
+
+// Three partitions over a small tree: leaves hang below shared parents, so merges take the
+// parent's remote lock (§7). Emptying the middle partition merges its leaves.
+TEST(DexMerge, LeavesMergeUnderSharedParents) {
+  auto fabric = MakeFabric();
+  auto tree = DexTree::Open(*fabric, Options(3, {{"boundaries", "1000,2000"}}));
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  WorkerSet ws(**tree, 0);
+  for (Key k = 1; k < 3000; k += 3) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+  const size_t before = CountLeaves(**tree, ws);
+  for (Key k = 1000; k < 2000; ++k)
+    if (k % 3 == 1) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+  EXPECT_GT((*tree)->compute_node(1).retired.shared_merges.load(), 0u);
+  EXPECT_LT(CountLeaves(**tree, ws), before - 10);
+  for (Key k = 1; k < 3000; ++k) {
+    Value v = 0;
+    const bool present = k % 3 == 1 && (k < 1000 || k >= 2000);
+    ASSERT_EQ((*tree)->Lookup(ws, k, &v).ok(), present) << k;
+    if (present) {
+      ASSERT_EQ(v, k);
+    }
+  }
+  for (Key k = 1000; k < 2000; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k + 1).ok());
+  for (Key k = 1000; k < 2000; ++k) {
+    Value v = 0;
+    ASSERT_TRUE((*tree)->Lookup(ws, k, &v).ok()) << k;
+    ASSERT_EQ(v, k + 1);
+  }
+}
+
+// One compute node owns the root: deleting almost everything merges level after level until
+// the root has one child, and the tree gets lower. It grows again afterwards.
+TEST(DexMerge, RootShrinksWhenOneChildIsLeft) {
+  auto fabric = MakeFabric();
+  auto tree = DexTree::Open(*fabric, Options(1));
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  WorkerSet ws(**tree, 0);
+  constexpr Key kKeys = 20000;  // three levels with 512-byte nodes
+  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+  for (Key k = 1; k <= kKeys; ++k)
+    if (k % 1000 != 0) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+  EXPECT_GT((*tree)->compute_node(0).retired.root_shrinks.load(), 0u);
+  EXPECT_LE(CountLeaves(**tree, ws), 6u);  // 20 keys, leaves of >= 4 (1/4 of 18) each
+  std::vector<KeyValue> all;
+  Key next = 0;
+  for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
+    ASSERT_TRUE((*tree)->ScanLeaf(ws, cursor, 1 << 20, &all, &next).ok());
+  ASSERT_EQ(all.size(), kKeys / 1000);
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 1000 * (i + 1));
+  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, 2 * k).ok());
+  for (Key k = 1; k <= kKeys; k += 7) {
+    Value v = 0;
+    ASSERT_TRUE((*tree)->Lookup(ws, k, &v).ok()) << k;
+    ASSERT_EQ(v, 2 * k);
+  }
+}
+
+TEST(DexMerge, KnobIsValidated) {
+  auto fabric = MakeFabric();
+  auto bad = DexTree::Open(*fabric, Options(1, {{"merge", "maybe"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().IsInvalidArgument()) << bad.status().ToString();
+}
+
+}  // namespace
+}  // namespace dmindex
