@@ -121,13 +121,14 @@ TEST(DexMerge, RandomOpsMatchMapThreePartitionsNoOffload) {
 struct ChurnResult {
   size_t leaves_early = 0, leaves_late = 0;
   uint64_t pool_early = 0, pool_late = 0, merges = 0;
+  fabric::VerbCounts deletes;  // verbs of the deletes of the rounds after the third
 };
 
 // A sliding window of 1000 live keys: every round inserts the next 1000 keys and deletes
 // the previous round's.
-ChurnResult Churn(const std::string& merge) {
+ChurnResult Churn(std::map<std::string, std::string> knobs) {
   auto fabric = MakeFabric();
-  auto tree = DexTree::Open(*fabric, Options(1, {{"merge", merge}}));
+  auto tree = DexTree::Open(*fabric, Options(1, std::move(knobs)));
   EXPECT_TRUE(tree.ok()) << tree.status().ToString();
   WorkerSet ws(**tree, 0);
   ChurnResult r;
@@ -135,8 +136,10 @@ ChurnResult Churn(const std::string& merge) {
   for (Key round = 0; round < 30; ++round) {
     for (Key k = round * kWindow + 1; k <= (round + 1) * kWindow; ++k)
       EXPECT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+    const fabric::VerbCounts before = fabric->TotalCounts();
     for (Key k = (round - 1) * kWindow + 1; round > 0 && k <= round * kWindow; ++k)
       EXPECT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+    if (round > 3) r.deletes += fabric->TotalCounts() - before;
     if (round == 3) {
       r.leaves_early = CountLeaves(**tree, ws);
       r.pool_early = (*tree)->Stats().pool_bytes;
@@ -154,13 +157,21 @@ ChurnResult Churn(const std::string& merge) {
   return r;
 }
 
+void Print(const std::string& what, const ChurnResult& r) {
+  const double n = 26 * 1000.0;  // deletes measured
+  std::cout << "[ merge    ] churn " << what << ": leaves " << r.leaves_early << " -> "
+            << r.leaves_late << ", pool " << r.pool_early << " -> " << r.pool_late << " bytes, "
+            << r.merges << " merges; per delete READ " << r.deletes.reads / n << " WRITE "
+            << r.deletes.writes / n << " atomic " << r.deletes.atomics() / n << " RPC "
+            << r.deletes.rpcs / n << " RTT " << r.deletes.round_trips / n << " bytes "
+            << r.deletes.bytes() / n << "\n";
+}
+
 TEST(DexMerge, ChurnStaysBoundedWithMergesAndGrowsWithout) {
-  const ChurnResult on = Churn("on");
-  const ChurnResult off = Churn("off");
-  std::cout << "[ merge    ] churn leaves " << on.leaves_early << " -> " << on.leaves_late
-            << ", pool " << on.pool_early << " -> " << on.pool_late << " bytes (" << on.merges
-            << " merges); merge=off: leaves " << off.leaves_early << " -> " << off.leaves_late
-            << ", pool " << off.pool_early << " -> " << off.pool_late << "\n";
+  const ChurnResult on = Churn({});
+  const ChurnResult off = Churn({{"merge", "off"}});
+  Print("merge=on", on);
+  Print("merge=off", off);
   // With merges: the leaf count follows the live keys; the pool does not grow.
   EXPECT_LE(on.leaves_late, on.leaves_early + 10);
   EXPECT_EQ(on.pool_late, on.pool_early);
@@ -169,6 +180,14 @@ TEST(DexMerge, ChurnStaysBoundedWithMergesAndGrowsWithout) {
   EXPECT_GT(off.leaves_late, 5 * off.leaves_early);
   EXPECT_GT(off.pool_late, 4 * off.pool_early);
   EXPECT_EQ(off.merges, 0u);
+  // The same with a 64-node cache (eviction, lazy admission, offloaded deletes).
+  const ChurnResult small_on = Churn({{"cache_mb", "0"}});
+  const ChurnResult small_off = Churn({{"cache_mb", "0"}, {"merge", "off"}});
+  Print("merge=on, 64-node cache", small_on);
+  Print("merge=off, 64-node cache", small_off);
+  EXPECT_LE(small_on.leaves_late, small_on.leaves_early + 10);
+  EXPECT_LE(small_on.pool_late, small_on.pool_early + (128 << 10));
+  EXPECT_GT(small_off.leaves_late, 5 * small_off.leaves_early);
 }
 
 // Keys divisible by 8 stay; the others are inserted and deleted by two threads (so leaves
