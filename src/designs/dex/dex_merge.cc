@@ -7,11 +7,11 @@
 // other node changes. Then the parent is checked the same way, one level up; an owned root
 // left with one child hands the root word to that child.
 //
-// Only under OWNED parents. Under a shared parent (near a partition boundary or the root),
-// §7's rule would lock the parent remotely and merge only if the cached copy is current, as
-// splits do. We leave those leaves lazy: they are few (only leaves whose parent's range
-// crosses a boundary), and removing a separator from a shared parent would also let it go
-// underfull, which only the core could repair, and the core never merges (docs/DEX.md).
+// Under a SHARED parent (near a partition boundary or the root) §7's rule, as for splits
+// (dex_split.cc): the parent's remote lock, proceed only if the cached copy has the same
+// version (else no merge: refresh the path), write the left node through, write the parent
+// without the separator and unlock, refresh the cached parent. Shared nodes themselves never
+// merge (the core's lazy deletion), so a shared parent may stay underfull.
 //
 // Who may still hold the address of the node that went (R), and why reuse of its block is
 // safe:
