@@ -197,7 +197,7 @@ TEST(Dex, RepartitioningKeepsEveryUpdate) {
   for (Key k = 1; k <= 10000; ++k)
     ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpdate, 3 * k, k + 7).ok());
   EXPECT_GT(fabric->TotalCounts().writes, 0u);
-  auto seconds = (*tree)->Repartition(**w, {3 * 2500});
+  auto seconds = (*tree)->Repartition({3 * 2500});
   ASSERT_TRUE(seconds.ok()) << seconds.status().ToString();
   EXPECT_EQ((*tree)->partition_map().Owner(3 * 2600), 1u);
   for (Key k = 1; k <= 10000; ++k) {
@@ -211,7 +211,7 @@ TEST(Dex, RepartitioningKeepsEveryUpdate) {
     ASSERT_TRUE((*tree)->Lookup(ws, 3 * k + 1, &v).ok()) << 3 * k + 1;
     ASSERT_EQ(v, k);
   }
-  EXPECT_TRUE((*tree)->Repartition(**w, {5, 4}).status().IsInvalidArgument());
+  EXPECT_TRUE((*tree)->Repartition({5, 4}).status().IsInvalidArgument());
 }
 
 // The public routing call names the serving compute node and its partition, and follows a

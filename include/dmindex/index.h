@@ -80,6 +80,8 @@ class Session {
   // Up to `count` pairs with key >= start, in ascending key order, replacing *out. Not a
   // snapshot: each returned value was current at some instant during the scan, and every
   // key present for the whole scan (within the range it covered) is returned.
+  // NotOwner (partitioned designs): the range runs into a partition another process serves;
+  // *out holds the pairs found before it, to be continued there (Index::RouteKey).
   virtual Status Scan(Key start, size_t count, std::vector<KeyValue>* out) = 0;
 };
 

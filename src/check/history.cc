@@ -154,6 +154,9 @@ Operation RecordingSession::Begin(OpKind kind, Key key, Value value) const {
 }
 
 Status RecordingSession::Record(Operation op, const Status& s) {
+  // NotOwner promises the call changed and read nothing (another process serves the key):
+  // it is no operation of the history.
+  if (s.IsNotOwner()) return s;
   op.response_ns = log_.Now();
   op.outcome = OutcomeOf(s);
   log_.Add(std::move(op));
@@ -191,6 +194,13 @@ Status RecordingSession::Scan(Key start, size_t count, std::vector<KeyValue>* ou
   op.scan_count = static_cast<uint32_t>(count);
   Status s = inner_.Scan(start, count, out);
   if (s.ok()) op.scan_result = *out;
+  if (s.IsNotOwner() && !out->empty()) {
+    // Cut short at a partition served elsewhere: the pairs before it are a scan of their
+    // own, which covered (at least) the keys up to its last pair.
+    op.scan_result = *out;
+    op.scan_count = static_cast<uint32_t>(out->size());
+    Record(std::move(op), Status::Ok());
+  }
   return Record(std::move(op), s);
 }
 

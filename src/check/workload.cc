@@ -43,7 +43,7 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
   Value sequence = 0;
   std::vector<KeyValue> scanned;
   for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
-    const Key key = KeyAt(static_cast<uint32_t>(rng() % options_.keys));
+    const Key key = DrawKey(rng, false);
     uint32_t dice = static_cast<uint32_t>(rng() % 100);
     Status s;
     if (dice < options_.insert_pct) {
@@ -53,15 +53,52 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
     } else if ((dice -= options_.update_pct) < options_.delete_pct) {
       s = session.Delete(key);
     } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
-      // Starts anywhere in the key space, also between keys and before the first one.
-      const Key start = 1 + rng() % (KeyAt(options_.keys - 1) + options_.key_stride);
-      s = session.Scan(start, 1 + rng() % options_.max_scan_count, &scanned);
+      s = session.Scan(DrawKey(rng, true), 1 + rng() % options_.max_scan_count, &scanned);
     } else {
       Value v;
       s = session.Lookup(key, &v);
     }
-    if (!s.ok() && !s.IsNotFound()) NoteError(s, "operation");
+    if (!s.ok() && !s.IsNotFound() && !s.IsNotOwner()) NoteError(s, "operation");
   }
+}
+
+Key ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {
+  Key key = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    // A scan starts anywhere in the key space, also between keys and before the first one.
+    key = start ? 1 + rng() % (KeyAt(options_.keys - 1) + options_.key_stride)
+                : KeyAt(static_cast<uint32_t>(rng() % options_.keys));
+    if (index_.RouteKey(key).hosted) break;
+  }
+  return key;
+}
+
+void ConcurrentWorkload::RepartitionOnce(std::mt19937_64& rng) {
+  std::vector<Route> parts;
+  for (Key k = kMinKey;;) {
+    parts.push_back(index_.RouteKey(k));
+    if (parts.back().high >= kMaxKey) break;
+    k = parts.back().high + 1;
+  }
+  if (parts.size() < 2) return;
+  for (size_t j = 0; j < parts.size(); ++j)
+    if (parts[j].compute_node != j) return;  // an empty partition: leave such maps alone
+  const size_t c = rng() % parts.size();
+  if (!parts[c].hosted) return;
+  std::vector<Key> hot;
+  for (uint32_t i = 0; i < options_.keys; ++i)
+    if (KeyAt(i) >= parts[c].low && KeyAt(i) <= parts[c].high) hot.push_back(KeyAt(i));
+  if (hot.size() < 2) return;
+  // Boundary j separates partitions j and j + 1; give the upper or lower half away.
+  std::vector<Key> boundaries;
+  for (size_t j = 1; j < parts.size(); ++j) boundaries.push_back(parts[j].low);
+  const bool give_up = c + 1 < parts.size() && (c == 0 || rng() % 2 == 0);
+  if (give_up) boundaries[c] = hot[hot.size() / 2];
+  else boundaries[c - 1] = hot[hot.size() / 2];
+  auto moved = index_.Repartition(boundaries);
+  if (moved.ok()) repartitions_.fetch_add(1);
+  // NotOwner: our view was stale and the move would take keys from another process.
+  else if (!moved.status().IsNotOwner()) NoteError(moved.status(), "Repartition");
 }
 
 Result<History> ConcurrentWorkload::RunRound() {
@@ -74,10 +111,20 @@ Result<History> ConcurrentWorkload::RunRound() {
   {
     std::latch start(options_.threads);
     std::vector<std::thread> threads;
+    std::atomic<uint32_t> running{options_.threads};
     for (uint32_t t = 0; t < options_.threads; ++t)
       threads.emplace_back([&, t] {
         start.arrive_and_wait();  // all threads begin together, for maximal overlap
         RunThread(t, recorder.log(t));
+        running.fetch_sub(1);
+      });
+    if (options_.repartition_ms > 0)
+      threads.emplace_back([&] {
+        std::mt19937_64 rng(options_.seed * 7'919 + round_);
+        while (running.load() > 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(options_.repartition_ms));
+          if (running.load() > 0) RepartitionOnce(rng);
+        }
       });
     for (std::thread& t : threads) t.join();
   }
@@ -97,7 +144,7 @@ Result<History> ConcurrentWorkload::RunRound() {
     Status s = reader.Lookup(key, &v);
     if (s.ok())
       state_[key] = v;
-    else if (!s.IsNotFound())
+    else if (!s.IsNotFound() && !s.IsNotOwner())  // NotOwner: another process reads it back
       return Status(s);
   }
   ++round_;

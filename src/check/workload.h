@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 
 #include "check/checker.h"
@@ -42,6 +43,9 @@ struct WorkloadOptions {
   // This compute process's number (0-255) when several processes share the index: written
   // values embed it, so they stay unique across processes, and recorded operations carry it.
   uint32_t process = 0;
+  // Partitioned designs (DEX): every this many ms during a round, one compute node hosted
+  // here gives half of its hot keys to a neighbour (Index::Repartition). 0: never.
+  uint32_t repartition_ms = 0;
 };
 
 // Largest WorkloadOptions::threads and ::process: each has 8 bits of every written value.
@@ -68,17 +72,24 @@ class ConcurrentWorkload {
   // The state the next round starts from (after Preload: the loaded pairs).
   const std::map<Key, Value>& start_state() const { return state_; }
   uint64_t errors() const { return errors_.load(); }
+  uint64_t repartitions() const { return repartitions_.load(); }
   std::string first_error() const;
 
  private:
   void RunThread(uint32_t thread, ThreadLog& log);
   void NoteError(const Status& s, const char* what);
+  // A key drawn from the round's hot keys (`start`: any key of the range), preferring keys
+  // this process serves: others answer NotOwner and do not count.
+  Key DrawKey(std::mt19937_64& rng, bool start) const;
+  // Moves one partition boundary (see WorkloadOptions::repartition_ms).
+  void RepartitionOnce(std::mt19937_64& rng);
 
   Index& index_;
   const WorkloadOptions options_;
   std::map<Key, Value> state_;  // where the next round starts
   uint32_t round_ = 0;
   std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> repartitions_{0};
   mutable std::mutex mu_;
   std::string first_error_;
 };

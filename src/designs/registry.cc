@@ -25,11 +25,7 @@ const std::vector<Entry>& Table() {
       {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
-      {"dex", MakeDex,
-       "a compute node changes the nodes of its own partition only in its cache (no remote "
-       "locks, written back when cooled), and every process hosts compute nodes 0..n-1, so two "
-       "processes would both own every partition; sharing needs compute-node ids unique across "
-       "processes and each key routed to its owner's process"},
+      {"dex", MakeDex},  // processes host disjoint compute nodes; keys route to theirs
   };
   return table;
 }

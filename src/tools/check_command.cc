@@ -137,15 +137,18 @@ void RunWorkload(CheckFlags& f) {
   char what[256];
   std::snprintf(what, sizeof what, "%s on %s, %u threads, %u round(s) in %.1f s",
                 f.design.c_str(), FabricName(f).c_str(), f.workload.threads, result->rounds, elapsed);
+  std::string what_all = what;
+  if (workload.repartitions() > 0)
+    what_all += ", " + std::to_string(workload.repartitions()) + " repartitionings";
   const std::string errors =
       workload.errors() == 0 ? "" : std::to_string(workload.errors()) +
                                         " operation(s) failed; first: " + workload.first_error();
   if (shared && errors.empty()) {
-    std::cout << "dmindex check: recorded " << what << " on shared index " << name << " into "
+    std::cout << "dmindex check: recorded " << what_all << " on shared index " << name << " into "
               << f.history_out << " (check with --merge)\n";
     return;
   }
-  Finish(result->report, what, errors);
+  Finish(result->report, what_all, errors);
 }
 
 // --merge: the histories of several processes, checked together; --final-state adds the
@@ -179,7 +182,8 @@ void RunMerge(CheckFlags& f) {
     auto entry = alloc::Catalog::Open(**ep, index);
     FailIfError(entry.status(), "index " + index + " in the catalog", 2);
     auto opened = designs::MakeIndex(choice->name, **fabric,
-                                     IndexOptionsFor(*choice, index, entry->node_bytes, 1));
+                                     IndexOptionsFor(*choice, index, entry->node_bytes,
+                                                     f.workload.compute_nodes));
     FailIfError(opened.status(), "opening index " + index, 2);
     auto present = check::ReadBackFinalState(**opened, f.workload.process, &*merged);
     FailIfError(present.status(), "final read-back", 1);
@@ -227,6 +231,12 @@ void AddCheckCommand(CLI::App& app) {
   cmd->add_option("--compute-node", w.process,
                   "This process's number among the processes sharing the index (0-255): written "
                   "values embed it, reports name it")->capture_default_str();
+  cmd->add_option("--compute-nodes", w.compute_nodes,
+                  "Logical compute nodes this process hosts (sessions spread over them)")
+      ->capture_default_str()->check(CLI::Range(1u, 64u));
+  cmd->add_option("--repartition-ms", w.repartition_ms,
+                  "Partitioned designs (dex): every this many ms a hosted compute node gives half "
+                  "of its hot keys to a neighbour, while the threads run")->capture_default_str();
   cmd->add_flag("--load", f->load, "Shared index: bulk load the initial keys (the index must be new)");
   cmd->add_option("--history-out", f->history_out, "Write the recorded history to this file");
   cmd->add_option("--merge", f->merge, "Merge these history files and check them together")

@@ -53,7 +53,7 @@ class DexIndex final : public Index {
   std::string design() const override { return "dex"; }
 
   Status BulkLoad(std::span<const KeyValue> sorted) override {
-    auto w = tree_->NewWorker(0);
+    auto w = tree_->NewWorker(tree_->first_node());
     if (!w.ok()) return w.status();
     return tree_->BulkLoad(**w, sorted);
   }
@@ -62,14 +62,12 @@ class DexIndex final : public Index {
       return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
                                      " out of range (the index has " +
                                      std::to_string(tree_->compute_nodes()) + ")");
-    return std::unique_ptr<Session>(new DexSession(*tree_, compute_node));
+    return std::unique_ptr<Session>(new DexSession(*tree_, tree_->first_node() + compute_node));
   }
   IndexStats Stats() const override { return tree_->Stats(); }
   Route RouteKey(Key key) const override { return tree_->RouteOf(key); }
   Result<double> Repartition(std::vector<Key> boundaries) override {
-    auto w = tree_->NewWorker(0);
-    if (!w.ok()) return w.status();
-    return tree_->Repartition(**w, std::move(boundaries));
+    return tree_->Repartition(std::move(boundaries));
   }
 
  private:

@@ -92,7 +92,7 @@ Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
 Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
   *merged = false;
   if (!at.owned || !Underfull(at.h)) return Status::Ok();
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   CopyPage(at.parent.page(), w.copy.data(), layout_.node_bytes);
   if (!at.parent.Validate()) return Status::Retry();
@@ -168,7 +168,7 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
   fabric::CopyToPool(parent.page(), w.image.data(), nb);
   parent.MarkDirty();
   Retire(w, right);
-  nodes_[w.cn]->retired.merges.fetch_add(1, std::memory_order_relaxed);
+  compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
   *merged = true;
   return Status::Ok();
 }
@@ -195,7 +195,7 @@ void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Heade
   fabric::CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
   // R's swizzled children now hang below L. R's frame goes only after this: a cooler that
   // gets R's latch must not find children that still name R as their parent.
-  if (!lh.is_leaf()) nodes_[w.cn]->bm->Adopt(left);
+  if (!lh.is_leaf()) compute_node(w.cn).bm->Adopt(left);
   left.MarkDirty();
 }
 
@@ -217,7 +217,7 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   size_t ri = 0;
   while (ri < entries.size() && entries[ri].child != raddr) ++ri;
   if (!valid || fh.dead() || fh.version != ph.version || fh.level != lh.level + 1 ||
-      map_->ExclusiveOwner(fh.low, fh.high).has_value() || ri == entries.size() ||
+      !Shared(w, fh) || ri == entries.size() ||
       entries[ri].key != rh.low || (ri == 0 ? fh.leftmost : entries[ri - 1].child) != laddr) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     w.need_refresh = true;
@@ -234,10 +234,10 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   internal.Build(w.image.data(), nh, entries);
   fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
   DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
-  nodes_[w.cn]->bm->Refresh(parent, w.image.data());  // R's frame becomes an orphan
+  compute_node(w.cn).bm->Refresh(parent, w.image.data());  // R's frame becomes an orphan
   Retire(w, right);
-  nodes_[w.cn]->retired.merges.fetch_add(1, std::memory_order_relaxed);
-  nodes_[w.cn]->retired.shared_merges.fetch_add(1, std::memory_order_relaxed);
+  compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
+  compute_node(w.cn).retired.shared_merges.fetch_add(1, std::memory_order_relaxed);
   *merged = true;
   return Status::Ok();
 }
@@ -246,7 +246,7 @@ Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
   // An owned inner root with a single child: the child becomes the root. Only when this
   // compute node owns every key (one partition); a shared root's height stays.
   if (at.h.is_leaf() || shared_.validator.internal().Count(at.h) != 0) return Status::Ok();
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   cache::ExclusiveGuard mx = cache::ExclusiveGuard::TryUpgrade(at.parent);
   if (!mx.owns()) return Status::Retry();
   cache::ExclusiveGuard rootx = cache::ExclusiveGuard::TryUpgrade(at.leaf);
@@ -290,14 +290,14 @@ Status DexTree::WriteDead(DexWorker& w, GlobalAddress addr, const Header& h) {
 }
 
 void DexTree::Retire(DexWorker& w, cache::ExclusiveGuard& node) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   const GlobalAddress addr = node.frame()->remote();
   cn.bm->Discard(node, w.cw);
   cn.retired.Put(addr);
 }
 
 Result<cache::ExclusiveGuard> DexTree::NewCachedNode(DexWorker& w, uint16_t memory_node) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   GlobalAddress block;
   if (cn.retired.Take(memory_node, &block)) {
     // Still registered in the mapping table (a racing traversal claimed or is reading the

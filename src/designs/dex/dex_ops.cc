@@ -59,25 +59,48 @@ Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
 }
 
 Route DexTree::RouteOf(Key key) const {
-  std::shared_lock routing(routing_);
-  if (!map_->partitioned()) return Route{};  // any compute node serves any key
-  const std::vector<Key>& b = map_->boundaries();
-  const uint32_t owner = map_->Owner(key);
-  Route r;
-  r.compute_node = owner;
-  r.low = owner == 0 ? kMinKey : b[owner - 1];
-  r.high = owner < b.size() ? b[owner] - 1 : kMaxKey;
-  r.hosted = true;
-  return r;
+  const PartitionMap& m = *map_.load(std::memory_order_acquire);
+  if (!m.partitioned()) return Route{};  // any compute node serves any key
+  const uint32_t owner = m.Owner(key);
+  return Route{owner, m.Low(owner), m.High(owner), Hosts(owner)};
 }
 
-Result<DexWorker*> DexTree::WorkerFor(WorkerSet& ws, Key key) {
-  return ws.Get(map_->partitioned() ? map_->Owner(key) : ws.home());
+Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate) {
+  bool reloaded = false;
+  for (;;) {
+    const PartitionMap* m = map_.load(std::memory_order_acquire);
+    const uint32_t cn = m->partitioned() ? m->Owner(key) : ws.home();
+    if (!Hosts(cn)) {
+      // Another process may have handed the range to us since we last looked.
+      if (!reloaded) {
+        reloaded = true;
+        DMX_RETURN_IF_ERROR(ReloadMap());
+        continue;
+      }
+      return Status::NotOwner("key " + std::to_string(key) + " is served by compute node " +
+                              std::to_string(cn) + " (keys " + std::to_string(m->Low(cn)) + ".." +
+                              std::to_string(m->High(cn)) + "), which this process does not host; "
+                              "route it there (Index::RouteKey)");
+    }
+    DexComputeNode& node = compute_node(cn);
+    if (node.draining.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      continue;
+    }
+    std::shared_lock g(node.gate);
+    // A map installed while we waited may have moved the key: route again.
+    if (map_.load(std::memory_order_acquire) != m) continue;
+    auto w = ws.Get(cn);
+    if (!w.ok()) return w.status();
+    (*w)->map = m;
+    *gate = std::move(g);
+    return *w;
+  }
 }
 
 Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
-  std::shared_lock routing(routing_);
-  auto wp = WorkerFor(ws, key);
+  std::shared_lock<std::shared_mutex> gate;
+  auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
   const OffloadRequest req{OffloadOp::kLookup, key, 0};
@@ -108,8 +131,8 @@ Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
 }
 
 Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
-  std::shared_lock routing(routing_);
-  auto wp = WorkerFor(ws, key);
+  std::shared_lock<std::shared_mutex> gate;
+  auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
   const OffloadRequest req{ToOffload(op), key, value};
@@ -170,7 +193,7 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
 Status DexTree::LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard,
                           Header* h, bool* valid) {
   uint64_t cas_failures = 0;
-  Status s = shared_.lock.LockAndRead(w.ctx.ep, nodes_[w.cn]->core.local_locks.get(),
+  Status s = shared_.lock.LockAndRead(w.ctx.ep, compute_node(w.cn).core.local_locks.get(),
                                       w.ctx.owner_tag, addr, w.ctx.node(), layout_.node_bytes,
                                       guard.held(), &cas_failures);
   w.ctx.CountRetry(cas_failures);
@@ -187,8 +210,7 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
   DMX_RETURN_IF_ERROR(LockRemote(w, addr, guard, &h, &valid));
   // Under the lock: the node must still be a shared leaf covering the key; otherwise it
   // split (or is owned by now) and the path is refreshed.
-  if (!valid || h.dead() || !h.is_leaf() || !h.Covers(key) ||
-      map_->ExclusiveOwner(h.low, h.high).has_value()) {
+  if (!valid || h.dead() || !h.is_leaf() || !h.Covers(key) || !Shared(w, h)) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     w.need_refresh = true;
     return Status::Retry();
@@ -214,8 +236,8 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
 
 Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out,
                          Key* next) {
-  std::shared_lock routing(routing_);
-  auto wp = WorkerFor(ws, cursor);
+  std::shared_lock<std::shared_mutex> gate;
+  auto wp = Enter(ws, cursor, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
   const auto& leaf = shared_.validator.leaf();
@@ -253,54 +275,121 @@ Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
     if (!root.ok()) return root.status();
     SetRoot(mx, *root);
   }
-  if (!options_.boundaries.empty() || nodes_.size() == 1) return Status::Ok();
+  const uint32_t parts = partitions_;
+  if (!options_.boundaries.empty() || parts == 1 || !options_.partition) return Status::Ok();
   // Balance the partitions over the loaded keys, on leaf fences so that every leaf is owned
   // by exactly one compute node (§4).
   std::vector<Key> boundaries;
-  for (size_t i = 1; i < nodes_.size(); ++i) {
-    const Key probe = sorted[sorted.size() * i / nodes_.size()].key;
+  for (size_t i = 1; i < parts; ++i) {
+    const Key probe = sorted[sorted.size() * i / parts].key;
     typename tree::TreeReader<KV>::Found found;
     DMX_RETURN_IF_ERROR(reader_.Descend(w.ctx, probe, 0, w.ctx.scratch(), &found));
     Key b = found.h.low == KV::kNegInf ? probe : found.h.low;
     if (!boundaries.empty() && b <= boundaries.back()) b = boundaries.back() + 1;
     boundaries.push_back(b);
   }
-  return Repartition(w, boundaries).status();
+  // Only the hosts of the compute nodes losing keys may move them: a process loading for
+  // a cluster should host them all (or repartition from each host afterwards).
+  Status moved = Repartition(boundaries).status();
+  return moved.IsNotOwner() ? Status::Ok() : moved;
 }
 
-Result<double> DexTree::Repartition(DexWorker& w, std::vector<Key> boundaries) {
-  if (boundaries.size() + 1 != nodes_.size() || !std::is_sorted(boundaries.begin(), boundaries.end()))
-    return Status::InvalidArgument("repartition: need " + std::to_string(nodes_.size() - 1) +
-                                   " ascending boundaries");
-  const auto start = std::chrono::steady_clock::now();
-  std::unique_lock routing(routing_);  // operations in flight finish first
-  // Every compute node whose range changes writes its dirty pages back and starts cold:
-  // its cached nodes may be owned by someone else now.
-  for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    auto bound = [&](const std::vector<Key>& b, size_t j) { return j < b.size() ? b[j] : KV::kPosInf; };
-    const bool same = bound(boundaries, i) == bound(map_->boundaries(), i) &&
-                      (i == 0 || boundaries[i - 1] == map_->boundaries()[i - 1]);
-    if (same) continue;
-    DexComputeNode& n = *nodes_[i];
-    cache::CacheWorker cw(*n.bm, w.pages);
-    auto flushed = n.bm->FlushDirty(cw);
+Status DexTree::ReloadMap() {
+  std::lock_guard lk(maps_mu_);
+  auto stored = store_.Load(maintenance_->ctx.ep);
+  if (!stored.ok()) return stored.status();
+  if (stored->version <= map_.load(std::memory_order_acquire)->version()) return Status::Ok();
+  return Install(std::make_unique<PartitionMap>(std::move(stored->boundaries), options_.partition,
+                                                stored->version),
+                 nullptr);
+}
+
+Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish) {
+  const PartitionMap& current = *map_.load(std::memory_order_acquire);
+  // Compute nodes whose range stays put keep running: they touch only nodes overlapping
+  // their range, whose ownership is the same under both maps.
+  std::vector<DexComputeNode*> moving;
+  std::vector<std::unique_lock<std::shared_mutex>> gates;
+  for (auto& n : nodes_) {
+    if (current.SameRange(*next, n->id)) continue;
+    n->draining.store(true, std::memory_order_release);
+    moving.push_back(n.get());
+  }
+  struct Undrain {
+    std::vector<DexComputeNode*>& nodes;
+    ~Undrain() {
+      for (DexComputeNode* n : nodes) n->draining.store(false, std::memory_order_release);
+    }
+  } undrain{moving};
+  for (DexComputeNode* n : moving) gates.emplace_back(n->gate);  // operations in flight finish first
+  for (DexComputeNode* n : moving) {
+    // Its cached nodes may be owned by someone else now: write back, start cold.
+    cache::CacheWorker cw(*n->bm, maintenance_->pages);
+    auto flushed = n->bm->FlushDirty(cw);
     if (!flushed.ok()) return flushed.status();
-    DMX_RETURN_IF_ERROR(n.bm->DropAll(cw));
-    cache::ExclusiveGuard mx(&n.meta);
+    DMX_RETURN_IF_ERROR(n->bm->DropAll(cw));
+    cache::ExclusiveGuard mx(&n->meta);
     cache::Swip::Store(page_layout_.ChildSlot(mx.page(), 0),
                        cache::Swip::Remote(GlobalAddress::FromRaw(0)));
   }
-  old_maps_.push_back(std::move(map_));
-  map_ = std::make_unique<PartitionMap>(std::move(boundaries), options_.partition);
-  map_view_ = map_.get();
-  DMX_RETURN_IF_ERROR(map_->Store(w.ctx.ep, map_block_));
-  routing.unlock();
-  for (auto& n : nodes_) {  // root pointers of the dropped caches
-    auto root = reader_.RefreshRoot(w.ctx);
-    if (!root.ok()) return root.status();
+  if (publish) DMX_RETURN_IF_ERROR(publish());
+  maps_.push_back(std::move(next));
+  map_.store(maps_.back().get(), std::memory_order_release);
+  // The dropped caches start from the current root (the meta page was reset above).
+  auto root = reader_.RefreshRoot(maintenance_->ctx);
+  if (!root.ok()) return root.status();
+  for (DexComputeNode* n : moving) {
     cache::ExclusiveGuard mx(&n->meta);
     SetRoot(mx, *root);
   }
+  return Status::Ok();
+}
+
+Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
+  if (!options_.partition) return Status::InvalidArgument("repartition: partitioning is off");
+  if (boundaries.size() + 1 != partitions_ || !std::is_sorted(boundaries.begin(), boundaries.end()) ||
+      std::any_of(boundaries.begin(), boundaries.end(), [](Key k) { return !IsValidKey(k); }))
+    return Status::InvalidArgument("repartition: need " + std::to_string(partitions_ - 1) +
+                                   " ascending valid keys");
+  const auto start = std::chrono::steady_clock::now();
+  std::lock_guard lk(maps_mu_);
+  fabric::Endpoint& ep = maintenance_->ctx.ep;
+  // Lock the stored map; under its lock it is the truth, so catch up with it first.
+  StoredMap stored;
+  for (uint32_t attempt = 0;; ++attempt) {
+    auto loaded = store_.Load(ep);
+    if (!loaded.ok()) return loaded.status();
+    stored = std::move(loaded).value();
+    Status locked = store_.Lock(ep, stored.version);
+    if (locked.ok()) break;
+    if (!locked.IsRetry()) return locked;
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(30))
+      return Status::Unavailable("repartition: the partition map stayed locked for 30 s");
+    std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min<uint32_t>(attempt + 1, 100)));
+  }
+  auto unlock_on_error = [&](Status s) {
+    (void)store_.Unlock(ep, stored.version);
+    return s;
+  };
+  if (stored.version != map_.load(std::memory_order_acquire)->version()) {
+    Status s = Install(std::make_unique<PartitionMap>(stored.boundaries, true, stored.version), nullptr);
+    if (!s.ok()) return unlock_on_error(s);
+  }
+  auto next = std::make_unique<PartitionMap>(boundaries, true, stored.version + 2);
+  const PartitionMap& current = *map_.load(std::memory_order_acquire);
+  // Keys may only leave compute nodes of this process: only it can write their dirty
+  // pages back before the others start serving them.
+  for (uint32_t i = 0; i < partitions_; ++i) {
+    const bool had = current.Low(i) <= current.High(i);
+    const bool keeps = next->Low(i) <= next->High(i) && next->Low(i) <= current.Low(i) &&
+                       next->High(i) >= current.High(i);
+    if (had && !keeps && !Hosts(i))
+      return unlock_on_error(Status::NotOwner(
+          "repartition: compute node " + std::to_string(i) + " would give up keys, and it is hosted "
+          "by another process; call Repartition there"));
+  }
+  Status s = Install(std::move(next), [&] { return store_.Publish(ep, stored.version, boundaries); });
+  if (!s.ok()) return unlock_on_error(s);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

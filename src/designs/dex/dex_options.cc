@@ -1,5 +1,8 @@
 #include "designs/dex/dex_options.h"
 
+#include "designs/dex/partition_map.h"
+
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
@@ -74,6 +77,13 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
     } else if (knob == "offload_level") {
       DMX_RETURN_IF_ERROR(ParseUint(knob, v, 32, &n));
       o.offload_level = static_cast<uint32_t>(n);
+    } else if (knob == "partitions") {
+      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 1u << 20, &n));
+      if (n == 0) return Bad(knob, v, "at least 1");
+      o.partitions = static_cast<uint32_t>(n);
+    } else if (knob == "first_node") {
+      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 1u << 20, &n));
+      o.first_node = static_cast<int64_t>(n);
     } else if (knob == "key_space") {
       DMX_RETURN_IF_ERROR(ParseUint(knob, v, kMaxKey, &n));
       if (n < kMinKey) return Bad(knob, v, "a key >= 1");
@@ -82,10 +92,20 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
       core.knobs[knob] = v;
     }
   }
-  if (!o.boundaries.empty() && o.boundaries.size() + 1 != index.compute_nodes)
-    return Status::InvalidArgument("knob boundaries: " + std::to_string(index.compute_nodes) +
-                                   " compute nodes need " +
-                                   std::to_string(index.compute_nodes - 1) + " boundaries");
+  if (o.partitions > PartitionMap::kMaxParts || o.compute_nodes == 0 ||
+      o.compute_nodes > PartitionMap::kMaxParts)
+    return Status::InvalidArgument("dex: compute nodes (knob partitions, IndexOptions::compute_nodes) "
+                                   "must be in [1, " + std::to_string(PartitionMap::kMaxParts) + "]");
+  const uint64_t parts = o.partitions != 0 ? o.partitions : o.compute_nodes;
+  if (o.partitions != 0 && std::max<int64_t>(o.first_node, 0) + o.compute_nodes > o.partitions)
+    return Status::InvalidArgument(
+        "dex: this process would host compute nodes " + std::to_string(std::max<int64_t>(o.first_node, 0)) +
+        ".." + std::to_string(std::max<int64_t>(o.first_node, 0) + o.compute_nodes - 1) +
+        " (knob first_node, IndexOptions::compute_nodes) of " + std::to_string(o.partitions) +
+        " (knob partitions)");
+  if (!o.boundaries.empty() && o.boundaries.size() + 1 != parts)
+    return Status::InvalidArgument("knob boundaries: " + std::to_string(parts) +
+                                   " compute nodes need " + std::to_string(parts - 1) + " boundaries");
   // Shared nodes go through the core's remote protocol: its own internal-node cache is off
   // (DEX caches), leaves stay sorted (DEX rewrites them whole), Sherman's lock techniques on.
   tree::TreeOptions defaults;

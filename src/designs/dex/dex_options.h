@@ -14,6 +14,11 @@
 //   cost_factor x       c in (L+1) x (READ + local search) x c
 //   boundaries  k1,k2.. explicit partition boundaries (compute node i owns [k_i, k_{i+1}))
 //   key_space   n       without boundaries: equal-width partitions of [1, n]
+//   partitions  n       compute nodes in the whole cluster (default: as the index was created,
+//                       or IndexOptions::compute_nodes for a new one)
+//   first_node  k       this process hosts compute nodes k .. k + IndexOptions::compute_nodes - 1
+//                       (default: the first run of free ones); the others are other processes'
+//                       (multi-process DEX, see docs/DEX.md)
 #pragma once
 
 #include <cstdint>
@@ -30,12 +35,14 @@ struct DexOptions {
   bool merge = true;
   double leaf_admission = 0.1;
   uint64_t cache_bytes = 64ull << 20;
-  uint32_t compute_nodes = 1;
+  uint32_t compute_nodes = 1;       // hosted by this process
+  uint32_t partitions = 0;          // in the cluster; 0: see the knob
+  int64_t first_node = -1;          // the first hosted one; -1: the first free run
   uint32_t offload_level = 2;
   double explore = 0.01;
   double cost_factor = 1.5;
   uint64_t local_search_ns = 200;  // l_s: searching one cached node (stable: set at start)
-  std::vector<Key> boundaries;      // compute_nodes - 1 ascending keys, or empty
+  std::vector<Key> boundaries;      // partitions - 1 ascending keys, or empty
   Key key_space = kMaxKey;
   tree::TreeOptions tree;           // the core's policies for shared (remote) nodes
 };

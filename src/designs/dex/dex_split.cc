@@ -45,7 +45,7 @@ Status DexTree::SplitChild(DexWorker& w, cache::OptimisticGuard& parent,
 
 Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
                              Key* separator, cache::ExclusiveGuard* right) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   const GlobalAddress addr = node.frame()->remote();
   // The sibling stays on the node's memory server: subtrees below level M stay together,
   // which offloading needs (§3).
@@ -100,13 +100,13 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
   w.internal_entries.insert(pos, {separator, right.frame()->remote()});
   internal.Build(w.image.data(), ph, w.internal_entries);
   fabric::CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
-  nodes_[w.cn]->bm->Attach(parent, page_layout_.ChildSlot(parent.page(), index + 1), right);
+  compute_node(w.cn).bm->Attach(parent, page_layout_.ChildSlot(parent.page(), index + 1), right);
   parent.MarkDirty();
   return Status::Ok();
 }
 
 Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
-  nodes_[w.cn]->bm->UnswizzledCopy(node.page(), w.image.data());
+  compute_node(w.cn).bm->UnswizzledCopy(node.page(), w.image.data());
   DMX_RETURN_IF_ERROR(w.pages.WriteBack(node.frame()->remote(), w.image.data()));
   node.frame()->dirty.store(false, std::memory_order_relaxed);
   return Status::Ok();
@@ -115,7 +115,7 @@ Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
 Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
                                        const Header& ph, cache::ExclusiveGuard& child,
                                        const Header& ch) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   const GlobalAddress paddr = parent.frame()->remote();
   tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
@@ -126,7 +126,7 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   // parent of this child's range.
   if (!valid || fh.dead() || fh.version != ph.version ||
       fh.level != ch.level + 1 || !fh.Covers(ch.low) ||
-      map_->ExclusiveOwner(fh.low, fh.high).has_value()) {
+      !Shared(w, fh)) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     w.need_refresh = true;
     return Status::Ok();

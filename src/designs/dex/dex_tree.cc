@@ -1,7 +1,10 @@
 // DexTree: construction, workers, the cached traversal (Algorithm 1) and refresh_from_root.
 #include "designs/dex/dex_tree.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "alloc/catalog.h"
@@ -41,7 +44,8 @@ DexComputeNode::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const DexOpt
 DexWorker::DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep)
     : cn(compute_node),
       ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes),
-      pages(tree.shared_, tree.reader_, ctx, compute_node, &tree.map_view_),
+      map(tree.map_.load(std::memory_order_acquire)),
+      pages(tree.shared_, tree.reader_, ctx, compute_node, &map),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
       image(tree.layout_.node_bytes) {}
@@ -49,7 +53,7 @@ DexWorker::DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabri
 DexWorker::~DexWorker() = default;
 
 DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
-                 GlobalAddress root_word, GlobalAddress map_block)
+                 GlobalAddress root_word, uint32_t first, uint32_t partitions)
     : options_(o),
       layout_(layout),
       page_layout_(layout),
@@ -59,19 +63,57 @@ DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layo
       locker_(shared_, reader_),
       smo_(shared_, reader_, locker_),
       loader_(shared_, reader_),
-      map_block_(map_block) {
+      first_(first),
+      partitions_(partitions),
+      store_(GlobalAddress{}) {
   for (uint32_t i = 0; i < o.compute_nodes; ++i)
-    nodes_.push_back(std::make_unique<DexComputeNode>(i, fabric.memory_nodes(), o, layout, page_layout_));
+    nodes_.push_back(std::make_unique<DexComputeNode>(first + i, fabric.memory_nodes(), o, layout,
+                                                      page_layout_));
 }
 
-DexTree::~DexTree() = default;
+// A closing process writes its dirty pages back (they are the only copy of its writes)
+// and gives up its compute nodes, so another process may host them.
+DexTree::~DexTree() {
+  if (!maintenance_) return;
+  (void)FlushAll();
+  if (host_token_ != 0) (void)store_.ReleaseHosts(maintenance_->ctx.ep, first_, compute_nodes(), host_token_);
+}
 
+Status DexTree::FlushAll() {
+  std::lock_guard lk(maps_mu_);
+  for (auto& n : nodes_) {
+    std::unique_lock gate(n->gate);
+    cache::CacheWorker cw(*n->bm, maintenance_->pages);
+    auto flushed = n->bm->FlushDirty(cw);
+    if (!flushed.ok()) return flushed.status();
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// A process that opens an index another one is creating waits for its partition map.
+Result<GlobalAddress> AwaitMapBlock(fabric::Endpoint& ep, GlobalAddress map_word, const std::string& name) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    uint64_t raw = 0;
+    DMX_RETURN_IF_ERROR(ep.Read(map_word, &raw, 8));
+    if (raw != 0) return GlobalAddress::FromRaw(raw);
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::Unavailable("dex: index " + name + " has no partition map 10 s after it was "
+                                 "created (did its creator die?)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace
+
+// The creator of the catalog entry (race-free, alloc::Catalog) writes the partition map and
+// claims its compute nodes before it publishes the map's address; everyone else waits for
+// that address, adopts the stored map and claims free compute nodes.
 Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const IndexOptions& index) {
   auto o = ResolveDexOptions(index);
   if (!o.ok()) return o.status();
-  if (o->compute_nodes == 0 || o->compute_nodes > PartitionMap::kMaxParts)
-    return Status::InvalidArgument("dex: compute_nodes must be in [1, " +
-                                   std::to_string(PartitionMap::kMaxParts) + "]");
   auto layout = Layout::For(index.node_bytes);
   if (!layout.ok()) return layout.status();
   if (fabric.memory_nodes() >= 0x8000) return Status::InvalidArgument("dex: too many memory nodes");
@@ -80,30 +122,61 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   bool created = false;
   auto entry = alloc::Catalog::OpenOrCreate(**ep, index.name, "dex", index.node_bytes, &created);
   if (!entry.ok()) return entry.status();
-
-  // The partition map lives in the pool; aux word 0 points to it.
-  std::vector<Key> boundaries = o->boundaries;
-  if (boundaries.empty()) boundaries = PartitionMap::EqualWidth(o->compute_nodes, o->key_space);
   const GlobalAddress map_word = entry->aux_word(0);
-  uint64_t raw = 0;
-  DMX_RETURN_IF_ERROR((*ep)->Read(map_word, &raw, 8));
+  const uint64_t token = ((std::random_device{}() * 0x9E3779B97F4A7C15ull) ^ NowNs() ^ getpid()) | 1;
+  std::optional<uint32_t> want_first;
+  if (o->first_node >= 0) want_first = static_cast<uint32_t>(o->first_node);
+
   std::unique_ptr<DexTree> t;
-  if (raw != 0 && !created) {
-    auto stored = PartitionMap::Load(**ep, GlobalAddress::FromRaw(raw));
-    if (!stored.ok()) return stored.status();
-    if (stored->size() + 1 == o->compute_nodes && o->boundaries.empty()) boundaries = *stored;
-  }
-  t.reset(new DexTree(fabric, *o, *layout, entry->root_word, GlobalAddress::FromRaw(raw)));
-  t->map_ = std::make_unique<PartitionMap>(boundaries, o->partition);
-  t->map_view_ = t->map_.get();
-  if (raw == 0) {
-    auto block = t->nodes_[0]->core.allocator.Allocate(**ep, PartitionMap::kBlockBytes);
+  if (created) {
+    const uint32_t parts = o->partitions != 0 ? o->partitions : o->compute_nodes;
+    if (want_first.value_or(0) + o->compute_nodes > parts)
+      return Status::InvalidArgument("dex: knob first_node leaves too few of the " + std::to_string(parts) +
+                                     " compute nodes for this process's " + std::to_string(o->compute_nodes));
+    std::vector<Key> boundaries = o->boundaries;
+    if (boundaries.empty()) boundaries = PartitionMap::EqualWidth(parts, o->key_space);
+    t.reset(new DexTree(fabric, *o, *layout, entry->root_word, want_first.value_or(0), parts));
+    auto block = t->nodes_[0]->core.allocator.Allocate(**ep, PartitionStore::kBlockBytes);
     if (!block.ok()) return block.status();
-    DMX_RETURN_IF_ERROR(t->map_->Store(**ep, *block));
-    uint64_t old = 0;
-    DMX_RETURN_IF_ERROR((*ep)->Cas(map_word, 0, block->raw(), &old));
-    const_cast<GlobalAddress&>(t->map_block_) = old == 0 ? *block : GlobalAddress::FromRaw(old);
+    DMX_RETURN_IF_ERROR(PartitionStore::Initialize(**ep, *block, boundaries));
+    t->store_ = PartitionStore(*block);
+    auto first = t->store_.ClaimHosts(**ep, parts, o->compute_nodes, t->first_, token);
+    if (!first.ok()) return first.status();
+    t->host_token_ = token;
+    DMX_RETURN_IF_ERROR((*ep)->Write(map_word, &block.value(), 8));
+  } else {
+    auto block = AwaitMapBlock(**ep, map_word, index.name);
+    if (!block.ok()) return block.status();
+    PartitionStore store(*block);
+    auto stored = store.Load(**ep);
+    if (!stored.ok()) return stored.status();
+    const uint32_t parts = static_cast<uint32_t>(stored->boundaries.size() + 1);
+    // The stored map is the cluster's: an opener may not disagree with it.
+    if (o->partitions != 0 && o->partitions != parts)
+      return Status::InvalidArgument("dex: index " + index.name + " is partitioned over " +
+                                     std::to_string(parts) + " compute nodes, this process says " +
+                                     std::to_string(o->partitions) + " (knob partitions)");
+    if (!o->boundaries.empty() && o->boundaries != stored->boundaries)
+      return Status::InvalidArgument("dex: index " + index.name +
+                                     " exists with other boundaries; move them with Repartition");
+    if (want_first.value_or(0) + o->compute_nodes > parts)
+      return Status::InvalidArgument("dex: index " + index.name + " has " + std::to_string(parts) +
+                                     " compute nodes; this process asks for " +
+                                     std::to_string(o->compute_nodes) + " from " +
+                                     std::to_string(want_first.value_or(0)));
+    auto first = store.ClaimHosts(**ep, parts, o->compute_nodes, want_first, token);
+    if (!first.ok()) return first.status();
+    t.reset(new DexTree(fabric, *o, *layout, entry->root_word, *first, parts));
+    t->store_ = store;
+    t->host_token_ = token;
   }
+  auto stored = t->store_.Load(**ep);
+  if (!stored.ok()) return stored.status();
+  t->maps_.push_back(std::make_unique<PartitionMap>(stored->boundaries, o->partition, stored->version));
+  t->map_.store(t->maps_.back().get(), std::memory_order_release);
+  auto m = t->NewWorker(t->first_);
+  if (!m.ok()) return m.status();
+  t->maintenance_ = std::move(m).value();  // from here on the destructor releases the leases
   if (o->offload) {
     Status s = RegisterOffloadHandlers(fabric);
     if (!s.ok())
@@ -120,9 +193,11 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
 }
 
 Result<std::unique_ptr<DexWorker>> DexTree::NewWorker(uint32_t compute_node) {
-  if (compute_node >= nodes_.size())
+  if (!Hosts(compute_node))
     return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
-                                   " out of range (the index has " + std::to_string(nodes_.size()) + ")");
+                                   " is not hosted by this process (it hosts " +
+                                   std::to_string(first_) + ".." +
+                                   std::to_string(first_ + nodes_.size() - 1) + ")");
   auto ep = fabric_.Connect();
   if (!ep.ok()) return ep.status();
   return std::make_unique<DexWorker>(*this, compute_node, std::move(ep).value());
@@ -139,7 +214,7 @@ void DexTree::SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root) {
 }
 
 Status DexTree::RefreshPath(DexWorker& w, Key key) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   auto root = reader_.RefreshRoot(w.ctx);
   if (!root.ok()) return root.status();
   {
@@ -166,11 +241,11 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
       if (f->remote() == addr && (st == cache::FrameState::kHot || st == cache::FrameState::kCooling)) {
         CopyPage(f->page, w.copy.data(), Layout::kHeaderBytes);
         const Header ch = DecodeHeader(w.copy.data());
-        cached_shared = !map_->ExclusiveOwner(ch.low, ch.high).has_value();
+        cached_shared = Shared(w, ch);
         if (cached_shared && ch.version != h.version) cn.bm->Refresh(fx, buf);
       }
     }
-    if (map_->ExclusiveOwner(h.low, h.high).has_value() && !cached_shared) return Status::Ok();
+    if (!Shared(w, h) && !cached_shared) return Status::Ok();
     if (h.is_leaf()) return Status::Ok();
     addr = shared_.validator.internal().ChildFor(buf, h, key);
   }
@@ -179,7 +254,7 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
 
 Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadRequest* offload,
                         LeafAt* out) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   cache::OptimisticGuard node(&cn.meta), parent;
   if (!node.valid()) return Status::Retry();
@@ -248,7 +323,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
 
 Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddress child,
                         uint32_t level, const OffloadRequest& req, LeafAt* out) {
-  DexComputeNode& cn = *nodes_[w.cn];
+  DexComputeNode& cn = compute_node(w.cn);
   // Only a subtree this compute node owns alone can be finished elsewhere (§6).
   CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
   if (!parent.Validate()) return Status::Retry();
@@ -263,7 +338,7 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
   // nodes that a refresh (or a split of that parent) left unswizzled, dirty ones included,
   // which the memory server cannot see. Below an owned parent, an uncached node proves
   // that nothing of its subtree is in use or dirty here (path-aware caching, §6.2).
-  if (!Owned(w, ph) || !map_->Owns(w.cn, lo, hi)) return Status::NotSupported("shared subtree");
+  if (!Owned(w, ph) || !w.map->Owns(w.cn, lo, hi)) return Status::NotSupported("shared subtree");
   // Register the subtree root as busy (I/O flag) and pin its parent (§6.2).
   Status claim = cn.bm->ClaimTransient(child, w.cw);
   if (!claim.ok()) return claim;

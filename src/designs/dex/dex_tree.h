@@ -15,7 +15,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "designs/dex/offload.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/retired_nodes.h"
+#include "designs/dex/partition_store.h"
 #include "tree/bulk_loader.h"
 #include "tree/structure_modifier.h"
 #include "tree/tree_writer.h"
@@ -37,7 +40,7 @@ using InternalEntry = tree::InternalEntry<KV>;
 struct DexComputeNode {
   DexComputeNode(uint32_t id, uint16_t memory_nodes, const DexOptions& o, const Layout& layout,
                  const NodePageLayout& page_layout);
-  const uint32_t id;
+  const uint32_t id;  // cluster-wide (partition number)
   tree::ComputeNodeState<KV> core;  // allocator, HOCL local lock table, counters
   std::unique_ptr<cache::BufferManager> bm;
   // The meta page: an internal node image whose leftmost child is the root (kMetaLevel).
@@ -45,6 +48,13 @@ struct DexComputeNode {
   cache::BufferFrame meta;
   OffloadPolicy offload;
   RetiredNodes retired;  // blocks of merged-away nodes (dex_merge.cc)
+  // Operations on this compute node hold it shared; installing a map that changes the node's
+  // range holds it exclusively while the node writes back and drops its cache, so only the
+  // compute nodes whose ranges move pause (DEX §4, Fig. 10).
+  std::shared_mutex gate;
+  // Set while a map install waits for the gate: new operations hold back, so a stream of
+  // readers cannot starve it (std::shared_mutex may prefer readers).
+  std::atomic<bool> draining{false};
 };
 
 class DexTree;
@@ -54,6 +64,8 @@ struct DexWorker {
   ~DexWorker();
   const uint32_t cn;
   tree::TreeContext<KV> ctx;
+  // The partition map this operation routes by, fixed when it enters (DexTree::Enter).
+  const PartitionMap* map = nullptr;
   NodePages pages;
   cache::CacheWorker cw;
   bool need_refresh = false;  // the last restart found a stale shared node
@@ -63,7 +75,8 @@ struct DexWorker {
   std::vector<InternalEntry> internal_entries;
 };
 
-// One session's workers: one per compute node the session's keys were routed to.
+// One session's workers: one per compute node the session's keys were routed to. Compute
+// node ids are cluster-wide; `home` is one this process hosts.
 class WorkerSet {
  public:
   WorkerSet(DexTree& tree, uint32_t home) : tree_(tree), home_(home) {}
@@ -85,33 +98,42 @@ class DexTree {
 
   Result<std::unique_ptr<DexWorker>> NewWorker(uint32_t compute_node);
 
-  // Each takes the routing lock shared (repartitioning waits for operations in flight) and
-  // runs on the compute node that owns the key - a session may be opened on any compute
-  // node - or on the session's own one when partitioning is off (then every node is shared
-  // and any compute node may serve any key).
+  // Each runs on the compute node that owns the key, holding its gate shared - a session
+  // may be opened on any hosted compute node - or on the session's own one when
+  // partitioning is off (then every node is shared and any compute node may serve any key).
+  // NotOwner: the key's compute node is hosted by another process.
   Status Lookup(WorkerSet& ws, Key key, Value* value);
   Status Write(WorkerSet& ws, WriteOp op, Key key, Value value);
   // Entries >= cursor of the leaf covering `cursor`, appended to *out (up to `limit` in
   // all); *next is the leaf's high fence (kPosInf at the end).
   Status ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out, Key* next);
   Status BulkLoad(DexWorker& w, std::span<const KeyValue> sorted);
-  // Moves partition boundaries: the losing compute nodes flush their dirty pages and drop
-  // their caches (logical repartitioning, §4). Returns the seconds it took.
-  Result<double> Repartition(DexWorker& w, std::vector<Key> boundaries);
+  // Moves partition boundaries (logical repartitioning, §4): under the stored map's lock,
+  // every hosted compute node whose range changes writes its dirty pages back and drops its
+  // cache, then the new map is published. Keys may only move away from hosted compute
+  // nodes (NotOwner otherwise). Returns the seconds it took.
+  Result<double> Repartition(std::vector<Key> boundaries);
+  // Reads the stored map and installs it if another process published a newer one.
+  Status ReloadMap();
 
   IndexStats Stats() const;
   // Index::RouteKey: the serving compute node and its partition.
   Route RouteOf(Key key) const;
   const DexOptions& options() const { return options_; }
-  const PartitionMap& partition_map() const { return *map_; }
-  DexComputeNode& compute_node(uint32_t i) { return *nodes_[i]; }
+  const PartitionMap& partition_map() const { return *map_.load(std::memory_order_acquire); }
+  // Hosted compute nodes are first_node() .. first_node() + compute_nodes() - 1, of
+  // partitions() in the cluster.
+  DexComputeNode& compute_node(uint32_t id) { return *nodes_[id - first_]; }
   uint32_t compute_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
+  uint32_t first_node() const { return first_; }
+  uint32_t partitions() const { return partitions_; }
+  bool Hosts(uint32_t id) const { return id >= first_ && id - first_ < nodes_.size(); }
 
  private:
   friend struct DexWorker;
   friend class Offloader;
   DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
-          GlobalAddress root_word, GlobalAddress map_block);
+          GlobalAddress root_word, uint32_t first, uint32_t partitions);
 
   struct LeafAt {
     cache::OptimisticGuard leaf, parent;
@@ -182,9 +204,19 @@ class DexTree {
   // Between two attempts of an operation: ends the cache operation, refreshes stale shared
   // nodes if the last attempt found one, backs off. Corruption after too many attempts.
   Status BeforeRetry(DexWorker& w, Key key, uint32_t attempt);
-  // The worker of the compute node serving `key` (routing lock held).
-  Result<DexWorker*> WorkerFor(WorkerSet& ws, Key key);
-  bool Owned(const DexWorker& w, const Header& h) const { return map_->Owns(w.cn, h.low, h.high); }
+  // Admits an operation on `key`: the worker of the compute node serving it, its map set,
+  // with that node's gate held shared in *gate.
+  Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate);
+  // Makes `next` the map this process routes by (maps_mu_ held): every hosted compute node
+  // whose range changes writes back and drops its cache under its gate; `publish` runs
+  // after that and before operations resume.
+  Status Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish);
+  // Writes back every hosted compute node's dirty pages (at close).
+  Status FlushAll();
+  bool Owned(const DexWorker& w, const Header& h) const { return w.map->Owns(w.cn, h.low, h.high); }
+  static bool Shared(const DexWorker& w, const Header& h) {
+    return !w.map->ExclusiveOwner(h.low, h.high).has_value();
+  }
 
   const DexOptions options_;
   const Layout layout_;
@@ -195,12 +227,14 @@ class DexTree {
   tree::CoveringLocker<KV> locker_;
   tree::StructureModifier<KV> smo_;
   tree::BulkLoader<KV> loader_;
-  const GlobalAddress map_block_;
-  std::unique_ptr<PartitionMap> map_;  // swapped under routing_ held exclusively
-  const PartitionMap* map_view_;       // what NodePages read (same object)
-  mutable std::shared_mutex routing_;
-  std::vector<std::unique_ptr<DexComputeNode>> nodes_;
-  std::vector<std::unique_ptr<PartitionMap>> old_maps_;  // kept alive for stale readers
+  const uint32_t first_, partitions_;
+  PartitionStore store_;
+  uint64_t host_token_ = 0;  // this process's host leases (partition_store.h)
+  std::vector<std::unique_ptr<DexComputeNode>> nodes_;  // the hosted ones
+  std::atomic<const PartitionMap*> map_{nullptr};  // current; operations keep theirs
+  std::mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_
+  std::vector<std::unique_ptr<PartitionMap>> maps_;  // all installed, for operations still on old ones
+  std::unique_ptr<DexWorker> maintenance_;  // flushes and reads the stored map
 };
 
 }  // namespace dmindex::designs::dex

@@ -4,8 +4,8 @@
 
 namespace dmindex::designs::dex {
 
-PartitionMap::PartitionMap(std::vector<Key> boundaries, bool partitioned)
-    : boundaries_(std::move(boundaries)), partitioned_(partitioned) {}
+PartitionMap::PartitionMap(std::vector<Key> boundaries, bool partitioned, uint64_t version)
+    : boundaries_(std::move(boundaries)), partitioned_(partitioned), version_(version) {}
 
 std::vector<Key> PartitionMap::EqualWidth(uint32_t parts, Key key_space) {
   std::vector<Key> b;
@@ -28,18 +28,8 @@ std::optional<uint32_t> PartitionMap::ExclusiveOwner(Key low, Key high) const {
   return owner;
 }
 
-Status PartitionMap::Store(fabric::Endpoint& ep, GlobalAddress block) const {
-  std::vector<uint64_t> words(kMaxParts + 1, 0);
-  words[0] = boundaries_.size();
-  std::copy(boundaries_.begin(), boundaries_.end(), words.begin() + 1);
-  return ep.Write(block, words.data(), kBlockBytes);
-}
-
-Result<std::vector<Key>> PartitionMap::Load(fabric::Endpoint& ep, GlobalAddress block) {
-  std::vector<uint64_t> words(kMaxParts + 1, 0);
-  DMX_RETURN_IF_ERROR(ep.Read(block, words.data(), kBlockBytes));
-  if (words[0] >= kMaxParts) return Status::Corruption("dex partition map: bad count");
-  return std::vector<Key>(words.begin() + 1, words.begin() + 1 + words[0]);
+bool PartitionMap::SameRange(const PartitionMap& other, uint32_t i) const {
+  return Low(i) == other.Low(i) && High(i) == other.High(i);
 }
 
 }  // namespace dmindex::designs::dex

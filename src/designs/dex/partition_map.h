@@ -3,8 +3,9 @@
 // node alone: only it reads and writes the node, through its cache and local latches. A node
 // whose fences cross a boundary is shared: remote locks, write-through, refresh on staleness.
 //
-// Immutable: repartitioning installs a new map. The map is also kept in the memory pool (a
-// catalog aux word points to it) so other processes opening the index route alike.
+// Immutable: repartitioning installs a new map. The map is also kept in the memory pool
+// (partition_store.h) so every process opening the index routes alike; `version` is the
+// stored copy's.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,6 @@
 
 #include "dmindex/index.h"
 #include "dmindex/status.h"
-#include "fabric/endpoint.h"
 
 namespace dmindex::designs::dex {
 
@@ -22,11 +22,12 @@ class PartitionMap {
   static constexpr uint32_t kMaxParts = 64;
 
   // `boundaries`: parts - 1 ascending keys. With partitioning off, every node is shared.
-  PartitionMap(std::vector<Key> boundaries, bool partitioned);
+  PartitionMap(std::vector<Key> boundaries, bool partitioned, uint64_t version = 0);
   static std::vector<Key> EqualWidth(uint32_t parts, Key key_space);
 
   uint32_t parts() const { return static_cast<uint32_t>(boundaries_.size() + 1); }
   bool partitioned() const { return partitioned_; }
+  uint64_t version() const { return version_; }
   const std::vector<Key>& boundaries() const { return boundaries_; }
   // The compute node that handles `key`.
   uint32_t Owner(Key key) const;
@@ -37,15 +38,16 @@ class PartitionMap {
     auto o = ExclusiveOwner(low, high);
     return o.has_value() && *o == node;
   }
-
-  // Remote copy: [count, boundaries...] in a block of kBlockBytes.
-  static constexpr uint32_t kBlockBytes = 8 * (kMaxParts + 1);
-  Status Store(fabric::Endpoint& ep, GlobalAddress block) const;
-  static Result<std::vector<Key>> Load(fabric::Endpoint& ep, GlobalAddress block);
+  // Partition i's keys: [Low(i), High(i)] (empty if Low > High).
+  Key Low(uint32_t i) const { return i == 0 ? kMinKey : boundaries_[i - 1]; }
+  Key High(uint32_t i) const { return i < boundaries_.size() ? boundaries_[i] - 1 : kMaxKey; }
+  // Whether compute node i serves the same keys under both maps.
+  bool SameRange(const PartitionMap& other, uint32_t i) const;
 
  private:
   std::vector<Key> boundaries_;
   bool partitioned_;
+  uint64_t version_;
 };
 
 }  // namespace dmindex::designs::dex

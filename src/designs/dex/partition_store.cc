@@ -1,0 +1,111 @@
+#include "designs/dex/partition_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace dmindex::designs::dex {
+namespace {
+
+// A change holds the lock for one flush of dirty pages: allow a reader generous time
+// before calling the map stuck (a process died while changing it).
+constexpr auto kStuckAfter = std::chrono::seconds(30);
+
+}  // namespace
+
+uint64_t PartitionStore::Checksum(const uint64_t* words) {
+  return XXH3_64bits_withSeed(words, 8 * kChecksumWord, 0x6d61702d786564ull);
+}
+
+Status PartitionStore::Initialize(fabric::Endpoint& ep, GlobalAddress block,
+                                  const std::vector<Key>& boundaries) {
+  if (boundaries.size() >= kBoundaryWords) return Status::InvalidArgument("dex: too many partitions");
+  std::vector<uint64_t> words(kBlockBytes / 8, 0);
+  words[1] = boundaries.size();
+  std::copy(boundaries.begin(), boundaries.end(), words.begin() + 2);
+  words[kChecksumWord] = Checksum(words.data());
+  return ep.Write(block, words.data(), kBlockBytes);
+}
+
+Result<StoredMap> PartitionStore::Load(fabric::Endpoint& ep) const {
+  std::vector<uint64_t> words(kMapBytes / 8);
+  const auto deadline = std::chrono::steady_clock::now() + kStuckAfter;
+  for (uint32_t attempt = 0;; ++attempt) {
+    DMX_RETURN_IF_ERROR(ep.Read(block_, words.data(), kMapBytes));
+    const bool stable = words[0] % 2 == 0 && words[kChecksumWord] == Checksum(words.data());
+    if (stable) {
+      if (words[1] >= kBoundaryWords) return Status::Corruption("dex partition map: bad count");
+      return StoredMap{words[0], std::vector<Key>(words.begin() + 2, words.begin() + 2 + words[1])};
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::Unavailable("dex partition map: changing for over 30 s (did a process die "
+                                 "while repartitioning?)");
+    if (attempt > 4) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+Status PartitionStore::Lock(fabric::Endpoint& ep, uint64_t version) const {
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(block_, version, version + 1, &old));
+  return old == version ? Status::Ok() : Status::Retry("partition map changed");
+}
+
+Status PartitionStore::Publish(fabric::Endpoint& ep, uint64_t locked_version,
+                               const std::vector<Key>& boundaries) const {
+  std::vector<uint64_t> words(kMapBytes / 8, 0);
+  words[0] = locked_version + 2;  // even again: stable, and newer than every earlier copy
+  words[1] = boundaries.size();
+  std::copy(boundaries.begin(), boundaries.end(), words.begin() + 2);
+  words[kChecksumWord] = Checksum(words.data());
+  // One WRITE publishes and unlocks. It may land in pieces in any order; readers validate
+  // the checksum, which covers the version, so a half-written block never passes.
+  return ep.Write(block_, words.data(), kMapBytes);
+}
+
+Status PartitionStore::Unlock(fabric::Endpoint& ep, uint64_t locked_version) const {
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(block_, locked_version + 1, locked_version, &old));
+  return old == locked_version + 1 ? Status::Ok() : Status::Corruption("dex partition map: lock lost");
+}
+
+Result<uint32_t> PartitionStore::ClaimHosts(fabric::Endpoint& ep, uint32_t parts, uint32_t count,
+                                            std::optional<uint32_t> first, uint64_t token) const {
+  for (uint32_t attempt = 0; attempt < 64; ++attempt) {
+    std::vector<uint64_t> leases(parts);
+    DMX_RETURN_IF_ERROR(ep.Read(Word(kLeaseWord), leases.data(), 8 * parts));
+    std::optional<uint32_t> start = first;
+    for (uint32_t f = 0; !start && f + count <= parts; ++f)
+      if (std::all_of(leases.begin() + f, leases.begin() + f + count, [](uint64_t l) { return l == 0; }))
+        start = f;
+    if (!start)
+      return Status::InvalidArgument("dex: no " + std::to_string(count) + " free compute node(s) among the " +
+                                     std::to_string(parts) + " of this index: other processes host them");
+    uint32_t claimed = 0;
+    uint64_t old = 0;
+    for (; claimed < count; ++claimed) {
+      DMX_RETURN_IF_ERROR(ep.Cas(Word(kLeaseWord + *start + claimed), 0, token, &old));
+      if (old != 0) break;
+    }
+    if (claimed == count) return *start;
+    DMX_RETURN_IF_ERROR(ReleaseHosts(ep, *start, claimed, token));
+    if (first)
+      return Status::InvalidArgument("dex: compute node " + std::to_string(*start + claimed) +
+                                     " of this index is hosted by another process; each compute "
+                                     "node may be hosted by one process at a time (knob first_node)");
+    // Lost a race for a free run: look again.
+  }
+  return Status::Unavailable("dex: could not claim compute nodes (processes racing for them)");
+}
+
+Status PartitionStore::ReleaseHosts(fabric::Endpoint& ep, uint32_t first, uint32_t count,
+                                    uint64_t token) const {
+  uint64_t old = 0;
+  for (uint32_t i = first; i < first + count; ++i)
+    DMX_RETURN_IF_ERROR(ep.Cas(Word(kLeaseWord + i), token, 0, &old));
+  return Status::Ok();
+}
+
+}  // namespace dmindex::designs::dex
