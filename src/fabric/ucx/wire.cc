@@ -15,6 +15,7 @@ Status StatusFromWire(uint32_t code, std::string m) {
     case C::kIoError: return Status::IoError(std::move(m));
     case C::kNotSupported: return Status::NotSupported(std::move(m));
     case C::kAborted: return Status::Aborted(std::move(m));
+    case C::kNotOwner: return Status::NotOwner(std::move(m));
   }
   return Status::Corruption("status code " + std::to_string(code) + " from memory server: " + m);
 }
