@@ -9,6 +9,8 @@
 //    each round, between the earlier rounds' keys, so leaves keep splitting) on a fabric that
 //    tears multi-cache-line verbs and delays some; every operation is recorded and the
 //    history checked for linearizability (point operations) and scan correctness.
+//  * ConcurrentOpsWithRepartitioningAreLinearizable - the same while partitioned designs (DEX)
+//    move their partition boundaries every 2 ms; skipped for designs without partitions.
 //  * ConcurrentInsertsIntoEmptyTree - many threads filling an empty tree (the small-tree case
 //    that broke Sherman's original code, its GitHub issue #26) while reading and scanning
 //    what the others insert; the history is checked, then every key must be found.
@@ -164,6 +166,25 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
   EXPECT_TRUE(report->ok()) << report->ToString();
   EXPECT_GT(report->scans_checked, 0u);
   std::cout << "[ harness  ] " << GetParam() << ": " << report->ToString(0) << "\n";
+}
+
+// Designs with logical partitions (DEX) move them while the threads run: a hosted compute
+// node hands half of its hot keys to a neighbour every 2 ms (flushing its dirty pages).
+TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
+  auto index = Open(testing::HarnessFaults());
+  ASSERT_NE(index, nullptr);
+  if (index->RouteKey(kMaxKey).compute_node == 0) GTEST_SKIP() << GetParam() << " has no logical partitions";
+  check::WorkloadOptions options = testing::HarnessWorkload();
+  options.repartition_ms = 2;
+  check::ConcurrentWorkload workload(*index, options);
+  ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  EXPECT_GT(workload.repartitions(), 0u);
+  std::cout << "[ harness  ] " << GetParam() << " with " << workload.repartitions()
+            << " repartitionings: " << report->ToString(0) << "\n";
 }
 
 TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
