@@ -1,5 +1,5 @@
-// DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load
-// and logical repartitioning. Each loops over attempts of the cached traversal.
+// DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load.
+// Each loops over attempts of the cached traversal.
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -56,46 +56,6 @@ Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
     workers_[compute_node] = std::move(w).value();
   }
   return workers_[compute_node].get();
-}
-
-Route DexTree::RouteOf(Key key) const {
-  const PartitionMap& m = *map_.load(std::memory_order_acquire);
-  if (!m.partitioned()) return Route{};  // any compute node serves any key
-  const uint32_t owner = m.Owner(key);
-  return Route{owner, m.Low(owner), m.High(owner), Hosts(owner)};
-}
-
-Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate) {
-  bool reloaded = false;
-  for (;;) {
-    const PartitionMap* m = map_.load(std::memory_order_acquire);
-    const uint32_t cn = m->partitioned() ? m->Owner(key) : ws.home();
-    if (!Hosts(cn)) {
-      // Another process may have handed the range to us since we last looked.
-      if (!reloaded) {
-        reloaded = true;
-        DMX_RETURN_IF_ERROR(ReloadMap());
-        continue;
-      }
-      return Status::NotOwner("key " + std::to_string(key) + " is served by compute node " +
-                              std::to_string(cn) + " (keys " + std::to_string(m->Low(cn)) + ".." +
-                              std::to_string(m->High(cn)) + "), which this process does not host; "
-                              "route it there (Index::RouteKey)");
-    }
-    DexComputeNode& node = compute_node(cn);
-    if (node.draining.load(std::memory_order_acquire)) {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-      continue;
-    }
-    std::shared_lock g(node.gate);
-    // A map installed while we waited may have moved the key: route again.
-    if (map_.load(std::memory_order_acquire) != m) continue;
-    auto w = ws.Get(cn);
-    if (!w.ok()) return w.status();
-    (*w)->map = m;
-    *gate = std::move(g);
-    return *w;
-  }
 }
 
 Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
@@ -292,105 +252,6 @@ Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
   // a cluster should host them all (or repartition from each host afterwards).
   Status moved = Repartition(boundaries).status();
   return moved.IsNotOwner() ? Status::Ok() : moved;
-}
-
-Status DexTree::ReloadMap() {
-  std::lock_guard lk(maps_mu_);
-  auto stored = store_.Load(maintenance_->ctx.ep);
-  if (!stored.ok()) return stored.status();
-  if (stored->version <= map_.load(std::memory_order_acquire)->version()) return Status::Ok();
-  return Install(std::make_unique<PartitionMap>(std::move(stored->boundaries), options_.partition,
-                                                stored->version),
-                 nullptr);
-}
-
-Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish) {
-  const PartitionMap& current = *map_.load(std::memory_order_acquire);
-  // Compute nodes whose range stays put keep running: they touch only nodes overlapping
-  // their range, whose ownership is the same under both maps.
-  std::vector<DexComputeNode*> moving;
-  std::vector<std::unique_lock<std::shared_mutex>> gates;
-  for (auto& n : nodes_) {
-    if (current.SameRange(*next, n->id)) continue;
-    n->draining.store(true, std::memory_order_release);
-    moving.push_back(n.get());
-  }
-  struct Undrain {
-    std::vector<DexComputeNode*>& nodes;
-    ~Undrain() {
-      for (DexComputeNode* n : nodes) n->draining.store(false, std::memory_order_release);
-    }
-  } undrain{moving};
-  for (DexComputeNode* n : moving) gates.emplace_back(n->gate);  // operations in flight finish first
-  for (DexComputeNode* n : moving) {
-    // Its cached nodes may be owned by someone else now: write back, start cold.
-    cache::CacheWorker cw(*n->bm, maintenance_->pages);
-    auto flushed = n->bm->FlushDirty(cw);
-    if (!flushed.ok()) return flushed.status();
-    DMX_RETURN_IF_ERROR(n->bm->DropAll(cw));
-    cache::ExclusiveGuard mx(&n->meta);
-    cache::Swip::Store(page_layout_.ChildSlot(mx.page(), 0),
-                       cache::Swip::Remote(GlobalAddress::FromRaw(0)));
-  }
-  if (publish) DMX_RETURN_IF_ERROR(publish());
-  maps_.push_back(std::move(next));
-  map_.store(maps_.back().get(), std::memory_order_release);
-  // The dropped caches start from the current root (the meta page was reset above).
-  auto root = reader_.RefreshRoot(maintenance_->ctx);
-  if (!root.ok()) return root.status();
-  for (DexComputeNode* n : moving) {
-    cache::ExclusiveGuard mx(&n->meta);
-    SetRoot(mx, *root);
-  }
-  return Status::Ok();
-}
-
-Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
-  if (!options_.partition) return Status::InvalidArgument("repartition: partitioning is off");
-  if (boundaries.size() + 1 != partitions_ || !std::is_sorted(boundaries.begin(), boundaries.end()) ||
-      std::any_of(boundaries.begin(), boundaries.end(), [](Key k) { return !IsValidKey(k); }))
-    return Status::InvalidArgument("repartition: need " + std::to_string(partitions_ - 1) +
-                                   " ascending valid keys");
-  const auto start = std::chrono::steady_clock::now();
-  std::lock_guard lk(maps_mu_);
-  fabric::Endpoint& ep = maintenance_->ctx.ep;
-  // Lock the stored map; under its lock it is the truth, so catch up with it first.
-  StoredMap stored;
-  for (uint32_t attempt = 0;; ++attempt) {
-    auto loaded = store_.Load(ep);
-    if (!loaded.ok()) return loaded.status();
-    stored = std::move(loaded).value();
-    Status locked = store_.Lock(ep, stored.version);
-    if (locked.ok()) break;
-    if (!locked.IsRetry()) return locked;
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(30))
-      return Status::Unavailable("repartition: the partition map stayed locked for 30 s");
-    std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min<uint32_t>(attempt + 1, 100)));
-  }
-  auto unlock_on_error = [&](Status s) {
-    (void)store_.Unlock(ep, stored.version);
-    return s;
-  };
-  if (stored.version != map_.load(std::memory_order_acquire)->version()) {
-    Status s = Install(std::make_unique<PartitionMap>(stored.boundaries, true, stored.version), nullptr);
-    if (!s.ok()) return unlock_on_error(s);
-  }
-  auto next = std::make_unique<PartitionMap>(boundaries, true, stored.version + 2);
-  const PartitionMap& current = *map_.load(std::memory_order_acquire);
-  // Keys may only leave compute nodes of this process: only it can write their dirty
-  // pages back before the others start serving them.
-  for (uint32_t i = 0; i < partitions_; ++i) {
-    const bool had = current.Low(i) <= current.High(i);
-    const bool keeps = next->Low(i) <= next->High(i) && next->Low(i) <= current.Low(i) &&
-                       next->High(i) >= current.High(i);
-    if (had && !keeps && !Hosts(i))
-      return unlock_on_error(Status::NotOwner(
-          "repartition: compute node " + std::to_string(i) + " would give up keys, and it is hosted "
-          "by another process; call Repartition there"));
-  }
-  Status s = Install(std::move(next), [&] { return store_.Publish(ep, stored.version, boundaries); });
-  if (!s.ok()) return unlock_on_error(s);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace dmindex::designs::dex
