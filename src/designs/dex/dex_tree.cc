@@ -143,6 +143,7 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
     auto first = t->store_.ClaimHosts(**ep, parts, o->compute_nodes, t->first_, token);
     if (!first.ok()) return first.status();
     t->host_token_ = token;
+    // A creator that dies here leaves the index without a map: openers time out clearly.
     DMX_RETURN_IF_ERROR((*ep)->Write(map_word, &block.value(), 8));
   } else {
     auto block = AwaitMapBlock(**ep, map_word, index.name);
@@ -170,13 +171,19 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
     t->store_ = store;
     t->host_token_ = token;
   }
+  // Until the maintenance worker exists (then the destructor does it), failing gives the
+  // leases back here.
+  auto give_back = [&](Status s) {
+    (void)t->store_.ReleaseHosts(**ep, t->first_, o->compute_nodes, token);
+    return s;
+  };
   auto stored = t->store_.Load(**ep);
-  if (!stored.ok()) return stored.status();
+  if (!stored.ok()) return give_back(stored.status());
   t->maps_.push_back(std::make_unique<PartitionMap>(stored->boundaries, o->partition, stored->version));
   t->map_.store(t->maps_.back().get(), std::memory_order_release);
   auto m = t->NewWorker(t->first_);
-  if (!m.ok()) return m.status();
-  t->maintenance_ = std::move(m).value();  // from here on the destructor releases the leases
+  if (!m.ok()) return give_back(m.status());
+  t->maintenance_ = std::move(m).value();
   if (o->offload) {
     Status s = RegisterOffloadHandlers(fabric);
     if (!s.ok())
