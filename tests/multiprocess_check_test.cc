@@ -68,14 +68,14 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
     return RunTool("check --design " + Design() + " --memservers " + memservers_ + " " + args);
   }
   bool IsDex() const { return GetParam() == "dex"; }
-  // DEX: four compute nodes in the cluster, each hosted by one process at a time.
-  std::string Design() const { return IsDex() ? "dex:partitions=4" : GetParam(); }
+  // DEX: two compute nodes in the cluster, each hosted by one process at a time.
+  std::string Design() const { return IsDex() ? "dex:partitions=2" : GetParam(); }
   // Per-role flags. DEX serves each key in the process hosting its compute node: the loader
-  // and the verifier host all four, the racing processes two each, handing keys to each
-  // other every few milliseconds (so each reads what the other wrote).
-  std::string LoaderFlags() const { return IsDex() ? " --compute-nodes 4" : ""; }
-  std::string RacerFlags() const { return IsDex() ? " --compute-nodes 2 --repartition-ms 2" : ""; }
-  std::string VerifierFlags() const { return IsDex() ? " --compute-nodes 4" : ""; }
+  // and the verifier host both, the racing processes one each, handing keys to each other
+  // every few milliseconds (so each reads what the other wrote).
+  std::string LoaderFlags() const { return IsDex() ? " --compute-nodes 2" : ""; }
+  std::string RacerFlags() const { return IsDex() ? " --compute-nodes 1 --repartition-ms 2" : ""; }
+  std::string VerifierFlags() const { return IsDex() ? " --compute-nodes 2" : ""; }
   std::string TempFile(const std::string& name) {
     files_.push_back(::testing::TempDir() + "/mp_" + std::to_string(getpid()) + "_" + name + ".json");
     return files_.back();
