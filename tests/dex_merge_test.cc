@@ -13,6 +13,7 @@
 #include "check/workload.h"
 #include "designs/dex/dex_tree.h"
 #include "designs/registry.h"
+#include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex {
@@ -22,23 +23,13 @@ using designs::dex::DexTree;
 using designs::dex::WorkerSet;
 using designs::dex::WriteOp;
 
+// Small chunks: pool bytes show node counts finely.
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
-  fabric::InProcOptions o;
-  o.memory_nodes = 2;
-  o.pool_bytes = 64ull << 20;
-  o.node.chunk_bytes = 64 << 10;  // small chunks: pool bytes show node counts finely
-  o.faults = faults;
-  return std::move(fabric::InProcFabric::Create(o)).value();
+  return testing::DexTestFabric(faults, 64 << 10, 64ull << 20);
 }
 
 IndexOptions Options(uint32_t compute_nodes, std::map<std::string, std::string> knobs = {}) {
-  IndexOptions o;
-  o.name = "dex-merge-test";
-  o.node_bytes = 512;
-  o.compute_nodes = compute_nodes;
-  o.cache_bytes = 1 << 20;
-  o.knobs = std::move(knobs);
-  return o;
+  return testing::DexTestOptions("dex-merge-test", compute_nodes, std::move(knobs));
 }
 
 // Leaves from the first to the last, by the scan's own leaf-by-leaf walk.

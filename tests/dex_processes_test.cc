@@ -14,28 +14,19 @@
 #include "check/checker.h"
 #include "check/workload.h"
 #include "designs/registry.h"
+#include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex {
 namespace {
 
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
-  fabric::InProcOptions o;
-  o.memory_nodes = 2;
-  o.pool_bytes = 256ull << 20;
-  o.node.chunk_bytes = 1 << 20;
-  o.faults = faults;
-  return std::move(fabric::InProcFabric::Create(o)).value();
+  return testing::DexTestFabric(faults);
 }
 
 Result<std::unique_ptr<Index>> OpenProcess(fabric::Fabric& fabric, uint32_t compute_nodes,
                                            std::map<std::string, std::string> knobs) {
-  IndexOptions o;
-  o.name = "shared-dex";
-  o.node_bytes = 512;
-  o.compute_nodes = compute_nodes;
-  o.cache_bytes = 1 << 20;
-  o.knobs = std::move(knobs);
+  IndexOptions o = testing::DexTestOptions("shared-dex", compute_nodes, std::move(knobs));
   o.knobs.emplace("admission", "1");  // leaves stay cached (and dirty) until handed over
   return designs::MakeIndex("dex", fabric, o);
 }

@@ -9,28 +9,18 @@
 #include "check/workload.h"
 #include "designs/dex/dex_tree.h"
 #include "designs/registry.h"
+#include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex {
 namespace {
 
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
-  fabric::InProcOptions o;
-  o.memory_nodes = 2;
-  o.pool_bytes = 256ull << 20;
-  o.node.chunk_bytes = 1 << 20;
-  o.faults = faults;
-  return std::move(fabric::InProcFabric::Create(o)).value();
+  return testing::DexTestFabric(faults);
 }
 
 IndexOptions Options(uint32_t compute_nodes, std::map<std::string, std::string> knobs = {}) {
-  IndexOptions o;
-  o.name = "dex-test";
-  o.node_bytes = 512;
-  o.compute_nodes = compute_nodes;
-  o.cache_bytes = 1 << 20;
-  o.knobs = std::move(knobs);
-  return o;
+  return testing::DexTestOptions("dex-test", compute_nodes, std::move(knobs));
 }
 
 void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string> knobs) {

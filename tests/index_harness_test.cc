@@ -59,6 +59,20 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
       from = part.back().key + 1;
     }
   }
+  // Preloads, runs the rounds, checks each; returns the report's one-line summary.
+  static std::string RunCheckedWorkload(Index& index, const check::WorkloadOptions& options,
+                                        uint64_t* repartitions = nullptr) {
+    check::ConcurrentWorkload workload(index, options);
+    EXPECT_TRUE(workload.Preload().ok());
+    auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
+    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    if (!report.ok()) return "";
+    EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+    EXPECT_TRUE(report->ok()) << report->ToString();
+    EXPECT_GT(report->scans_checked, 0u);
+    if (repartitions != nullptr) *repartitions = workload.repartitions();
+    return report->ToString(0);
+  }
   static std::vector<KeyValue> Pairs(const std::map<Key, Value>& m) {
     std::vector<KeyValue> v;
     for (const auto& [k, val] : m) v.push_back({k, val});
@@ -158,14 +172,7 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
   ASSERT_NE(index, nullptr);
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.ops_per_thread *= SoakFactor() > 1 ? 4 : 1;
-  check::ConcurrentWorkload workload(*index, options);
-  ASSERT_TRUE(workload.Preload().ok());
-  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
-  EXPECT_TRUE(report->ok()) << report->ToString();
-  EXPECT_GT(report->scans_checked, 0u);
-  std::cout << "[ harness  ] " << GetParam() << ": " << report->ToString(0) << "\n";
+  std::cout << "[ harness  ] " << GetParam() << ": " << RunCheckedWorkload(*index, options) << "\n";
 }
 
 // Designs with logical partitions (DEX) move them while the threads run: a hosted compute
@@ -176,15 +183,10 @@ TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
   if (index->RouteKey(kMaxKey).compute_node == 0) GTEST_SKIP() << GetParam() << " has no logical partitions";
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.repartition_ms = 2;
-  check::ConcurrentWorkload workload(*index, options);
-  ASSERT_TRUE(workload.Preload().ok());
-  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
-  EXPECT_TRUE(report->ok()) << report->ToString();
-  EXPECT_GT(workload.repartitions(), 0u);
-  std::cout << "[ harness  ] " << GetParam() << " with " << workload.repartitions()
-            << " repartitionings: " << report->ToString(0) << "\n";
+  uint64_t repartitions = 0;
+  const std::string report = RunCheckedWorkload(*index, options, &repartitions);
+  EXPECT_GT(repartitions, 0u);
+  std::cout << "[ harness  ] " << GetParam() << " with " << repartitions << " repartitionings: " << report << "\n";
 }
 
 TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
