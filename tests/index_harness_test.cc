@@ -213,7 +213,8 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
       std::vector<KeyValue> out;
       Value v;
       for (uint64_t i = 0; i < per_thread; ++i) {
-        ASSERT_TRUE(s.Insert(key_of(i, t), value_of(key_of(i, t))).ok());
+        Status inserted = s.Insert(key_of(i, t), value_of(key_of(i, t)));
+        ASSERT_TRUE(inserted.ok()) << "key " << key_of(i, t) << ": " << inserted.ToString();
         const Key recent = key_of(i - rng() % (i + 1), rng() % kThreads);
         Status st = i % 8 == 7 ? s.Scan(recent, 16, &out) : s.Lookup(recent, &v);
         ASSERT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
