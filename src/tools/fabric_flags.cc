@@ -34,7 +34,9 @@ void FabricFlags::AddTo(CLI::App& cmd) {
   cmd.add_option("--pool-size", pool_size, "Pool per memory node of the embedded cluster (e.g. 4G)")
       ->capture_default_str();
   cmd.add_option("--latency-us", latency_us, "Embedded cluster: modelled cost of one round trip (us)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str()
+      ->each([this](const std::string&) { latency_given = true; });
   cmd.add_option("--bandwidth-gbps", bandwidth_gbps, "Embedded cluster: modelled bandwidth (0 = unlimited)")
       ->check(CLI::Range(0.0, 1e5));
 }
@@ -54,7 +56,7 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     if (!f.ok()) return f.status();
     return std::unique_ptr<fabric::Fabric>(std::move(f).value());
   }
-  if (latency_us > 0 || bandwidth_gbps > 0)
+  if ((latency_given && latency_us > 0) || bandwidth_gbps > 0)
     return Status::InvalidArgument("--latency-us/--bandwidth-gbps model the in-process fabric only");
   if (faults.tear || faults.delay_probability > 0)
     return Status::InvalidArgument("fault injection works on the in-process fabric only");

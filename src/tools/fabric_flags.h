@@ -22,9 +22,12 @@ struct FabricFlags {
   std::string transport = "shm";  // with --memservers: shm | tcp (must match the servers)
   uint16_t memory_nodes = 2;     // in-process / self-started servers
   std::string pool_size = "2G";  // per memory node, in-process / self-started servers
-  double latency_us = 0;         // in-process: modelled round trip
+  // In-process: modelled round trip. A command sets its default before AddTo; only an
+  // explicit --latency-us is an error with --memservers.
+  double latency_us = 0;
   double bandwidth_gbps = 0;     // in-process: modelled bandwidth, 0 = unlimited
   fabric::FaultOptions faults;   // in-process only; set by commands that inject faults
+  bool latency_given = false;    // --latency-us was on the command line
 
   void AddTo(CLI::App& cmd);
   // backend: "inproc", "ucx-shm" or "ucx-tcp" (self-started local servers), or "" for what
