@@ -169,6 +169,61 @@ TEST(BenchGenerators, LatestFavoursRecentInserts) {
   EXPECT_GT(newest, 5 * tenth);
 }
 
+// YCSB's hotspot: hotspotopnfraction of the requests in the first hotspotdatafraction of
+// the loaded records, uniform within each part.
+TEST(BenchGenerators, HotspotSendsTheOpFractionToTheDataFraction) {
+  constexpr uint64_t kLoaded = 10'000;
+  WorkloadSpec spec = Named("ycsb-c");
+  spec.request = Distribution::kHotspot;
+  spec.hotspot_data_fraction = 0.1;
+  spec.hotspot_op_fraction = 0.9;
+  auto plan = Plan(spec, kLoaded);
+  std::unordered_map<Key, uint64_t> index_of;
+  for (uint64_t i = 0; i < kLoaded; ++i) index_of[plan->KeyOf(i)] = i;
+  OpStream stream(plan, 0);
+  constexpr int kDraws = 200'000;
+  uint64_t hot = 0;
+  std::vector<uint64_t> per_decile(10);
+  for (int i = 0; i < kDraws; ++i) {
+    const uint64_t r = index_of.at(stream.Next().key);
+    hot += r < kLoaded / 10;
+    ++per_decile[r * 10 / kLoaded];
+  }
+  EXPECT_NEAR(hot / double(kDraws), 0.9, 0.01);
+  // The cold nine tenths share the other 10% evenly.
+  for (size_t d = 1; d < 10; ++d) EXPECT_NEAR(per_decile[d] / double(kDraws), 0.1 / 9, 0.003) << d;
+}
+
+// YCSB's exponential: counted back from the newest record; exponential.percentile % of the
+// draws within the newest exponential.frac x loaded records.
+TEST(BenchGenerators, ExponentialFavoursTheNewestRecords) {
+  constexpr uint64_t kLoaded = 10'000;
+  WorkloadSpec spec = Named("ycsb-c");
+  spec.request = Distribution::kExponential;
+  spec.exponential_percentile = 95;
+  spec.exponential_frac = 0.2;
+  auto plan = Plan(spec, kLoaded);
+  std::unordered_map<Key, uint64_t> index_of;
+  for (uint64_t i = 0; i < kLoaded; ++i) index_of[plan->KeyOf(i)] = i;
+  OpStream stream(plan, 0);
+  constexpr int kDraws = 200'000;
+  uint64_t within = 0, newest = 0, at_100 = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    const uint64_t age = kLoaded - 1 - index_of.at(stream.Next().key);
+    within += age < kLoaded / 5;
+    newest += age == 0;
+    at_100 += age == 100;
+  }
+  EXPECT_NEAR(within / double(kDraws), 0.95, 0.01);
+  EXPECT_GT(newest, at_100);  // monotone decay
+  WorkloadSpec bad = spec;
+  bad.exponential_percentile = 100;
+  EXPECT_TRUE(StreamPlan::Make(bad, 100, 1, 1).status().IsInvalidArgument());
+  bad = spec;
+  bad.hotspot_op_fraction = 1.5;
+  EXPECT_TRUE(StreamPlan::Make(bad, 100, 1, 1).status().IsInvalidArgument());
+}
+
 TEST(BenchGenerators, StreamsAreDeterministicPerSeedAndThread) {
   auto take = [](std::shared_ptr<const StreamPlan> plan, uint32_t thread) {
     OpStream s(plan, thread);

@@ -137,6 +137,21 @@ TEST(BenchPropertyFile, SeparatorsSpacesContinuationAndTheta) {
   EXPECT_EQ(spec->insert_order, InsertOrder::kOrdered);
 }
 
+TEST(BenchPropertyFile, HotspotAndExponentialTakeTheirYcsbProperties) {
+  auto hot = FromText("readproportion=1\nrequestdistribution=hotspot\n"
+                      "hotspotdatafraction=0.05\nhotspotopnfraction=0.95\n");
+  ASSERT_TRUE(hot.ok()) << hot.status().ToString();
+  EXPECT_EQ(hot->request, Distribution::kHotspot);
+  EXPECT_DOUBLE_EQ(hot->hotspot_data_fraction, 0.05);
+  EXPECT_DOUBLE_EQ(hot->hotspot_op_fraction, 0.95);
+  auto exp = FromText("readproportion=1\nrequestdistribution=exponential\n"
+                      "exponential.percentile=90\nexponential.frac=0.5\n");
+  ASSERT_TRUE(exp.ok()) << exp.status().ToString();
+  EXPECT_EQ(exp->request, Distribution::kExponential);
+  EXPECT_DOUBLE_EQ(exp->exponential_percentile, 90);
+  EXPECT_DOUBLE_EQ(exp->exponential_frac, 0.5);
+}
+
 TEST(BenchPropertyFile, MalformedLineIsAnErrorNamingTheLine) {
   auto spec = FromText("readproportion=0.5\nthis line is not a property\n");
   ASSERT_FALSE(spec.ok());
@@ -152,7 +167,8 @@ TEST(BenchPropertyFile, BadValuesAreErrors) {
   EXPECT_FALSE(FromText("recordcount=12abc\n").ok());
   EXPECT_FALSE(FromText("maxscanlength=99999999999\n").ok());
   EXPECT_FALSE(FromText("requestdistribution=pareto\n").ok());
-  EXPECT_EQ(FromText("requestdistribution=hotspot\n").status().code(), Status::Code::kNotSupported);
+  EXPECT_FALSE(FromText("requestdistribution=hotspot\nhotspotdatafraction=1.5\n").ok());
+  EXPECT_FALSE(FromText("requestdistribution=exponential\nexponential.percentile=100\n").ok());
   EXPECT_FALSE(FromText("readproportion=0\nupdateproportion=0\n").ok());  // nothing to do
   EXPECT_FALSE(FromText("readproportion=-1\n").ok());
   EXPECT_FALSE(FromText("zipfianconstant=1.5\n").ok());

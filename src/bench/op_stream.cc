@@ -1,6 +1,7 @@
 #include "bench/op_stream.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dmindex::bench {
 
@@ -93,8 +94,36 @@ uint64_t OpStream::ChooseRecord() {
     case Distribution::kSequential:
       index = sequential_next_++ % visible;
       break;
+    case Distribution::kHotspot:
+      index = HotspotRecord();
+      break;
+    case Distribution::kExponential:
+      index = ExponentialRecord(visible);
+      break;
   }
   return plan_->VisibleRecord(thread_, index);
+}
+
+// YCSB's HotspotIntegerGenerator over the loaded records (as its CoreWorkload, which keys
+// it on recordcount): the hot set is the first records, uniform within each set.
+uint64_t OpStream::HotspotRecord() {
+  const WorkloadSpec& spec = plan_->spec();
+  const uint64_t n = plan_->loaded();
+  const uint64_t hot = std::min<uint64_t>(n, static_cast<uint64_t>(n * spec.hotspot_data_fraction));
+  const bool to_hot = hot == n || (hot > 0 && rng_.NextDouble() < spec.hotspot_op_fraction);
+  return to_hot ? rng_.Below(hot) : hot + rng_.Below(n - hot);
+}
+
+// YCSB's ExponentialGenerator counted back from the newest visible record, redrawn while it
+// falls before the first one (as CoreWorkload.nextKeynum does).
+uint64_t OpStream::ExponentialRecord(uint64_t visible) {
+  const WorkloadSpec& spec = plan_->spec();
+  const double range = spec.exponential_frac * static_cast<double>(plan_->loaded());
+  const double gamma = -std::log(1.0 - spec.exponential_percentile / 100.0) / std::max(range, 1.0);
+  for (;;) {
+    const double back = -std::log(1.0 - rng_.NextDouble()) / gamma;  // 1 - u in (0, 1]
+    if (back < static_cast<double>(visible)) return visible - 1 - static_cast<uint64_t>(back);
+  }
 }
 
 uint32_t OpStream::ChooseScanLength() {

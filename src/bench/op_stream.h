@@ -76,6 +76,8 @@ class OpStream {
   OpKind ChooseKind();
   uint64_t ChooseRecord();  // an existing (visible) record
   uint32_t ChooseScanLength();
+  uint64_t HotspotRecord();                  // index among the loaded records
+  uint64_t ExponentialRecord(uint64_t visible);
   Value NextValue(Key key) { return MakeValue(key, static_cast<uint32_t>(++writes_)); }
 
   std::shared_ptr<const StreamPlan> plan_;

@@ -67,6 +67,10 @@ Status Apply(const Property& p, WorkloadSpec* s) {
   if (k == "operationcount") return ParseUnsigned(p, &s->operation_count);
   if (k == "requestdistribution") return ParseEnum(p, &ParseDistribution, &s->request);
   if (k == "zipfianconstant") return ParseDouble(p, &s->zipfian_theta);
+  if (k == "hotspotdatafraction") return ParseDouble(p, &s->hotspot_data_fraction);
+  if (k == "hotspotopnfraction") return ParseDouble(p, &s->hotspot_op_fraction);
+  if (k == "exponential.percentile") return ParseDouble(p, &s->exponential_percentile);
+  if (k == "exponential.frac") return ParseDouble(p, &s->exponential_frac);
   if (k == "minscanlength") return ParseUnsigned(p, &s->min_scan_length);
   if (k == "maxscanlength") return ParseUnsigned(p, &s->max_scan_length);
   if (k == "scanlengthdistribution")

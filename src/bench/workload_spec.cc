@@ -62,11 +62,10 @@ Result<Distribution> ParseDistribution(std::string_view name) {
   if (name == "zipfian") return Distribution::kZipfian;
   if (name == "latest") return Distribution::kLatest;
   if (name == "sequential") return Distribution::kSequential;
-  if (name == "hotspot" || name == "exponential")
-    return Status::NotSupported("requestdistribution '" + std::string(name) +
-                                "' is not implemented (use uniform, zipfian, latest, sequential)");
+  if (name == "hotspot") return Distribution::kHotspot;
+  if (name == "exponential") return Distribution::kExponential;
   return Status::InvalidArgument("unknown requestdistribution '" + std::string(name) +
-                                 "' (use uniform, zipfian, latest, sequential)");
+                                 "' (use uniform, zipfian, latest, sequential, hotspot, exponential)");
 }
 
 const char* DistributionName(Distribution d) {
@@ -75,6 +74,8 @@ const char* DistributionName(Distribution d) {
     case Distribution::kZipfian: return "zipfian";
     case Distribution::kLatest: return "latest";
     case Distribution::kSequential: return "sequential";
+    case Distribution::kHotspot: return "hotspot";
+    case Distribution::kExponential: return "exponential";
   }
   return "?";
 }
@@ -109,6 +110,12 @@ Status WorkloadSpec::Validate() const {
   if (!(total > 0)) return Status::InvalidArgument(where + "all operation proportions are zero");
   if (Status s = ValidateTheta(zipfian_theta); !s.ok())
     return Status::InvalidArgument(where + s.message());
+  if (!(hotspot_data_fraction >= 0 && hotspot_data_fraction <= 1) ||
+      !(hotspot_op_fraction >= 0 && hotspot_op_fraction <= 1))
+    return Status::InvalidArgument(where + "hotspotdatafraction and hotspotopnfraction must be in [0, 1]");
+  if (!(exponential_percentile > 0 && exponential_percentile < 100) || !(exponential_frac > 0))
+    return Status::InvalidArgument(where + "exponential.percentile must be in (0, 100) and "
+                                   "exponential.frac > 0");
   if (min_scan_length < 1 || max_scan_length < min_scan_length)
     return Status::InvalidArgument(where + "scan lengths need 1 <= minscanlength <= maxscanlength");
   return Status::Ok();

@@ -18,8 +18,8 @@ enum class OpKind : uint8_t { kRead, kUpdate, kInsert, kScan, kReadModifyWrite }
 inline constexpr size_t kOpKinds = 5;
 const char* OpKindName(OpKind kind);
 
-// YCSB's requestdistribution values we implement.
-enum class Distribution : uint8_t { kUniform, kZipfian, kLatest, kSequential };
+// YCSB's requestdistribution values (all of them).
+enum class Distribution : uint8_t { kUniform, kZipfian, kLatest, kSequential, kHotspot, kExponential };
 Result<Distribution> ParseDistribution(std::string_view name);
 const char* DistributionName(Distribution d);
 
@@ -37,6 +37,14 @@ struct WorkloadSpec {
   uint32_t min_scan_length = 1;
   uint32_t max_scan_length = 100;
   ScanLengthDistribution scan_length = ScanLengthDistribution::kUniform;
+  // hotspot: hotspotopnfraction of the requests go uniformly to the first
+  // hotspotdatafraction of the loaded records, the rest uniformly to the others (YCSB).
+  double hotspot_data_fraction = 0.2;
+  double hotspot_op_fraction = 0.8;
+  // exponential: record = newest - X, X exponential such that exponential.percentile % of
+  // the draws fall within the newest exponential.frac x loaded records (YCSB).
+  double exponential_percentile = 95;
+  double exponential_frac = 0.8571428571;
   InsertOrder insert_order = InsertOrder::kHashed;
   // recordcount / operationcount of a property file; 0 = not given (driver flags decide).
   uint64_t record_count = 0;
