@@ -169,6 +169,17 @@ TEST(BenchGenerators, LatestFavoursRecentInserts) {
   EXPECT_GT(newest, 5 * tenth);
 }
 
+// The records `draws` requests of a read-only stream of `spec` go to, as load-order indices.
+std::vector<uint64_t> RequestedRecords(const WorkloadSpec& spec, uint64_t loaded, int draws) {
+  auto plan = Plan(spec, loaded);
+  std::unordered_map<Key, uint64_t> index_of;
+  for (uint64_t i = 0; i < loaded; ++i) index_of[plan->KeyOf(i)] = i;
+  OpStream stream(plan, 0);
+  std::vector<uint64_t> records;
+  for (int i = 0; i < draws; ++i) records.push_back(index_of.at(stream.Next().key));
+  return records;
+}
+
 // YCSB's hotspot: hotspotopnfraction of the requests in the first hotspotdatafraction of
 // the loaded records, uniform within each part.
 TEST(BenchGenerators, HotspotSendsTheOpFractionToTheDataFraction) {
@@ -177,15 +188,10 @@ TEST(BenchGenerators, HotspotSendsTheOpFractionToTheDataFraction) {
   spec.request = Distribution::kHotspot;
   spec.hotspot_data_fraction = 0.1;
   spec.hotspot_op_fraction = 0.9;
-  auto plan = Plan(spec, kLoaded);
-  std::unordered_map<Key, uint64_t> index_of;
-  for (uint64_t i = 0; i < kLoaded; ++i) index_of[plan->KeyOf(i)] = i;
-  OpStream stream(plan, 0);
   constexpr int kDraws = 200'000;
   uint64_t hot = 0;
   std::vector<uint64_t> per_decile(10);
-  for (int i = 0; i < kDraws; ++i) {
-    const uint64_t r = index_of.at(stream.Next().key);
+  for (uint64_t r : RequestedRecords(spec, kLoaded, kDraws)) {
     hot += r < kLoaded / 10;
     ++per_decile[r * 10 / kLoaded];
   }
@@ -202,14 +208,10 @@ TEST(BenchGenerators, ExponentialFavoursTheNewestRecords) {
   spec.request = Distribution::kExponential;
   spec.exponential_percentile = 95;
   spec.exponential_frac = 0.2;
-  auto plan = Plan(spec, kLoaded);
-  std::unordered_map<Key, uint64_t> index_of;
-  for (uint64_t i = 0; i < kLoaded; ++i) index_of[plan->KeyOf(i)] = i;
-  OpStream stream(plan, 0);
   constexpr int kDraws = 200'000;
   uint64_t within = 0, newest = 0, at_100 = 0;
-  for (int i = 0; i < kDraws; ++i) {
-    const uint64_t age = kLoaded - 1 - index_of.at(stream.Next().key);
+  for (uint64_t r : RequestedRecords(spec, kLoaded, kDraws)) {
+    const uint64_t age = kLoaded - 1 - r;
     within += age < kLoaded / 5;
     newest += age == 0;
     at_100 += age == 100;
