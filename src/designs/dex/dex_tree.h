@@ -21,6 +21,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "alloc/catalog.h"
 #include "cache/buffer_manager.h"
 #include "designs/dex/dex_options.h"
 #include "designs/dex/node_pages.h"
@@ -134,6 +135,14 @@ class DexTree {
   friend class Offloader;
   DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
           GlobalAddress root_word, uint32_t first, uint32_t partitions);
+  // dex_open.cc: the first opener creates the stored partition map; later ones join it.
+  static Result<std::unique_ptr<DexTree>> Create(fabric::Fabric& fabric, fabric::Endpoint& ep,
+                                                 const DexOptions& o, const Layout& layout,
+                                                 const alloc::CatalogEntry& entry, uint64_t token);
+  static Result<std::unique_ptr<DexTree>> Join(fabric::Fabric& fabric, fabric::Endpoint& ep,
+                                               const DexOptions& o, const Layout& layout,
+                                               const alloc::CatalogEntry& entry,
+                                               const std::string& name, uint64_t token);
 
   struct LeafAt {
     cache::OptimisticGuard leaf, parent;
