@@ -83,6 +83,19 @@ Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) 
   return Status::NotFound("no index named '" + std::string(name) + "' in the catalog");
 }
 
+Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
+  std::vector<RawEntry> table;
+  DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
+  std::vector<CatalogEntry> entries;
+  for (uint32_t i = 0; i < kEntries; ++i) {
+    if (table[i].state != kReady) continue;
+    auto entry = ToEntry(table[i], i);
+    if (!entry.ok()) return entry.status();
+    entries.push_back(std::move(entry).value());
+  }
+  return entries;
+}
+
 Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
                                            std::string_view design, uint32_t node_bytes,
                                            bool* created) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dmindex/global_address.h"
 #include "dmindex/status.h"
@@ -39,6 +40,8 @@ class Catalog {
                                            bool* created);
   // Opens an existing entry; NotFound if there is none.
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
+  // Every ready entry, in slot order.
+  static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);
 };
 
 }  // namespace dmindex::alloc

@@ -10,6 +10,7 @@ void AddCommands(CLI::App& app) {
   AddBenchCommand(app);
   AddPlotCommand(app);
   AddCheckCommand(app);
+  AddIndexesCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -16,5 +16,6 @@ void AddMemserverCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddPlotCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);
+void AddIndexesCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

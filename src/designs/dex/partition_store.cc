@@ -71,6 +71,31 @@ Status PartitionStore::Unlock(fabric::Endpoint& ep, uint64_t locked_version) con
   return old == locked_version + 1 ? Status::Ok() : Status::Corruption("dex partition map: lock lost");
 }
 
+Result<PartitionStore::Snapshot> PartitionStore::Inspect(fabric::Endpoint& ep) const {
+  std::vector<uint64_t> words(kBlockBytes / 8);
+  DMX_RETURN_IF_ERROR(ep.Read(block_, words.data(), kBlockBytes));
+  Snapshot snap;
+  snap.version = words[0];
+  // Locked (odd): the lock CAS changed only the version, so the map validates under the
+  // version it was locked at.
+  std::vector<uint64_t> as_stored(words.begin(), words.begin() + kChecksumWord);
+  if (as_stored[0] % 2 == 1) --as_stored[0];
+  snap.valid = words[kChecksumWord] == Checksum(as_stored.data()) && words[1] < kBoundaryWords;
+  const size_t parts = snap.valid ? words[1] + 1 : 0;
+  if (snap.valid) snap.boundaries.assign(words.begin() + 2, words.begin() + 2 + words[1]);
+  snap.leases.assign(words.begin() + kLeaseWord, words.begin() + kLeaseWord + parts);
+  return snap;
+}
+
+Status PartitionStore::ForceUnlock(fabric::Endpoint& ep) const {
+  uint64_t version = 0;
+  DMX_RETURN_IF_ERROR(ep.Read(block_, &version, 8));
+  if (version % 2 == 0) return Status::InvalidArgument("the partition map is not locked");
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(block_, version, version - 1, &old));
+  return old == version ? Status::Ok() : Status::Retry("the partition map changed meanwhile");
+}
+
 Result<uint32_t> PartitionStore::ClaimHosts(fabric::Endpoint& ep, uint32_t parts, uint32_t count,
                                             std::optional<uint32_t> first, uint64_t token) const {
   for (uint32_t attempt = 0; attempt < 64; ++attempt) {

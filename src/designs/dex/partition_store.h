@@ -59,6 +59,19 @@ class PartitionStore {
                               std::optional<uint32_t> first, uint64_t token) const;
   Status ReleaseHosts(fabric::Endpoint& ep, uint32_t first, uint32_t count, uint64_t token) const;
 
+  // For an operator (`dmindex indexes`): the raw state, read once, without waiting: the
+  // version (odd: a change is in progress, or a process died while changing the map),
+  // whether the map part validated, and the lease words.
+  struct Snapshot {
+    uint64_t version = 0;
+    bool valid = false;
+    std::vector<Key> boundaries;
+    std::vector<uint64_t> leases;  // one per compute node
+  };
+  Result<Snapshot> Inspect(fabric::Endpoint& ep) const;
+  // Releases the change lock a dead process left (odd version -> version - 1).
+  Status ForceUnlock(fabric::Endpoint& ep) const;
+
  private:
   static uint64_t Checksum(const uint64_t* words);
   GlobalAddress Word(uint32_t i) const { return block_ + 8ull * i; }

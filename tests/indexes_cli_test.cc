@@ -1,0 +1,113 @@
+// `dmindex indexes` over real memory servers (ucx-shm): the catalog listing, a DEX index's
+// partitions and host leases, and the repairs after a compute process died - a lease it
+// held (--release-host, only with its token) and a partition map it left locked
+// (--unlock-map) - after which another process can host its compute node again.
+#include <gtest/gtest.h>
+
+#include "alloc/catalog.h"
+#include "designs/dex/partition_store.h"
+#include "designs/registry.h"
+#include "fabric/ucx/memserver_process.h"
+#include "fabric/ucx/ucx_fabric.h"
+#include "test_fabrics.h"
+
+namespace dmindex {
+namespace {
+
+using testing::RunTool;
+
+class IndexesCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabric::ucx::MemserverSpec spec;
+    spec.tool_path = DMINDEX_TOOL_PATH;
+    spec.pool_bytes = 64ull << 20;
+    spec.chunk_bytes = 1ull << 20;
+    spec.transport = fabric::ucx::UcxTransport::kShm;
+    auto server = fabric::ucx::MemserverProcess::Start(spec);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    memservers_ = (*server)->address().ToString();
+    server_ = std::move(server).value();
+    auto f = fabric::ucx::UcxFabric::Create(memservers_, fabric::ucx::UcxOptions{});
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    fabric_ = std::move(f).value();
+  }
+  Result<std::unique_ptr<Index>> Open(const std::string& design, const std::string& name,
+                                      std::map<std::string, std::string> knobs = {}) {
+    IndexOptions o;
+    o.name = name;
+    o.node_bytes = 512;
+    o.cache_bytes = 1 << 20;
+    o.knobs = std::move(knobs);
+    return designs::MakeIndex(design, *fabric_, o);
+  }
+  testing::ToolRun Indexes(const std::string& args) {
+    return RunTool("indexes --memservers " + memservers_ + " " + args);
+  }
+  // The store of index `name`, to play a process that died (a lease it never gave back).
+  designs::dex::PartitionStore StoreOf(const std::string& name) {
+    auto ep = std::move(fabric_->Connect()).value();
+    auto entry = std::move(alloc::Catalog::Open(*ep, name)).value();
+    uint64_t raw = 0;
+    EXPECT_TRUE(ep->Read(entry.aux_word(0), &raw, 8).ok());
+    return designs::dex::PartitionStore(GlobalAddress::FromRaw(raw));
+  }
+
+  std::unique_ptr<fabric::ucx::MemserverProcess> server_;
+  std::string memservers_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+};
+
+TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
+  EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
+  auto sherman = Open("sherman", "plain");
+  ASSERT_TRUE(sherman.ok()) << sherman.status().ToString();
+  ASSERT_TRUE(std::move((*sherman)->OpenSession()).value()->Insert(5, 6).ok());
+  auto dex = Open("dex", "parted", {{"partitions", "2"}, {"boundaries", "1000"}});
+  ASSERT_TRUE(dex.ok()) << dex.status().ToString();
+
+  testing::ToolRun list = Indexes("");
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("plain: sherman, 512-byte nodes, root "), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("parted: dex, 512-byte nodes, root none (empty)"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("compute node 0: keys 1..999, hosted by token "), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("compute node 1: keys 1000.."), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("not hosted"), std::string::npos) << list.output;
+
+  // A process hosting compute node 1 dies: its lease stays, nobody else may host node 1.
+  auto ep = std::move(fabric_->Connect()).value();
+  ASSERT_TRUE(StoreOf("parted").ClaimHosts(*ep, 2, 1, 1u, 0xdead0001).ok());
+  EXPECT_FALSE(Open("dex", "parted", {{"first_node", "1"}}).ok());
+  EXPECT_NE(Indexes("--index parted").output.find("hosted by token 00000000dead0001"), std::string::npos);
+  testing::ToolRun wrong = Indexes("--index parted --release-host 1 --token dead0002");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("nothing released"), std::string::npos) << wrong.output;
+  testing::ToolRun released = Indexes("--index parted --release-host 1 --token dead0001");
+  EXPECT_EQ(released.exit_code, 0) << released.output;
+  auto second = Open("dex", "parted", {{"first_node", "1"}});
+  EXPECT_TRUE(second.ok()) << second.status().ToString();
+  second->reset();
+
+  // A process died while repartitioning: the map stays locked until an operator unlocks it.
+  auto store = StoreOf("parted");
+  auto stored = store.Load(*ep);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_TRUE(store.Lock(*ep, stored->version).ok());
+  EXPECT_NE(Indexes("--index parted").output.find("LOCKED"), std::string::npos);
+  testing::ToolRun unlocked = Indexes("--index parted --unlock-map");
+  EXPECT_EQ(unlocked.exit_code, 0) << unlocked.output;
+  auto moved = (*dex)->Repartition({500});  // the repartitioning that was blocked works again
+  EXPECT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_NE(Indexes("--index parted").output.find("compute node 0: keys 1..499"), std::string::npos);
+  EXPECT_EQ(Indexes("--index parted --unlock-map").exit_code, 1);  // not locked
+
+  // Bad input: a clear error, nothing changed.
+  EXPECT_EQ(Indexes("--release-host 1 --token 1").exit_code, 2);   // no --index
+  EXPECT_EQ(Indexes("--index parted --release-host 1").exit_code, 2);  // no --token
+  EXPECT_EQ(Indexes("--index plain --unlock-map").exit_code, 1);   // not a dex index
+  EXPECT_EQ(Indexes("--index nosuch --unlock-map").exit_code, 2);
+  EXPECT_EQ(RunTool("indexes").exit_code, 2);  // the embedded cluster holds no indexes
+}
+
+}  // namespace
+}  // namespace dmindex
