@@ -1,4 +1,5 @@
-// `dmindex indexes` over real memory servers (ucx-shm): the catalog listing, a DEX index's
+// `dmindex indexes` over real memory servers (ucx-shm): the catalog listing (and --drop, which
+// `dmindex bench` does for its runs' indexes), a DEX index's
 // partitions and host leases, and the repairs after a compute process died - a lease it
 // held (--release-host, only with its token) and a partition map it left locked
 // (--unlock-map) - after which another process can host its compute node again.
@@ -60,6 +61,11 @@ class IndexesCliTest : public ::testing::Test {
 
 TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
+  // `dmindex bench` drops its runs' indexes, so repeated runs do not fill the catalog.
+  testing::ToolRun bench = RunTool("bench --memservers " + memservers_ +
+                                   " --design sherman,dex --workload ycsb-c --keys 2000 --ops 2000 --warmup-ops 100");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
   auto sherman = Open("sherman", "plain");
   ASSERT_TRUE(sherman.ok()) << sherman.status().ToString();
   ASSERT_TRUE(std::move((*sherman)->OpenSession()).value()->Insert(5, 6).ok());
@@ -107,6 +113,16 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_EQ(Indexes("--index plain --unlock-map").exit_code, 1);   // not a dex index
   EXPECT_EQ(Indexes("--index nosuch --unlock-map").exit_code, 2);
   EXPECT_EQ(RunTool("indexes").exit_code, 2);  // the embedded cluster holds no indexes
+
+  // Dropping frees the slot: the name can be created anew (empty).
+  dex->reset();
+  EXPECT_EQ(Indexes("--drop parted").exit_code, 0);
+  EXPECT_EQ(Indexes("--drop parted").exit_code, 1);  // gone
+  EXPECT_EQ(Indexes("--index parted").output.find("parted"), std::string::npos);
+  auto again = Open("dex", "parted");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Value v = 0;
+  EXPECT_TRUE(std::move((*again)->OpenSession()).value()->Lookup(5, &v).IsNotFound());
 }
 
 }  // namespace

@@ -96,6 +96,14 @@ Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
   return entries;
 }
 
+Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name) {
+  auto entry = Open(ep, name);
+  if (!entry.ok()) return entry.status();
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(entry->slot), kReady, kFree, &old));
+  return old == kReady ? Status::Ok() : Status::NotFound("index '" + std::string(name) + "' was dropped meanwhile");
+}
+
 Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
                                            std::string_view design, uint32_t node_bytes,
                                            bool* created) {

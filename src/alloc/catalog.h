@@ -42,6 +42,9 @@ class Catalog {
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
   // Every ready entry, in slot order.
   static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);
+  // Frees the slot of entry `name` for a new index. Its nodes stay in the pool (chunks are
+  // not tracked per index); no process may still have it open. NotFound if absent.
+  static Status Drop(fabric::Endpoint& ep, std::string_view name);
 };
 
 }  // namespace dmindex::alloc

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "alloc/catalog.h"
 #include "bench/bench_plan.h"
 #include "bench/interrupt.h"
 #include "bench/report.h"
@@ -42,6 +43,16 @@ std::string Fixed(double v) {
 [[noreturn]] void Fail(const std::string& message, int code) {
   std::cerr << "dmindex bench: " << message << "\n";
   throw CLI::RuntimeError(code);
+}
+
+// Over --memservers, a run's index is dropped from the servers' catalog afterwards, so
+// repeated runs do not fill its 31 slots (its nodes stay in the pool until the servers
+// restart: chunks are not tracked per index).
+void DropIndex(const FabricFlags& flags, const std::string& name) {
+  auto fabric = flags.Open();
+  if (!fabric.ok()) return;  // the run reported the fabric's trouble already
+  auto ep = (*fabric)->Connect();
+  if (ep.ok()) (void)alloc::Catalog::Drop(**ep, name);
 }
 
 std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
@@ -111,6 +122,7 @@ void Run(BenchFlags& f) {
     bench::RunConfig config = run.config;
     config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
     auto r = runner.Run(run.design, run.workload, config);
+    if (!f.fabric.memservers.empty()) DropIndex(f.fabric, config.index.name);
     if (!r.ok()) {
       setup_error = run.design.label + " " + run.workload.name + ": " + r.status().ToString();
       break;

@@ -1,4 +1,5 @@
-// `dmindex indexes`: the indexes in the memory servers' catalog, and what an operator may
+// `dmindex indexes`: the indexes in the memory servers' catalog (--drop frees one's slot),
+// and what an operator may
 // repair of a DEX index after a compute process died: its host leases (--release-host) and
 // the partition map's change lock (--unlock-map).
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@ struct IndexesFlags {
   int64_t release_host = -1;
   std::string token;
   bool unlock_map = false;
+  std::string drop;
 };
 
 [[noreturn]] void Fail(const std::string& message, int code) {
@@ -41,6 +43,11 @@ void Run(IndexesFlags& f) {
   FailIfError(fabric.status(), "fabric", 2);
   auto ep = (*fabric)->Connect();
   FailIfError(ep.status(), "fabric", 2);
+  if (!f.drop.empty()) {
+    FailIfError(alloc::Catalog::Drop(**ep, f.drop), "--drop", 1);
+    std::cout << "dropped " << f.drop << " from the catalog (its nodes stay in the pool)\n";
+    return;
+  }
   if (repair) {
     auto entry = alloc::Catalog::Open(**ep, f.index);
     FailIfError(entry.status(), "--index", 2);
@@ -88,6 +95,9 @@ void AddIndexesCommand(CLI::App& app) {
                   "DEX: free this compute node's host lease, held by a process that died")
       ->check(CLI::Range(0, 63));
   cmd->add_option("--token", f->token, "With --release-host: the dead process's token, as listed");
+  cmd->add_option("--drop", f->drop,
+                  "Free this index's catalog slot (no process may have it open; its nodes stay in "
+                  "the pool until the memory servers restart)");
   cmd->add_flag("--unlock-map", f->unlock_map,
                 "DEX: release the partition map's change lock left by a process that died");
   cmd->callback([f] { Run(*f); });
