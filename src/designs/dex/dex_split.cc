@@ -186,8 +186,22 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
 
 Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
                           const Header& h) {
-  // An owned root: this compute node owns every key. Split it in the cache, write both
-  // halves through and let the core grow a new root over them.
+  // The meta page may still point to a former root: the tree grew above it elsewhere (a
+  // shared root split by the core, or by another compute node), and that split narrowed its
+  // fences into this partition, so it is owned now. It is not the root and must not be split
+  // as one: the core would find the tree grown already and leave the new half without a
+  // separator, reachable only through a sibling link that DEX's traversal does not follow.
+  // Point the meta page to the current root instead; the restart reaches the node through
+  // its real parent and splits it under that.
+  auto current = reader_.RefreshRoot(w.ctx);
+  if (!current.ok()) return current.status();
+  if (*current != root.frame()->remote()) {
+    SetRoot(meta, *current);
+    return Status::Ok();
+  }
+  // The owned root: this compute node owns every key, so nobody else splits it or grows the
+  // tree above it. Split it in the cache, write both halves through and let the core grow a
+  // new root over them.
   Key separator;
   cache::ExclusiveGuard right;
   DMX_RETURN_IF_ERROR(SplitInCache(w, root, h, &separator, &right));
