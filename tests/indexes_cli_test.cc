@@ -20,12 +20,7 @@ using testing::RunTool;
 class IndexesCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fabric::ucx::MemserverSpec spec;
-    spec.tool_path = DMINDEX_TOOL_PATH;
-    spec.pool_bytes = 64ull << 20;
-    spec.chunk_bytes = 1ull << 20;
-    spec.transport = fabric::ucx::UcxTransport::kShm;
-    auto server = fabric::ucx::MemserverProcess::Start(spec);
+    auto server = testing::StartShmMemserver();
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     memservers_ = (*server)->address().ToString();
     server_ = std::move(server).value();

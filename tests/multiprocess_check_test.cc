@@ -34,12 +34,7 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
     if (Status shared = designs::SharedAcrossProcesses(GetParam()); !shared.ok())
       GTEST_SKIP() << shared.message();
     for (int i = 0; i < 2; ++i) {
-      fabric::ucx::MemserverSpec spec;
-      spec.tool_path = DMINDEX_TOOL_PATH;
-      spec.pool_bytes = 64ull << 20;
-      spec.chunk_bytes = 1ull << 20;
-      spec.transport = fabric::ucx::UcxTransport::kShm;
-      auto server = fabric::ucx::MemserverProcess::Start(spec);
+      auto server = testing::StartShmMemserver();
       ASSERT_TRUE(server.ok()) << server.status().ToString();
       memservers_ += (i ? "," : "") + (*server)->address().ToString();
       servers_.push_back(std::move(server).value());

@@ -40,6 +40,15 @@ std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name, uint64_t
   throw std::invalid_argument("unknown test fabric " + name);
 }
 
+Result<std::unique_ptr<fabric::ucx::MemserverProcess>> StartShmMemserver(uint64_t pool_bytes) {
+  fabric::ucx::MemserverSpec spec;
+  spec.tool_path = DMINDEX_TOOL_PATH;
+  spec.pool_bytes = pool_bytes;
+  spec.chunk_bytes = 1ull << 20;
+  spec.transport = fabric::ucx::UcxTransport::kShm;
+  return fabric::ucx::MemserverProcess::Start(spec);
+}
+
 ToolRun RunTool(const std::string& args) {
   std::string cmd = std::string(DMINDEX_TOOL_PATH) + " " + args + " 2>&1";
   ToolRun r;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/ucx/memserver_process.h"
 
 namespace dmindex::testing {
 
@@ -19,6 +20,10 @@ std::vector<std::string> TestFabricNames();
 // e.g. memory-server processes, owned by the returned object).
 std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name,
                                                uint64_t pool_bytes = 64ull << 20);
+
+// One `dmindex memserver` process over ucx-shm on a free port (1 MB chunks), stopped when
+// the returned object is destroyed; for tests that connect to it by address.
+Result<std::unique_ptr<fabric::ucx::MemserverProcess>> StartShmMemserver(uint64_t pool_bytes = 64ull << 20);
 
 // Runs the dmindex tool (DMINDEX_TOOL_PATH) with `args`, capturing stdout and stderr.
 struct ToolRun {

@@ -82,11 +82,8 @@ TEST(UcxMemoryNodeId, SecondServerAcceptsOffloads) {
 class ServerPair : public ::testing::Test {
  protected:
   void SetUp() override {
-    fabric::ucx::MemserverSpec spec;
-    spec.tool_path = DMINDEX_TOOL_PATH;
-    spec.pool_bytes = 32ull << 20;
     for (auto* s : {&a_, &b_}) {
-      auto p = fabric::ucx::MemserverProcess::Start(spec);
+      auto p = testing::StartShmMemserver(32ull << 20);
       ASSERT_TRUE(p.ok()) << p.status().ToString();
       *s = std::move(p).value();
     }
