@@ -1,12 +1,19 @@
 #include "tree/tree_reader.h"
 
+#include <chrono>
 #include <thread>
 
 namespace dmindex::tree {
 namespace {
 
 // Bounds that turn a bug or a corrupted pool into a Corruption status instead of a hang.
+// A node that does not validate is normally torn by a concurrent write and reads clean at
+// once; it can also stay invalid while its writer is descheduled between linking a node and
+// writing it (seen on a loaded 2-core machine: ~100k attempts). So a read gives up only after
+// kMaxTornReads attempts *and* kTornReadPatience of wall time, backing off so that the writer
+// gets a core - a count alone depends on how fast the machine spins.
 constexpr uint32_t kMaxTornReads = 100000;
+constexpr auto kTornReadPatience = std::chrono::seconds(10);
 constexpr uint32_t kMaxRestarts = 10000;
 constexpr uint32_t kMaxHops = 1 << 16;
 
@@ -14,14 +21,22 @@ constexpr uint32_t kMaxHops = 1 << 16;
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
-  for (uint32_t attempt = 0; attempt < kMaxTornReads; ++attempt) {
+  std::chrono::steady_clock::time_point since{};
+  for (uint32_t attempt = 0;; ++attempt) {
     DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, t_.layout.node_bytes));
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     // Torn by a concurrent write: the writer finishes within a round trip or two.
     c.CountRetry();
-    if (attempt % 4 == 3) std::this_thread::yield();
+    if (attempt < 64) {
+      if (attempt % 4 == 3) std::this_thread::yield();
+      continue;
+    }
+    if (attempt == 64) since = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));  // let a descheduled writer run
+    if (attempt >= kMaxTornReads && std::chrono::steady_clock::now() - since > kTornReadPatience)
+      return Status::Corruption("node " + addr.ToString() + " never read consistent (" +
+                                std::to_string(attempt) + " attempts)");
   }
-  return Status::Corruption("node " + addr.ToString() + " never read consistent");
 }
 
 template <KeyValueTraits KV>
