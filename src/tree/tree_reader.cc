@@ -7,35 +7,35 @@ namespace dmindex::tree {
 namespace {
 
 // Bounds that turn a bug or a corrupted pool into a Corruption status instead of a hang.
-// A node that does not validate is normally torn by a concurrent write and reads clean at
-// once; it can also stay invalid while its writer is descheduled between linking a node and
-// writing it (seen on a loaded 2-core machine: ~100k attempts). So a read gives up only after
-// kMaxTornReads attempts *and* kTornReadPatience of wall time, backing off so that the writer
-// gets a core - a count alone depends on how fast the machine spins.
 constexpr uint32_t kMaxTornReads = 100000;
-constexpr auto kTornReadPatience = std::chrono::seconds(10);
 constexpr uint32_t kMaxRestarts = 10000;
 constexpr uint32_t kMaxHops = 1 << 16;
+// A node that does not validate is normally torn by a concurrent write and reads clean at
+// once. Under heavy load one stayed invalid for longer than kMaxTornReads fast attempts and
+// then read fine (a writer descheduled between linking the node and writing it, probably):
+// after the fast attempts a read keeps trying, sleeping so the writer gets a core, for up to
+// kTornReadGrace more before it gives up.
+constexpr auto kTornReadGrace = std::chrono::seconds(1);
 
 }  // namespace
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
-  std::chrono::steady_clock::time_point since{};
+  std::chrono::steady_clock::time_point grace_end{};
   for (uint32_t attempt = 0;; ++attempt) {
     DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, t_.layout.node_bytes));
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     // Torn by a concurrent write: the writer finishes within a round trip or two.
     c.CountRetry();
-    if (attempt < 64) {
+    if (attempt < kMaxTornReads) {
       if (attempt % 4 == 3) std::this_thread::yield();
       continue;
     }
-    if (attempt == 64) since = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::chrono::microseconds(20));  // let a descheduled writer run
-    if (attempt >= kMaxTornReads && std::chrono::steady_clock::now() - since > kTornReadPatience)
-      return Status::Corruption("node " + addr.ToString() + " never read consistent (" +
-                                std::to_string(attempt) + " attempts)");
+    const auto now = std::chrono::steady_clock::now();
+    if (attempt == kMaxTornReads) grace_end = now + kTornReadGrace;
+    if (now > grace_end)
+      return Status::Corruption("node " + addr.ToString() + " never read consistent");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 
