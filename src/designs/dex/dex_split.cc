@@ -105,6 +105,15 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
   return Status::Ok();
 }
 
+// A split whose halves someone else may reach by their remote images (under a shared parent,
+// or as the halves of a new root): both are written through before anything links them.
+Status DexTree::SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
+                                    Key* separator, cache::ExclusiveGuard* right) {
+  DMX_RETURN_IF_ERROR(SplitInCache(w, node, h, separator, right));
+  DMX_RETURN_IF_ERROR(WriteThrough(w, *right));
+  return WriteThrough(w, node);
+}
+
 Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
   compute_node(w.cn).bm->UnswizzledCopy(node.page(), w.image.data());
   DMX_RETURN_IF_ERROR(w.pages.WriteBack(node.frame()->remote(), w.image.data()));
@@ -133,9 +142,7 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   }
   Key separator;
   cache::ExclusiveGuard right;
-  DMX_RETURN_IF_ERROR(SplitInCache(w, child, ch, &separator, &right));
-  DMX_RETURN_IF_ERROR(WriteThrough(w, right));
-  DMX_RETURN_IF_ERROR(WriteThrough(w, child));
+  DMX_RETURN_IF_ERROR(SplitWrittenThrough(w, child, ch, &separator, &right));
   const GlobalAddress raddr = right.frame()->remote();
   w.internal_entries.clear();
   internal.Collect(w.ctx.node(), fh, &w.internal_entries);
@@ -204,9 +211,7 @@ Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::Excl
   // new root over them.
   Key separator;
   cache::ExclusiveGuard right;
-  DMX_RETURN_IF_ERROR(SplitInCache(w, root, h, &separator, &right));
-  DMX_RETURN_IF_ERROR(WriteThrough(w, right));
-  DMX_RETURN_IF_ERROR(WriteThrough(w, root));
+  DMX_RETURN_IF_ERROR(SplitWrittenThrough(w, root, h, &separator, &right));
   DMX_RETURN_IF_ERROR(smo_.GrowRoot(w.ctx, h.level));
   auto fresh = reader_.RefreshRoot(w.ctx);
   if (!fresh.ok()) return fresh.status();

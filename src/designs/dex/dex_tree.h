@@ -184,6 +184,8 @@ class DexTree {
   Status SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
                    const Header& h);
   Status WriteThrough(DexWorker& w, cache::ExclusiveGuard& node);
+  Status SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
+                             Key* separator, cache::ExclusiveGuard* right);
   // A new node in this compute node's cache on `memory_node` (a retired block if there is
   // one): registered, hot, dirty, exclusively latched, not yet linked.
   Result<cache::ExclusiveGuard> NewCachedNode(DexWorker& w, uint16_t memory_node);
