@@ -20,13 +20,24 @@ uint64_t PartitionStore::Checksum(const uint64_t* words) {
   return XXH3_64bits_withSeed(words, 8 * kChecksumWord, 0x6d61702d786564ull);
 }
 
-Status PartitionStore::Initialize(fabric::Endpoint& ep, GlobalAddress block,
-                                  const std::vector<Key>& boundaries) {
-  if (boundaries.size() >= kBoundaryWords) return Status::InvalidArgument("dex: too many partitions");
-  std::vector<uint64_t> words(kBlockBytes / 8, 0);
+std::vector<uint64_t> PartitionStore::Encode(uint64_t version, const std::vector<Key>& boundaries,
+                                             uint32_t bytes) {
+  std::vector<uint64_t> words(bytes / 8, 0);
+  words[0] = version;
   words[1] = boundaries.size();
   std::copy(boundaries.begin(), boundaries.end(), words.begin() + 2);
   words[kChecksumWord] = Checksum(words.data());
+  return words;
+}
+
+std::vector<Key> PartitionStore::Boundaries(const std::vector<uint64_t>& words) {
+  return std::vector<Key>(words.begin() + 2, words.begin() + 2 + words[1]);
+}
+
+Status PartitionStore::Initialize(fabric::Endpoint& ep, GlobalAddress block,
+                                  const std::vector<Key>& boundaries) {
+  if (boundaries.size() >= kBoundaryWords) return Status::InvalidArgument("dex: too many partitions");
+  const std::vector<uint64_t> words = Encode(0, boundaries, kBlockBytes);  // and no leases
   return ep.Write(block, words.data(), kBlockBytes);
 }
 
@@ -38,7 +49,7 @@ Result<StoredMap> PartitionStore::Load(fabric::Endpoint& ep) const {
     const bool stable = words[0] % 2 == 0 && words[kChecksumWord] == Checksum(words.data());
     if (stable) {
       if (words[1] >= kBoundaryWords) return Status::Corruption("dex partition map: bad count");
-      return StoredMap{words[0], std::vector<Key>(words.begin() + 2, words.begin() + 2 + words[1])};
+      return StoredMap{words[0], Boundaries(words)};
     }
     if (std::chrono::steady_clock::now() > deadline)
       return Status::Unavailable("dex partition map: changing for over 30 s (did a process die "
@@ -55,11 +66,8 @@ Status PartitionStore::Lock(fabric::Endpoint& ep, uint64_t version) const {
 
 Status PartitionStore::Publish(fabric::Endpoint& ep, uint64_t locked_version,
                                const std::vector<Key>& boundaries) const {
-  std::vector<uint64_t> words(kMapBytes / 8, 0);
-  words[0] = locked_version + 2;  // even again: stable, and newer than every earlier copy
-  words[1] = boundaries.size();
-  std::copy(boundaries.begin(), boundaries.end(), words.begin() + 2);
-  words[kChecksumWord] = Checksum(words.data());
+  // Even again: stable, and newer than every earlier copy.
+  const std::vector<uint64_t> words = Encode(locked_version + 2, boundaries, kMapBytes);
   // One WRITE publishes and unlocks. It may land in pieces in any order; readers validate
   // the checksum, which covers the version, so a half-written block never passes.
   return ep.Write(block_, words.data(), kMapBytes);
@@ -82,7 +90,7 @@ Result<PartitionStore::Snapshot> PartitionStore::Inspect(fabric::Endpoint& ep) c
   if (as_stored[0] % 2 == 1) --as_stored[0];
   snap.valid = words[kChecksumWord] == Checksum(as_stored.data()) && words[1] < kBoundaryWords;
   const size_t parts = snap.valid ? words[1] + 1 : 0;
-  if (snap.valid) snap.boundaries.assign(words.begin() + 2, words.begin() + 2 + words[1]);
+  if (snap.valid) snap.boundaries = Boundaries(words);
   snap.leases.assign(words.begin() + kLeaseWord, words.begin() + kLeaseWord + parts);
   return snap;
 }

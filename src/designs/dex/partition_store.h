@@ -74,6 +74,9 @@ class PartitionStore {
 
  private:
   static uint64_t Checksum(const uint64_t* words);
+  // The map part of a block (version, count, boundaries, checksum), `bytes` long.
+  static std::vector<uint64_t> Encode(uint64_t version, const std::vector<Key>& boundaries, uint32_t bytes);
+  static std::vector<Key> Boundaries(const std::vector<uint64_t>& words);  // count checked
   GlobalAddress Word(uint32_t i) const { return block_ + 8ull * i; }
   GlobalAddress block_;
 };
