@@ -97,12 +97,12 @@ TEST(BenchTimelineCli, TimelineWithoutRepartitioningWorksForAnyDesign) {
 
 TEST(BenchTimelineCli, BadValuesAndDesignsWithoutPartitionsAreClearErrors) {
   const std::string run = "bench --design dex --workload dex-wi --keys 2000 --warmup-ops 100 ";
-  ExpectError(run + "--timeline-ms 0", "--timeline-ms must be at least 1");
+  ExpectError(run + "--timeline-ms 0", "--timeline-ms: '0': expected a duration [1, ");
   ExpectError(run + "--repartition-at 0.5", "needs --compute-nodes 2 or more");
   ExpectError(run + "--threads 2 --compute-nodes 2 --duration 1 --repartition-at 3", "is not within the 1 s");
   ExpectError(run + "--threads 2 --compute-nodes 2 --ops 1000 --repartition-at 0.5", "needs a timed run");
   ExpectError(run + "--threads 2 --compute-nodes 2 --repartition-at 0.5 --repartition-share 1.5",
-              "--repartition-share must be in (0, 1]");
+              "--repartition-share: '1.5': expected a number (0, 1]");
   ExpectError(run + "--threads 3 --compute-nodes 3 --repartition-at 0.5 --repartition-to 2",
               "must be a neighbour of --repartition-from 0");
   ExpectError(run + "--threads 3 --compute-nodes 3 --repartition-at 0.5 --repartition-from 3",

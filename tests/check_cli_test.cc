@@ -78,7 +78,7 @@ TEST(CheckCli, BadFlagsAreClearErrors) {
       {"check --tear --memservers 127.0.0.1:1", "in-process fabric only"},
       {"check --final-state", "--final-state works with --merge"},
       {"check --merge /nonexistent/history.json", "cannot read history file"},
-      {"check --history-out /nonexistent/dir/h.json --rounds 1 --ops 10", "cannot write history file"},
+      {"check --history-out /nonexistent/dir/h.json --rounds 1 --ops 10", "--history-out: cannot write '/nonexistent/dir/h.json'"},
   };
   for (const Case& c : cases) {
     ToolRun r = RunTool(c.args);

@@ -326,7 +326,7 @@ TEST(UcxMemserverFlags, BadFlagsGiveAMessageAndNonZeroExit) {
   } cases[] = {
       {"memserver --size 64M", "--listen"},
       {"memserver --listen 127.0.0.1:0 --size 4X", "--size"},
-      {"memserver --listen 127.0.0.1:0 --size 1K", "minimum"},
+      {"memserver --listen 127.0.0.1:0 --size 1K", "--size: '1K': expected a size"},
       {"memserver --listen 127.0.0.1:0 --size 64M --chunk-size 3000", "chunk"},
       {"memserver --listen 127.0.0.1:0 --size 8M --chunk-size 1G", "chunk"},
       {"memserver --listen nohostport --size 64M", "HOST:PORT"},

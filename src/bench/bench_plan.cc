@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "bench/property_file.h"
 
 namespace dmindex::bench {
@@ -62,6 +64,27 @@ uint64_t CacheBytes(const BenchOptions& o, uint64_t keys) {
   if (o.cache_mb) return static_cast<uint64_t>(std::llround(*o.cache_mb * (1 << 20)));
   const double pct = o.cache_pct.value_or(kDefaultCachePct);
   return static_cast<uint64_t>(std::llround(pct / 100.0 * static_cast<double>(keys * kBytesPerRecord)));
+}
+
+// What a run holds in this process's memory: the bulk-load records and the final check's key
+// list (24 bytes a key), the tree itself when the fabric is in-process (about 20 bytes a key
+// at 80% fill), and every compute node's cache. A run that cannot fit is refused up front
+// instead of dying of std::bad_alloc half-way.
+Status CheckFitsInMemory(const RunConfig& c, const std::string& workload) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return Status::Ok();  // unknown: let the run try
+  const double ram = static_cast<double>(pages) * static_cast<double>(page);
+  const double keys = static_cast<double>(c.keys) * 44;
+  const double caches = static_cast<double>(c.index.cache_bytes) * c.index.compute_nodes;
+  if (keys + caches <= ram) return Status::Ok();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%s: %llu keys and %.1f MB of cache on each of %u compute node(s) need about "
+                "%.1f GiB of memory; this machine has %.1f GiB (lower --keys or --cache-mb/--cache-pct)",
+                workload.c_str(), static_cast<unsigned long long>(c.keys),
+                static_cast<double>(c.index.cache_bytes) / (1 << 20), c.index.compute_nodes,
+                (keys + caches) / (1 << 30), ram / (1 << 30));
+  return Status::InvalidArgument(line);
 }
 
 std::string Number(double v) {
@@ -141,14 +164,20 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       PlannedRun run{design, spec, {}};
       RunConfig& c = run.config;
       c.keys = o.keys.value_or(spec.record_count ? spec.record_count : kDefaultKeys);
-      c.warmup_ops = o.warmup_ops;
+      if (c.keys == 0 && spec.NeedsExistingRecords())
+        return Status::InvalidArgument("--keys 0: workload '" + spec.name +
+                                       "' reads existing records, so it needs at least one key");
       c.ops = o.ops.value_or(o.seconds ? 0 : spec.operation_count);
+      // A file's operationcount is the whole run phase, as in YCSB: no default warm-up.
+      const bool sized_by_file = !o.ops && !o.seconds && spec.operation_count > 0;
+      c.warmup_ops = o.warmup_ops.value_or(sized_by_file ? 0 : kDefaultWarmupOps);
       c.seconds = o.seconds.value_or(kDefaultSeconds);
       c.threads = o.threads;
       c.seed = o.seed;
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;
       c.index.cache_bytes = CacheBytes(o, c.keys);
+      if (Status s = CheckFitsInMemory(c, spec.name); !s.ok()) return s;
       c.timeline_s = timeline_ms / 1000;
       c.repartition = *repartition;
       if (c.repartition && c.ops != 0)

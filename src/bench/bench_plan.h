@@ -16,6 +16,17 @@ inline constexpr double kDefaultSeconds = 2.0;
 inline constexpr double kDefaultCachePct = 10.0;
 inline constexpr uint64_t kBytesPerRecord = 16;  // 8-byte key + 8-byte value
 inline constexpr double kDefaultRepartitionTimelineMs = 100;
+inline constexpr uint64_t kDefaultWarmupOps = 20'000;
+
+// What the command line may ask for; MakeBenchPlan also checks that keys and caches fit in
+// the machine's memory.
+struct BenchLimits {
+  static constexpr uint64_t kMaxKeys = 1'000'000'000'000;
+  static constexpr uint64_t kMaxOps = 1'000'000'000'000;
+  static constexpr double kMaxSeconds = 7 * 24 * 3600;
+  static constexpr uint32_t kMaxThreads = 1024;
+  static constexpr double kMaxCacheMb = 1 << 24;
+};
 std::vector<std::string> DefaultWorkloads();    // ycsb-c, ycsb-a
 
 struct BenchOptions {
@@ -27,7 +38,7 @@ struct BenchOptions {
   std::optional<uint64_t> keys;             // else a file's recordcount, else kDefaultKeys
   std::optional<uint64_t> ops;              // else --duration, else a file's operationcount
   std::optional<double> seconds;            // else kDefaultSeconds
-  uint64_t warmup_ops = 20'000;
+  std::optional<uint64_t> warmup_ops;       // else kDefaultWarmupOps, or none for a file's operationcount
   uint32_t threads = 2;
   uint32_t compute_nodes = 1;
   std::optional<double> cache_mb;           // per compute node

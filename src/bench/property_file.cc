@@ -145,6 +145,10 @@ Status ApplyPropertyOverride(std::string_view key_equals_value, WorkloadSpec* sp
 }
 
 Result<WorkloadSpec> LoadWorkloadFile(const std::string& path) {
+  // A directory opens as a stream that reads nothing: it would run YCSB's defaults.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::InvalidArgument("workload file '" + path + "' is a directory");
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument("cannot open workload file '" + path + "'");
   std::stringstream text;

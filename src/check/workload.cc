@@ -1,5 +1,6 @@
 #include "check/workload.h"
 
+#include <algorithm>
 #include <chrono>
 #include <latch>
 #include <random>
@@ -118,15 +119,23 @@ Result<History> ConcurrentWorkload::RunRound() {
         RunThread(t, recorder.log(t));
         running.fetch_sub(1);
       });
+    // The repartitioner naps in short slices so that it notices the round's end at once,
+    // however long its interval (a round must not outlast its operations).
+    std::thread repartitioner;
     if (options_.repartition_ms > 0)
-      threads.emplace_back([&] {
+      repartitioner = std::thread([&] {
         std::mt19937_64 rng(options_.seed * 7'919 + round_);
-        while (running.load() > 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(options_.repartition_ms));
-          if (running.load() > 0) RepartitionOnce(rng);
+        const auto interval = std::chrono::milliseconds(options_.repartition_ms);
+        for (auto next = std::chrono::steady_clock::now() + interval; running.load() > 0;) {
+          std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+              std::chrono::milliseconds(5), next - std::chrono::steady_clock::now()));
+          if (std::chrono::steady_clock::now() < next || running.load() == 0) continue;
+          RepartitionOnce(rng);
+          next = std::chrono::steady_clock::now() + interval;
         }
       });
     for (std::thread& t : threads) t.join();
+    if (repartitioner.joinable()) repartitioner.join();
   }
   // The quiescent read-back: recorded as thread 0's last operations, so the checkers verify
   // it like any other read, and it fixes the start state of the next round.
@@ -153,13 +162,15 @@ Result<History> ConcurrentWorkload::RunRound() {
 
 Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& plan) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(plan.seconds));
+  // Elapsed seconds compared as doubles: a deadline computed as a time_point would overflow
+  // for huge plan.seconds and end the soak before its first round.
+  const auto start = Clock::now();
   RoundsResult result;
   if (plan.keep_history) result.history = History::StartingNow(workload.start_state());
   auto more = [&] {
     if (!result.report.ok()) return false;
-    return plan.seconds > 0 ? Clock::now() < deadline : result.rounds < plan.rounds;
+    return plan.seconds > 0 ? std::chrono::duration<double>(Clock::now() - start).count() < plan.seconds
+                            : result.rounds < plan.rounds;
   };
   while (more()) {
     auto history = workload.RunRound();

@@ -15,20 +15,13 @@
 #include "designs/registry.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 namespace {
 
 struct BenchFlags {
   bench::BenchOptions options;
-  uint64_t keys = 0, ops = 0;
-  double seconds = 0, cache_mb = 0, cache_pct = 0, theta = 0;
-  double timeline_ms = 0, repartition_at = 0, repartition_share = 0;
-  uint32_t repartition_from = 0, repartition_to = 0;
-  CLI::Option *keys_opt = nullptr, *ops_opt = nullptr, *seconds_opt = nullptr;
-  CLI::Option *cache_mb_opt = nullptr, *cache_pct_opt = nullptr, *theta_opt = nullptr;
-  CLI::Option *timeline_opt = nullptr, *repartition_at_opt = nullptr, *repartition_from_opt = nullptr;
-  CLI::Option *repartition_to_opt = nullptr, *repartition_share_opt = nullptr;
   FabricFlags fabric;
   std::string json_path, csv_path;
   bool list = false;
@@ -91,17 +84,6 @@ void Run(BenchFlags& f) {
     std::cout << "\n";
     return;
   }
-  if (*f.keys_opt) o.keys = f.keys;
-  if (*f.ops_opt) o.ops = f.ops;
-  if (*f.seconds_opt) o.seconds = f.seconds;
-  if (*f.cache_mb_opt) o.cache_mb = f.cache_mb;
-  if (*f.cache_pct_opt) o.cache_pct = f.cache_pct;
-  if (*f.theta_opt) o.theta = f.theta;
-  if (*f.timeline_opt) o.timeline_ms = f.timeline_ms;
-  if (*f.repartition_at_opt) o.repartition_at = f.repartition_at;
-  if (*f.repartition_from_opt) o.repartition_from = f.repartition_from;
-  if (*f.repartition_to_opt) o.repartition_to = f.repartition_to;
-  if (*f.repartition_share_opt) o.repartition_share = f.repartition_share;
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
   // Fail on fabric flags before any run starts.
@@ -161,52 +143,49 @@ void Run(BenchFlags& f) {
 void AddBenchCommand(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   bench::BenchOptions& o = f->options;
+  using bench::BenchLimits;
   CLI::App* cmd = app.add_subcommand(
       "bench", "Run YCSB / DEX workloads on the index designs and compare them side by side");
-  cmd->add_option("--design", o.designs,
-                  "Designs to run, comma-separated; knobs as name:knob=value:knob=value "
-                  "(default: every registered design)")->delimiter(',');
-  cmd->add_option("--workload", o.workloads,
-                  "Workloads, comma-separated: ycsb-a..ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, "
-                  "dex-ii, dex-si, insert-only (default: ycsb-c,ycsb-a unless -P is given)")
-      ->delimiter(',');
+  AddList(*cmd, "--design", &o.designs,
+          "Designs to run, comma-separated; knobs as name:knob=value:knob=value "
+          "(default: every registered design)");
+  AddList(*cmd, "--workload", &o.workloads,
+          "Workloads, comma-separated: ycsb-a..ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, "
+          "dex-ii, dex-si, insert-only (default: ycsb-c,ycsb-a unless -P is given)");
   cmd->add_option("-P", o.workload_files, "YCSB workload property file (repeatable)");
   cmd->add_option("-p", o.properties, "YCSB property key=value applied to every workload (repeatable)");
-  f->keys_opt = cmd->add_option("--keys", f->keys, "Records bulk-loaded before each run "
-                                "(default: recordcount of a -P file, else 200000)");
-  cmd->add_option("--warmup-ops", o.warmup_ops, "Operations run before measuring")->capture_default_str();
-  f->ops_opt = cmd->add_option("--ops", f->ops, "Measured operations per run, over all threads")
-                   ->check(CLI::PositiveNumber);
-  f->seconds_opt = cmd->add_option("--duration", f->seconds, "Seconds measured per run (default 2)")
-                       ->check(CLI::PositiveNumber)->excludes(f->ops_opt);
-  cmd->add_option("--threads", o.threads, "Client threads")->capture_default_str()->check(CLI::Range(1u, 1024u));
-  cmd->add_option("--compute-nodes", o.compute_nodes,
-                  "Logical compute nodes (each with its own cache); thread t uses node t mod N")->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
-  f->cache_mb_opt = cmd->add_option("--cache-mb", f->cache_mb, "Cache per compute node, MB")
-                        ->check(CLI::Range(0.0, 1e7));
-  f->cache_pct_opt = cmd->add_option("--cache-pct", f->cache_pct,
-                                     "Cache per compute node, % of keys x 16 B (default 10)")
-                         ->check(CLI::Range(0.0, 1000.0))->excludes(f->cache_mb_opt);
-  cmd->add_option("--node-size", o.node_bytes, "Tree node bytes")->capture_default_str()
-      ->check(CLI::Range(64u, 1u << 20));
-  f->theta_opt = cmd->add_option("--theta", f->theta, "Zipfian theta for every workload, in [0,1) "
-                                 "(default 0.99)")->check(CLI::Range(0.0, 0.999999));
-  cmd->add_option("--seed", o.seed, "Seed of the operation streams")->capture_default_str();
+  AddCount(*cmd, "--keys", &o.keys, 0, BenchLimits::kMaxKeys,
+           "Records bulk-loaded before each run (default: recordcount of a -P file, else 200000)");
+  AddCount(*cmd, "--warmup-ops", &o.warmup_ops, 0, BenchLimits::kMaxOps,
+           "Operations run before measuring (default 20000; none when a -P file's "
+           "operationcount sizes the run, as in YCSB's run phase)");
+  auto* ops = AddCount(*cmd, "--ops", &o.ops, 1, BenchLimits::kMaxOps,
+                       "Measured operations per run, over all threads");
+  AddDuration(*cmd, "--duration", &o.seconds, 1.0, {0, BenchLimits::kMaxSeconds, true},
+              "Seconds measured per run (default 2)")->excludes(ops);
+  AddCount(*cmd, "--threads", &o.threads, 1, BenchLimits::kMaxThreads, "Client threads (default 2)");
+  AddCount(*cmd, "--compute-nodes", &o.compute_nodes, 1, BenchLimits::kMaxThreads,
+           "Logical compute nodes (each with its own cache); thread t uses node t mod N (default 1)");
+  auto* cache_mb = AddReal(*cmd, "--cache-mb", &o.cache_mb, {0, BenchLimits::kMaxCacheMb},
+                           "Cache per compute node, MB");
+  AddReal(*cmd, "--cache-pct", &o.cache_pct, {0, 1000},
+          "Cache per compute node, % of keys x 16 B (default 10)")->excludes(cache_mb);
+  AddCount(*cmd, "--node-size", &o.node_bytes, 64, 1u << 20, "Tree node bytes (default 1024)");
+  AddReal(*cmd, "--theta", &o.theta, {0, 1, false, true},
+          "Zipfian theta for every workload, in [0,1) (default 0.99)");
+  AddCount(*cmd, "--seed", &o.seed, 0, UINT64_MAX, "Seed of the operation streams (default 42)");
   cmd->add_option("--baseline", o.baseline, "Design the throughput ratios refer to (default: first)");
-  f->timeline_opt = cmd->add_option("--timeline-ms", f->timeline_ms,
-                                    "Also report throughput per interval of this many ms "
-                                    "(default 100 with --repartition-at)");
-  f->repartition_at_opt = cmd->add_option(
-      "--repartition-at", f->repartition_at,
-      "Seconds into the measured phase at which compute node --repartition-from hands "
-      "--repartition-share of its keys to its neighbour --repartition-to (DEX Fig. 10)");
-  f->repartition_from_opt = cmd->add_option("--repartition-from", f->repartition_from,
-                                            "Compute node giving keys away (default 0)");
-  f->repartition_to_opt = cmd->add_option("--repartition-to", f->repartition_to,
-                                          "Neighbour receiving them (default: from + 1)");
-  f->repartition_share_opt = cmd->add_option("--repartition-share", f->repartition_share,
-                                             "Share of the giver's bulk-loaded keys, in (0, 1] (default 0.5)");
+  AddDuration(*cmd, "--timeline-ms", &o.timeline_ms, 1e-3, {1, BenchLimits::kMaxSeconds * 1e3},
+              "Also report throughput per interval of this many ms (default 100 with --repartition-at)");
+  AddDuration(*cmd, "--repartition-at", &o.repartition_at, 1.0, {0, BenchLimits::kMaxSeconds, true},
+              "Seconds into the measured phase at which compute node --repartition-from hands "
+              "--repartition-share of its keys to its neighbour --repartition-to (DEX Fig. 10)");
+  AddCount(*cmd, "--repartition-from", &o.repartition_from, 0, BenchLimits::kMaxThreads - 1,
+           "Compute node giving keys away (default 0)");
+  AddCount(*cmd, "--repartition-to", &o.repartition_to, 0, BenchLimits::kMaxThreads - 1,
+           "Neighbour receiving them (default: from + 1)");
+  AddReal(*cmd, "--repartition-share", &o.repartition_share, {0, 1, true},
+          "Share of the giver's bulk-loaded keys, in (0, 1] (default 0.5)");
   cmd->add_flag("--scale-out", o.scale_out,
                 "The receiver starts with no keys (its range goes to the giver before the warmup): "
                 "a new compute node taking over part of a busy one");
@@ -215,8 +194,8 @@ void AddBenchCommand(CLI::App& app) {
   // opposite of disaggregated memory. --latency-us 0 measures the raw in-process cost.
   f->fabric.latency_us = 2;
   f->fabric.AddTo(*cmd);
-  cmd->add_option("--json", f->json_path, "Also write the results as JSON to this file");
-  cmd->add_option("--csv", f->csv_path, "Also write the results as CSV to this file");
+  AddOutputFile(*cmd, "--json", &f->json_path, "Also write the results as JSON to this file");
+  AddOutputFile(*cmd, "--csv", &f->csv_path, "Also write the results as CSV to this file");
   cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
   cmd->callback([f] { Run(*f); });
 }

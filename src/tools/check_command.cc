@@ -25,6 +25,7 @@
 #include "designs/registry.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 namespace {
@@ -44,6 +45,10 @@ struct CheckFlags {
   bool final_state = false;
   FabricFlags fabric;
 };
+
+// A soak longer than a month is a typo; so is a repartitioning pause longer than a round can be.
+constexpr double kMaxCheckSeconds = 30 * 24 * 3600;
+constexpr double kMaxRepartitionMs = 60'000;
 
 [[noreturn]] void Fail(const std::string& message, int code) {
   std::cerr << "dmindex check: " << message << "\n";
@@ -82,6 +87,8 @@ void Finish(const check::CheckReport& report, const std::string& what, const std
   if (!errors.empty()) std::cerr << "dmindex check: " << errors << "\n";
   if (!report.ok()) Fail("VIOLATION: " + what + ": " + report.ToString(0), 1);
   if (!errors.empty()) Fail("FAILED: " + what, 1);
+  if (report.point_ops_checked == 0 && report.scans_checked == 0)
+    Fail("FAILED: " + what + ": no operation was checked", 1);
   std::cout << "dmindex check: OK: " << what << ": " << report.ToString(0) << "\n";
 }
 
@@ -209,36 +216,33 @@ void AddCheckCommand(CLI::App& app) {
       "check", "Run the concurrent correctness workload on a design and check the recorded "
                "history (linearizability per key, scans); exit 1 on a violation");
   cmd->add_option("--design", f->design, "Design, with knobs as name:knob=value:...")->capture_default_str();
-  cmd->add_option("--threads", w.threads, "Client threads")->capture_default_str()
-      ->check(CLI::Range(1u, check::kMaxWorkloadThreads));
-  cmd->add_option("--ops", w.ops_per_thread, "Operations per thread in each round")->capture_default_str()
-      ->check(CLI::Range(1u, 100'000'000u));
-  auto* rounds = cmd->add_option("--rounds", f->rounds, "Rounds (0: only --load)")->capture_default_str();
-  cmd->add_option("--seconds", f->seconds, "Run rounds until this many seconds passed (soak)")
-      ->check(CLI::PositiveNumber)->excludes(rounds);
-  cmd->add_option("--keys", w.keys, "Hot keys per round")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
-  cmd->add_option("--key-stride", w.key_stride,
-                  "Gap between a round's hot keys, filled by later rounds (1: every round on the "
-                  "same keys)")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  cmd->add_option("--seed", w.seed, "Seed of the operation streams and faults")->capture_default_str();
-  cmd->add_option("--node-size", f->node_bytes, "Tree node bytes")->capture_default_str()
-      ->check(CLI::Range(64u, 1u << 20));
+  AddCount(*cmd, "--threads", &w.threads, 1, check::kMaxWorkloadThreads, "Client threads (default 8)");
+  AddCount(*cmd, "--ops", &w.ops_per_thread, 1, 100'000'000,
+           "Operations per thread in each round (default 1500)");
+  auto* rounds = AddCount(*cmd, "--rounds", &f->rounds, 0, 1'000'000'000, "Rounds (0: only --load; default 2)");
+  AddDuration(*cmd, "--seconds", &f->seconds, 1.0, {0, kMaxCheckSeconds, true},
+              "Run rounds until this many seconds passed (soak)")->excludes(rounds);
+  AddCount(*cmd, "--keys", &w.keys, 1, 1u << 24, "Hot keys per round (default 128)");
+  AddCount(*cmd, "--key-stride", &w.key_stride, 1, 1u << 20,
+           "Gap between a round's hot keys, filled by later rounds (1: every round on the same "
+           "keys; default 16)");
+  AddCount(*cmd, "--seed", &w.seed, 0, UINT64_MAX, "Seed of the operation streams and faults (default 1)");
+  AddCount(*cmd, "--node-size", &f->node_bytes, 64, 1u << 20, "Tree node bytes (default 512)");
   cmd->add_flag("--tear", f->tear, "In-process fabric: tear READs/WRITEs into 64-byte pieces in random order");
-  cmd->add_option("--delay", f->delay, "In-process fabric: probability that a round trip is delayed (up to 50 us)")
-      ->check(CLI::Range(0.0, 1.0));
+  AddReal(*cmd, "--delay", &f->delay, {0, 1},
+          "In-process fabric: probability that a round trip is delayed (up to 50 us)");
   cmd->add_option("--index-name", f->index_name,
                   "Catalog name of an index shared with other processes (needs --history-out)");
-  cmd->add_option("--compute-node", w.process,
-                  "This process's number among the processes sharing the index (0-255): written "
-                  "values embed it, reports name it")->capture_default_str();
-  cmd->add_option("--compute-nodes", w.compute_nodes,
-                  "Logical compute nodes this process hosts (sessions spread over them)")
-      ->capture_default_str()->check(CLI::Range(1u, 64u));
-  cmd->add_option("--repartition-ms", w.repartition_ms,
-                  "Partitioned designs (dex): every this many ms a hosted compute node gives half "
-                  "of its hot keys to a neighbour, while the threads run")->capture_default_str();
+  AddCount(*cmd, "--compute-node", &w.process, 0, check::kMaxWorkloadProcess,
+           "This process's number among the processes sharing the index (0-255): written "
+           "values embed it, reports name it (default 0)");
+  AddCount(*cmd, "--compute-nodes", &w.compute_nodes, 1, 64,
+           "Logical compute nodes this process hosts (sessions spread over them; default 2)");
+  AddDuration(*cmd, "--repartition-ms", &w.repartition_ms, 1e-3, {0, kMaxRepartitionMs},
+              "Partitioned designs (dex): every this many ms a hosted compute node gives half "
+              "of its hot keys to a neighbour, while the threads run (0: never)");
   cmd->add_flag("--load", f->load, "Shared index: bulk load the initial keys (the index must be new)");
-  cmd->add_option("--history-out", f->history_out, "Write the recorded history to this file");
+  AddOutputFile(*cmd, "--history-out", &f->history_out, "Write the recorded history to this file");
   cmd->add_option("--merge", f->merge, "Merge these history files and check them together")
       ->expected(1, -1);
   cmd->add_flag("--final-state", f->final_state,

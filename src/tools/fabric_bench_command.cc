@@ -7,6 +7,7 @@
 #include "bench/verb_bench.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 
@@ -20,18 +21,16 @@ void AddFabricBenchCommand(CLI::App& app) {
   flags->fabric.pool_size = "1G";
   CLI::App* cmd = app.add_subcommand(
       "fabric-bench", "Latency (p50, p99) and throughput of each verb, a batch of 4 READs and an RPC");
-  cmd->add_option("--ops", flags->bench.latency_ops, "Operations timed one by one per verb")
-      ->check(CLI::Range(100u, 100000000u))
-      ->capture_default_str();
-  cmd->add_option("--seconds", flags->bench.throughput_seconds, "Seconds of the throughput run per verb")
-      ->check(CLI::Range(0.01, 600.0))
-      ->capture_default_str();
-  cmd->add_option("--threads", flags->bench.threads, "Threads of the throughput run")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  cmd->add_option("--node-size", flags->bench.node_bytes, "Bytes of the node-sized READs/WRITEs")
-      ->check(CLI::Range(8u, 1u << 20))
-      ->capture_default_str();
+  AddCount(*cmd, "--ops", &flags->bench.latency_ops, 100, 100'000'000,
+           "Operations timed one by one per verb (default " +
+               std::to_string(flags->bench.latency_ops) + ")");
+  AddDuration(*cmd, "--seconds", &flags->bench.throughput_seconds, 1.0, {0.01, 600},
+              "Seconds of the throughput run per verb (default " +
+                  FormatNumber(flags->bench.throughput_seconds) + ")");
+  AddCount(*cmd, "--threads", &flags->bench.threads, 1, 1024,
+           "Threads of the throughput run (default " + std::to_string(flags->bench.threads) + ")");
+  AddCount(*cmd, "--node-size", &flags->bench.node_bytes, 8, 1u << 20,
+           "Bytes of the node-sized READs/WRITEs (default " + std::to_string(flags->bench.node_bytes) + ")");
   cmd->add_option("--backends", flags->backends,
                   "Backends to measure, in one run: inproc, ucx-shm, ucx-tcp (the UCX ones start "
                   "--memory-nodes local memory servers); default: inproc, or --memservers")

@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/byte_size.h"
+#include "common/parse_values.h"
+#include "dmindex/global_address.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "fabric/pool_layout.h"
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 namespace {
@@ -28,17 +31,22 @@ void FabricFlags::AddTo(CLI::App& cmd) {
   cmd.add_option("--transport", transport, "With --memservers: UCX transport of the servers")
       ->check(CLI::IsMember({"shm", "tcp"}))
       ->capture_default_str();
-  cmd.add_option("--memory-nodes", memory_nodes, "Memory nodes of the embedded cluster")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd.add_option("--pool-size", pool_size, "Pool per memory node of the embedded cluster (e.g. 4G)")
-      ->capture_default_str();
-  cmd.add_option("--latency-us", latency_us, "Embedded cluster: modelled cost of one round trip (us)")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str()
+  AddCount(cmd, "--memory-nodes", &memory_nodes, 1, 64,
+           "Memory nodes of the embedded cluster (default " + std::to_string(memory_nodes) + ")");
+  AddParsed(cmd, "--pool-size", "Pool per memory node of the embedded cluster, e.g. 4G (default " +
+                                    pool_size + ")",
+            [this](const std::string& text) -> Status {
+              auto bytes = ParseByteSize(text, fabric::kMinPoolBytes, GlobalAddress::kOffsetMask);
+              if (!bytes.ok()) return bytes.status();
+              pool_size = text;
+              return Status::Ok();
+            });
+  AddReal(cmd, "--latency-us", &latency_us, {0, 1e6},
+          "Embedded cluster: modelled cost of one round trip in us (default " +
+              FormatNumber(latency_us) + ")")
       ->each([this](const std::string&) { latency_given = true; });
-  cmd.add_option("--bandwidth-gbps", bandwidth_gbps, "Embedded cluster: modelled bandwidth (0 = unlimited)")
-      ->check(CLI::Range(0.0, 1e5));
+  AddReal(cmd, "--bandwidth-gbps", &bandwidth_gbps, {0, 1e5},
+          "Embedded cluster: modelled bandwidth (0 = unlimited)");
 }
 
 Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& backend) const {

@@ -11,6 +11,7 @@
 #include "designs/dex/dex_admin.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 namespace {
@@ -19,7 +20,7 @@ struct IndexesFlags {
   FabricFlags fabric;
   std::string index;
   int64_t release_host = -1;
-  std::string token;
+  uint64_t token = 0;
   bool unlock_map = false;
   std::string drop;
 };
@@ -38,7 +39,7 @@ void Run(IndexesFlags& f) {
     Fail("--memservers is required: the embedded cluster of a new process holds no indexes", 2);
   const bool repair = f.release_host >= 0 || f.unlock_map;
   if (repair && f.index.empty()) Fail("--release-host and --unlock-map need --index", 2);
-  if (f.release_host >= 0 && f.token.empty()) Fail("--release-host needs --token (as listed)", 2);
+  if (f.release_host >= 0 && f.token == 0) Fail("--release-host needs --token (as listed)", 2);
   auto fabric = f.fabric.Open();
   FailIfError(fabric.status(), "fabric", 2);
   auto ep = (*fabric)->Connect();
@@ -56,10 +57,7 @@ void Run(IndexesFlags& f) {
       std::cout << "unlocked the partition map of " << f.index << "\n";
     }
     if (f.release_host >= 0) {
-      char* end = nullptr;
-      const uint64_t token = std::strtoull(f.token.c_str(), &end, 16);
-      if (f.token.empty() || *end != '\0' || token == 0) Fail("--token: expected the hex token listed", 2);
-      FailIfError(designs::dex::ReleaseDexHost(**ep, *entry, static_cast<uint32_t>(f.release_host), token),
+      FailIfError(designs::dex::ReleaseDexHost(**ep, *entry, static_cast<uint32_t>(f.release_host), f.token),
                   "--release-host", 1);
       std::cout << "released compute node " << f.release_host << " of " << f.index
                 << " (writes its dead process had not written back are lost)\n";
@@ -91,10 +89,18 @@ void AddIndexesCommand(CLI::App& app) {
                  "compute process died (--release-host, --unlock-map)");
   f->fabric.AddTo(*cmd);
   cmd->add_option("--index", f->index, "Only this index (catalog name)");
-  cmd->add_option("--release-host", f->release_host,
-                  "DEX: free this compute node's host lease, held by a process that died")
-      ->check(CLI::Range(0, 63));
-  cmd->add_option("--token", f->token, "With --release-host: the dead process's token, as listed");
+  AddCount(*cmd, "--release-host", &f->release_host, 0, 63,
+           "DEX: free this compute node's host lease, held by a process that died");
+  AddParsed(*cmd, "--token", "With --release-host: the dead process's token, as listed (hex)",
+            [f](const std::string& text) -> Status {
+              // Up to 16 hex digits, not zero (zero marks a free lease).
+              const bool hex = !text.empty() && text.size() <= 16 &&
+                               text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+              if (!hex || std::strtoull(text.c_str(), nullptr, 16) == 0)
+                return Status::InvalidArgument("'" + text + "': expected the hex token listed");
+              f->token = std::strtoull(text.c_str(), nullptr, 16);
+              return Status::Ok();
+            });
   cmd->add_option("--drop", f->drop,
                   "Free this index's catalog slot (no process may have it open; its nodes stay in "
                   "the pool until the memory servers restart)");

@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <iostream>
 
-#include "common/byte_size.h"
+#include "common/parse_values.h"
 #include "fabric/ucx/ucx_memory_server.h"
 #include "designs/registry.h"
+#include "dmindex/global_address.h"
+#include "fabric/pool_layout.h"
 #include "tools/commands.h"
+#include "tools/flag_values.h"
 
 namespace dmindex::tools {
 namespace {
@@ -73,12 +76,22 @@ void AddMemserverCommand(CLI::App& app) {
       "memserver", "Run a memory server of the UCX fabric (until SIGINT/SIGTERM)");
   cmd->add_option("--listen", flags->listen, "HOST:PORT to accept clients on (port 0: any free)")
       ->required();
-  cmd->add_option("--size", flags->size, "Pool size, e.g. 4G, 512M")->capture_default_str();
-  cmd->add_option("--chunk-size", flags->chunk_size, "Chunk size handed out by RPC, e.g. 32M")
-      ->capture_default_str();
-  cmd->add_option("--rpc-threads", flags->rpc_threads, "RPC handler threads (weak cores)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+  AddParsed(*cmd, "--size", "Pool size, e.g. 4G, 512M (default " + flags->size + ")",
+            [flags](const std::string& text) -> Status {
+              auto bytes = ParseByteSize(text, fabric::kMinPoolBytes, GlobalAddress::kOffsetMask);
+              if (bytes.ok()) flags->size = text;
+              return bytes.status();
+            });
+  AddParsed(*cmd, "--chunk-size", "Chunk size handed out by RPC, a multiple of 4K, e.g. 32M "
+                                  "(default " + flags->chunk_size + ")",
+            [flags](const std::string& text) -> Status {
+              auto bytes = ParseByteSize(text, 4096, GlobalAddress::kOffsetMask);
+              if (bytes.ok() && *bytes % 4096 != 0)
+                return Status::InvalidArgument("'" + text + "': expected a multiple of 4096 bytes");
+              if (bytes.ok()) flags->chunk_size = text;
+              return bytes.status();
+            });
+  AddCount(*cmd, "--rpc-threads", &flags->rpc_threads, 1, 64, "RPC handler threads (weak cores; default 1)");
   cmd->add_option("--transport", flags->transport, "UCX transport: shm or tcp")
       ->capture_default_str()
       ->check(CLI::IsMember({"shm", "tcp"}));

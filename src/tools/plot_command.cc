@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/flag_values.h"
 
 extern char** environ;
 
@@ -81,7 +82,7 @@ void AddPlotCommand(CLI::App& app) {
                                              "throughput over time for runs with a timeline");
   cmd->add_option("json", f->json_paths, "Results written by dmindex bench --json (one or more "
                                          "files, e.g. one per cache size)")->required();
-  cmd->add_option("--out", f->out_path, "PNG (or PDF, SVG) to write")->required();
+  AddOutputFile(*cmd, "--out", &f->out_path, "PNG (or PDF, SVG) to write")->required();
   cmd->add_option("--title", f->title, "Title of the throughput panel");
   cmd->add_option("--python", f->python, "Python interpreter with matplotlib (default: Debian's /usr/bin/python3)");
   cmd->add_option("--script", f->script, "plot.py to use (default: the one shipped with dmindex)");
