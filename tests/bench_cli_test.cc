@@ -49,8 +49,9 @@ TEST(BenchCli, BadFlagsAndValuesAreClearErrors) {
   ExpectError("bench -P /nonexistent/workloada", "/nonexistent/workloada");
   ExpectError("bench --design no-such-design", "no-such-design");
   std::string bad = TempPath("malformed");
-  std::ofstream(bad) << "# a YCSB file with a typo\nreadproportion 0.5\n";
+  std::ofstream(bad) << "# a YCSB file with a bad escape\nreadproportion=\\u00\n";
   ExpectError("bench -P " + bad, "malformed");
+  ExpectError("bench -p readproportoin=0.5", "unknown property 'readproportoin'");
   std::filesystem::remove(bad);
 }
 

@@ -88,12 +88,13 @@ TEST(BenchGenerators, ZetaTailApproximationMatchesExactSum) {
     for (uint64_t i = 1; i <= n; ++i) exact += std::pow(static_cast<double>(i), -theta);
     EXPECT_NEAR(Zeta(n, theta) / exact, 1.0, 1e-10) << theta;
   }
-  // Growing a generator extends zeta incrementally to the same value.
+  // Growing a generator extends zeta incrementally: the head's probability is 1 / zeta(n).
   ZipfianGenerator grown(10, 0.9);
   grown.Grow(2'500'000);
-  ZipfianGenerator direct(2'500'000, 0.9);
-  Rng a(1), b(1);
-  for (int i = 0; i < 1000; ++i) EXPECT_EQ(grown.Next(a), direct.Next(b));
+  Rng rng(1);
+  int zeros = 0;
+  for (int i = 0; i < 200'000; ++i) zeros += grown.Next(rng) == 0;
+  EXPECT_NEAR(zeros / 200'000.0, 1.0 / Zeta(2'500'000, 0.9), 0.003);
 }
 
 TEST(BenchGenerators, ThetaOutsideZeroToOneIsRejected) {
@@ -105,31 +106,6 @@ TEST(BenchGenerators, ThetaOutsideZeroToOneIsRejected) {
   WorkloadSpec spec = Named("ycsb-a");
   spec.zipfian_theta = 1.2;
   EXPECT_TRUE(StreamPlan::Make(spec, 100, 1, 1).status().IsInvalidArgument());
-}
-
-TEST(BenchGenerators, ScrambledZipfianSpreadsHotItemsAsYcsbDoes) {
-  constexpr uint64_t kItems = 100'000;
-  constexpr int kDraws = 1'000'000;
-  ScrambledZipfian scrambled(kItems, 0.99, Zeta(kItems, 0.99));
-  Rng rng(11);
-  std::unordered_map<uint64_t, int> count;
-  for (int i = 0; i < kDraws; ++i) {
-    uint64_t item = scrambled.Next(rng);
-    ASSERT_LT(item, kItems);
-    ++count[item];
-  }
-  std::vector<std::pair<int, uint64_t>> by_count;
-  for (auto [item, c] : count) by_count.emplace_back(c, item);
-  std::sort(by_count.rbegin(), by_count.rend());
-  // The hottest items are exactly the FNV hashes of the hottest ranks...
-  for (uint64_t rank = 0; rank < 5; ++rank)
-    EXPECT_EQ(by_count[rank].second, FnvHash64(rank) % kItems) << "rank " << rank;
-  // ...so they are scattered over the key space, not clustered at its start.
-  uint64_t lo = kItems, hi = 0;
-  for (int i = 0; i < 10; ++i) lo = std::min(lo, by_count[i].second), hi = std::max(hi, by_count[i].second);
-  EXPECT_GT(hi - lo, kItems / 2);
-  // Scrambling moves items, it does not flatten the skew.
-  EXPECT_NEAR(static_cast<double>(by_count[0].first) / kDraws, 1.0 / Zeta(kItems, 0.99), 0.003);
 }
 
 TEST(BenchGenerators, FnvHashIsYcsbs) {
@@ -152,6 +128,7 @@ TEST(BenchGenerators, LatestFavoursRecentInserts) {
   for (int i = 0; i < 200'000; ++i) {
     Operation op = stream.Next();
     uint64_t visible = kLoaded + stream.inserts();
+    stream.Completed(op);
     if (op.kind == OpKind::kInsert) {
       index_of[op.key] = visible - 1;
       continue;
@@ -240,7 +217,11 @@ TEST(BenchGenerators, StreamsAreDeterministicPerSeedAndThread) {
     WorkloadSpec spec = Named(name);
     auto a = take(Plan(spec, 5000, 4, 99), 2);
     EXPECT_EQ(a, take(Plan(spec, 5000, 4, 99), 2)) << name;  // same seed, thread: identical
-    EXPECT_NE(a, take(Plan(spec, 5000, 4, 99), 3)) << name;  // other thread: different
+    // Another thread draws other operations (insert-only draws nothing: its records come
+    // from the insert counter all threads share, as in YCSB).
+    if (spec.Share(OpKind::kInsert) < 1) {
+      EXPECT_NE(a, take(Plan(spec, 5000, 4, 99), 3)) << name;
+    }
     // Another seed draws other operations (insert-only draws nothing: its keys are the
     // fresh record numbers, whatever the seed).
     if (spec.Share(OpKind::kInsert) < 1) {
@@ -274,7 +255,9 @@ TEST(BenchGenerators, InsertsTakeFreshDistinctKeysAndExpectedKeysListThem) {
     }
     inserts[t] = s.inserts();
   }
-  std::vector<Key> expected = plan->ExpectedKeys(inserts);
+  uint64_t total = 0;
+  for (uint64_t n : inserts) total += n;
+  std::vector<Key> expected = plan->ExpectedKeys(total);
   EXPECT_EQ(expected, std::vector<Key>(all.begin(), all.end()));
 }
 
@@ -286,8 +269,6 @@ TEST(BenchGenerators, KeySpaceIsInjectiveAndAvoidsFenceKeys) {
     ASSERT_TRUE(seen.insert(k).second) << "records collide at " << r;
   }
   EXPECT_TRUE(IsValidKey(KeyOfRecord(kMaxRecords - 1, InsertOrder::kHashed)));
-  EXPECT_EQ(KeyOfRecord(0, InsertOrder::kOrdered), 1u);
-  EXPECT_EQ(KeyOfRecord(41, InsertOrder::kOrdered), 42u);
   EXPECT_FALSE(ValueMatchesKey(KeyOfRecord(1, InsertOrder::kHashed),
                                MakeValue(KeyOfRecord(2, InsertOrder::kHashed), 0)));
 }

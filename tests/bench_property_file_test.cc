@@ -126,15 +126,59 @@ TEST(BenchPropertyFile, WorkloadsDAndFAndYcsbDefaults) {
   EXPECT_EQ(bare->max_scan_length, 1000u);
 }
 
-TEST(BenchPropertyFile, SeparatorsSpacesContinuationAndTheta) {
+// java.util.Properties syntax, which YCSB reads its files with.
+TEST(BenchPropertyFile, JavaPropertiesSyntax) {
   auto spec = FromText("  readproportion = 1 \r\nupdateproportion: 0\n! a comment\n"
-                       "requestdistribution=\\\n  zipfian\nzipfianconstant=0.7\n"
-                       "insertorder=ordered\n");
+                       "requestdistribution=\\\n  zipfian\n"
+                       "insertproportion   0\n"          // key, blanks, value
+                       "scanproportion:0\n"
+                       "table\\=x=t\\u0041b\n"           // an escaped '=' in the key: unknown key
+                       "insertorder=Ordered\n"           // any case
+                       "readallfields\n");               // a key alone: empty value
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_DOUBLE_EQ(spec->Share(OpKind::kRead), 1.0);
   EXPECT_EQ(spec->request, Distribution::kZipfian);
-  EXPECT_DOUBLE_EQ(spec->zipfian_theta, 0.7);
   EXPECT_EQ(spec->insert_order, InsertOrder::kOrdered);
+  // The odd key and readallfields come back as warnings, not silence.
+  std::string all;
+  for (const std::string& w : spec->warnings) all += w + "\n";
+  EXPECT_NE(all.find("unknown property 'table=x'"), std::string::npos) << all;
+  EXPECT_NE(all.find("readallfields is not honoured"), std::string::npos) << all;
+  auto table = FromText("table = my\\u0020table\n");
+  ASSERT_FALSE(table.ok());  // one word only: trace lines name it
+  auto escaped = FromText("table=t\\u0041b\n");
+  ASSERT_TRUE(escaped.ok()) << escaped.status().ToString();
+  EXPECT_EQ(escaped->table, "tAb");
+  // Two backslashes at the end are an escaped backslash, not a continuation.
+  auto props = ParseProperties("a=x\\\\\nb=y\n", "t");
+  ASSERT_TRUE(props.ok());
+  ASSERT_EQ(props->size(), 2u);
+  EXPECT_EQ((*props)[0].value, "x\\");
+}
+
+TEST(BenchPropertyFile, YcsbQuirksAndPropertiesYcsbDoesNotHave) {
+  // YCSB takes every insertorder but "hashed" as ordered, and says nothing; we say it.
+  auto odd = FromText("insertorder=Hashed\n");
+  ASSERT_TRUE(odd.ok());
+  EXPECT_EQ(odd->insert_order, InsertOrder::kOrdered);
+  ASSERT_EQ(odd->warnings.size(), 1u);
+  EXPECT_NE(odd->warnings[0].find("every value but 'hashed'"), std::string::npos);
+  // zipfianconstant is not YCSB 0.17.0's: refused with a pointer to --theta.
+  auto zc = FromText("zipfianconstant=0.7\n");
+  ASSERT_FALSE(zc.ok());
+  EXPECT_NE(zc.status().message().find("--theta"), std::string::npos) << zc.status().ToString();
+  EXPECT_FALSE(FromText("workload=site.ycsb.workloads.TimeSeriesWorkload\n").ok());
+  auto sizes = FromText("insertstart=100\ninsertcount=50\nrecordcount=1000\nzeropadding=7\nthreadcount=3\n");
+  ASSERT_TRUE(sizes.ok()) << sizes.status().ToString();
+  EXPECT_EQ(sizes->insert_start, 100u);
+  EXPECT_EQ(sizes->insert_count, 50u);
+  EXPECT_EQ(sizes->zero_padding, 7u);
+  EXPECT_EQ(sizes->thread_count, 3u);
+  EXPECT_FALSE(FromText("insertstart=900\ninsertcount=200\nrecordcount=1000\n").ok());
+  EXPECT_FALSE(FromText("zeropadding=19\n").ok());
+  auto target = FromText("target=1000\nfieldlength=10\n");
+  ASSERT_TRUE(target.ok());
+  EXPECT_EQ(target->warnings.size(), 2u);
 }
 
 TEST(BenchPropertyFile, HotspotAndExponentialTakeTheirYcsbProperties) {
@@ -153,12 +197,18 @@ TEST(BenchPropertyFile, HotspotAndExponentialTakeTheirYcsbProperties) {
 }
 
 TEST(BenchPropertyFile, MalformedLineIsAnErrorNamingTheLine) {
-  auto spec = FromText("readproportion=0.5\nthis line is not a property\n");
+  // Java's syntax makes nearly any line a property; a broken \u escape is not.
+  auto spec = FromText("readproportion=0.5\nreadproportion=\\u12\n");
   ASSERT_FALSE(spec.ok());
   EXPECT_TRUE(spec.status().IsInvalidArgument());
   EXPECT_NE(spec.status().message().find("test:2"), std::string::npos) << spec.status().ToString();
   EXPECT_NE(spec.status().message().find("malformed"), std::string::npos);
   EXPECT_FALSE(FromText("=0.5\n").ok());
+  // A line of prose is a property with a key nobody knows: a warning naming its line.
+  auto prose = FromText("this line is not a property\n");
+  ASSERT_TRUE(prose.ok());
+  ASSERT_EQ(prose->warnings.size(), 1u);
+  EXPECT_NE(prose->warnings[0].find("test:1: unknown property 'this'"), std::string::npos) << prose->warnings[0];
 }
 
 TEST(BenchPropertyFile, BadValuesAreErrors) {
@@ -188,6 +238,10 @@ TEST(BenchPropertyFile, CommandLineOverrides) {
   EXPECT_EQ(spec.request, Distribution::kLatest);
   EXPECT_FALSE(ApplyPropertyOverride("requestdistribution", &spec).ok());
   EXPECT_FALSE(ApplyPropertyOverride("readproportion=x", &spec).ok());
+  // A mistyped key on the command line is an error, not ignored.
+  const Status typo = ApplyPropertyOverride("readproportoin=0.5", &spec);
+  EXPECT_TRUE(typo.IsInvalidArgument());
+  EXPECT_NE(typo.message().find("unknown property 'readproportoin'"), std::string::npos) << typo.ToString();
 }
 
 }  // namespace

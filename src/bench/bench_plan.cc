@@ -134,8 +134,8 @@ Result<std::optional<RepartitionSpec>> ResolveRepartition(const BenchOptions& o)
 std::vector<std::string> DefaultWorkloads() { return {"ycsb-c", "ycsb-a"}; }
 
 Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::string>& registered) {
-  if (o.threads == 0) return Status::InvalidArgument("--threads must be at least 1");
-  if (o.compute_nodes == 0 || o.compute_nodes > o.threads)
+  if (o.threads && *o.threads == 0) return Status::InvalidArgument("--threads must be at least 1");
+  if (o.compute_nodes == 0 || o.compute_nodes > o.threads.value_or(kDefaultThreads))
     return Status::InvalidArgument("--compute-nodes must be between 1 and --threads");
   if (o.cache_mb && o.cache_pct) return Status::InvalidArgument("give --cache-mb or --cache-pct, not both");
   if (o.ops && o.seconds) return Status::InvalidArgument("give --ops or --duration, not both");
@@ -159,6 +159,8 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
   if (std::none_of(designs->begin(), designs->end(),
                    [&](const DesignChoice& d) { return d.label == plan.baseline; }))
     return Status::InvalidArgument("--baseline '" + plan.baseline + "' is not among the designs run");
+  for (const WorkloadSpec& spec : *workloads)
+    plan.warnings.insert(plan.warnings.end(), spec.warnings.begin(), spec.warnings.end());
   for (const DesignChoice& design : *designs) {
     for (const WorkloadSpec& spec : *workloads) {
       PlannedRun run{design, spec, {}};
@@ -172,7 +174,10 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       const bool sized_by_file = !o.ops && !o.seconds && spec.operation_count > 0;
       c.warmup_ops = o.warmup_ops.value_or(sized_by_file ? 0 : kDefaultWarmupOps);
       c.seconds = o.seconds.value_or(kDefaultSeconds);
-      c.threads = o.threads;
+      c.threads = o.threads.value_or(spec.thread_count ? spec.thread_count : kDefaultThreads);
+      if (o.compute_nodes > c.threads)
+        return Status::InvalidArgument(spec.name + ": --compute-nodes " + std::to_string(o.compute_nodes) +
+                                       " exceeds its " + std::to_string(c.threads) + " threads (threadcount)");
       c.seed = o.seed;
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;

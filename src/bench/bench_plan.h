@@ -17,6 +17,7 @@ inline constexpr double kDefaultCachePct = 10.0;
 inline constexpr uint64_t kBytesPerRecord = 16;  // 8-byte key + 8-byte value
 inline constexpr double kDefaultRepartitionTimelineMs = 100;
 inline constexpr uint64_t kDefaultWarmupOps = 20'000;
+inline constexpr uint32_t kDefaultThreads = 2;
 
 // What the command line may ask for; MakeBenchPlan also checks that keys and caches fit in
 // the machine's memory.
@@ -39,7 +40,7 @@ struct BenchOptions {
   std::optional<uint64_t> ops;              // else --duration, else a file's operationcount
   std::optional<double> seconds;            // else kDefaultSeconds
   std::optional<uint64_t> warmup_ops;       // else kDefaultWarmupOps, or none for a file's operationcount
-  uint32_t threads = 2;
+  std::optional<uint32_t> threads;          // else a file's threadcount, else kDefaultThreads
   uint32_t compute_nodes = 1;
   std::optional<double> cache_mb;           // per compute node
   std::optional<double> cache_pct;          // of keys x 16 bytes; default kDefaultCachePct
@@ -64,6 +65,9 @@ struct PlannedRun {
 struct BenchPlan {
   std::vector<PlannedRun> runs;  // design-major: every workload of design 1, then design 2...
   std::string baseline;
+  // Properties of the workloads that dmindex cannot honour, unknown ones, YCSB quirks applied:
+  // one line each, for the driver to print.
+  std::vector<std::string> warnings;
 };
 
 // `registered` are the designs that exist (designs::DesignNames()). Errors name the flag.

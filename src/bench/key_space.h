@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "dmindex/index.h"
@@ -12,17 +13,25 @@
 namespace dmindex::bench {
 
 // YCSB's `insertorder`: hashed scatters consecutive records over the key space (so inserts
-// land all over the tree, YCSB's default); ordered makes key = record + 1 (appends).
+// land all over the tree, YCSB's default); ordered names record r "user" + r zero-padded to
+// `zeropadding` digits, and YCSB's keys are strings: with the default padding of 1,
+// user100000 sorts between user10000 and user10001, among the loaded keys, not after them.
 enum class InsertOrder : uint8_t { kHashed, kOrdered };
-Result<InsertOrder> ParseInsertOrder(std::string_view name);
 const char* InsertOrderName(InsertOrder order);
 
-// Record numbers must stay below this so that both orders give distinct valid keys.
-inline constexpr uint64_t kMaxRecords = uint64_t{1} << 62;
+// Record numbers must stay below this so that both orders give distinct valid keys (ordered
+// keys have at most 18 digits, see KeyOfRecord).
+inline constexpr uint64_t kMaxRecords = 1'000'000'000'000'000'000;
+inline constexpr uint32_t kMaxZeroPadding = 18;
 
-// A bijection on [0, 2^62) plus one: distinct records always get distinct keys, and no key
-// is one of the reserved fence keys.
-Key KeyOfRecord(uint64_t record, InsertOrder order);
+// Distinct records always get distinct keys, and no key is one of the reserved fence keys.
+// hashed: a bijection on [0, 2^62), plus one. ordered: the zero-padded decimal digits of the
+// record, as an integer that sorts as the string does (digit d at position i weighs
+// (d + 1) * 11^(17 - i), a shorter string weighs 0 beyond its end), so key order is YCSB's
+// string order until byte-string keys exist.
+Key KeyOfRecord(uint64_t record, InsertOrder order, uint32_t zero_padding = 1);
+// YCSB's key text of a record: "user" + the decimal number (zero-padded when ordered).
+std::string YcsbKeyName(uint64_t record, InsertOrder order, uint32_t zero_padding);
 
 // value = stamp << 32 | fingerprint(key). The stamp says who wrote it (0 = bulk load).
 Value MakeValue(Key key, uint32_t stamp);

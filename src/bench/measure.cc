@@ -102,8 +102,11 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
   // Every thread reaches both meeting points, failed or not, so nobody waits forever.
   if (session) {
     OpExecutor exec(*session);
-    for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped(); --i)
-      if (Status s = exec.Execute(stream.Next()); !s.ok()) Fail(s);
+    for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped(); --i) {
+      const Operation op = stream.Next();
+      if (Status s = exec.Execute(op); !s.ok()) Fail(s);
+      stream.Completed(op);
+    }
   }
   sync_.arrive_and_wait();
   if (session) {
@@ -120,6 +123,7 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
         Fail(s);
         break;
       }
+      stream.Completed(op);
       slot.latency.Record(static_cast<uint64_t>((t1 - t0).count()));
       // Every operation: the timeline's intervals may be short. The line is this thread's
       // own, read by the watcher every few milliseconds, so the store stays cheap.

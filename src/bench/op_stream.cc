@@ -4,10 +4,32 @@
 #include <cmath>
 
 namespace dmindex::bench {
+namespace {
+
+// YCSB's ScrambledZipfianGenerator draws ranks over this many items (ITEM_COUNT, plus one:
+// its ZipfianGenerator spans 0..ITEM_COUNT inclusive) and uses zeta(ITEM_COUNT).
+constexpr uint64_t kYcsbZipfianItems = 10'000'000'000;
+
+}  // namespace
+
+void InsertCounter::Acknowledge(uint64_t record) {
+  std::lock_guard lock(mu_);
+  uint64_t last = last_.load(std::memory_order_relaxed);
+  if (record != last + 1) {
+    pending_.insert(record);
+    return;
+  }
+  ++last;
+  while (!pending_.empty() && *pending_.begin() == last + 1) {
+    pending_.erase(pending_.begin());
+    ++last;
+  }
+  last_.store(last, std::memory_order_release);
+}
 
 Result<std::shared_ptr<const StreamPlan>> StreamPlan::Make(const WorkloadSpec& spec,
                                                            uint64_t loaded, uint32_t threads,
-                                                           uint64_t seed) {
+                                                           uint64_t seed, uint64_t expected_ops) {
   DMX_RETURN_IF_ERROR(spec.Validate());
   if (threads == 0) return Status::InvalidArgument("need at least one thread");
   if (loaded >= kMaxRecords / 2)
@@ -15,18 +37,28 @@ Result<std::shared_ptr<const StreamPlan>> StreamPlan::Make(const WorkloadSpec& s
   if (loaded == 0 && spec.NeedsExistingRecords())
     return Status::InvalidArgument("workload '" + spec.name +
                                    "' reads existing records, so it needs at least one loaded key");
+  if (spec.insert_start > 0 && spec.insert_start >= loaded && spec.NeedsExistingRecords())
+    return Status::InvalidArgument("workload '" + spec.name + "': insertstart " +
+                                   std::to_string(spec.insert_start) + " is beyond the " +
+                                   std::to_string(loaded) + " loaded records");
   auto plan = std::shared_ptr<StreamPlan>(new StreamPlan());
   plan->spec_ = spec;
   plan->loaded_ = loaded;
   plan->threads_ = threads;
   plan->seed_ = seed;
+  plan->request_start_ = std::min(spec.insert_start, loaded);
+  plan->request_count_ = spec.insert_count > 0 ? std::min(spec.insert_count, loaded - plan->request_start_)
+                                               : loaded - plan->request_start_;
+  // YCSB: expectednewkeys = (int)(operationcount * insertproportion * 2.0), with the
+  // proportion as written (not normalised); the key range is [insertstart, insertstart +
+  // insertcount + expectednewkeys], both ends included.
+  const double new_keys = static_cast<double>(expected_ops) * spec.weight(OpKind::kInsert) * 2.0;
+  plan->zipfian_key_items_ = plan->request_count_ + static_cast<uint64_t>(new_keys) + 1;
   plan->zeta_loaded_ = Zeta(loaded, spec.zipfian_theta);
+  plan->zeta_ycsb_ = Zeta(kYcsbZipfianItems, spec.zipfian_theta);
+  plan->inserts_ = std::make_shared<InsertCounter>(loaded);
+  plan->sequential_ = std::make_shared<std::atomic<uint64_t>>(0);
   return std::shared_ptr<const StreamPlan>(std::move(plan));
-}
-
-uint64_t StreamPlan::VisibleRecord(uint32_t thread, uint64_t index) const {
-  if (index < loaded_) return index;
-  return loaded_ + (index - loaded_) * threads_ + thread;
 }
 
 std::vector<KeyValue> StreamPlan::LoadRecords() const {
@@ -40,14 +72,10 @@ std::vector<KeyValue> StreamPlan::LoadRecords() const {
   return records;
 }
 
-std::vector<Key> StreamPlan::ExpectedKeys(std::span<const uint64_t> inserts) const {
+std::vector<Key> StreamPlan::ExpectedKeys(uint64_t inserted) const {
   std::vector<Key> keys;
-  uint64_t total = loaded_;
-  for (uint64_t n : inserts) total += n;
-  keys.reserve(total);
-  for (uint64_t r = 0; r < loaded_; ++r) keys.push_back(KeyOf(r));
-  for (uint32_t t = 0; t < inserts.size(); ++t)
-    for (uint64_t j = 0; j < inserts[t]; ++j) keys.push_back(KeyOf(VisibleRecord(t, loaded_ + j)));
+  keys.reserve(loaded_ + inserted);
+  for (uint64_t r = 0; r < loaded_ + inserted; ++r) keys.push_back(KeyOf(r));
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -56,13 +84,15 @@ OpStream::OpStream(std::shared_ptr<const StreamPlan> plan, uint32_t thread)
     : plan_(std::move(plan)),
       thread_(thread),
       rng_(Mix64(plan_->seed()) ^ Mix64(0x5EED0000ull + thread)),
-      scrambled_(std::max<uint64_t>(plan_->loaded(), 1), plan_->spec().zipfian_theta,
-                 plan_->zeta_loaded()),
-      recency_(std::max<uint64_t>(plan_->loaded(), 1), plan_->spec().zipfian_theta,
-               plan_->zeta_loaded()),
+      ranks_(plan_->spec().generators == Generators::kYcsb
+                 ? ZipfianGenerator(kYcsbZipfianItems + 1, plan_->spec().zipfian_theta, plan_->zeta_ycsb())
+                 : ZipfianGenerator(std::max<uint64_t>(plan_->loaded(), 1), plan_->spec().zipfian_theta,
+                                    plan_->zeta_loaded())),
+      // YCSB's SkewedLatestGenerator: a ZipfianGenerator over (loaded - 1) items, grown as
+      // inserts are acknowledged.
+      recency_(std::max<uint64_t>(plan_->loaded(), 2) - 1, plan_->spec().zipfian_theta),
       scan_zipf_(plan_->spec().max_scan_length - plan_->spec().min_scan_length + 1,
-                 plan_->spec().zipfian_theta),
-      sequential_next_(plan_->loaded() / plan_->threads() * thread) {
+                 plan_->spec().zipfian_theta) {
   const WorkloadSpec& spec = plan_->spec();
   double sum = 0;
   for (size_t k = 0; k < kOpKinds; ++k) cumulative_[k] = (sum += spec.Share(static_cast<OpKind>(k)));
@@ -77,52 +107,67 @@ OpKind OpStream::ChooseKind() {
   return static_cast<OpKind>(k);
 }
 
+// YCSB's nextKeynum(): a draw of the key chooser, redrawn while it names a record not yet
+// acknowledged (exponential: counted back from the newest, redrawn while before record 0).
 uint64_t OpStream::ChooseRecord() {
-  const uint64_t visible = plan_->loaded() + inserts_;
-  uint64_t index = 0;
+  const uint64_t last = plan_->inserts().Last();
+  const uint64_t start = plan_->request_start(), count = plan_->request_count();
+  const bool dex = plan_->spec().generators == Generators::kDex;
   switch (plan_->spec().request) {
     case Distribution::kUniform:
-      index = rng_.Below(visible);
-      break;
-    case Distribution::kZipfian:  // StreamPlan::Make ensured loaded() > 0
-      index = scrambled_.Next(rng_);
-      break;
+      // YCSB: the loaded records only; DEX: every record that exists.
+      return dex ? rng_.Below(last + 1) : start + rng_.Below(count);
+    case Distribution::kZipfian:
+      if (dex) return FnvHash64(ranks_.Next(rng_)) % plan_->loaded();
+      return YcsbZipfianRecord(last);
     case Distribution::kLatest:
-      recency_.Grow(visible);
-      index = visible - 1 - recency_.Next(rng_);
-      break;
+      return LatestRecord(last);
     case Distribution::kSequential:
-      index = sequential_next_++ % visible;
-      break;
+      return start + plan_->sequential().fetch_add(1, std::memory_order_relaxed) % count;
     case Distribution::kHotspot:
-      index = HotspotRecord();
-      break;
+      return HotspotRecord();
     case Distribution::kExponential:
-      index = ExponentialRecord(visible);
-      break;
+      return ExponentialRecord(last);
   }
-  return plan_->VisibleRecord(thread_, index);
+  return 0;
 }
 
-// YCSB's HotspotIntegerGenerator over the loaded records (as its CoreWorkload, which keys
-// it on recordcount): the hot set is the first records, uniform within each set.
+// ScrambledZipfianGenerator(insertstart, insertstart + insertcount + expectednewkeys): a rank
+// over 10^10 items, FNV-hashed into the key range, which covers the expected inserts too.
+uint64_t OpStream::YcsbZipfianRecord(uint64_t last) {
+  for (;;) {
+    const uint64_t record = plan_->request_start() + FnvHash64(ranks_.Next(rng_)) % plan_->zipfian_key_items();
+    if (record <= last) return record;
+  }
+}
+
+// SkewedLatestGenerator: newest - zipfian(newest), so the newest acknowledged record is the
+// hottest; record 0 is never drawn (as in YCSB).
+uint64_t OpStream::LatestRecord(uint64_t last) {
+  if (last == 0) return 0;
+  recency_.Grow(last);
+  return last - std::min(recency_.Next(rng_), last - 1);
+}
+
+// HotspotIntegerGenerator over the requested records: the hot set is the first ones,
+// uniform within each set.
 uint64_t OpStream::HotspotRecord() {
   const WorkloadSpec& spec = plan_->spec();
-  const uint64_t n = plan_->loaded();
+  const uint64_t n = plan_->request_count();
   const uint64_t hot = std::min<uint64_t>(n, static_cast<uint64_t>(n * spec.hotspot_data_fraction));
   const bool to_hot = hot == n || (hot > 0 && rng_.NextDouble() < spec.hotspot_op_fraction);
-  return to_hot ? rng_.Below(hot) : hot + rng_.Below(n - hot);
+  return plan_->request_start() + (to_hot ? rng_.Below(hot) : hot + rng_.Below(n - hot));
 }
 
-// YCSB's ExponentialGenerator counted back from the newest visible record, redrawn while it
-// falls before the first one (as CoreWorkload.nextKeynum does).
-uint64_t OpStream::ExponentialRecord(uint64_t visible) {
+// ExponentialGenerator(percentile, recordcount x frac), counted back from the newest
+// acknowledged record, redrawn while it falls before the first one.
+uint64_t OpStream::ExponentialRecord(uint64_t last) {
   const WorkloadSpec& spec = plan_->spec();
   const double range = spec.exponential_frac * static_cast<double>(plan_->loaded());
   const double gamma = -std::log(1.0 - spec.exponential_percentile / 100.0) / std::max(range, 1.0);
   for (;;) {
     const double back = -std::log(1.0 - rng_.NextDouble()) / gamma;  // 1 - u in (0, 1]
-    if (back < static_cast<double>(visible)) return visible - 1 - static_cast<uint64_t>(back);
+    if (back < static_cast<double>(last) + 1) return last - static_cast<uint64_t>(back);
   }
 }
 
@@ -143,15 +188,16 @@ uint32_t OpStream::ChooseScanLength() {
 Operation OpStream::Next() {
   Operation op;
   op.kind = ChooseKind();
-  if (op.kind == OpKind::kInsert) {
-    op.key = plan_->KeyOf(plan_->VisibleRecord(thread_, plan_->loaded() + inserts_));
-    ++inserts_;
-  } else {
-    op.key = plan_->KeyOf(ChooseRecord());
-  }
+  op.record = op.kind == OpKind::kInsert ? plan_->inserts().Next() : ChooseRecord();
+  op.key = plan_->KeyOf(op.record);
+  if (op.kind == OpKind::kInsert) ++inserts_;
   if (op.kind == OpKind::kScan) op.scan_length = ChooseScanLength();
   if (op.kind != OpKind::kRead && op.kind != OpKind::kScan) op.value = NextValue(op.key);
   return op;
+}
+
+void OpStream::Completed(const Operation& op) {
+  if (op.kind == OpKind::kInsert) plan_->inserts().Acknowledge(op.record);
 }
 
 }  // namespace dmindex::bench

@@ -1,93 +1,219 @@
 #include "bench/property_file.h"
 
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+
+#include "common/parse_values.h"
 
 namespace dmindex::bench {
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string Trim(std::string_view s) {
   const char* ws = " \t\r\f\v";
-  size_t b = s.find_first_not_of(ws);
+  const size_t b = s.find_first_not_of(ws);
   if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+  return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
 }
 
-Status BadValue(const Property& p, const std::string& expected) {
-  return Status::InvalidArgument(p.where + ": " + p.key + "='" + p.value + "': expected " +
-                                 expected);
+Status BadValue(const Property& p, const Status& why) {
+  return Status::InvalidArgument(p.where + ": " + p.key + "=" + p.value + ": " + why.message());
 }
 
-Status ParseDouble(const Property& p, double* out) {
-  const std::string& v = p.value;
-  char* end = nullptr;
-  errno = 0;
-  double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || errno != 0) return BadValue(p, "a number");
-  *out = d;
+// Java's Double.parseDouble trims blanks; the limits are ours (YCSB would take a negative
+// proportion and misbehave).
+Status Real(const Property& p, double* out, RealRange range = {0, 1e300}) {
+  auto v = ParseReal(Trim(p.value), range);
+  if (!v.ok()) return BadValue(p, v.status());
+  *out = *v;
   return Status::Ok();
 }
 
 template <typename T>
-Status ParseUnsigned(const Property& p, T* out) {
-  const std::string& v = p.value;
-  T n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || end != v.data() + v.size())
-    return BadValue(p, "a non-negative integer");
-  *out = n;
+Status Count(const Property& p, T* out, uint64_t max) {
+  auto v = ParseCount(Trim(p.value), 0, max);
+  if (!v.ok()) return BadValue(p, v.status());
+  *out = static_cast<T>(*v);
   return Status::Ok();
 }
 
 template <typename T>
-Status ParseEnum(const Property& p, Result<T> (*parse)(std::string_view), T* out) {
-  Result<T> r = parse(p.value);
-  if (!r.ok()) {
-    // Keep "not supported" distinct from "invalid": the first is our gap, not the user's typo.
-    const std::string message = p.where + ": " + r.status().message();
-    return r.status().code() == Status::Code::kNotSupported ? Status::NotSupported(message)
-                                                            : Status::InvalidArgument(message);
-  }
+Status Enum(const Property& p, Result<T> (*parse)(std::string_view), T* out) {
+  Result<T> r = parse(Trim(p.value));
+  if (!r.ok()) return Status::InvalidArgument(p.where + ": " + r.status().message());
   *out = *r;
   return Status::Ok();
 }
 
-Status Apply(const Property& p, WorkloadSpec* s) {
-  const std::string& k = p.key;
-  if (k == "readproportion") return ParseDouble(p, &s->weight(OpKind::kRead));
-  if (k == "updateproportion") return ParseDouble(p, &s->weight(OpKind::kUpdate));
-  if (k == "insertproportion") return ParseDouble(p, &s->weight(OpKind::kInsert));
-  if (k == "scanproportion") return ParseDouble(p, &s->weight(OpKind::kScan));
-  if (k == "readmodifywriteproportion") return ParseDouble(p, &s->weight(OpKind::kReadModifyWrite));
-  if (k == "recordcount") return ParseUnsigned(p, &s->record_count);
-  if (k == "operationcount") return ParseUnsigned(p, &s->operation_count);
-  if (k == "requestdistribution") return ParseEnum(p, &ParseDistribution, &s->request);
-  if (k == "zipfianconstant") return ParseDouble(p, &s->zipfian_theta);
-  if (k == "hotspotdatafraction") return ParseDouble(p, &s->hotspot_data_fraction);
-  if (k == "hotspotopnfraction") return ParseDouble(p, &s->hotspot_op_fraction);
-  if (k == "exponential.percentile") return ParseDouble(p, &s->exponential_percentile);
-  if (k == "exponential.frac") return ParseDouble(p, &s->exponential_frac);
-  if (k == "minscanlength") return ParseUnsigned(p, &s->min_scan_length);
-  if (k == "maxscanlength") return ParseUnsigned(p, &s->max_scan_length);
-  if (k == "scanlengthdistribution")
-    return ParseEnum(p, &ParseScanLengthDistribution, &s->scan_length);
-  if (k == "insertorder") return ParseEnum(p, &ParseInsertOrder, &s->insert_order);
-  return Status::Ok();  // a property of YCSB's client or bindings: not ours to judge
+// YCSB 0.17.0's properties that dmindex does not apply, by why: the driver prints them.
+const std::map<std::string, const char*>& NotHonoured() {
+  static const std::map<std::string, const char*> kWhy = [] {
+    std::map<std::string, const char*> m;
+    for (const char* k : {"fieldcount", "fieldlength", "fieldlengthdistribution", "minfieldlength",
+                          "fieldlengthhistogram", "fieldnameprefix", "readallfields", "writeallfields",
+                          "dataintegrity"})
+      m[k] = "dmindex values are 8 bytes, read and written whole";
+    for (const char* k : {"target", "maxexecutiontime"})
+      m[k] = "dmindex runs unthrottled, for --ops or --duration";
+    for (const char* k : {"core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval"})
+      m[k] = "a failed insert fails the run";
+    m["dotransactions"] = "dmindex always bulk loads, then runs the transactions";
+    for (const char* k : {"db", "exporter", "exportfile", "measurementtype", "measurement.interval",
+                          "measurement.trackjvm", "measurement.histogram.verbose", "histogram.buckets",
+                          "hdrhistogram.percentiles", "hdrhistogram.fileoutput", "hdrhistogram.output.path",
+                          "measurement.raw.output_file", "measurement.raw.no_summary",
+                          "timeseries.granularity", "status", "status.interval", "label",
+                          "reportlatencyforeacherror", "latencytrackederrors", "basicdb.verbose",
+                          "basicdb.simulatedelay", "basicdb.randomizedelay", "basicdb.count"})
+      m[k] = "YCSB client and binding settings; dmindex measures and reports its own way";
+    return m;
+  }();
+  return kWhy;
 }
 
-// Splits one logical line into a property; false if it is not `key=value` / `key: value`.
-bool SplitProperty(std::string_view line, Property* p) {
-  size_t sep = line.find_first_of("=:");
-  if (sep == std::string_view::npos) return false;
-  std::string_view key = Trim(line.substr(0, sep));
-  if (key.empty() || key.find_first_of(" \t") != std::string_view::npos) return false;
-  p->key = std::string(key);
-  p->value = std::string(Trim(line.substr(sep + 1)));
+Result<InsertOrder> ParseYcsbInsertOrder(std::string_view v) {
+  // YCSB compares with "hashed" exactly and takes anything else as ordered.
+  if (v == "hashed") return InsertOrder::kHashed;
+  return InsertOrder::kOrdered;
+}
+
+// Applies one property; `unknown_is_error`: a -p override (a typo there must not pass).
+Status Apply(const Property& p, bool unknown_is_error, WorkloadSpec* s) {
+  const std::string& k = p.key;
+  if (k == "readproportion") return Real(p, &s->weight(OpKind::kRead));
+  if (k == "updateproportion") return Real(p, &s->weight(OpKind::kUpdate));
+  if (k == "insertproportion") return Real(p, &s->weight(OpKind::kInsert));
+  if (k == "scanproportion") return Real(p, &s->weight(OpKind::kScan));
+  if (k == "readmodifywriteproportion") return Real(p, &s->weight(OpKind::kReadModifyWrite));
+  if (k == "recordcount") return Count(p, &s->record_count, kMaxRecords / 4);
+  if (k == "operationcount") return Count(p, &s->operation_count, kMaxRecords / 4);
+  if (k == "threadcount") return Count(p, &s->thread_count, 1024);
+  if (k == "insertstart") return Count(p, &s->insert_start, kMaxRecords / 4);
+  if (k == "insertcount") return Count(p, &s->insert_count, kMaxRecords / 4);
+  if (k == "zeropadding") return Count(p, &s->zero_padding, kMaxZeroPadding);
+  if (k == "requestdistribution") return Enum(p, &ParseDistribution, &s->request);
+  if (k == "hotspotdatafraction") return Real(p, &s->hotspot_data_fraction, {0, 1});
+  if (k == "hotspotopnfraction") return Real(p, &s->hotspot_op_fraction, {0, 1});
+  if (k == "exponential.percentile") return Real(p, &s->exponential_percentile, {0, 100, true, true});
+  if (k == "exponential.frac") return Real(p, &s->exponential_frac, {0, 1e300, true});
+  if (k == "minscanlength") return Count(p, &s->min_scan_length, UINT32_MAX);
+  if (k == "maxscanlength") return Count(p, &s->max_scan_length, UINT32_MAX);
+  if (k == "scanlengthdistribution") {
+    DMX_RETURN_IF_ERROR(Enum(p, &ParseScanLengthDistribution, &s->scan_length));
+    if (s->scan_length == ScanLengthDistribution::kConstant)
+      s->warnings.push_back(p.where + ": scanlengthdistribution=constant is dmindex's (YCSB 0.17.0 "
+                            "refuses it): every scan reads maxscanlength records");
+    return Status::Ok();
+  }
+  if (k == "insertorder") {
+    DMX_RETURN_IF_ERROR(Enum(p, &ParseYcsbInsertOrder, &s->insert_order));
+    const std::string v = Trim(p.value);
+    std::string lower(v.size(), ' ');
+    std::transform(v.begin(), v.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v != "hashed" && lower != "ordered")
+      s->warnings.push_back(p.where + ": insertorder=" + v + " is ordered (YCSB takes every value "
+                            "but 'hashed' as ordered)");
+    return Status::Ok();
+  }
+  if (k == "table") {
+    if (Trim(p.value).empty() || Trim(p.value).find_first_of(" \t") != std::string::npos)
+      return Status::InvalidArgument(p.where + ": table must be one word");
+    s->table = Trim(p.value);
+    return Status::Ok();
+  }
+  if (k == "workload") {
+    if (Trim(p.value) == "site.ycsb.workloads.CoreWorkload") return Status::Ok();
+    return Status::NotSupported(p.where + ": workload=" + p.value + ": dmindex runs YCSB's "
+                                "CoreWorkload (site.ycsb.workloads.CoreWorkload) only");
+  }
+  if (k == "zipfianconstant")
+    return Status::InvalidArgument(p.where + ": zipfianconstant is not a YCSB 0.17.0 property (its "
+                                   "zipfian generators always use 0.99); give dmindex's --theta instead");
+  if (auto it = NotHonoured().find(k); it != NotHonoured().end()) {
+    s->warnings.push_back(p.where + ": " + k + " is not honoured: " + it->second);
+    return Status::Ok();
+  }
+  if (unknown_is_error)
+    return Status::InvalidArgument(p.where + ": unknown property '" + k +
+                                   "' (not one of YCSB 0.17.0's core workload or client properties)");
+  s->warnings.push_back(p.where + ": unknown property '" + k + "' ignored (not YCSB 0.17.0's)");
+  return Status::Ok();
+}
+
+// java.util.Properties escapes: \t \n \r \f, \uXXXX, and \x for any other x (so "\=", "\:",
+// "\ " and "\\" are the character itself). False on a malformed \u.
+bool Unescape(std::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\\' || i + 1 == in.size()) {
+      out->push_back(in[i]);
+      continue;
+    }
+    const char c = in[++i];
+    if (c == 't') out->push_back('\t');
+    else if (c == 'n') out->push_back('\n');
+    else if (c == 'r') out->push_back('\r');
+    else if (c == 'f') out->push_back('\f');
+    else if (c == 'u') {
+      if (i + 4 >= in.size()) return false;  // four hex digits must follow
+      uint32_t code = 0;
+      for (int d = 1; d <= 4; ++d) {
+        const char h = in[i + d];
+        if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
+        const int digit = std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10;
+        code = code * 16 + static_cast<uint32_t>(digit);
+      }
+      i += 4;
+      // UTF-8 (property names and values of YCSB are ASCII; this keeps others readable).
+      if (code < 0x80) out->push_back(static_cast<char>(code));
+      else if (code < 0x800) {
+        out->push_back(static_cast<char>(0xC0 | (code >> 6)));
+        out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+      } else {
+        out->push_back(static_cast<char>(0xE0 | (code >> 12)));
+        out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+        out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+      }
+    } else {
+      out->push_back(c);
+    }
+  }
   return true;
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+
+// Splits one logical line as java.util.Properties does: the key ends at the first unescaped
+// '=', ':' or blank; blanks, then at most one '=' or ':', then blanks follow; the rest is the
+// value. A line with a key only has an empty value.
+bool SplitProperty(std::string_view line, Property* p) {
+  size_t i = 0;
+  while (i < line.size() && IsBlank(line[i])) ++i;
+  const size_t key_start = i;
+  while (i < line.size()) {
+    if (line[i] == '\\') {
+      i += 2;
+      continue;
+    }
+    if (line[i] == '=' || line[i] == ':' || IsBlank(line[i])) break;
+    ++i;
+  }
+  const std::string_view raw_key = line.substr(key_start, std::min(i, line.size()) - key_start);
+  while (i < line.size() && IsBlank(line[i])) ++i;
+  if (i < line.size() && (line[i] == '=' || line[i] == ':')) ++i;
+  while (i < line.size() && IsBlank(line[i])) ++i;
+  const std::string_view raw_value = i < line.size() ? line.substr(i) : std::string_view();
+  return !raw_key.empty() && Unescape(raw_key, &p->key) && Unescape(raw_value, &p->value);
+}
+
+// A line continues if it ends in an odd number of backslashes.
+bool Continues(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && line[line.size() - 1 - n] == '\\') ++n;
+  return n % 2 == 1;
 }
 
 }  // namespace
@@ -100,19 +226,24 @@ Result<Properties> ParseProperties(std::string_view text, std::string_view sourc
   while (std::getline(in, raw)) {
     ++line_no;
     const int first_line = line_no;
-    std::string line(Trim(raw));
-    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
-    // A trailing backslash continues the property on the next line.
-    while (!line.empty() && line.back() == '\\' && std::getline(in, raw)) {
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    const size_t start = raw.find_first_not_of(" \t\f");
+    if (start == std::string::npos || raw[start] == '#' || raw[start] == '!') continue;
+    std::string line = raw.substr(start);
+    while (Continues(line) && std::getline(in, raw)) {
       ++line_no;
+      if (!raw.empty() && raw.back() == '\r') raw.pop_back();
       line.pop_back();
-      line += Trim(raw);
+      const size_t next = raw.find_first_not_of(" \t\f");
+      if (next != std::string::npos) line += raw.substr(next);
     }
+    if (Continues(line)) line.pop_back();  // a continuation at the end of the file
     Property p;
     p.where = std::string(source) + ":" + std::to_string(first_line);
     if (!SplitProperty(line, &p))
       return Status::InvalidArgument(p.where + ": malformed line '" + line +
-                                     "' (expected key=value or a # comment)");
+                                     "' (a bad \\u escape; expected key=value, key: value, "
+                                     "key value or a # comment)");
     out.push_back(std::move(p));
   }
   return out;
@@ -128,20 +259,24 @@ WorkloadSpec YcsbDefaults(std::string name) {
   s.max_scan_length = 1000;
   s.scan_length = ScanLengthDistribution::kUniform;
   s.insert_order = InsertOrder::kHashed;
+  s.generators = Generators::kYcsb;
   return s;
 }
 
 Status ApplyProperties(const Properties& properties, WorkloadSpec* spec) {
-  for (const Property& p : properties) DMX_RETURN_IF_ERROR(Apply(p, spec));
+  for (const Property& p : properties) DMX_RETURN_IF_ERROR(Apply(p, false, spec));
   return Status::Ok();
 }
 
 Status ApplyPropertyOverride(std::string_view key_equals_value, WorkloadSpec* spec) {
   Property p;
   p.where = "-p " + std::string(key_equals_value);
-  if (!SplitProperty(Trim(key_equals_value), &p))
+  const size_t eq = key_equals_value.find('=');
+  if (eq == std::string_view::npos || Trim(key_equals_value.substr(0, eq)).empty())
     return Status::InvalidArgument(p.where + ": expected key=value");
-  return Apply(p, spec);
+  p.key = Trim(key_equals_value.substr(0, eq));
+  p.value = std::string(key_equals_value.substr(eq + 1));
+  return Apply(p, true, spec);
 }
 
 Result<WorkloadSpec> LoadWorkloadFile(const std::string& path) {

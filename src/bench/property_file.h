@@ -1,8 +1,11 @@
 // YCSB workload property files (workloads/workloada etc.), so a user's YCSB file runs
-// unchanged: `# comments`, `key=value` (or `key: value`), blank lines, backslash line
-// continuation. Properties the core workload defines are applied with YCSB's defaults;
-// properties we do not use (workload=, fieldcount=, ...) are ignored; a line that is not a
-// property, or a known property with a bad value, is an error naming file and line.
+// unchanged. The syntax is java.util.Properties' (YCSB loads them with it): # and ! comments,
+// `key=value`, `key: value`, `key value`, a key alone (empty value), escapes (\t, \uXXXX,
+// \= ...), backslash continuation. YCSB 0.17.0's core-workload and client properties are
+// applied with YCSB's defaults and YCSB's quirks (any insertorder but "hashed" is ordered);
+// those dmindex cannot honour (fieldlength, target, ...) and unknown ones become warnings in
+// WorkloadSpec::warnings, never silence; properties YCSB does not have (zipfianconstant) and
+// bad values are errors naming file and line. A -p override of an unknown key is an error.
 #pragma once
 
 #include <string>

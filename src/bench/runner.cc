@@ -39,7 +39,9 @@ Status Runner::InBackground(const std::string& label, std::function<Status()> wo
 
 Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& spec,
                               const RunConfig& config) {
-  auto plan = StreamPlan::Make(spec, config.keys, config.threads, config.seed);
+  // YCSB sizes its zipfian key range by the operations it will run (their expected inserts).
+  const uint64_t expected_ops = config.ops > 0 ? config.ops + config.warmup_ops : spec.operation_count;
+  auto plan = StreamPlan::Make(spec, config.keys, config.threads, config.seed, expected_ops);
   if (!plan.ok()) return plan.status();
   auto fabric = fabrics_();
   if (!fabric.ok()) return fabric.status();
@@ -128,7 +130,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   Status verdict = InBackground(label + " checking the tree", [&]() -> Status {
     auto session = (*index)->OpenSession(0);
     if (!session.ok()) return Status::Corruption("no session for the check: " + session.status().ToString());
-    return CheckFullScan(**session, (*plan)->ExpectedKeys(m.inserts));
+    return CheckFullScan(**session, (*plan)->ExpectedKeys((*plan)->inserts().issued((*plan)->loaded())));
   });
   r.verified = verdict.ok();
   if (!verdict.ok()) r.verify_error = verdict.message();

@@ -15,6 +15,7 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
                   uint32_t max_scan = 100) {
   WorkloadSpec s;
   s.name = name;
+  s.generators = std::string_view(name).starts_with("ycsb-") ? Generators::kYcsb : Generators::kDex;
   s.proportion = {mix.read, mix.update, mix.insert, mix.scan, mix.rmw};
   s.request = request;
   s.min_scan_length = min_scan;
@@ -22,9 +23,11 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
   return s;
 }
 
-// The named workloads. YCSB's as its workloads/workload[a-f] files define them; DEX's from
+// The named workloads. YCSB's as its workloads/workload[a-f] files of 0.17.0 define them
+// (with YCSB's generators; scans of A-D and F would be 1..1000 but none scans); DEX's from
 // its Table 1 (and Table 3: read-intensive-2, insert-only), zipfian theta 0.99 throughout,
-// scans of exactly 100 records. Inserts always take fresh keys, uniformly spread (hashed).
+// scans of exactly 100 records, DEX's generators. Inserts always take fresh keys, uniformly
+// spread (hashed).
 std::vector<WorkloadSpec> BuiltIns() {
   using D = Distribution;
   return {
@@ -118,6 +121,12 @@ Status WorkloadSpec::Validate() const {
                                    "exponential.frac > 0");
   if (min_scan_length < 1 || max_scan_length < min_scan_length)
     return Status::InvalidArgument(where + "scan lengths need 1 <= minscanlength <= maxscanlength");
+  if (zero_padding > kMaxZeroPadding)
+    return Status::InvalidArgument(where + "zeropadding above " + std::to_string(kMaxZeroPadding) +
+                                   " needs byte-string keys, which dmindex does not have yet");
+  if (record_count > 0 && insert_start + insert_count > record_count)
+    return Status::InvalidArgument(where + "insertstart + insertcount must not exceed recordcount "
+                                   "(YCSB refuses this combination too)");
   return Status::Ok();
 }
 

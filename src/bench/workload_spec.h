@@ -23,6 +23,16 @@ enum class Distribution : uint8_t { kUniform, kZipfian, kLatest, kSequential, kH
 Result<Distribution> ParseDistribution(std::string_view name);
 const char* DistributionName(Distribution d);
 
+// Whose generators a workload follows.
+//   kYcsb: YCSB 0.17.0's CoreWorkload, as its Java code behaves: zipfian ranks over 10^10
+//     items hashed (FNV-64) into the records plus the expected inserts, uniform, sequential
+//     and hotspot over the loaded records, latest and exponential counted back from the
+//     newest acknowledged insert, one insert counter and one sequential counter shared by
+//     every client thread.
+//   kDex: DEX's benchmark (and Sherman's, which it extends): zipfian ranks over the key space
+//     (the loaded records), hashed into it; uniform over every record that exists.
+enum class Generators : uint8_t { kYcsb, kDex };
+
 // YCSB's scanlengthdistribution (plus "constant", which some YCSB ports use: always max).
 enum class ScanLengthDistribution : uint8_t { kUniform, kZipfian, kConstant };
 Result<ScanLengthDistribution> ParseScanLengthDistribution(std::string_view name);
@@ -46,9 +56,20 @@ struct WorkloadSpec {
   double exponential_percentile = 95;
   double exponential_frac = 0.8571428571;
   InsertOrder insert_order = InsertOrder::kHashed;
-  // recordcount / operationcount of a property file; 0 = not given (driver flags decide).
+  uint32_t zero_padding = 1;                // YCSB's zeropadding of ordered key names
+  Generators generators = Generators::kYcsb;
+  // YCSB's insertstart / insertcount: the records this client requests (its share of a load
+  // split over several clients); every record is loaded here. insert_count 0: up to the end.
+  uint64_t insert_start = 0;
+  uint64_t insert_count = 0;
+  // recordcount / operationcount / threadcount of a property file; 0 = not given (driver
+  // flags decide).
   uint64_t record_count = 0;
   uint64_t operation_count = 0;
+  uint32_t thread_count = 0;
+  std::string table = "usertable";          // the table named in trace lines
+  // Properties of the file that dmindex cannot honour, for the driver to print.
+  std::vector<std::string> warnings;
 
   double& weight(OpKind k) { return proportion[static_cast<size_t>(k)]; }
   double weight(OpKind k) const { return proportion[static_cast<size_t>(k)]; }

@@ -47,7 +47,7 @@ Status ValidateTheta(double theta) {
 }
 
 ZipfianGenerator::ZipfianGenerator(uint64_t items, double theta, double zeta_items)
-    : items_(items), theta_(theta), zeta_items_(zeta_items) {
+    : items_(items), theta_(theta), eta_items_(items), zeta_items_(zeta_items) {
   DeriveConstants();
 }
 
@@ -57,7 +57,7 @@ void ZipfianGenerator::DeriveConstants() {
   const double zeta2 = 1.0 + half_pow_theta_;
   // With two or fewer items the first two branches of Next() cover every draw.
   eta_ = items_ <= 2 ? 0.0
-                     : (1.0 - std::pow(2.0 / static_cast<double>(items_), 1.0 - theta_)) /
+                     : (1.0 - std::pow(2.0 / static_cast<double>(eta_items_), 1.0 - theta_)) /
                            (1.0 - zeta2 / zeta_items_);
 }
 

@@ -19,7 +19,8 @@ Status ValidateTheta(double theta);
 
 // Ranks in [0, items): rank r has probability proportional to (r+1)^-theta.
 // The item count may grow (YCSB's "latest" distribution grows it on every insert); zeta is
-// then extended incrementally rather than recomputed.
+// then extended incrementally rather than recomputed, and eta keeps the item count the
+// generator was made with - exactly what YCSB's ZipfianGenerator.nextLong(itemcount) does.
 class ZipfianGenerator {
  public:
   // `zeta_items` must be Zeta(items, theta); pass it when several generators share one n.
@@ -37,6 +38,7 @@ class ZipfianGenerator {
 
   uint64_t items_;
   double theta_;
+  const uint64_t eta_items_;  // the item count at construction (see above)
   double zeta_items_;
   double alpha_ = 0, eta_ = 0, half_pow_theta_ = 0;
 };
@@ -44,17 +46,5 @@ class ZipfianGenerator {
 // YCSB's Utils.fnvhash64: FNV-1a over the 8 little-endian bytes of `value`, made
 // non-negative as Java's Math.abs of the signed result.
 uint64_t FnvHash64(uint64_t value);
-
-// YCSB's ScrambledZipfianGenerator shape: a zipfian rank hashed into [0, items), so the hot
-// items are scattered over the key space instead of clustered at its start.
-class ScrambledZipfian {
- public:
-  ScrambledZipfian(uint64_t items, double theta, double zeta_items)
-      : zipf_(items, theta, zeta_items) {}
-  uint64_t Next(Rng& rng) const { return FnvHash64(zipf_.Next(rng)) % zipf_.items(); }
-
- private:
-  ZipfianGenerator zipf_;
-};
 
 }  // namespace dmindex::bench

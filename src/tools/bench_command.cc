@@ -86,6 +86,7 @@ void Run(BenchFlags& f) {
   }
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
+  for (const std::string& w : plan->warnings) std::cerr << "dmindex bench: warning: " << w << "\n";
   // Fail on fabric flags before any run starts.
   if (auto probe = f.fabric.Open(); !probe.ok()) Fail(probe.status().message(), 2);
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what the YCSB oracle test (tests/ycsb_oracle_test.cc) needs: Java and Maven from
+# Debian, then YCSB 0.17.0's core jar and its dependencies from Maven Central into a cache
+# outside the build tree (DMINDEX_YCSB_DIR, default ~/.cache/dmindex/ycsb-0.17.0). Idempotent.
+# Prints the directory holding the jars on its last line.
+set -euo pipefail
+
+DIR="${DMINDEX_YCSB_DIR:-${HOME:-/root}/.cache/dmindex/ycsb-0.17.0}"
+if [ -f "$DIR/lib/core-0.17.0.jar" ] && [ -f "$DIR/complete" ]; then
+  echo "$DIR/lib"
+  exit 0
+fi
+
+need=()
+command -v java >/dev/null || need+=(default-jdk-headless)
+command -v mvn >/dev/null || need+=(maven)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q >&2
+  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >&2
+fi
+
+mkdir -p "$DIR"
+cat > "$DIR/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dmindex</groupId>
+  <artifactId>ycsb-oracle</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>site.ycsb</groupId>
+      <artifactId>core</artifactId>
+      <version>0.17.0</version>
+    </dependency>
+  </dependencies>
+</project>
+POM
+(cd "$DIR" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >&2)
+test -f "$DIR/lib/core-0.17.0.jar"
+touch "$DIR/complete"
+echo "$DIR/lib"
