@@ -23,6 +23,7 @@ class Status {
     kNotSupported,
     kAborted,          // stopped on request (e.g. Ctrl-C)
     kNotOwner,         // the key's partition is served by a compute node of another process
+    kBusy,             // gave up retrying (a retry budget ran out); the message says what kept failing
   };
 
   Status() = default;
@@ -37,6 +38,8 @@ class Status {
   static Status NotSupported(std::string m) { return {Code::kNotSupported, std::move(m)}; }
   static Status Aborted(std::string m) { return {Code::kAborted, std::move(m)}; }
   static Status NotOwner(std::string m) { return {Code::kNotOwner, std::move(m)}; }
+  static Status Busy(std::string m) { return {Code::kBusy, std::move(m)}; }
+  static Status FromCode(Code c, std::string m) { return {c, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
@@ -45,6 +48,7 @@ class Status {
   bool IsRetry() const { return code_ == Code::kRetry; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsNotOwner() const { return code_ == Code::kNotOwner; }
+  bool IsBusy() const { return code_ == Code::kBusy; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   std::string ToString() const;

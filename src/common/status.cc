@@ -16,6 +16,7 @@ std::string Status::ToString() const {
     case Code::kNotSupported: name = "NotSupported"; break;
     case Code::kAborted: name = "Aborted"; break;
     case Code::kNotOwner: name = "NotOwner"; break;
+    case Code::kBusy: name = "Busy"; break;
   }
   return message_.empty() ? std::string(name) : std::string(name) + ": " + message_;
 }
