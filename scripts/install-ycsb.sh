@@ -2,13 +2,18 @@
 # Installs what the YCSB oracle test (tests/ycsb_oracle_test.cc) needs: Java and Maven from
 # Debian, then YCSB 0.17.0's core jar and its dependencies from Maven Central into a cache
 # outside the build tree (DMINDEX_YCSB_DIR, default ~/.cache/dmindex/ycsb-0.17.0). Idempotent.
-# Prints the directory holding the jars on its last line.
+# Prints the directory holding the jars on its last line. With --print-dir it only prints it
+# (exit 1 if it is not installed), which is how the test finds it.
 set -euo pipefail
 
 DIR="${DMINDEX_YCSB_DIR:-${HOME:-/root}/.cache/dmindex/ycsb-0.17.0}"
-if [ -f "$DIR/lib/core-0.17.0.jar" ] && [ -f "$DIR/complete" ]; then
+if [ -f "$DIR/lib/core-0.17.0.jar" ] && [ -f "$DIR/complete" ] && command -v java >/dev/null; then
   echo "$DIR/lib"
   exit 0
+fi
+if [ "${1:-}" = "--print-dir" ]; then
+  echo "YCSB 0.17.0 is not installed in $DIR: run scripts/install-ycsb.sh" >&2
+  exit 1
 fi
 
 need=()

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <unistd.h>
 
 #include "bench/property_file.h"
+#include "bench/trace.h"
 
 namespace dmindex::bench {
 namespace {
@@ -19,6 +21,15 @@ std::string Join(const std::vector<std::string>& names) {
 
 Result<std::vector<WorkloadSpec>> ResolveWorkloads(const BenchOptions& o) {
   std::vector<WorkloadSpec> specs;
+  if (!o.trace.empty()) {
+    if (!o.workloads.empty() || !o.workload_files.empty() || !o.properties.empty())
+      return Status::InvalidArgument("--trace replays a stream: it takes no --workload, -P or -p");
+    WorkloadSpec spec;  // only names the run: the trace says what to do
+    spec.name = std::filesystem::path(o.trace).filename().string();
+    spec.proportion[0] = 1;
+    return std::vector<WorkloadSpec>{spec};
+  }
+  if (!o.trace_load.empty()) return Status::InvalidArgument("--trace-load goes with --trace");
   std::vector<std::string> names = o.workloads;
   if (names.empty() && o.workload_files.empty()) names = DefaultWorkloads();
   for (const std::string& name : names) {
@@ -153,6 +164,17 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
   if (!workloads.ok()) return workloads.status();
   auto designs = ResolveDesigns(o, registered);
   if (!designs.ok()) return designs.status();
+  std::shared_ptr<const Trace> trace;
+  if (!o.trace.empty()) {
+    if (o.keys || o.ops || o.seconds)
+      return Status::InvalidArgument("--trace runs its stream to the end on the keys of --trace-load: "
+                                     "it takes no --keys, --ops or --duration");
+    auto t = ReadTrace(o.trace, o.trace_load);
+    if (!t.ok()) return Status::InvalidArgument("--trace: " + t.status().message());
+    trace = std::make_shared<const Trace>(std::move(t).value());
+  }
+  if (o.trace_out && designs->size() * workloads->size() != 1)
+    return Status::InvalidArgument("--trace-out records one run: give one design and one workload");
 
   BenchPlan plan;
   plan.baseline = o.baseline.empty() ? designs->front().label : o.baseline;
@@ -165,14 +187,15 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
     for (const WorkloadSpec& spec : *workloads) {
       PlannedRun run{design, spec, {}};
       RunConfig& c = run.config;
-      c.keys = o.keys.value_or(spec.record_count ? spec.record_count : kDefaultKeys);
-      if (c.keys == 0 && spec.NeedsExistingRecords())
+      c.keys = trace ? trace->load.size() : o.keys.value_or(spec.record_count ? spec.record_count : kDefaultKeys);
+      if (c.keys == 0 && spec.NeedsExistingRecords() && !trace)
         return Status::InvalidArgument("--keys 0: workload '" + spec.name +
                                        "' reads existing records, so it needs at least one key");
       c.ops = o.ops.value_or(o.seconds ? 0 : spec.operation_count);
       // A file's operationcount is the whole run phase, as in YCSB: no default warm-up.
       const bool sized_by_file = !o.ops && !o.seconds && spec.operation_count > 0;
-      c.warmup_ops = o.warmup_ops.value_or(sized_by_file ? 0 : kDefaultWarmupOps);
+      c.warmup_ops = o.warmup_ops.value_or(sized_by_file || trace ? 0 : kDefaultWarmupOps);
+      c.trace = trace;
       c.seconds = o.seconds.value_or(kDefaultSeconds);
       c.threads = o.threads.value_or(spec.thread_count ? spec.thread_count : kDefaultThreads);
       if (o.compute_nodes > c.threads)

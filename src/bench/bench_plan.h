@@ -54,6 +54,9 @@ struct BenchOptions {
   std::optional<uint32_t> repartition_to;    // default: from's right neighbour (left for the last)
   std::optional<double> repartition_share;   // default 0.5
   bool scale_out = false;
+  // --trace / --trace-load: replay a YCSB BasicDB stream instead of a workload (trace.h).
+  std::string trace, trace_load;
+  bool trace_out = false;  // --trace-out: record the run (one run only)
 };
 
 struct PlannedRun {

@@ -34,7 +34,11 @@ class Phase {
         slots_(std::make_unique<ThreadSlot[]>(options.threads)),
         sync_(options.threads, Completion{this}) {}
 
-  void ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t);
+  void ThreadBody(const OpSourceFactory& sources, uint32_t t);
+  // Completion order across threads, for MeasureOptions::on_completed.
+  void Done(uint32_t t, const Operation& op) {
+    if (options_.on_completed) options_.on_completed(t, sequence_.fetch_add(1), op);
+  }
   void Fail(const Status& s) {
     std::lock_guard lock(error_mu_);
     if (error_.empty()) error_ = s.ToString();
@@ -70,6 +74,7 @@ class Phase {
   std::atomic<bool> stop_{false};
   std::atomic<bool> measuring_{false};
   std::atomic<uint64_t> finished_{0};
+  std::atomic<uint64_t> sequence_{0};
   int meetings_ = 0;
   Clock::time_point start_, end_;
   fabric::VerbCounts verbs_before_, verbs_after_;
@@ -91,9 +96,9 @@ void Phase::OnMeeting() noexcept {
   }
 }
 
-void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
+void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
   ThreadSlot& slot = slots_[t];
-  OpStream stream(std::move(plan), t);
+  std::unique_ptr<OpSource> source = sources(t);
   std::unique_ptr<Session> session;
   if (auto s = index_.OpenSession(t % options_.compute_nodes); s.ok())
     session = std::move(s).value();
@@ -102,10 +107,12 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
   // Every thread reaches both meeting points, failed or not, so nobody waits forever.
   if (session) {
     OpExecutor exec(*session);
-    for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped(); --i) {
-      const Operation op = stream.Next();
+    Operation op;
+    for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped() && source->Next(&op); --i) {
       if (Status s = exec.Execute(op); !s.ok()) Fail(s);
-      stream.Completed(op);
+      source->Completed(op);
+      slot.inserts += op.kind == OpKind::kInsert;
+      Done(t, op);
     }
   }
   sync_.arrive_and_wait();
@@ -114,8 +121,8 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
     const uint64_t quota = options_.ops ? ShareOf(options_.ops, options_.threads, t)
                                         : std::numeric_limits<uint64_t>::max();
     uint64_t done = 0;
-    while (done < quota && !stopped()) {
-      const Operation op = stream.Next();
+    Operation op;
+    while (done < quota && !stopped() && source->Next(&op)) {
       const auto t0 = Clock::now();
       Status s = exec.Execute(op);
       const auto t1 = Clock::now();
@@ -123,14 +130,15 @@ void Phase::ThreadBody(std::shared_ptr<const StreamPlan> plan, uint32_t t) {
         Fail(s);
         break;
       }
-      stream.Completed(op);
+      source->Completed(op);
+      slot.inserts += op.kind == OpKind::kInsert;
+      Done(t, op);
       slot.latency.Record(static_cast<uint64_t>((t1 - t0).count()));
       // Every operation: the timeline's intervals may be short. The line is this thread's
       // own, read by the watcher every few milliseconds, so the store stays cheap.
       slot.done.store(++done, std::memory_order_relaxed);
     }
   }
-  slot.inserts = stream.inserts();
   finished_.fetch_add(1);
   sync_.arrive_and_wait();
   session.reset();
@@ -154,14 +162,14 @@ Measurement Phase::Collect(bool interrupted) {
 
 }  // namespace
 
-Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const StreamPlan> plan,
+Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory& sources,
                     const MeasureOptions& options, const std::atomic<bool>& interrupt,
                     Progress& progress) {
   using Seconds = std::chrono::duration<double>;
   Phase phase(index, fabric, options);
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < options.threads; ++t)
-    threads.emplace_back([&phase, plan, t] { phase.ThreadBody(plan, t); });
+    threads.emplace_back([&phase, &sources, t] { phase.ThreadBody(sources, t); });
   // This thread watches the clock, Ctrl-C and the progress while the workers run, samples
   // the timeline and starts the scheduled action.
   std::optional<TimelineRecorder> timeline;

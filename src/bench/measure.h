@@ -39,7 +39,13 @@ struct MeasureOptions {
   double timeline_s = 0;       // > 0: throughput per interval of this many seconds
   std::optional<ScheduledAction> action;
   std::string label;           // shown on the progress bar
+  // Called by each thread for each operation it completed (warm-up included), e.g. to
+  // record a trace; `sequence` orders them across threads by completion.
+  std::function<void(uint32_t thread, uint64_t sequence, const Operation& op)> on_completed;
 };
+
+// Each thread's operations; a source that runs dry ends that thread's part of the phase.
+using OpSourceFactory = std::function<std::unique_ptr<OpSource>(uint32_t thread)>;
 
 struct Measurement {
   uint64_t ops = 0;
@@ -54,7 +60,7 @@ struct Measurement {
   bool interrupted = false;
 };
 
-Measurement Measure(Index& index, fabric::Fabric& fabric, std::shared_ptr<const StreamPlan> plan,
+Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory& sources,
                     const MeasureOptions& options, const std::atomic<bool>& interrupt,
                     Progress& progress);
 

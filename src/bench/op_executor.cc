@@ -18,9 +18,11 @@ Status Failed(const char* what, Key key, const Status& s) {
 
 }  // namespace
 
-Status OpExecutor::Lookup(Key key) {
+Status OpExecutor::Lookup(const Operation& op) {
+  const Key key = op.key;
   Value value = 0;
   Status s = session_.Lookup(key, &value);
+  if (s.IsNotFound() && op.may_be_absent) return Status::Ok();
   if (s.IsNotFound())
     return Status::Corruption("lookup of " + KeyText(key) + ": NotFound, but the key was loaded "
                               "or inserted by this thread");
@@ -37,8 +39,11 @@ Status OpExecutor::CheckScan(const Operation& op) const {
                               std::to_string(op.scan_length) + " pairs, got " +
                               std::to_string(scan_buffer_.size()));
   // The start key exists (it was chosen among existing records), so it comes first.
-  if (scan_buffer_.empty() || scan_buffer_.front().key != op.key)
+  if (!op.may_be_absent && (scan_buffer_.empty() || scan_buffer_.front().key != op.key))
     return Status::Corruption("scan from existing " + KeyText(op.key) + " did not return it first");
+  if (!scan_buffer_.empty() && scan_buffer_.front().key < op.key)
+    return Status::Corruption("scan from " + KeyText(op.key) + " returned the smaller " +
+                              KeyText(scan_buffer_.front().key));
   for (size_t i = 0; i < scan_buffer_.size(); ++i) {
     const KeyValue& kv = scan_buffer_[i];
     if (i > 0 && kv.key <= scan_buffer_[i - 1].key)
@@ -66,10 +71,16 @@ Status OpExecutor::Execute(const Operation& op) {
 Status OpExecutor::ExecuteOnce(const Operation& op) {
   switch (op.kind) {
     case OpKind::kRead:
-      return Lookup(op.key);
+      return Lookup(op);
     case OpKind::kUpdate: {
       Status s = session_.Update(op.key, op.value);
+      if (s.IsNotFound() && op.may_be_absent) return Status::Ok();
       return s.ok() ? s : Failed("update", op.key, s);
+    }
+    case OpKind::kDelete: {
+      Status s = session_.Delete(op.key);
+      if (s.IsNotFound() && op.may_be_absent) return Status::Ok();
+      return s.ok() ? s : Failed("delete", op.key, s);
     }
     case OpKind::kInsert: {
       Status s = session_.Insert(op.key, op.value);
@@ -80,7 +91,7 @@ Status OpExecutor::ExecuteOnce(const Operation& op) {
       return s.ok() ? CheckScan(op) : Failed("scan", op.key, s);
     }
     case OpKind::kReadModifyWrite: {
-      DMX_RETURN_IF_ERROR(Lookup(op.key));
+      DMX_RETURN_IF_ERROR(Lookup(op));
       Status s = session_.Update(op.key, op.value);
       return s.ok() ? s : Failed("read-modify-write", op.key, s);
     }

@@ -1,6 +1,7 @@
-// Carries out one generated operation on a Session and checks the answer: the driver knows
-// which keys exist (op_stream.h), so a lookup that misses, a value that belongs to another
-// key, or a scan out of order is an index bug, reported as Corruption, never ignored.
+// Carries out one operation on a Session and checks the answer: the driver knows which keys
+// exist (op_stream.h; a replayed trace marks the keys it may name absent), so a lookup that
+// misses, a value that belongs to another key, or a scan out of order is an index bug,
+// reported as Corruption, never ignored.
 #pragma once
 
 #include <vector>
@@ -17,7 +18,7 @@ class OpExecutor {
 
  private:
   Status ExecuteOnce(const Operation& op);
-  Status Lookup(Key key);
+  Status Lookup(const Operation& op);
   Status CheckScan(const Operation& op) const;
 
   Session& session_;

@@ -95,8 +95,13 @@ OpStream::OpStream(std::shared_ptr<const StreamPlan> plan, uint32_t thread)
                  plan_->spec().zipfian_theta) {
   const WorkloadSpec& spec = plan_->spec();
   double sum = 0;
-  for (size_t k = 0; k < kOpKinds; ++k) cumulative_[k] = (sum += spec.Share(static_cast<OpKind>(k)));
-  cumulative_.back() = 1.0;  // guard against rounding: every draw below 1 lands somewhere
+  size_t last_used = 0;
+  for (size_t k = 0; k < kOpKinds; ++k) {
+    cumulative_[k] = (sum += spec.Share(static_cast<OpKind>(k)));
+    if (spec.Share(static_cast<OpKind>(k)) > 0) last_used = k;
+  }
+  // Guard against rounding: every draw below 1 lands on a kind the workload has.
+  for (size_t k = last_used; k < kOpKinds; ++k) cumulative_[k] = 1.0;
 }
 
 OpKind OpStream::ChooseKind() {

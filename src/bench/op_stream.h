@@ -31,9 +31,20 @@ namespace dmindex::bench {
 struct Operation {
   OpKind kind = OpKind::kRead;
   Key key = 0;               // target, or the start key of a scan
-  uint64_t record = 0;       // the record `key` names
+  uint64_t record = 0;       // the record `key` names (generated streams)
   uint32_t scan_length = 0;  // scans only
   Value value = 0;           // update, insert, read-modify-write: the value to write
+  // A replayed trace may name a key that does not exist at that point (the trace's own
+  // inserts and deletes say so): NotFound is then the right answer, not an index bug.
+  bool may_be_absent = false;
+};
+
+// Where a measuring thread takes its operations from: a generated stream or a trace.
+class OpSource {
+ public:
+  virtual ~OpSource() = default;
+  virtual bool Next(Operation* op) = 0;  // false: nothing more
+  virtual void Completed(const Operation& op) { (void)op; }
 };
 
 // YCSB's AcknowledgedCounterGenerator: Next() hands out record numbers; Last() is the highest
@@ -129,6 +140,20 @@ class OpStream {
   ZipfianGenerator scan_zipf_;  // scan lengths, when zipfian
   uint64_t inserts_ = 0;
   uint64_t writes_ = 0;
+};
+
+// An OpStream as an endless OpSource.
+class GeneratedOps : public OpSource {
+ public:
+  GeneratedOps(std::shared_ptr<const StreamPlan> plan, uint32_t thread) : stream_(std::move(plan), thread) {}
+  bool Next(Operation* op) override {
+    *op = stream_.Next();
+    return true;
+  }
+  void Completed(const Operation& op) override { stream_.Completed(op); }
+
+ private:
+  OpStream stream_;
 };
 
 }  // namespace dmindex::bench

@@ -252,7 +252,7 @@ Result<Properties> ParseProperties(std::string_view text, std::string_view sourc
 WorkloadSpec YcsbDefaults(std::string name) {
   WorkloadSpec s;
   s.name = std::move(name);
-  s.proportion = {0.95, 0.05, 0, 0, 0};
+  s.proportion = {0.95, 0.05, 0, 0, 0, 0};
   s.request = Distribution::kUniform;
   s.zipfian_theta = 0.99;
   s.min_scan_length = 1;

@@ -41,8 +41,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
                               const RunConfig& config) {
   // YCSB sizes its zipfian key range by the operations it will run (their expected inserts).
   const uint64_t expected_ops = config.ops > 0 ? config.ops + config.warmup_ops : spec.operation_count;
-  auto plan = StreamPlan::Make(spec, config.keys, config.threads, config.seed, expected_ops);
-  if (!plan.ok()) return plan.status();
+  auto plan = StreamPlan::Make(spec, config.trace ? 0 : config.keys, config.threads, config.seed, expected_ops);
+  if (!plan.ok() && !config.trace) return plan.status();
   auto fabric = fabrics_();
   if (!fabric.ok()) return fabric.status();
   IndexOptions options = config.index;
@@ -50,8 +50,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   auto index = indexes_(design.name, **fabric, options);
   if (!index.ok()) return index.status();
   const std::string label = design.label + " " + spec.name;
-  const std::vector<KeyValue> loaded = (*plan)->LoadRecords();
-  Status load = InBackground(label + " bulk load of " + std::to_string(config.keys) + " keys",
+  const std::vector<KeyValue> loaded = config.trace ? config.trace->load : (*plan)->LoadRecords();
+  Status load = InBackground(label + " bulk load of " + std::to_string(loaded.size()) + " keys",
                              [&] { return (*index)->BulkLoad(loaded); });
   if (Status s = load; !s.ok())
     return Status::Aborted(label + ": bulk load failed: " + s.ToString());
@@ -77,7 +77,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.threads = config.threads;
   r.compute_nodes = options.compute_nodes;
   r.cache_per_node_bytes = options.cache_bytes;
-  r.keys = config.keys;
+  r.keys = loaded.size();
   r.timeline_interval_s = config.timeline_s;
   if (interrupt_.load()) {
     r.interrupted = true;
@@ -99,7 +99,21 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
       return Status::Ok();
     }};
   }
-  Measurement m = Measure(**index, **fabric, *plan, mo, interrupt_, progress_);
+  OpSourceFactory sources;
+  if (config.trace) {
+    // A trace runs to its end: no operation count or time limit.
+    mo.ops = 0;
+    mo.seconds = 1e12;
+    auto parts = std::make_shared<std::vector<std::shared_ptr<const std::vector<Operation>>>>();
+    for (auto& part : SplitByKey(config.trace->ops, config.threads))
+      parts->push_back(std::make_shared<const std::vector<Operation>>(std::move(part)));
+    sources = [parts](uint32_t t) -> std::unique_ptr<OpSource> { return std::make_unique<TraceOps>((*parts)[t]); };
+  } else {
+    sources = [p = *plan](uint32_t t) -> std::unique_ptr<OpSource> { return std::make_unique<GeneratedOps>(p, t); };
+  }
+  if (config.trace_out)
+    mo.on_completed = [out = config.trace_out](uint32_t t, uint64_t seq, const Operation& op) { out->Record(t, seq, op); };
+  Measurement m = Measure(**index, **fabric, sources, mo, interrupt_, progress_);
   r.timeline = std::move(m.timeline);
   if (repartition && m.action) {
     repartition->ran = true;
@@ -130,6 +144,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   Status verdict = InBackground(label + " checking the tree", [&]() -> Status {
     auto session = (*index)->OpenSession(0);
     if (!session.ok()) return Status::Corruption("no session for the check: " + session.status().ToString());
+    if (config.trace) return CheckFullScan(**session, config.trace->final_keys);
     return CheckFullScan(**session, (*plan)->ExpectedKeys((*plan)->inserts().issued((*plan)->loaded())));
   });
   r.verified = verdict.ok();

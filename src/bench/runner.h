@@ -14,6 +14,7 @@
 #include "bench/progress.h"
 #include "bench/repartition_plan.h"
 #include "bench/run_result.h"
+#include "bench/trace.h"
 #include "bench/workload_spec.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
@@ -42,6 +43,11 @@ struct RunConfig {
   double timeline_s = 0;    // > 0: throughput per interval of this many seconds
   std::optional<RepartitionSpec> repartition;  // needs a timed run (ops == 0)
   IndexOptions index;       // knobs are replaced by the design's
+  // Replay this trace instead of generating the workload: its load is bulk loaded, its
+  // operations split over the threads by key (trace.h); the first warmup_ops unmeasured.
+  std::shared_ptr<const Trace> trace;
+  // Every completed operation goes here too (--trace-out).
+  std::shared_ptr<TraceRecorder> trace_out;
 };
 
 class Runner {

@@ -16,7 +16,7 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
   WorkloadSpec s;
   s.name = name;
   s.generators = std::string_view(name).starts_with("ycsb-") ? Generators::kYcsb : Generators::kDex;
-  s.proportion = {mix.read, mix.update, mix.insert, mix.scan, mix.rmw};
+  s.proportion = {mix.read, mix.update, mix.insert, mix.scan, mix.rmw, 0};
   s.request = request;
   s.min_scan_length = min_scan;
   s.max_scan_length = max_scan;
@@ -56,6 +56,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kInsert: return "insert";
     case OpKind::kScan: return "scan";
     case OpKind::kReadModifyWrite: return "rmw";
+    case OpKind::kDelete: return "delete";
   }
   return "?";
 }
@@ -111,6 +112,7 @@ Status WorkloadSpec::Validate() const {
     total += proportion[i];
   }
   if (!(total > 0)) return Status::InvalidArgument(where + "all operation proportions are zero");
+  if (weight(OpKind::kDelete) != 0) return Status::InvalidArgument(where + "workloads do not delete");
   if (Status s = ValidateTheta(zipfian_theta); !s.ok())
     return Status::InvalidArgument(where + s.message());
   if (!(hotspot_data_fraction >= 0 && hotspot_data_fraction <= 1) ||

@@ -14,8 +14,9 @@
 
 namespace dmindex::bench {
 
-enum class OpKind : uint8_t { kRead, kUpdate, kInsert, kScan, kReadModifyWrite };
-inline constexpr size_t kOpKinds = 5;
+// kDelete: replayed traces only (YCSB's CoreWorkload never deletes; its BasicDB can).
+enum class OpKind : uint8_t { kRead, kUpdate, kInsert, kScan, kReadModifyWrite, kDelete };
+inline constexpr size_t kOpKinds = 6;
 const char* OpKindName(OpKind kind);
 
 // YCSB's requestdistribution values (all of them).

@@ -23,7 +23,7 @@ namespace {
 struct BenchFlags {
   bench::BenchOptions options;
   FabricFlags fabric;
-  std::string json_path, csv_path;
+  std::string json_path, csv_path, trace_out_path;
   bool list = false;
 };
 
@@ -84,6 +84,7 @@ void Run(BenchFlags& f) {
     std::cout << "\n";
     return;
   }
+  o.trace_out = !f.trace_out_path.empty();
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
   for (const std::string& w : plan->warnings) std::cerr << "dmindex bench: warning: " << w << "\n";
@@ -104,6 +105,14 @@ void Run(BenchFlags& f) {
     // earlier ones, so each gets a name of its own.
     bench::RunConfig config = run.config;
     config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
+    if (o.trace_out) {
+      // A replayed trace is written back with its own key numbers.
+      const bool replay = config.trace != nullptr;
+      config.trace_out = std::make_shared<bench::TraceRecorder>(
+          config.threads, run.workload.table,
+          replay ? bench::InsertOrder::kOrdered : run.workload.insert_order,
+          replay ? 1 : run.workload.zero_padding);
+    }
     auto r = runner.Run(run.design, run.workload, config);
     if (!f.fabric.memservers.empty()) DropIndex(f.fabric, config.index.name);
     if (!r.ok()) {
@@ -115,6 +124,11 @@ void Run(BenchFlags& f) {
                    run.design.label.c_str(), run.workload.name.c_str(), r->throughput_ops() / 1e6,
                    r->ok() ? "" : ", FAILED");
     results.push_back(std::move(r).value());
+    if (config.trace_out) {
+      std::string text;
+      config.trace_out->AppendLines(&text);
+      if (Status s = bench::WriteTextFile(f.trace_out_path, text); !s.ok()) Fail(s.message(), 1);
+    }
   }
   std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results)
             << std::flush;
@@ -197,6 +211,14 @@ void AddBenchCommand(CLI::App& app) {
   f->fabric.AddTo(*cmd);
   AddOutputFile(*cmd, "--json", &f->json_path, "Also write the results as JSON to this file");
   AddOutputFile(*cmd, "--csv", &f->csv_path, "Also write the results as CSV to this file");
+  AddOutputFile(*cmd, "--trace-out", &f->trace_out_path,
+                "Write the operations the run executes (warm-up included, in completion order) "
+                "in YCSB BasicDB's line format (one design, one workload)");
+  cmd->add_option("--trace", o.trace,
+                  "Replay this operation stream (YCSB BasicDB's output, e.g. of `ycsb run ... -db "
+                  "site.ycsb.BasicDB`) instead of a workload; key user<N> is integer N+1");
+  cmd->add_option("--trace-load", o.trace_load,
+                  "With --trace: bulk load the INSERTs of this stream first (YCSB's load phase)");
   cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
   cmd->callback([f] { Run(*f); });
 }

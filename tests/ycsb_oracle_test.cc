@@ -1,0 +1,206 @@
+// The YCSB oracle: YCSB 0.17.0 itself (Java from Debian, site.ycsb:core:0.17.0 from Maven
+// Central, installed by scripts/install-ycsb.sh) generates workloads A-F through its BasicDB,
+// dmindex generates the same property files with --trace-out, and the two streams must agree:
+// the shares of the hottest 1, 10 and 100 keys within 5% relative (workload D: recency ranks,
+// see ReadStream), the operation mix within 0.5 points. A trace YCSB wrote then replays through --trace on every design.
+//
+// Release builds only: under a sanitizer the dmindex side is slow and the Java side is not
+// what is being checked.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "bench/key_space.h"
+#include "bench/zipfian.h"
+#include "designs/registry.h"
+#include "test_fabrics.h"
+
+namespace {
+
+using dmindex::testing::RunTool;
+using dmindex::testing::ToolRun;
+
+// YCSB 0.17.0's workloads/workload[a-f], their properties as published (comments dropped).
+const std::map<char, std::string>& YcsbWorkloads() {
+  static const std::map<char, std::string> kFiles = {
+      {'a', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=0.5\nupdateproportion=0.5\nscanproportion=0\n"
+            "insertproportion=0\nrequestdistribution=zipfian\n"},
+      {'b', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=0.95\nupdateproportion=0.05\nscanproportion=0\n"
+            "insertproportion=0\nrequestdistribution=zipfian\n"},
+      {'c', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=1\nupdateproportion=0\nscanproportion=0\n"
+            "insertproportion=0\nrequestdistribution=zipfian\n"},
+      {'d', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=0.95\nupdateproportion=0\nscanproportion=0\n"
+            "insertproportion=0.05\nrequestdistribution=latest\n"},
+      {'e', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=0\nupdateproportion=0\nscanproportion=0.95\n"
+            "insertproportion=0.05\nrequestdistribution=zipfian\nmaxscanlength=100\n"
+            "scanlengthdistribution=uniform\n"},
+      {'f', "recordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n"
+            "readallfields=true\nreadproportion=0.5\nupdateproportion=0\nscanproportion=0\n"
+            "insertproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian\n"},
+  };
+  return kFiles;
+}
+
+constexpr int kOps = 400'000;
+
+struct Stream {
+  std::map<std::string, uint64_t> kinds;           // lines per operation
+  std::unordered_map<std::string, uint64_t> keys;  // requests per key (inserts excluded)
+  uint64_t lines = 0, requests = 0;
+};
+
+// Record numbers of the keys of records [0, n): YCSB names record r user<fnvhash64(r)>,
+// dmindex user<its hashed key - 1>.
+std::unordered_map<std::string, uint64_t> RecordsByName(bool ycsb, uint64_t n) {
+  std::unordered_map<std::string, uint64_t> m;
+  for (uint64_t r = 0; r < n; ++r)
+    m[ycsb ? "user" + std::to_string(dmindex::bench::FnvHash64(r))
+           : dmindex::bench::YcsbKeyName(r, dmindex::bench::InsertOrder::kHashed, 1)] = r;
+  return m;
+}
+
+// Reads BasicDB lines ("KIND table key ..."), skipping YCSB's property dump and statistics.
+// With `records` (workload D), a request counts by its recency - how many records were
+// inserted after the one it names - instead of by key: latest's hottest key moves with every
+// insert, so its per-key counts are all small and their maximum is noise.
+Stream ReadStream(const std::string& path, const std::unordered_map<std::string, uint64_t>* records = nullptr) {
+  Stream s;
+  uint64_t newest = 0;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '"' || line[0] == '*' || line[0] == '[') continue;
+    std::istringstream words(line);
+    std::string kind, table, key;
+    words >> kind >> table >> key;
+    ++s.kinds[kind];
+    ++s.lines;
+    if (records != nullptr) {
+      const uint64_t r = records->at(key);
+      if (kind == "INSERT") newest = std::max(newest, r);
+      else key = "age " + std::to_string(newest - r);
+    }
+    if (kind != "INSERT") {
+      ++s.keys[key];
+      ++s.requests;
+    }
+  }
+  return s;
+}
+
+double TopShare(const Stream& s, size_t k) {
+  std::vector<uint64_t> counts;
+  for (const auto& [key, n] : s.keys) counts.push_back(n);
+  std::sort(counts.rbegin(), counts.rend());
+  uint64_t top = 0;
+  for (size_t i = 0; i < std::min(k, counts.size()); ++i) top += counts[i];
+  return static_cast<double>(top) / static_cast<double>(s.requests);
+}
+
+// Runs a shell command; its exit status.
+int Shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class YcsbOracle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string(DMINDEX_SANITIZER) != "")
+      GTEST_SKIP() << "Release builds only: under -fsanitize=" << DMINDEX_SANITIZER
+                   << " the dmindex side is too slow and the Java side is not what is checked";
+    dir_ = std::filesystem::temp_directory_path() / ("dmx_ycsb_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string out = (dir_ / "jars").string();
+    ASSERT_EQ(Shell(std::string(DMINDEX_SOURCE_DIR) + "/scripts/install-ycsb.sh --print-dir > " + out), 0)
+        << "YCSB 0.17.0 is not installed: run scripts/install-ycsb.sh (scripts/install-deps.sh does)";
+    std::ifstream(out) >> jars_;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // YCSB's stream for `file` (run phase, or load phase with `load`), written by its BasicDB.
+  std::string RunYcsb(const std::string& file, const std::string& extra, bool load, const std::string& out) {
+    const std::string cmd = "java -cp '" + jars_ + "/*' site.ycsb.Client " + (load ? "-load" : "-t") +
+                            " -db site.ycsb.BasicDB -P " + file + " -p fieldcount=1 -p fieldlength=1 " +
+                            extra + " > " + out + " 2> " + out + ".err";
+    EXPECT_EQ(Shell(cmd), 0) << cmd;
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::string jars_;
+};
+
+TEST_F(YcsbOracle, WorkloadsAToFMatchYcsbsStreams) {
+  for (const auto& [letter, text] : YcsbWorkloads()) {
+    SCOPED_TRACE(std::string("workload") + letter);
+    const std::string file = Path(std::string("workload") + letter);
+    std::ofstream(file) << text;
+    const std::string ops = "operationcount=" + std::to_string(kOps);
+    // Workload D compares recency ranks (see ReadStream); its records: 1000 loaded + inserts.
+    const bool by_age = letter == 'd';
+    const auto ycsb_records = RecordsByName(true, by_age ? 1000 + kOps / 10 : 0);
+    const auto dmx_records = RecordsByName(false, by_age ? 1000 + kOps / 10 : 0);
+    const Stream ycsb = ReadStream(RunYcsb(file, "-p " + ops + " -threads 1", false, Path("ycsb.txt")),
+                                   by_age ? &ycsb_records : nullptr);
+    const std::string dmx_path = Path("dmx.txt");
+    ToolRun r = RunTool("bench --design local --threads 1 -P " + file + " -p " + ops + " --trace-out " + dmx_path);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Stream dmx = ReadStream(dmx_path, by_age ? &dmx_records : nullptr);
+    ASSERT_GT(ycsb.lines, static_cast<uint64_t>(kOps) - 1);
+    ASSERT_GT(dmx.lines, static_cast<uint64_t>(kOps) - 1);
+    std::printf("workload%c: %-28s %-28s\n", letter, "YCSB 0.17.0", "dmindex");
+    for (size_t k : {1, 10, 100}) {
+      const double y = TopShare(ycsb, k), d = TopShare(dmx, k);
+      std::printf("  top-%-3zu %s share  %8.4f %28.4f\n", k, by_age ? "recency" : "key    ", y, d);
+      EXPECT_NEAR(d / y, 1.0, 0.05) << "top-" << k << " share: YCSB " << y << ", dmindex " << d;
+    }
+    std::map<std::string, uint64_t> kinds = ycsb.kinds;
+    for (const auto& [kind, n] : dmx.kinds) kinds.emplace(kind, 0);
+    for (const auto& [kind, n] : kinds) {
+      const double y = 100.0 * static_cast<double>(ycsb.kinds.count(kind) ? ycsb.kinds.at(kind) : 0) / ycsb.lines;
+      const double d = 100.0 * static_cast<double>(dmx.kinds.count(kind) ? dmx.kinds.at(kind) : 0) / dmx.lines;
+      std::printf("  %-6s %% of lines      %8.2f %28.2f\n", kind.c_str(), y, d);
+      EXPECT_NEAR(d, y, 0.5) << kind << " share of the operations";
+    }
+  }
+}
+
+TEST_F(YcsbOracle, AYcsbWrittenTraceReplaysOnEveryDesign) {
+  const std::string file = Path("workloadd");
+  std::ofstream(file) << YcsbWorkloads().at('d');  // reads, and inserts the reads then follow
+  const std::string load = RunYcsb(file, "", true, Path("load.txt"));
+  const std::string run = RunYcsb(file, "-p operationcount=20000 -threads 2", false, Path("run.txt"));
+  for (const std::string& design : dmindex::designs::DesignNames()) {
+    ToolRun r = RunTool("bench --design " + design + " --threads 2 --trace " + run + " --trace-load " + load);
+    EXPECT_EQ(r.exit_code, 0) << design << ":\n" << r.output;
+    EXPECT_NE(r.output.find(" ok"), std::string::npos) << design << ":\n" << r.output;
+  }
+  // A malformed line is an error naming its line number.
+  const std::string bad = Path("bad.txt");
+  std::ofstream(bad) << "READ usertable user1 [ <all fields>]\nREAD usertable 17\n";
+  ToolRun r = RunTool("bench --design local --trace " + bad);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.txt:2: key '17' is not user<number>"), std::string::npos) << r.output;
+}
+
+}  // namespace
