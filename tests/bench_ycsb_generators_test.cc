@@ -150,7 +150,9 @@ TEST(BenchYcsbGenerators, UniformAndSequentialStayOnTheLoadedRecords) {
   for (int i = 0; i < 20'000; ++i) {
     const Operation op = stream.Next();
     stream.Completed(op);
-    if (op.kind == OpKind::kRead) ASSERT_LT(op.record, 100u);
+    if (op.kind == OpKind::kRead) {
+      ASSERT_LT(op.record, 100u);
+    }
   }
   spec.request = Distribution::kSequential;
   spec.proportion = {1, 0, 0, 0, 0};
