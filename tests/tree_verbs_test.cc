@@ -104,6 +104,31 @@ TEST(TreeVerbs, ShermanWriteWithoutSplitTakesTwoRoundTrips) {
   }
 }
 
+// The cost of keeping a key in one slot per leaf version (docs/SYNCHRONIZATION.md): a delete
+// is one slot WRITE (a tombstone), so is re-inserting the key; a new key takes an empty slot
+// (one slot), and only when a leaf's free slots are all other keys' tombstones does an insert
+// rewrite the leaf whole, still two round trips, after which the tombstones are empty slots.
+TEST(TreeVerbs, ShermanDeletesCostOneSlotAndTombstonesAWholeLeafWriteAtMost) {
+  Bed b = MakeBed("sherman", 1000);  // the first leaf: keys 2..64 in 32 of 40 slots
+  auto write = [&](const std::function<Status()>& op) {
+    fabric::VerbCounts c = Measure(*b.fabric, [&] { ASSERT_TRUE(op().ok()); });
+    EXPECT_EQ(c.round_trips, 2u) << c.ToString();
+    return c.write_bytes - 8;  // minus the unlock
+  };
+  EXPECT_EQ(write([&] { return b.session->Delete(2); }), 24u);
+  EXPECT_EQ(write([&] { return b.session->Insert(2, 1); }), 24u) << "its own tombstone";
+  EXPECT_EQ(write([&] { return b.session->Delete(2); }), 24u);
+  EXPECT_EQ(write([&] { return b.session->Delete(4); }), 24u);
+  for (Key k = 3; k <= 17; k += 2)  // 8 new keys fill the 8 empty slots
+    EXPECT_EQ(write([&] { return b.session->Insert(k, 1); }), 24u) << k;
+  EXPECT_EQ(write([&] { return b.session->Insert(19, 1); }), 1024u) << "only tombstones left";
+  EXPECT_EQ(write([&] { return b.session->Insert(21, 1); }), 24u) << "the rewrite freed one";
+  Value v;
+  for (Key k : {Key{3}, Key{17}, Key{19}, Key{21}, Key{64}})
+    EXPECT_TRUE(b.session->Lookup(k, &v).ok()) << k;
+  for (Key k : {Key{2}, Key{4}}) EXPECT_TRUE(b.session->Lookup(k, &v).IsNotFound()) << k;
+}
+
 TEST(TreeVerbs, NaiveReadsEveryLevelAndPaysARoundTripPerVerb) {
   const uint64_t keys = 100000;
   const int height = BulkLoadedHeight(keys);

@@ -11,9 +11,15 @@ uint32_t LeafCodec<KV>::UsedSlots(const NodeHeader<KV>& h) const {
 }
 
 template <KeyValueTraits KV>
+uint64_t LeafCodec<KV>::CheckWord(const std::byte* s, uint64_t version, uint32_t slot, bool tomb) {
+  return (SlotCheck(s, L::kSlotCheckOff, version, slot, tomb) & ~kTombBit) | (tomb ? kTombBit : 0);
+}
+
+template <KeyValueTraits KV>
 bool LeafCodec<KV>::ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const {
   const std::byte* s = image + l_.SlotOffset(slot);
-  return LoadAt<uint64_t>(s, L::kSlotCheckOff) == SlotCheck(s, L::kSlotCheckOff, version, slot);
+  const uint64_t check = LoadAt<uint64_t>(s, L::kSlotCheckOff);
+  return check == CheckWord(s, version, slot, (check & kTombBit) != 0);
 }
 
 template <KeyValueTraits KV>
@@ -26,13 +32,19 @@ bool LeafCodec<KV>::ValidSlots(const std::byte* image, const NodeHeader<KV>& h) 
 }
 
 template <KeyValueTraits KV>
+int LeafCodec<KV>::BoundSlot(const std::byte* image, const Key& key) const {
+  for (uint32_t i = 0; i < l_.leaf_capacity; ++i)
+    if (KeyAt(image, i) == key) return static_cast<int>(i);
+  return -1;
+}
+
+template <KeyValueTraits KV>
 int LeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, const Key& key) const {
-  const uint32_t n = UsedSlots(h);
-  if (h.unsorted()) {
-    for (uint32_t i = 0; i < n; ++i)
-      if (KeyAt(image, i) == key) return static_cast<int>(i);
-    return -1;
+  if (h.unsorted()) {  // the key has at most one slot in this version: live or not
+    const int i = BoundSlot(image, key);
+    return i >= 0 && !TombAt(image, static_cast<uint32_t>(i)) ? i : -1;
   }
+  const uint32_t n = UsedSlots(h);
   uint32_t lo = 0, hi = n;  // binary search over the sorted prefix
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
@@ -42,11 +54,11 @@ int LeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, const K
 }
 
 template <KeyValueTraits KV>
-int LeafCodec<KV>::FreeSlot(const std::byte* image, const NodeHeader<KV>& h) const {
+int LeafCodec<KV>::InsertSlot(const std::byte* image, const NodeHeader<KV>& h,
+                              const Key& key) const {
   if (!h.unsorted()) return -1;
-  for (uint32_t i = 0; i < l_.leaf_capacity; ++i)
-    if (KeyAt(image, i) == KV::kNegInf) return static_cast<int>(i);
-  return -1;
+  const int bound = BoundSlot(image, key);
+  return bound >= 0 ? bound : BoundSlot(image, KV::kNegInf);
 }
 
 template <KeyValueTraits KV>
@@ -54,30 +66,42 @@ void LeafCodec<KV>::Collect(const std::byte* image, const NodeHeader<KV>& h,
                             std::vector<Entry>* out) const {
   const size_t first = out->size();
   const uint32_t n = UsedSlots(h);
-  for (uint32_t i = 0; i < n; ++i) {
-    Key k = KeyAt(image, i);
-    if (!(k == KV::kNegInf)) out->push_back({k, ValueAt(image, i)});
-  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (LiveAt(image, i)) out->push_back({KeyAt(image, i), ValueAt(image, i)});
   if (h.unsorted())
     std::sort(out->begin() + first, out->end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
 }
 
 template <KeyValueTraits KV>
-void LeafCodec<KV>::EncodeSlot(std::byte* image, uint32_t slot, const Key& key,
-                               const Value& value, uint64_t version) const {
+void LeafCodec<KV>::Encode(std::byte* image, uint32_t slot, const Key& key, const Value& value,
+                           uint64_t version, bool tomb) const {
   std::byte* s = image + l_.SlotOffset(slot);
   std::memset(s, 0, L::kSlotCheckOff);
   StoreAt(s, 0, key);
   StoreAt(s, L::kKeyBytes, value);
-  StoreAt(s, L::kSlotCheckOff, SlotCheck(s, L::kSlotCheckOff, version, slot));
+  StoreAt(s, L::kSlotCheckOff, CheckWord(s, version, slot, tomb));
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::EncodeSlot(std::byte* image, uint32_t slot, const Key& key,
+                               const Value& value, uint64_t version) const {
+  Encode(image, slot, key, value, version, false);
+}
+
+template <KeyValueTraits KV>
+void LeafCodec<KV>::EncodeTomb(std::byte* image, uint32_t slot, const Key& key,
+                               uint64_t version) const {
+  Value zero;
+  std::memset(&zero, 0, sizeof(zero));
+  Encode(image, slot, key, zero, version, true);
 }
 
 template <KeyValueTraits KV>
 void LeafCodec<KV>::EncodeEmptySlot(std::byte* image, uint32_t slot, uint64_t version) const {
   Value zero;
   std::memset(&zero, 0, sizeof(zero));
-  EncodeSlot(image, slot, KV::kNegInf, zero, version);
+  Encode(image, slot, KV::kNegInf, zero, version, false);
 }
 
 template <KeyValueTraits KV>

@@ -28,8 +28,10 @@ uint64_t HeaderCheck(const std::byte* header_after_check, size_t len) {
   return XXH3_64bits_withSeed(header_after_check, len, kHeaderSeed);
 }
 
-uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot) {
-  return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), slot));
+uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot,
+                   bool tomb) {
+  const uint64_t position = (uint64_t{slot} << 1) | (tomb ? 1 : 0);
+  return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), position));
 }
 
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version) {

@@ -14,8 +14,10 @@ namespace dmindex::tree {
 
 // Hash of the header bytes after the check word.
 uint64_t HeaderCheck(const std::byte* header_after_check, size_t len);
-// Hash of one leaf slot's key and value bytes, for node version `version` and slot `slot`.
-uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot);
+// Hash of one leaf slot's key and value bytes, for node version `version`, slot `slot` and
+// whether the slot is a tombstone (leaf_node.h).
+uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot,
+                   bool tomb);
 // Hash of an internal node's used entries for node version `version`.
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version);
 

@@ -12,9 +12,9 @@
 //   +..  high fence (key, exclusive)
 //
 // Leaves follow with `leaf_capacity` slots of [key | value | check]; a slot's check word is a
-// hash of (key, value, node version, slot index), so a reader can validate every slot it
-// relies on, and an entry-level write-back (Sherman's two-level version) rewrites one slot
-// without touching the header. Internal nodes follow with sorted [key | child] entries covered
+// hash of (key, value, node version, slot index, tombstone flag) with the flag in its low bit,
+// so a reader can validate every slot it relies on, and an entry-level write-back (Sherman's
+// two-level version) rewrites one slot without touching the header (leaf_node.h). Internal nodes follow with sorted [key | child] entries covered
 // by body_check, because they are only ever written whole. See docs/SYNCHRONIZATION.md.
 #pragma once
 

@@ -20,7 +20,9 @@ class NodeValidator {
 
   // Decodes the header of `image` and validates the header and every part of the body a
   // reader relies on: all used slots of a leaf (each bound to the header's version), or the
-  // body check of an internal node. False means torn (or not a node): read again.
+  // body check of an internal node. False means torn (or not a node): read again. An
+  // accepted unsorted leaf never shows a key in two slots (one slot per key and version,
+  // leaf_node.h), however far apart the instants its slots were read at.
   bool Decode(const std::byte* image, NodeHeader<KV>* h) const {
     if (!HeaderCodec<KV>::Read(image, h, validate_)) return false;
     if (!validate_) return true;

@@ -45,18 +45,21 @@ Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Val
       DMX_RETURN_IF_ERROR(guard.Unlock());
       return Status::NotFound();
     }
-    if (slot < 0) slot = leaf.FreeSlot(image, h);
+    // A new key goes back to its own tombstone, else to an empty slot, never to another
+    // key's tombstone: within a version a key keeps one slot (leaf_node.h).
+    if (slot < 0) slot = leaf.InsertSlot(image, h, key);
     if (slot >= 0) {  // entry-level write-back: one slot, same node version
       const auto i = static_cast<uint32_t>(slot);
       if (op == WriteOp::kDelete)
-        leaf.EncodeEmptySlot(image, i, h.version);
+        leaf.EncodeTomb(image, i, key, h.version);
       else
         leaf.EncodeSlot(image, i, key, value, h.version);
       const uint32_t off = t_.layout.SlotOffset(i);
       fabric::Verb write = fabric::Verb::Write(addr + off, image + off, NodeLayout<KV>::kSlotBytes);
       return guard.WriteAndUnlock({&write, 1});
     }
-    // Full: split below.
+    // No slot for the key in this version: rewrite the leaf whole below with a new version,
+    // which drops the tombstones (one node-sized WRITE instead of a slot), or split it.
   }
 
   std::vector<LeafEntry<KV>> entries;

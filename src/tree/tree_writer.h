@@ -5,8 +5,10 @@
 //     write-back; the slot's check word binds it to the unchanged node version);
 //   otherwise: the whole leaf is rewritten with a new version (a sorted leaf is converted to
 //     the unsorted format by that one whole write when two_level is on).
-// Deletes free the slot for later inserts in the leaf's range; leaves never merge (lazy
-// deletion, docs/SYNCHRONIZATION.md).
+// In an unsorted leaf a delete leaves a tombstone that only the same key may take back until
+// the next whole-leaf write (leaf_node.h); an insert that finds no empty slot but tombstones
+// of other keys rewrites the leaf whole, which frees them. Leaves never merge (lazy deletion,
+// docs/SYNCHRONIZATION.md).
 #pragma once
 
 #include "tree/structure_modifier.h"

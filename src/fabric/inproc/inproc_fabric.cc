@@ -33,7 +33,7 @@ class InProcEndpoint final : public Endpoint {
 
  private:
   Status CheckTarget(const Verb& v) const;
-  void Execute(const Verb& v, std::byte* target, bool tear);
+  Status Execute(const Verb& v, std::byte* target, bool tear);
   void CopyPieces(const Verb& v, std::byte* target);
   void ModelNetwork(uint64_t bytes);
 
@@ -78,10 +78,16 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
   }
 }
 
-void InProcEndpoint::Execute(const Verb& v, std::byte* target, bool tear) {
+Status InProcEndpoint::Execute(const Verb& v, std::byte* target, bool tear) {
   switch (v.kind) {
     case VerbKind::kRead:
     case VerbKind::kWrite:
+      if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) {
+        VerbScript::Outcome o = script->Run(VerbCopy(v, target));
+        if (o == VerbScript::Outcome::kFail)
+          return Status::Unavailable("verb on " + v.remote.ToString() + " failed by a test script");
+        if (o == VerbScript::Outcome::kDone) break;
+      }
       if (tear && v.length > fabric_->tear_piece_.load(std::memory_order_relaxed)) {
         CopyPieces(v, target);
       } else if (v.kind == VerbKind::kRead) {
@@ -97,6 +103,7 @@ void InProcEndpoint::Execute(const Verb& v, std::byte* target, bool tear) {
       *static_cast<uint64_t*>(v.local) = PoolFaa(target, v.operand);
       break;
   }
+  return Status::Ok();
 }
 
 void InProcEndpoint::ModelNetwork(uint64_t bytes) {
@@ -132,8 +139,9 @@ Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
       return Status::Unavailable("memory node " + std::to_string(v.remote.node()) + " stopped answering");
     // Release before each verb: whoever observes verb i observes everything before it.
     std::atomic_thread_fence(std::memory_order_release);
-    Execute(v, node.base() + v.remote.offset(), tear);
+    Status s = Execute(v, node.base() + v.remote.offset(), tear);
     std::atomic_thread_fence(std::memory_order_acquire);
+    DMX_RETURN_IF_ERROR(s);
   }
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 // The in-process fabric: memory nodes are regions of this process. The embedded default
 // and the test bed: it counts every verb (as every backend does), can add modelled network
 // cost, and can inject the faults real RDMA shows (torn multi-cache-line reads and writes,
-// delayed verbs, a memory node that stops answering).
+// delayed verbs, a memory node that stops answering) at random, or, for deterministic tests,
+// at the instants a test script chooses (verb_script.h).
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/inproc/verb_script.h"
 #include "fabric/memory_node.h"
 
 namespace dmindex::fabric {
@@ -58,6 +60,9 @@ class InProcFabric final : public Fabric {
   bool IsNodeDown(uint16_t id) const;
   void SetFaults(const FaultOptions& faults);
   FaultOptions faults() const;
+  // Deterministic tests: every READ and WRITE is first offered to `script` (verb_script.h);
+  // nullptr removes it. Not owned: remove it before destroying it.
+  void SetVerbScript(VerbScript* script) { script_.store(script, std::memory_order_release); }
 
  protected:
   Result<std::unique_ptr<Endpoint>> DoConnect() override;
@@ -80,6 +85,7 @@ class InProcFabric final : public Fabric {
   std::atomic<double> delay_probability_{0.0};
   std::atomic<uint32_t> delay_max_us_{0};
   std::atomic<uint64_t> seed_counter_{0};
+  std::atomic<VerbScript*> script_{nullptr};
   uint64_t base_seed_ = 42;
 };
 

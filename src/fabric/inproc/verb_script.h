@@ -1,0 +1,102 @@
+// Scripted tears: deterministic schedules for the in-process fabric.
+//
+// Random tearing (FaultOptions::tear) finds races by luck; a script reproduces one on purpose.
+// A test installs a VerbScript (InProcFabric::SetVerbScript) and every READ and WRITE is first
+// offered to it, on the thread that posted it. The script either passes the verb back (the
+// fabric carries it out as configured) or carries out the copy itself, piece by piece, at the
+// instants it chooses. That is enough for the races the tree's validation must survive:
+//   * a READ that spans writes: copy part of a node, let the test run writes, copy the rest
+//     (a reader that combines pieces from before and after them);
+//   * a half-published node: land part of a WRITE (or none of it), let a reader look, then
+//     land the rest;
+//   * a writer that dies mid-WRITE: land part of it and fail the verb, the rest never lands.
+// HeldVerb below is the script for one such pause; other schedules are other VerbScripts.
+//
+// Atomic verbs (CAS, FAA) are never offered: they are single words and cannot tear.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "fabric/verb.h"
+
+namespace dmindex::fabric {
+
+// The data movement of one READ or WRITE, handed to a script.
+class VerbCopy {
+ public:
+  VerbCopy(const Verb& verb, std::byte* target) : verb_(verb), target_(target) {}
+  const Verb& verb() const { return verb_; }
+  // Moves bytes [from, to) of the verb (offsets from its start, clamped to its length) from
+  // the pool to local memory (READ) or back (WRITE), word by word like every copy of the
+  // fabric: aligned 8-byte words never tear.
+  void Copy(uint64_t from, uint64_t to) const;
+
+ private:
+  const Verb& verb_;
+  std::byte* const target_;
+};
+
+class VerbScript {
+ public:
+  enum class Outcome {
+    kPass,  // not this script's verb: the fabric carries it out as usual
+    kDone,  // the script copied what it meant to: the verb completes
+    kFail,  // the verb fails (Unavailable) after whatever the script copied
+  };
+  virtual ~VerbScript() = default;
+  // Called concurrently from every thread that posts a READ or WRITE.
+  virtual Outcome Run(const VerbCopy& copy) = 0;
+};
+
+// Holds one verb in the middle of its copy. The first READ or WRITE that `match` accepts
+// gets the byte ranges `first` copied, then its thread blocks until the test calls Release
+// (the rest is copied in address order and the verb completes) or Fail (the rest is never
+// copied and the verb fails). Every other verb, and every verb after the held one, passes.
+//
+//   HeldVerb hold(HeldVerb::At(VerbKind::kRead, leaf), {{0, 64}});  // header only
+//   fabric.SetVerbScript(&hold);
+//   std::thread reader(...);        // its READ of `leaf` stops after the header
+//   ASSERT_TRUE(hold.WaitHeld());
+//   ... writes through another endpoint ...
+//   hold.Release();                 // the READ copies the rest of the node and returns
+//   reader.join();
+//   fabric.SetVerbScript(nullptr);  // before `hold` goes away
+class HeldVerb final : public VerbScript {
+ public:
+  using Match = std::function<bool(const Verb&)>;
+  struct Range {
+    uint64_t from = 0;
+    uint64_t to = 0;
+  };
+
+  HeldVerb(Match match, std::vector<Range> first);
+  // Matches a verb of `kind` that starts at `remote`.
+  static Match At(VerbKind kind, GlobalAddress remote);
+
+  // Test side: waits until the verb is held; false if none was after `timeout`.
+  bool WaitHeld(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Lets the held verb finish (or fail); a verb that is matched later is not held at all.
+  // Idempotent, so a test can call it on every exit path.
+  void Release();
+  void Fail();
+
+  Outcome Run(const VerbCopy& copy) override;
+
+ private:
+  enum class Phase { kArmed, kTaken, kHeld, kReleased, kFailed };
+  void Finish(Phase end);
+
+  const Match match_;
+  const std::vector<Range> first_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Phase phase_ = Phase::kArmed;
+};
+
+}  // namespace dmindex::fabric
