@@ -63,9 +63,12 @@ class ConcurrentWorkload {
   // One round (see above). Every value written is unique over the whole run (and across
   // processes of distinct WorkloadOptions::process), so each value read names its write.
   // With other processes writing the same keys the read-back is not quiescent: it is still
-  // recorded, but the returned history's initial state is then only this process's view. An operation failing with an error other than NotFound is recorded
-  // with an unknown outcome and counted in errors(); the history is still returned.
+  // recorded, but the returned history's initial state is then only this process's view. An
+  // operation failing with an error other than NotFound is recorded with an unknown outcome
+  // and counted in errors(); the history is still returned. So it is when a lookup of the
+  // read-back fails: then the next round has no known start state and ended() is true.
   Result<History> RunRound();
+  bool ended() const { return ended_; }
 
   // The i-th hot key of the current round.
   Key KeyAt(uint32_t i) const { return 1 + i * options_.key_stride + round_ % options_.key_stride; }
@@ -88,6 +91,7 @@ class ConcurrentWorkload {
   const WorkloadOptions options_;
   std::map<Key, Value> state_;  // where the next round starts
   uint32_t round_ = 0;
+  bool ended_ = false;
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> repartitions_{0};
   mutable std::mutex mu_;
@@ -111,7 +115,8 @@ struct RoundsResult {
 };
 
 // Fails only if the workload itself cannot run (e.g. the index cannot open a session);
-// operation errors are reported by workload.errors().
+// operation errors are reported by workload.errors(). Stops after a round whose read-back
+// failed (workload.ended()); that round is still checked.
 Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& plan);
 
 // Runs `rounds` rounds and checks each round's history with CheckHistory, stopping after the
