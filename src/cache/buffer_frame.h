@@ -36,6 +36,12 @@ struct alignas(64) BufferFrame {
   HybridLatch latch;
   std::atomic<FrameState> state{FrameState::kFree};
   std::atomic<bool> dirty{false};
+  // Set (with dirty) when the page changed in a way that its parent's current remote image must
+  // not be written before this page's own new image is: a split moved part of its range to a
+  // new node that the cached parent now points to. Every write-back of a page first writes its
+  // children that carry the mark (BufferManager::WriteBack); writing a page clears its mark.
+  // A marked page is always swizzled in its parent, so the parent finds it.
+  std::atomic<bool> precedes_parent{false};
   // Pinned frames are never chosen for cooling (DEX pins the parent of an offloaded subtree).
   std::atomic<uint32_t> pins{0};
   // The node this frame caches; readable racily by samplers, changed under the latch.

@@ -136,6 +136,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   f->set_remote(addr);
   f->set_state(FrameState::kLoading);
   f->dirty.store(false, std::memory_order_relaxed);
+  f->precedes_parent.store(false, std::memory_order_relaxed);
   f->parent.store(nullptr, std::memory_order_relaxed);
   if (mapping_.TryInsert(addr, f) != nullptr) {
     // Someone else is loading it (or has it): one READ per node, we restart and find it.
@@ -206,6 +207,7 @@ Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
   f->set_remote(addr);
   f->set_state(FrameState::kTransient);
   f->dirty.store(false, std::memory_order_relaxed);
+  f->precedes_parent.store(false, std::memory_order_relaxed);
   const bool inserted = mapping_.TryInsert(addr, f) == nullptr;
   if (!inserted) {
     f->set_state(FrameState::kFree);
@@ -229,6 +231,7 @@ Result<ExclusiveGuard> BufferManager::AllocateNew(GlobalAddress addr, CacheWorke
   f->set_remote(addr);
   f->parent.store(nullptr, std::memory_order_relaxed);
   f->dirty.store(true, std::memory_order_relaxed);
+  f->precedes_parent.store(false, std::memory_order_relaxed);
   f->set_state(FrameState::kHot);
   if (mapping_.TryInsert(addr, f) != nullptr) {
     f->set_state(FrameState::kFree);
@@ -305,6 +308,7 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
     if (c->load_state() == FrameState::kCooling) cooling_.Remove(c);
     mapping_.Erase(addr, c);
     c->dirty.store(false, std::memory_order_relaxed);  // remote memory is newer
+    c->precedes_parent.store(false, std::memory_order_relaxed);
     c->parent.store(nullptr, std::memory_order_relaxed);
     c->set_remote({});
     c->set_state(FrameState::kFree);
@@ -318,6 +322,7 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
 void BufferManager::Discard(ExclusiveGuard& node, CacheWorker& w) {
   BufferFrame* f = node.frame();
   f->dirty.store(false, std::memory_order_relaxed);
+  f->precedes_parent.store(false, std::memory_order_relaxed);
   if (f == w.transient_) {
     node.Release();
     return;
@@ -340,6 +345,7 @@ Status BufferManager::DropAll(CacheWorker& w) {
     if (st == FrameState::kCooling) cooling_.Remove(f);
     mapping_.Erase(f->remote(), f);
     f->dirty.store(false, std::memory_order_relaxed);
+    f->precedes_parent.store(false, std::memory_order_relaxed);
     f->parent.store(nullptr, std::memory_order_relaxed);
     f->set_remote({});
     f->set_state(FrameState::kFree);
@@ -359,10 +365,29 @@ void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const 
   }
 }
 
+Status BufferManager::WriteBack(BufferFrame* f, CacheWorker& w) {
+  // Children whose new range the page's image relies on go first (precedes_parent). Frames
+  // are visited top-down and written bottom-up; a chain of marks follows the tree's levels,
+  // so the recursion is at most as deep as the tree.
+  for (size_t i = 0, n = layout_.ChildCount(f->page); i < n; ++i) {
+    const Swip s = Swip::Load(layout_.ChildSlot(f->page, i));
+    if (!s.swizzled()) continue;
+    BufferFrame* c = s.frame();
+    if (!c->precedes_parent.load(std::memory_order_acquire)) continue;
+    SharedGuard cg(c);  // writers of c hold it exclusively: its page holds still
+    if (c->precedes_parent.load(std::memory_order_acquire)) DMX_RETURN_IF_ERROR(WriteBack(c, w));
+  }
+  UnswizzledCopy(f->page, w.staging_.get());
+  DMX_RETURN_IF_ERROR(w.writer_.WriteBack(f->remote(), w.staging_.get()));
+  f->precedes_parent.store(false, std::memory_order_release);
+  f->dirty.store(false, std::memory_order_relaxed);
+  CacheWorker::Bump(w.counters_.write_backs);
+  return Status::Ok();
+}
+
 Result<uint64_t> BufferManager::FlushDirty(CacheWorker& w,
                                            const std::function<bool(GlobalAddress)>& filter) {
-  std::vector<std::byte> copy(options_.page_bytes);
-  uint64_t written = 0;
+  const CacheStats before = w.stats();
   for (size_t i = 0; i < frame_count_; ++i) {
     BufferFrame* f = &frames_[i];
     if (!f->dirty.load(std::memory_order_relaxed)) continue;
@@ -371,13 +396,9 @@ Result<uint64_t> BufferManager::FlushDirty(CacheWorker& w,
     if ((st != FrameState::kHot && st != FrameState::kCooling) ||
         !f->dirty.load(std::memory_order_relaxed) || (filter && !filter(f->remote())))
       continue;
-    UnswizzledCopy(f->page, copy.data());
-    DMX_RETURN_IF_ERROR(w.writer_.WriteBack(f->remote(), copy.data()));
-    f->dirty.store(false, std::memory_order_relaxed);
-    CacheWorker::Bump(w.counters_.write_backs);
-    ++written;
+    DMX_RETURN_IF_ERROR(WriteBack(f, w));
   }
-  return written;
+  return w.stats().write_backs - before.write_backs;
 }
 
 // ---- helpers --------------------------------------------------------------------------

@@ -88,8 +88,15 @@ class BufferManager {
   // w's transient page, EndOperation() unregisters it; otherwise its frame is freed now.
   // Releases the latch (optimistic readers restart).
   void Discard(ExclusiveGuard& node, CacheWorker& w);
+  // Writes the page of `f` (latched by the caller, shared or exclusively) back to remote
+  // memory, with swizzled pointers replaced by remote addresses, and marks it clean. Its
+  // children marked precedes_parent are written first, recursively (each latched shared while
+  // it is written: latches are only ever waited for downwards), so the page's image never
+  // reaches remote memory ahead of a child image it depends on. Every write-back goes through
+  // here, except a transient page's (a leaf: EndOperation).
+  Status WriteBack(BufferFrame* f, CacheWorker& w);
   // Writes every dirty cached page accepted by `filter` (all if empty) back to remote
-  // memory, with swizzled pointers replaced by remote addresses. Returns the count.
+  // memory (each through WriteBack). Returns the count of pages written.
   Result<uint64_t> FlushDirty(CacheWorker& w,
                               const std::function<bool(GlobalAddress)>& filter = {});
   // Drops every cached page (after FlushDirty: dirty pages are lost otherwise). Only while
@@ -104,6 +111,12 @@ class BufferManager {
   // node without swizzled children is unswizzled, written back if dirty, and listed in the
   // cooling map. Returns how many were cooled.
   Result<size_t> CoolSamples(CacheWorker& w, size_t samples);
+  // Cools `f` if it is hot, unpinned and has no swizzled children, and its latch and its
+  // parent's are free right now (*cooled tells). A dirty page is written back *before* it is
+  // unswizzled from its parent: while the write is in flight the parent still has a swizzled
+  // child, so it cannot be cooled and written back ahead of it (nor evicted and offloaded
+  // over). CoolSamples picks the frames; tests force an order with this.
+  Status Cool(BufferFrame* f, CacheWorker& w, bool* cooled);
 
   // ---- inspection ---------------------------------------------------------------------
   CacheStats Stats() const;
@@ -126,7 +139,6 @@ class BufferManager {
   void ReleaseFreeFrame(BufferFrame* f);  // a frame no worker holds any more
   // Takes an exclusively latched cooling frame out of the cache into w's free set.
   void Evict(BufferFrame* victim, CacheWorker& w);
-  Status Cool(BufferFrame* f, CacheWorker& w, bool* cooled);
   // Lists a latched, unswizzled, clean frame as cooling (or leaves it an orphan if its
   // bucket is jammed), evicting the bucket's head if it was full.
   void ListCooling(BufferFrame* f, CacheWorker& w);

@@ -30,6 +30,7 @@ Status CacheWorker::EndOperation() {
   // Unregister even if the write failed: holding the node forever would block its owner.
   bm_.mapping_.Erase(f->remote(), f);
   f->dirty.store(false, std::memory_order_relaxed);
+  f->precedes_parent.store(false, std::memory_order_relaxed);
   f->set_remote({});
   f->set_state(FrameState::kFree);
   g.Release();

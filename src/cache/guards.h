@@ -86,6 +86,12 @@ class ExclusiveGuard {
   std::byte* page() const { return frame_->page; }
   // The page now differs from remote memory and must be written back before it is dropped.
   void MarkDirty() { frame_->dirty.store(true, std::memory_order_relaxed); }
+  // Dirty, and remote memory must get this page before any page pointing to it (a split
+  // narrowed it: BufferFrame::precedes_parent).
+  void MarkDirtyBeforeParent() {
+    frame_->precedes_parent.store(true, std::memory_order_relaxed);
+    MarkDirty();
+  }
   void Release() {
     if (frame_) std::exchange(frame_, nullptr)->latch.UnlockExclusive();
   }

@@ -27,6 +27,10 @@ Status BufferManager::CheckInvariants() const {
     ++cached;
     if (mapping_.Lookup(f.remote()) != &f) return fail(i, f, "not in the mapping table");
     const BufferFrame* p = f.parent.load();
+    // A page that must reach remote memory before its parent is dirty and swizzled in that
+    // parent, which is how the parent's write-back finds it (BufferManager::WriteBack).
+    if (f.precedes_parent.load() && (!f.dirty.load() || p == nullptr))
+      return fail(i, f, "must precede its parent but is clean or unswizzled");
     if (st == FrameState::kCooling) {
       ++cooling;
       if (p != nullptr) return fail(i, f, "cooling but has a parent");

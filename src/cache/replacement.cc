@@ -111,29 +111,31 @@ Result<size_t> BufferManager::CoolSamples(CacheWorker& w, size_t samples) {
 Status BufferManager::Cool(BufferFrame* f, CacheWorker& w, bool* cooled) {
   *cooled = false;
   // Cooling is opportunistic: any latch that is not free right now means "not this one".
-  BufferFrame* p = f->parent.load(std::memory_order_acquire);
-  ExclusiveGuard pg;
-  if (p != nullptr) {
-    pg = ExclusiveGuard::TryLock(p);
-    if (!pg.owns()) return Status::Ok();
-  }
+  // The frame's latch first, then (only tried, never waited for) its parent's.
   ExclusiveGuard fg = ExclusiveGuard::TryLock(f);
   if (!fg.owns()) return Status::Ok();
   if (f->load_state() != FrameState::kHot || f->pins.load(std::memory_order_acquire) != 0 ||
-      f->parent.load(std::memory_order_acquire) != p || HasSwizzledChild(f->page))
+      HasSwizzledChild(f->page))
     return Status::Ok();
+  // Written back while still swizzled in its parent (docs/DEX.md, "What may reach the pool"):
+  // the parent has a swizzled child until this WRITE is done, so it is neither cooled and
+  // written back before it (its image may name this page's new right sibling) nor evicted, so
+  // nobody offloads over this page's old remote image. f has no swizzled children, and marked
+  // children are always swizzled: WriteBack writes f alone.
+  if (f->dirty.load(std::memory_order_relaxed)) {
+    // f stays hot (and dirty) if this fails; the error reaches the operation.
+    DMX_RETURN_IF_ERROR(WriteBack(f, w));
+  }
+  BufferFrame* p = f->parent.load(std::memory_order_acquire);
   if (p != nullptr) {
+    ExclusiveGuard pg = ExclusiveGuard::TryLock(p);
+    // Busy parent: f stays hot, now clean; a later sample cools it.
+    if (!pg.owns() || f->parent.load(std::memory_order_acquire) != p) return Status::Ok();
     uint64_t* slot = FindSlot(p->page, Swip::Local(f));
     if (slot == nullptr) return Status::Corruption("cache: parent does not point to its child");
     Swip::Store(slot, Swip::Remote(f->remote()));
     f->parent.store(nullptr, std::memory_order_release);
-    pg.Release();  // bumps the parent's version: readers that saw the swizzled pointer restart
-  }
-  if (f->dirty.load(std::memory_order_relaxed)) {
-    // f stays an unswizzled hot orphan if this fails; the error reaches the operation.
-    DMX_RETURN_IF_ERROR(w.writer_.WriteBack(f->remote(), f->page));
-    f->dirty.store(false, std::memory_order_relaxed);
-    CacheWorker::Bump(w.counters_.write_backs);
+    // Releasing bumps the parent's version: readers that saw the swizzled pointer restart.
   }
   ListCooling(f, w);
   *cooled = f->load_state() == FrameState::kCooling;

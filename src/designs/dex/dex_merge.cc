@@ -7,6 +7,11 @@
 // other node changes. Then the parent is checked the same way, one level up; an owned root
 // left with one child hands the root word to that child.
 //
+// The pool follows at the merge, in the only order that keeps it a B-link tree a reader of
+// the pool alone can use at every step (docs/DEX.md, "What may reach the pool"): the parent
+// without R's separator (R still reachable through L's old sibling link), L covering R's
+// range, R dead. Cooling writes children before parents - right for splits, wrong here.
+//
 // Under a SHARED parent (near a partition boundary or the root) §7's rule, as for splits
 // (dex_split.cc): the parent's remote lock, proceed only if the cached copy has the same
 // version (else no merge: refresh the path), write the left node through, write the parent
@@ -156,21 +161,43 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
   // Pairs with the pinner's increment-then-validate.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (right.frame()->pins.load(std::memory_order_seq_cst) != 0) return Status::Ok();
+  // Splits of L or R that the pool does not show yet go there first, so that the pool's
+  // images of both have the fences of their cached ones (and R's cached children that split
+  // go with them): the steps below then take the pool from one well-formed tree to another.
+  DMX_RETURN_IF_ERROR(PublishSplits(w, left));
+  DMX_RETURN_IF_ERROR(PublishSplits(w, right));
   if (!Owned(w, ph)) return MergeUnderSharedParent(w, parent, ph, left, lh, right, rh, merged);
 
-  // R's remote image dies first: whatever reads it from now on restarts. If this WRITE
-  // fails it may still have landed, so R's real content must go back on write-back.
-  right.MarkDirty();
-  DMX_RETURN_IF_ERROR(WriteDead(w, raddr, rh));
   AbsorbRight(w, left, lh, lcopy, rh, rcopy);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));  // the parent forgets R
   internal.Build(w.image.data(), ph, entries);
   fabric::CopyToPool(parent.page(), w.image.data(), nb);
   parent.MarkDirty();
+  // The pool follows in B-link order (docs/DEX.md, "What may reach the pool"): first the
+  // parent without R's separator (R is still reachable from L's old image, which ends where R
+  // starts), then L covering R's range (R unreachable now), then R dead - whatever reads R's
+  // block from now on restarts. Written through here: cooling writes children before parents,
+  // the wrong order for a merge.
+  Status published = WriteThrough(w, parent);
+  if (published.ok()) published = WriteThrough(w, left);
+  if (published.ok()) published = WriteDead(w, raddr, rh);
+  if (!published.ok()) return Unlinked(right, published);
   Retire(w, right);
   compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
   *merged = true;
   return Status::Ok();
+}
+
+// A merge whose writes failed (the memory server is unreachable): R's frame stays cached,
+// linked from nowhere in the cache, and is not retired (the pool may still reach its block).
+Status DexTree::Unlinked(cache::ExclusiveGuard& right, Status failure) {
+  right.frame()->parent.store(nullptr, std::memory_order_release);
+  return failure;
+}
+
+Status DexTree::PublishSplits(DexWorker& w, cache::ExclusiveGuard& node) {
+  if (!node.frame()->precedes_parent.load(std::memory_order_acquire)) return Status::Ok();
+  return WriteThrough(w, node);
 }
 
 void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
@@ -223,11 +250,9 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
     w.need_refresh = true;
     return Status::Ok();
   }
-  right.MarkDirty();  // see MergeSiblings
-  DMX_RETURN_IF_ERROR(WriteDead(w, raddr, rh));
-  // Remote memory must hold what the shared parent references: L goes through first.
+  // As under an owned parent (MergeSiblings): the parent without R's separator, then L
+  // covering R's range, then R dead.
   AbsorbRight(w, left, lh, w.ctx.sibling(), rh, w.ctx.scratch());
-  DMX_RETURN_IF_ERROR(WriteThrough(w, left));
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));
   Header nh = fh;
   nh.version = w.ctx.NewVersion(fh.version);
@@ -235,6 +260,9 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
   DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
   compute_node(w.cn).bm->Refresh(parent, w.image.data());  // R's frame becomes an orphan
+  Status published = WriteThrough(w, left);
+  if (published.ok()) published = WriteDead(w, raddr, rh);
+  if (!published.ok()) return Unlinked(right, published);
   Retire(w, right);
   compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
   compute_node(w.cn).retired.shared_merges.fetch_add(1, std::memory_order_relaxed);

@@ -28,6 +28,10 @@ Status DexTree::BeforeRetry(DexWorker& w, Key key, uint32_t attempt) {
   if (attempt >= kMaxAttempts)
     return Status::Corruption("dex: no progress on key " + std::to_string(key) + " after " +
                               std::to_string(kMaxAttempts) + " attempts");
+  if (attempt == 0) {  // a new operation: FinishSplit's state is per operation
+    w.make_room = false;
+    w.half_split = {};
+  }
   if (attempt > 0) w.ctx.CountRetry();
   if (w.need_refresh) {
     w.need_refresh = false;

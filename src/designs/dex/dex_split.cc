@@ -1,7 +1,9 @@
 // Structure changes (§7, insert): eager splits of full owned nodes in the cache, and the
 // shared-parent rule. Who may change what:
-//  * an owned node and its new sibling are changed in the cache only (written back later),
-//    under the local latches of the node and its parent;
+//  * an owned node and its new sibling are changed in the cache, under the local latches of
+//    the node and its parent; the new sibling's image is written at once (nothing may link a
+//    block that holds no node), the node itself later, but before its parent (it is marked
+//    precedes_parent): docs/DEX.md, "What may reach the pool";
 //  * a shared parent is changed remotely, under its remote lock, and only if the cached copy
 //    the traversal used is up to date (same version) - otherwise the path is refreshed from
 //    the root and the insert retried. Before a shared parent points to them, the split node
@@ -82,8 +84,15 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
     internal.Build(w.image.data(), lh, split.left);
     cn.bm->Adopt(*right);  // swizzled children that moved get their new parent
   }
+  // The new node's image reaches the pool now, before any image naming it (the node's own,
+  // with its new sibling link, or the parent's, with the new separator) can: a block is only
+  // ever linked once it holds a node (docs/DEX.md, "What may reach the pool"). Its children
+  // that split since their last write-back go first (BufferManager::WriteBack).
+  DMX_RETURN_IF_ERROR(cn.bm->WriteBack(right->frame(), w.cw));
   fabric::CopyToPool(node.page(), w.image.data(), layout_.node_bytes);
-  node.MarkDirty();
+  // Narrowed: its parent's image with the new separator must not reach the pool before this
+  // one, or the pool's old image of this node would still claim the moved keys.
+  node.MarkDirtyBeforeParent();
   return Status::Ok();
 }
 
@@ -106,19 +115,16 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
 }
 
 // A split whose halves someone else may reach by their remote images (under a shared parent,
-// or as the halves of a new root): both are written through before anything links them.
+// or as the halves of a new root): both are written through (the new right half by
+// SplitInCache) before anything links them.
 Status DexTree::SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
                                     Key* separator, cache::ExclusiveGuard* right) {
   DMX_RETURN_IF_ERROR(SplitInCache(w, node, h, separator, right));
-  DMX_RETURN_IF_ERROR(WriteThrough(w, *right));
   return WriteThrough(w, node);
 }
 
 Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
-  compute_node(w.cn).bm->UnswizzledCopy(node.page(), w.image.data());
-  DMX_RETURN_IF_ERROR(w.pages.WriteBack(node.frame()->remote(), w.image.data()));
-  node.frame()->dirty.store(false, std::memory_order_relaxed);
-  return Status::Ok();
+  return compute_node(w.cn).bm->WriteBack(node.frame(), w.cw);
 }
 
 Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
@@ -217,6 +223,68 @@ Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::Excl
   if (!fresh.ok()) return fresh.status();
   SetRoot(meta, *fresh);
   return Status::Ok();
+}
+
+
+// The traversal met a node whose high fence is at or below the key while the parent routed the
+// key to it: the pool holds a split whose separator the parent does not show yet (a half
+// split, docs/DEX.md "What may reach the pool"). Either its splitter is between writing the
+// halves and the parent (a remote split of a shared node, or a shared-parent split, §7), or
+// it died there - a compute process that wrote a narrowed page back before its parent and
+// crashed leaves one for good. B-link readers move right; DEX's traversal, which only goes
+// down, finishes the split instead, as its splitter would have:
+//  * under an owned parent (ours, authoritative in this cache), the separator goes into the
+//    cached parent, which is written back later like any change (the narrowed node is already
+//    in the pool, and so is its right half: nothing else has to go first);
+//  * under a shared parent, the path is refreshed first (the cached parent may just be old);
+//    if the refreshed parent still lacks the separator, the core's idempotent separator
+//    insertion puts it in under the parent's lock - a live splitter's own insertion then
+//    finds it done;
+//  * at the top (the root split and no root above it yet), the core's root growth.
+Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const Header& ph,
+                            cache::OptimisticGuard& node, const Header& h) {
+  const GlobalAddress addr = node.frame()->remote();
+  if (ph.level == kMetaLevel) {
+    auto root = reader_.RefreshRoot(w.ctx);
+    if (!root.ok()) return root.status();
+    if (*root == addr) DMX_RETURN_IF_ERROR(smo_.GrowRoot(w.ctx, h.level));
+    w.need_refresh = true;
+    return Status::Retry();
+  }
+  if (!Owned(w, ph)) {
+    const bool seen_after_refresh = w.half_split == addr && w.half_split_high == h.high;
+    w.half_split = addr;
+    w.half_split_high = h.high;
+    if (seen_after_refresh)
+      DMX_RETURN_IF_ERROR(smo_.InsertSeparator(w.ctx, static_cast<uint8_t>(h.level + 1), h.high, h.sibling));
+    w.need_refresh = true;
+    return Status::Retry();
+  }
+  cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
+  if (!px.owns()) return Status::Retry();
+  const auto& internal = shared_.validator.internal();
+  CopyPage(px.page(), w.copy.data(), layout_.node_bytes);
+  const Header fh = DecodeHeader(w.copy.data());
+  w.internal_entries.clear();
+  internal.Collect(w.copy.data(), fh, &w.internal_entries);
+  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), h.high,
+                              [](const InternalEntry& e, Key k) { return e.key < k; });
+  const bool routes_here = fh.Covers(h.high) && (pos == w.internal_entries.end() || pos->key != h.high);
+  if (!routes_here) {  // not the half split it seemed: the cached path is stale
+    w.need_refresh = true;
+    return Status::Retry();
+  }
+  if (w.internal_entries.size() >= internal.capacity()) {
+    w.make_room = true;  // the next descent splits the full parent first
+    return Status::Retry();
+  }
+  w.internal_entries.insert(pos, {h.high, h.sibling});
+  internal.Build(w.image.data(), fh, w.internal_entries);
+  fabric::CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
+  px.MarkDirty();
+  w.make_room = false;
+  compute_node(w.cn).finished_splits.fetch_add(1, std::memory_order_relaxed);
+  return Status::Retry();
 }
 
 }  // namespace dmindex::designs::dex

@@ -190,6 +190,9 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     CopyPage(node.page(), w.copy.data(), Layout::kHeaderBytes);
     if (!node.Validate()) return Status::Retry();
     Header h = DecodeHeader(w.copy.data());
+    if (!h.dead() && (expect < 0 || h.level == expect) && !(key < h.low) && h.BeyondHigh(key) &&
+        !h.sibling.is_null())
+      return FinishSplit(w, parent, nh, node, h);
     if (h.dead() || (expect >= 0 && h.level != expect) || !h.Covers(key)) {
       w.need_refresh = true;
       return Status::Retry();
@@ -201,7 +204,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
       out->owned = Owned(w, h);
       return Status::Ok();
     }
-    if (intent == Intent::kInsert && Owned(w, h) && h.count >= internal.capacity()) {
+    if ((intent == Intent::kInsert || w.make_room) && Owned(w, h) && h.count >= internal.capacity()) {
       DMX_RETURN_IF_ERROR(SplitChild(w, parent, node));
       return Status::Retry();
     }

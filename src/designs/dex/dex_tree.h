@@ -49,6 +49,7 @@ struct DexComputeNode {
   cache::BufferFrame meta;
   OffloadPolicy offload;
   RetiredNodes retired;  // blocks of merged-away nodes (dex_merge.cc)
+  std::atomic<uint64_t> finished_splits{0};  // half splits found in the pool and finished here
   // Operations on this compute node hold it shared; installing a map that changes the node's
   // range holds it exclusively while the node writes back and drops its cache, so only the
   // compute nodes whose ranges move pause (DEX §4, Fig. 10).
@@ -70,6 +71,11 @@ struct DexWorker {
   NodePages pages;
   cache::CacheWorker cw;
   bool need_refresh = false;  // the last restart found a stale shared node
+  bool make_room = false;     // split full owned nodes on the next descent (FinishSplit)
+  // The last half split met under a shared parent (FinishSplit): met again after a refresh,
+  // the separator is put in.
+  GlobalAddress half_split;
+  Key half_split_high = 0;
   bool no_offload = false;    // an offload fell back: this operation takes the normal path
   std::vector<std::byte> copy, image;  // private page copies
   std::vector<LeafEntry> leaf_entries;
@@ -184,6 +190,10 @@ class DexTree {
   Status SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
                    const Header& h);
   Status WriteThrough(DexWorker& w, cache::ExclusiveGuard& node);
+  // `node` (under `parent`, header ph) does not cover the key: it split and `parent` lacks the
+  // separator. Puts the separator in (or has it put in) and returns Retry.
+  Status FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const Header& ph,
+                     cache::OptimisticGuard& node, const Header& h);
   Status SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
                              Key* separator, cache::ExclusiveGuard* right);
   // A new node in this compute node's cache on `memory_node` (a retired block if there is
@@ -200,6 +210,9 @@ class DexTree {
   Status MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent, const Header& ph,
                                 cache::ExclusiveGuard& left, const Header& lh,
                                 cache::ExclusiveGuard& right, const Header& rh, bool* merged);
+  // Writes `node` back if a split of it is not in the pool yet (precedes_parent).
+  Status PublishSplits(DexWorker& w, cache::ExclusiveGuard& node);
+  static Status Unlinked(cache::ExclusiveGuard& right, Status failure);
   // Rebuilds `left` in the cache with right's entries, high fence and sibling appended.
   void AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
                    const std::byte* lcopy, const Header& rh, const std::byte* rcopy);

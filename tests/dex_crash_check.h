@@ -1,0 +1,108 @@
+// What a DEX compute process that dies leaves behind, checked the same way for an in-process
+// "crash" (tests/dex_publication_test.cc) and a real SIGKILL over UCX (tests/dex_crash_test.cc).
+//
+// The dead process was told its writes were done; some of them reached the pool (write-
+// throughs, write-backs of cooled or non-admitted pages), the rest died with its cache. What is
+// provable, and checked here (docs/DEX.md, "What may reach the pool"):
+//  * the pool alone is a well-formed B-link tree (tree/pool_audit.h): no pointer to a block
+//    never written, fences that tile each level, no parent ahead of its children;
+//  * every pair in it is a value that some acknowledged write gave that key (nothing is
+//    invented, nothing torn);
+//  * keys the dead process never touched after a clean close of an earlier one (`durable`)
+//    are all there: what had reached the pool before is not lost by the crash;
+//  * a process hosting the dead one's compute nodes (after its leases were released) reads
+//    exactly that content: every key the pool holds, with the pool's value, and no other key,
+//    by lookups and by a scan - with no Corruption and no error of any kind.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "alloc/catalog.h"
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+#include "tree/node_layout.h"
+#include "tree/pool_audit.h"
+
+namespace dmindex::testing {
+
+// Per key, every value an acknowledged write gave it (nullopt: an acknowledged delete).
+using AckedWrites = std::map<Key, std::vector<std::optional<Value>>>;
+
+// Audits the pool of index `name` and returns its content (key -> value).
+inline std::map<Key, Value> PoolContentOf(fabric::Fabric& fabric, const std::string& name,
+                                          uint32_t node_bytes) {
+  std::map<Key, Value> content;
+  auto ep = fabric.Connect();
+  EXPECT_TRUE(ep.ok());
+  if (!ep.ok()) return content;
+  auto entry = alloc::Catalog::Open(**ep, name);
+  EXPECT_TRUE(entry.ok()) << entry.status().ToString();
+  if (!entry.ok()) return content;
+  tree::PoolContent<tree::U64KV> pool;
+  Status audit = tree::AuditPool(**ep, *tree::NodeLayout<tree::U64KV>::For(node_bytes), entry->root_word, &pool);
+  EXPECT_TRUE(audit.ok()) << audit.ToString();
+  for (const auto& e : pool.entries) content[e.key] = e.value;
+  return content;
+}
+
+// `host` hosts every compute node of the index now. `durable`: keys whose value the pool
+// must hold (their last write reached it before the dead process started, and the dead
+// process did not write them).
+inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name, uint32_t node_bytes,
+                                 Index& host, const AckedWrites& acked,
+                                 const std::map<Key, Value>& durable) {
+  const std::map<Key, Value> pool = PoolContentOf(fabric, name, node_bytes);
+  if (::testing::Test::HasFailure()) return;
+  for (const auto& [k, v] : pool) {
+    auto it = acked.find(k);
+    ASSERT_NE(it, acked.end()) << "the pool holds key " << k << ", which was never written";
+    bool written = false;
+    for (const auto& w : it->second) written |= w == v;
+    ASSERT_TRUE(written) << "the pool holds key " << k << " = " << v << ", a value never written to it";
+  }
+  for (const auto& [k, v] : durable) {
+    auto it = pool.find(k);
+    ASSERT_NE(it, pool.end()) << "key " << k << " had reached the pool before the crash and is gone";
+    EXPECT_EQ(it->second, v) << "key " << k;
+  }
+  auto session = host.OpenSession(0);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  size_t found = 0;
+  for (const auto& [k, writes] : acked) {
+    Value v = 0;
+    Status s = (*session)->Lookup(k, &v);
+    auto it = pool.find(k);
+    if (it == pool.end()) {
+      ASSERT_TRUE(s.IsNotFound()) << "key " << k << " (not in the pool): " << s.ToString();
+    } else {
+      ASSERT_TRUE(s.ok()) << "key " << k << " (in the pool): " << s.ToString();
+      ASSERT_EQ(v, it->second) << "key " << k;
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, pool.size());
+  std::vector<KeyValue> scanned, all;
+  Key from = kMinKey;
+  for (;;) {
+    Status s = (*session)->Scan(from, 256, &scanned);
+    ASSERT_TRUE(s.ok()) << "scan from " << from << ": " << s.ToString();
+    all.insert(all.end(), scanned.begin(), scanned.end());
+    if (scanned.size() < 256) break;
+    from = scanned.back().key + 1;
+  }
+  ASSERT_EQ(all.size(), pool.size());
+  auto it = pool.begin();
+  for (const KeyValue& kv : all) {
+    ASSERT_EQ(kv.key, it->first);
+    ASSERT_EQ(kv.value, it->second) << "key " << kv.key;
+    ++it;
+  }
+}
+
+}  // namespace dmindex::testing
