@@ -3,10 +3,10 @@
 // run with a cache much smaller than the tree, torn verbs injected, that must lose no update.
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <random>
 
 #include "cache_test_tree.h"
+#include "common/sync.h"
 
 namespace dmindex::cache {
 namespace {
@@ -62,7 +62,7 @@ TEST(BufferManager, ConcurrentMissesOnOneNodeIssueOneRead) {
   auto tree = TestTree::Build(4, 3);
   auto bm = MakeCache(64, 1.0);
   constexpr int kThreads = 8;
-  std::barrier start(kThreads);
+  Barrier start(kThreads);
   std::vector<std::unique_ptr<FabricPages>> pages;
   for (int t = 0; t < kThreads; ++t) {
     pages.push_back(std::make_unique<FabricPages>(*tree->fabric));
@@ -72,7 +72,7 @@ TEST(BufferManager, ConcurrentMissesOnOneNodeIssueOneRead) {
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       CacheWorker w(*bm, *pages[t]);
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       uint64_t v = 0;
       EXPECT_TRUE(tree->Access(*bm, w, *pages[t], 5, 1, true, &v).ok());
     });

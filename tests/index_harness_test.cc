@@ -20,12 +20,12 @@
 //   DMINDEX_SOAK=50 build/tests/index_harness_test --gtest_filter='*Concurrent*'
 #include <gtest/gtest.h>
 
-#include <latch>
 #include <map>
 #include <random>
 #include <thread>
 
 #include "check/workload.h"
+#include "common/sync.h"
 #include "designs/registry.h"
 #include "harness_config.h"
 
@@ -201,12 +201,12 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
   auto key_of = [](uint64_t i, uint32_t t) { return 1 + (i * kThreads + t) * 3; };
   auto value_of = [](Key k) { return k ^ 0xabc; };
   check::HistoryRecorder recorder(kThreads);
-  std::latch start(kThreads);
+  Latch start(kThreads);
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       auto opened = index->OpenSession(t % 2);
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       ASSERT_TRUE(opened.ok()) << opened.status().ToString();
       check::RecordingSession s(**opened, recorder.log(t));
       std::mt19937_64 rng(t);

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <latch>
 #include <thread>
 
+#include "common/sync.h"
 #include "designs/local/local_index.h"
 #include "designs/local/local_tree.h"
 #include "test_fabrics.h"
@@ -26,11 +26,11 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
   for (Key k = 2; k <= kKeys; k += 2) tree.Upsert(k, k * 10);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> scans{0};
-  std::latch start(5);
+  Latch start(5);
   std::vector<std::thread> threads;
   for (uint32_t w = 0; w < 3; ++w)
     threads.emplace_back([&, w] {
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       for (int round = 0; round < 3; ++round)
         for (Key k = 1 + 2 * w; k <= kKeys; k += 6) {
           tree.Upsert(k, k);
@@ -43,7 +43,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
   for (uint32_t r = 0; r < 2; ++r)
     threads.emplace_back([&, r] {
       std::vector<KeyValue> out;
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       // At least some scans even if the scheduler runs the writers first.
       for (int done = 0; !stop.load() || done < 50; ++done) {
         // A few point reads of stable and churned keys between scans.
@@ -96,11 +96,11 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
   for (Key g = 1; g <= kGroups; ++g) tree.Upsert(8 * g, g);
   std::atomic<Key> cursor{1};
   std::atomic<bool> stop{false};
-  std::latch start(4);
+  Latch start(4);
   std::vector<std::thread> threads;
   for (uint32_t w = 0; w < 2; ++w)
     threads.emplace_back([&, w] {
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       for (Key g = 1; g <= kGroups; ++g) {
         for (Key k = 8 * g + 1 + w; k < 8 * g + 8; k += 2) tree.Upsert(k, k);
         if (w == 0) cursor.store(g, std::memory_order_relaxed);
@@ -108,7 +108,7 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
     });
   for (uint32_t r = 0; r < 2; ++r)
     threads.emplace_back([&] {
-      start.arrive_and_wait();
+      start.ArriveAndWait();
       std::vector<KeyValue> out;
       for (int done = 0; !stop.load() || done < 50; ++done) {
         const Key g = cursor.load(std::memory_order_relaxed);

@@ -1,7 +1,6 @@
 #include "bench/measure.h"
 
 #include <algorithm>
-#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -9,6 +8,7 @@
 #include <thread>
 
 #include "bench/op_executor.h"
+#include "common/sync.h"
 
 namespace dmindex::bench {
 namespace {
@@ -32,7 +32,7 @@ class Phase {
   Phase(Index& index, fabric::Fabric& fabric, const MeasureOptions& options)
       : index_(index), fabric_(fabric), options_(options),
         slots_(std::make_unique<ThreadSlot[]>(options.threads)),
-        sync_(options.threads, Completion{this}) {}
+        sync_(options.threads, [this] { OnMeeting(); }) {}
 
   void ThreadBody(const OpSourceFactory& sources, uint32_t t);
   // Completion order across threads, for MeasureOptions::on_completed.
@@ -60,17 +60,13 @@ class Phase {
  private:
   // Runs on the last thread to arrive at each meeting point: snapshots taken there see no
   // operation in flight.
-  struct Completion {
-    Phase* phase;
-    void operator()() noexcept { phase->OnMeeting(); }
-  };
-  void OnMeeting() noexcept;
+  void OnMeeting();
 
   Index& index_;
   fabric::Fabric& fabric_;
   const MeasureOptions& options_;
   std::unique_ptr<ThreadSlot[]> slots_;
-  std::barrier<Completion> sync_;
+  Barrier sync_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> measuring_{false};
   std::atomic<uint64_t> finished_{0};
@@ -83,7 +79,7 @@ class Phase {
   std::string error_;
 };
 
-void Phase::OnMeeting() noexcept {
+void Phase::OnMeeting() {
   if (meetings_++ == 0) {
     verbs_before_ = fabric_.TotalCounts();
     stats_before_ = index_.Stats();
@@ -115,7 +111,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
       Done(t, op);
     }
   }
-  sync_.arrive_and_wait();
+  sync_.ArriveAndWait();
   if (session) {
     OpExecutor exec(*session);
     const uint64_t quota = options_.ops ? ShareOf(options_.ops, options_.threads, t)
@@ -140,7 +136,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
     }
   }
   finished_.fetch_add(1);
-  sync_.arrive_and_wait();
+  sync_.ArriveAndWait();
   session.reset();
 }
 

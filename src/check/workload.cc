@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <latch>
 #include <random>
 #include <thread>
 #include <vector>
+
+#include "common/sync.h"
 
 namespace dmindex::check {
 
@@ -110,12 +111,12 @@ Result<History> ConcurrentWorkload::RunRound() {
                                    std::to_string(kMaxWorkloadProcess));
   HistoryRecorder recorder(options_.threads, options_.process);
   {
-    std::latch start(options_.threads);
+    Latch start(options_.threads);
     std::vector<std::thread> threads;
     std::atomic<uint32_t> running{options_.threads};
     for (uint32_t t = 0; t < options_.threads; ++t)
       threads.emplace_back([&, t] {
-        start.arrive_and_wait();  // all threads begin together, for maximal overlap
+        start.ArriveAndWait();  // all threads begin together, for maximal overlap
         RunThread(t, recorder.log(t));
         running.fetch_sub(1);
       });

@@ -57,9 +57,9 @@ void MemoryNode::RegisterBuiltins() {
 }
 
 Status MemoryNode::Serve(RpcOpcode op, RpcRequest request, RpcReply* reply) {
-  rpc_slots_.acquire();
+  rpc_slots_.Acquire();
   Status s = rpc_.Dispatch(op, request, reply);
-  rpc_slots_.release();
+  rpc_slots_.Release();
   return s;
 }
 

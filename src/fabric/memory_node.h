@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <semaphore>
 #include <vector>
 
+#include "common/sync.h"
 #include "dmindex/status.h"
 #include "fabric/pool_layout.h"
 #include "fabric/rpc.h"
@@ -76,7 +76,7 @@ class MemoryNode {
   const uint64_t size_;
   const MemoryNodeOptions options_;
   RpcRegistry rpc_;
-  std::counting_semaphore<> rpc_slots_;
+  Semaphore rpc_slots_;  // not std::counting_semaphore: see common/sync.h
 
   mutable std::mutex chunk_mu_;
   uint64_t next_chunk_;              // bump pointer into the chunk area

@@ -1,7 +1,6 @@
 #include "tree/local_lock_table.h"
 
-#include <thread>
-
+#include "common/retry.h"
 #include "tree/lock_table.h"
 
 namespace dmindex::tree {
@@ -9,7 +8,8 @@ namespace dmindex::tree {
 LocalLockTable::LocalLockTable(uint16_t memory_nodes, uint32_t handover_max)
     : memory_nodes_(memory_nodes),
       handover_max_(handover_max),
-      slots_(new Slot[size_t{memory_nodes} * kLockWordsPerMemoryNode]) {}
+      slots_(new Slot[size_t{memory_nodes} * kLockWordsPerMemoryNode]),
+      lots_(new ParkingLot[kParkingLots]) {}
 
 LocalLockTable::Slot& LocalLockTable::SlotFor(GlobalAddress lock_word) const {
   uint64_t index = (lock_word.offset() - fabric::kLockTableOffset) / 8;
@@ -18,20 +18,21 @@ LocalLockTable::Slot& LocalLockTable::SlotFor(GlobalAddress lock_word) const {
                 index % kLockWordsPerMemoryNode];
 }
 
+ParkingLot& LocalLockTable::LotFor(const Slot& s) const {
+  return lots_[static_cast<size_t>(&s - slots_.get()) % kParkingLots];
+}
+
 bool LocalLockTable::Acquire(GlobalAddress lock_word) {
   Slot& s = SlotFor(lock_word);
-  const uint32_t ticket = s.next_ticket.fetch_add(1, std::memory_order_relaxed);
+  // seq_cst here and in Release: see Release.
+  const uint32_t ticket = s.next_ticket.fetch_add(1, std::memory_order_seq_cst);
   // Waiters on one compute node wait in ticket order (the wait queue): a few yields (the
   // owner is usually a round trip from done), then block until the next release, so that
   // queued threads leave the cores to the owner and to threads with other work.
-  for (int spin = 0;; ++spin) {
-    uint32_t serving = s.now_serving.load(std::memory_order_acquire);
-    if (serving == ticket) break;
-    if (spin < 8)
-      std::this_thread::yield();
-    else
-      s.now_serving.wait(serving, std::memory_order_acquire);
-  }
+  const auto my_turn = [&] { return s.now_serving.load(std::memory_order_seq_cst) == ticket; };
+  Backoff backoff(backoff::kRestart);
+  for (int step = 0; step < 8 && !my_turn(); ++step) backoff.Pause();
+  if (!my_turn()) LotFor(s).Park(my_turn);
   return s.global_held;
 }
 
@@ -55,9 +56,11 @@ void LocalLockTable::Release(GlobalAddress lock_word, bool handed_over) {
     s.handovers_in_row = 0;
   }
   s.global_held = handed_over;
-  s.now_serving.fetch_add(1, std::memory_order_release);
-  if (s.next_ticket.load(std::memory_order_relaxed) != s.now_serving.load(std::memory_order_relaxed))
-    s.now_serving.notify_all();  // someone queued: wake the blocked ones (next in line runs)
+  // Wake only if someone queued behind us. Both counters are seq_cst in both threads, so the
+  // two cannot miss each other: either this load sees a waiter's ticket (and wakes it), or the
+  // waiter took its ticket later and its first check of now_serving sees this increment.
+  const uint32_t serving = s.now_serving.fetch_add(1, std::memory_order_seq_cst) + 1;
+  if (s.next_ticket.load(std::memory_order_seq_cst) != serving) LotFor(s).Wake();
 }
 
 }  // namespace dmindex::tree

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/sync.h"
+
 #include "dmindex/global_address.h"
 
 namespace dmindex::tree {
@@ -41,10 +43,16 @@ class LocalLockTable {
     bool global_held = false;
   };
   Slot& SlotFor(GlobalAddress lock_word) const;
+  ParkingLot& LotFor(const Slot& s) const;
+
+  // Blocked waiters sleep in a parking lot chosen by their slot; slots share the lots, and a
+  // wake-up for another slot only costs a re-check.
+  static constexpr size_t kParkingLots = 64;
 
   const uint16_t memory_nodes_;
   const uint32_t handover_max_;
   std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<ParkingLot[]> lots_;
   std::atomic<uint64_t> handovers_total_{0};
 };
 
