@@ -79,6 +79,14 @@ inline constexpr RetryLimit kTreeRestarts{"restarts", 10'000, {}, Status::Code::
 // out means a cycle of sibling pointers.
 inline constexpr RetryLimit kLevelHops{"hops along one level", 1u << 16, {}, Status::Code::kCorruption,
                                        "the sibling chain has a cycle"};
+// Re-reading a node image that does not validate because writes keep landing in it (each
+// failed READ saw it change): the writers are making progress, the reader is unlucky.
+inline constexpr RetryLimit kTornImage{"reads torn by landing writes", 1'000'000, {}, Status::Code::kBusy,
+                                       "writes to the node never paused for the length of one READ"};
+// A reader waiting for the writer that holds a node's lock and is writing it (a torn image).
+inline constexpr RetryLimit kTornUnderLock{"reads while a writer held the node's lock", 0,
+                                           std::chrono::seconds(60), Status::Code::kUnavailable,
+                                           "the lock stays held (did its holder crash?)"};
 // Waiting for a remote node lock: a holder releases it within its write's round trips.
 inline constexpr RetryLimit kNodeLockHeld{"failed lock attempts", 0, std::chrono::seconds(60),
                                           Status::Code::kUnavailable,

@@ -38,6 +38,12 @@ struct TreeOptions {
   // ancestor at that level (subtrees round robin over memory nodes), so a subtree can be
   // walked inside one memory server (DEX §3, offloading). -1: off. Not a knob: set by designs.
   int colocate_level = -1;
+  // Some published nodes are written without their node lock (DEX: a compute node writes the
+  // nodes it owns back from its cache; docs/DEX.md). Then an image that does not validate
+  // while nobody holds its lock and nothing changes it may be such a write, stalled: the
+  // reader answers Retry instead of Corruption and the design decides (TreeReader::Read).
+  // Not a knob: set by designs.
+  bool unlocked_writers = false;
 
   std::string ToString() const;  // "cache_mb=64 hocl=on ..." for logs and bench output
 };

@@ -1,41 +1,89 @@
 #include "tree/tree_reader.h"
 
-#include <chrono>
-#include <thread>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/retry.h"
+#include "tree/lock_table.h"
 
 namespace dmindex::tree {
 namespace {
 
 // Bounds that turn a bug or a corrupted pool into a Corruption status instead of a hang.
-constexpr uint32_t kMaxTornReads = 100000;
 constexpr uint32_t kMaxRestarts = 10000;
 constexpr uint32_t kMaxHops = 1 << 16;
-// A node that does not validate is normally torn by a concurrent write and reads clean at
-// once. Under heavy load one stayed invalid for longer than kMaxTornReads fast attempts and
-// then read fine (a writer descheduled between linking the node and writing it, probably):
-// after the fast attempts a read keeps trying, sleeping so the writer gets a core, for up to
-// kTornReadGrace more before it gives up.
-constexpr auto kTornReadGrace = std::chrono::seconds(1);
+
+bool AllZero(const std::byte* p, size_t n) {
+  return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
+}
 
 }  // namespace
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
-  std::chrono::steady_clock::time_point grace_end{};
-  for (uint32_t attempt = 0;; ++attempt) {
-    DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, t_.layout.node_bytes));
-    if (t_.validator.Decode(buf, h)) return Status::Ok();
-    // Torn by a concurrent write: the writer finishes within a round trip or two.
+  DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, t_.layout.node_bytes));
+  if (t_.validator.Decode(buf, h)) return Status::Ok();
+  return ReadTorn(c, addr, buf, h);
+}
+
+// The image did not validate. Who can be writing a published node (docs/SYNCHRONIZATION.md,
+// "Readers of an image that does not validate"): a writer holding the node's lock (every
+// write of the core), or - with TreeOptions::unlocked_writers - the DEX compute node that owns
+// it, writing it back from its cache. Never a block that no node was written to: nothing
+// links one (docs/DEX.md, rule 1). So the reader looks at the lock word and at whether the
+// image changes between two READs:
+//  * zero memory: no node was ever written there - Corruption at once;
+//  * the lock is held: its holder is writing (or about to); wait for it, as long as it holds
+//    the lock (kTornUnderLock: a holder that never lets go died);
+//  * the lock is free but the image changed since the last READ: a write landed in between
+//    (a locked one that just finished, or an unlocked one in flight): read again
+//    (kTornImage bounds a node written so often that no READ ever falls between writes);
+//  * the lock is free and the image is byte for byte the torn image of the READ before the
+//    lock was seen free: nobody holds the lock and no write landed in between. No locked
+//    writer can be at work (it holds the lock from before its first word lands until after
+//    its last), so the image stays as it is: a write cut short by a crash, or memory
+//    overwritten - Corruption at once. With unlocked writers it may also be an owner's
+//    write-back in flight, stalled: Retry, and the design decides.
+template <KeyValueTraits KV>
+Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
+  const uint32_t nb = t_.layout.node_bytes;
+  const GlobalAddress lock_word = LockWordFor(addr);
+  std::vector<std::byte> before(buf, buf + nb);
+  Backoff backoff(backoff::kLockHeld);
+  RetryBudget under_lock(retry_limits::kTornUnderLock, "read node");
+  RetryBudget landing(retry_limits::kTornImage, "read node");
+  for (;;) {
+    if (AllZero(buf, nb))
+      return Status::Corruption("node " + addr.ToString() +
+                                " holds zero memory: no node image was ever written there, yet a "
+                                "pointer leads to it");
     c.CountRetry();
-    if (attempt < kMaxTornReads) {
-      if (attempt % 4 == 3) std::this_thread::yield();
+    uint64_t owner = 0;
+    DMX_RETURN_IF_ERROR(c.ep.Read(lock_word, &owner, 8));
+    DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, nb));
+    if (t_.validator.Decode(buf, h)) return Status::Ok();
+    const bool changed = std::memcmp(before.data(), buf, nb) != 0;
+    std::memcpy(before.data(), buf, nb);
+    if (owner != 0) {  // being written by the lock holder: wait for it
+      if (!under_lock.Spend())
+        return under_lock.Exhausted(addr.ToString() + " (lock word " + lock_word.ToString() +
+                                    " held by owner " + std::to_string(owner) + ")");
+      backoff.Pause();
       continue;
     }
-    const auto now = std::chrono::steady_clock::now();
-    if (attempt == kMaxTornReads) grace_end = now + kTornReadGrace;
-    if (now > grace_end)
-      return Status::Corruption("node " + addr.ToString() + " never read consistent");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (changed) {  // a write landed between the two READs: try again
+      if (!landing.Spend()) return landing.Exhausted(addr.ToString());
+      continue;
+    }
+    const std::string what = "node " + addr.ToString() +
+                             " does not validate, no writer holds its lock and it did not change "
+                             "between two reads";
+    if (t_.options.unlocked_writers)
+      return Status::Retry(what + " (a write-back in flight by the compute node that owns it, "
+                                 "or a write cut short by a crash)");
+    return Status::Corruption(what + ": a write cut short by a crash, or overwritten memory");
   }
 }
 

@@ -18,8 +18,12 @@ class TreeReader {
 
   explicit TreeReader(const TreeShared<KV>& tree) : t_(tree) {}
 
-  // READs a node into `buf` and validates it (NodeValidator); re-reads torn images.
-  // Corruption if it never reads consistent (e.g. a pointer into memory that is no node).
+  // READs a node into `buf` and validates it (NodeValidator). An image that does not validate
+  // is read again while someone is visibly writing it - its lock's holder, or a write landing
+  // between two READs - and reported otherwise: Corruption for zero memory (no node was ever
+  // written there) and for an image nobody is changing; with TreeOptions::unlocked_writers
+  // the latter is Retry (a stalled unlocked write-back, the design decides). The argument is
+  // at ReadTorn and in docs/SYNCHRONIZATION.md.
   Status Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
 
   // The root node's address: cached per compute node; RefreshRoot re-reads the root word.
@@ -68,6 +72,7 @@ class TreeReader {
                   std::vector<LeafEntry<KV>>* out) const;
 
  private:
+  Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right
   // along siblings. kStale: a node did not fit the path (reused, wrong level, key left of it).

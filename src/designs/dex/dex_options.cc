@@ -120,6 +120,7 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   o.tree = *t;
   // Subtrees rooted at level M sit on one memory server, so offloads stay local (§3).
   o.tree.colocate_level = static_cast<int>(o.offload_level);
+  o.tree.unlocked_writers = true;  // owned nodes are written back from the cache, unlocked
   return o;
 }
 

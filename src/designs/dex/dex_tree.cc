@@ -119,7 +119,11 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
   GlobalAddress addr = *root;
   for (int hop = 0; hop < 1024 && !addr.is_null(); ++hop) {
     Header h;
-    DMX_RETURN_IF_ERROR(reader_.Read(w.ctx, addr, buf, &h));
+    Status read = reader_.Read(w.ctx, addr, buf, &h);
+    // A node being written back by its owner (TreeReader::Read): not a shared node, so
+    // nothing to refresh here; the restart copes.
+    if (read.IsRetry()) return Status::Ok();
+    DMX_RETURN_IF_ERROR(read);
     if (h.dead() || key < h.low) return Status::Ok();  // stale; the restart copes
     if (h.BeyondHigh(key)) {  // split after its parent was read: move right (B-link)
       addr = h.sibling;
@@ -166,6 +170,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
   int expect = -1;  // the root's level is not known before reading it
   Header nh;        // header of `node`
   nh.level = kMetaLevel;
+  Key child_low = KV::kNegInf, child_high = KV::kPosInf;  // the next child's range, by `node`
   for (int depth = 0; depth < 64; ++depth) {
     const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
     auto step = cn.bm->Probe(node, slot, w.cw);
@@ -178,6 +183,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
       }
       const uint64_t t0 = NowNs();
+      w.pages.Expect(child_low, child_high);
       auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages);
       if (w.pages.stale()) w.need_refresh = true;
       if (!loaded.ok()) return loaded.status();
@@ -211,6 +217,10 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     CopyPage(node.page(), w.copy.data(), layout_.EntryOffset(internal.Count(h)));
     if (!node.Validate()) return Status::Retry();
     const int idx = internal.ChildIndexFor(w.copy.data(), h, key);
+    const uint32_t count = internal.Count(h);
+    child_low = idx < 0 ? h.low : internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx));
+    child_high = idx + 1 < static_cast<int>(count) ? internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx + 1))
+                                                   : h.high;
     slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout::SlotIndex(idx));
     expect = h.level - 1;
     nh = h;

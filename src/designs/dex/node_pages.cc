@@ -1,6 +1,7 @@
 #include "designs/dex/node_pages.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "fabric/pool_memory.h"
 
@@ -42,7 +43,18 @@ Header DecodeHeader(const std::byte* copy) {
 
 Status NodePages::Load(GlobalAddress addr, std::byte* page) {
   Header h;
-  DMX_RETURN_IF_ERROR(reader_.Read(ctx_, addr, page, &h));
+  const Key low = std::exchange(expect_low_, KV::kNegInf), high = std::exchange(expect_high_, KV::kPosInf);
+  Status read = reader_.Read(ctx_, addr, page, &h);
+  if (read.IsRetry()) {
+    // No lock holder, no write landing, and the image does not validate (TreeReader::Read).
+    // Only the owner of a node writes it without its lock.
+    if ((*map_)->Owns(compute_node_, low, high))
+      return Status::Corruption(read.message() + "; it lies in compute node " + std::to_string(compute_node_) +
+                                "'s range, which is not writing it back: a write cut short by a crash");
+    stale_ = true;  // another compute node's node, being written back: this path is stale
+    return read;
+  }
+  DMX_RETURN_IF_ERROR(read);
   auto owner = (*map_)->ExclusiveOwner(h.low, h.high);
   if (h.dead() || (owner.has_value() && *owner != compute_node_)) {
     stale_ = true;

@@ -56,6 +56,14 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // Retry (and stale() true) if the node belongs to another compute node: the path to it
   // went through a stale shared node.
   Status Load(GlobalAddress addr, std::byte* page) override;
+  // The range the next Load's node covers according to the parent it is reached from (the
+  // whole key space if unknown). If this compute node owns that range, nobody else writes the
+  // node, and it is not writing it back itself (the node is not cached here: it is being
+  // loaded), so an image that does not validate and that no writer is changing is corrupt.
+  void Expect(Key low, Key high) {
+    expect_low_ = low;
+    expect_high_ = high;
+  }
   bool stale() {
     const bool s = stale_;
     stale_ = false;
@@ -74,6 +82,7 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   const uint32_t compute_node_;
   const PartitionMap* const* map_;  // the index's current map (swapped by repartitioning)
   bool stale_ = false;
+  Key expect_low_ = KV::kNegInf, expect_high_ = KV::kPosInf;
   std::vector<std::byte> encoded_;
   std::vector<tree::LeafEntry<KV>> leaf_entries_;
   std::vector<tree::InternalEntry<KV>> internal_entries_;

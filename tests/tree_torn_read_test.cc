@@ -1,0 +1,152 @@
+// What a reader does with a node image that does not validate (TreeReader::Read, docs/
+// SYNCHRONIZATION.md "Readers of an image that does not validate"), on scripted tears
+// (fabric/inproc/verb_script.h) instead of hoping for an unlucky schedule:
+//  * a writer holding the node's lock is stopped in the middle of its WRITE: the reader keeps
+//    reading, for as long as the writer holds the lock, and returns the new image once it is
+//    done - however long that takes (here: until the test lets it go);
+//  * a writer that dies in the middle of an unlocked WRITE leaves a torn image nobody will
+//    ever finish: reported at once (Corruption; Retry where owners write without the lock,
+//    so that the design decides) instead of after a timeout;
+//  * a pointer to memory no node was ever written to: Corruption at once, saying so.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "alloc/node_allocator.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "fabric/inproc/verb_script.h"
+#include "tree/lock_table.h"
+#include "tree/node_lock.h"
+#include "tree/tree_reader.h"
+
+namespace dmindex::tree {
+namespace {
+
+using fabric::HeldVerb;
+using fabric::VerbKind;
+
+constexpr uint32_t kNodeBytes = 512;
+
+struct Pool {
+  explicit Pool(bool unlocked_writers) {
+    fabric::InProcOptions fo;
+    fo.memory_nodes = 1;
+    fo.pool_bytes = 64ull << 20;
+    fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+    options.node_bytes = kNodeBytes;
+    options.unlocked_writers = unlocked_writers;
+    ep = std::move(fabric->Connect()).value();
+    node = std::move(allocator.Allocate(*ep, kNodeBytes)).value();
+    shared = std::make_unique<TreeShared<U64KV>>(*fabric, options, layout, GlobalAddress{});
+    reader = std::make_unique<TreeReader<U64KV>>(*shared);
+    cn = std::make_unique<ComputeNodeState<U64KV>>(0, 1, options, layout);
+  }
+  // A leaf image holding keys 1..n with values v.
+  std::vector<std::byte> Leaf(uint64_t n, uint64_t v) {
+    std::vector<std::byte> image(kNodeBytes);
+    std::vector<LeafEntry<U64KV>> entries;
+    for (uint64_t k = 1; k <= n; ++k) entries.push_back({k, v});
+    NodeHeader<U64KV> h;
+    h.version = 1000 + v;
+    shared->validator.leaf().Build(image.data(), h, entries, false);
+    return image;
+  }
+  TreeContext<U64KV> Context() {
+    return TreeContext<U64KV>(std::move(fabric->Connect()).value(), cn.get(), kNodeBytes);
+  }
+
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  TreeOptions options;
+  const NodeLayout<U64KV> layout = *NodeLayout<U64KV>::For(kNodeBytes);
+  alloc::NodeAllocator allocator{1};
+  std::unique_ptr<fabric::Endpoint> ep;
+  GlobalAddress node;
+  std::unique_ptr<TreeShared<U64KV>> shared;
+  std::unique_ptr<TreeReader<U64KV>> reader;
+  std::unique_ptr<ComputeNodeState<U64KV>> cn;
+};
+
+TEST(TornRead, AReaderWaitsForTheLockHolderThatIsWritingTheNode) {
+  Pool pool(false);
+  const auto old_image = pool.Leaf(3, 1), new_image = pool.Leaf(5, 2);
+  ASSERT_TRUE(pool.ep->Write(pool.node, old_image.data(), kNodeBytes).ok());
+  // The writer takes the node's lock and its WRITE of the new image stops after the
+  // header: the node holds the new header over the old slots.
+  HeldVerb hold(HeldVerb::At(VerbKind::kWrite, pool.node), {{0, 64}});
+  pool.fabric->SetVerbScript(&hold);
+  NodeLock lock(false);
+  NodeLock::Held held;
+  std::thread writer([&] {
+    auto ep = std::move(pool.fabric->Connect()).value();
+    uint64_t cas_failures = 0;
+    std::vector<std::byte> buf(kNodeBytes);
+    ASSERT_TRUE(lock.LockAndRead(*ep, nullptr, 77, pool.node, buf.data(), kNodeBytes, &held, &cas_failures).ok());
+    fabric::Verb write = fabric::Verb::Write(pool.node, new_image.data(), kNodeBytes);
+    ASSERT_TRUE(lock.WriteAndUnlock(*ep, &held, {&write, 1}).ok());
+  });
+  ASSERT_TRUE(hold.WaitHeld());
+  std::atomic<bool> done{false};
+  Status read;
+  NodeHeader<U64KV> h;
+  std::vector<std::byte> got(kNodeBytes);
+  auto ctx = pool.Context();
+  std::thread reader([&] {
+    read = pool.reader->Read(ctx, pool.node, got.data(), &h);
+    done = true;
+  });
+  // The reader finds the lock held and keeps waiting, many reads long, for its holder.
+  while (pool.cn->retries.load() < 50) std::this_thread::yield();
+  EXPECT_FALSE(done.load()) << read.ToString();
+  hold.Release();
+  writer.join();
+  reader.join();
+  pool.fabric->SetVerbScript(nullptr);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(h.count, 5u);  // the writer's image
+}
+
+class TornReadDeadWriter : public ::testing::TestWithParam<bool> {};  // unlocked_writers
+
+TEST_P(TornReadDeadWriter, AnImageNobodyIsWritingIsReportedAtOnce) {
+  Pool pool(GetParam());
+  const auto old_image = pool.Leaf(3, 1), new_image = pool.Leaf(5, 2);
+  ASSERT_TRUE(pool.ep->Write(pool.node, old_image.data(), kNodeBytes).ok());
+  // An unlocked write-back (DEX owner) lands the new header, and its writer dies.
+  HeldVerb hold(HeldVerb::At(VerbKind::kWrite, pool.node), {{0, 64}});
+  pool.fabric->SetVerbScript(&hold);
+  std::thread writer([&] {
+    auto ep = std::move(pool.fabric->Connect()).value();
+    EXPECT_FALSE(ep->Write(pool.node, new_image.data(), kNodeBytes).ok());
+  });
+  ASSERT_TRUE(hold.WaitHeld());
+  hold.Fail();
+  writer.join();
+  pool.fabric->SetVerbScript(nullptr);
+  auto ctx = pool.Context();
+  NodeHeader<U64KV> h;
+  std::vector<std::byte> got(kNodeBytes);
+  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
+  if (GetParam()) EXPECT_TRUE(read.IsRetry()) << read.ToString();
+  else EXPECT_EQ(read.code(), Status::Code::kCorruption) << read.ToString();
+  EXPECT_NE(read.message().find("no writer holds its lock"), std::string::npos) << read.ToString();
+  // One torn READ, then one more with the lock word: no waiting.
+  EXPECT_LE(pool.cn->retries.load(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writers, TornReadDeadWriter, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "unlocked_writers" : "locked_writers"; });
+
+TEST(TornRead, ABlockNoNodeWasWrittenToIsCorruptionAtOnce) {
+  Pool pool(true);
+  auto ctx = pool.Context();
+  NodeHeader<U64KV> h;
+  std::vector<std::byte> got(kNodeBytes);
+  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);  // fresh chunk memory: zero
+  EXPECT_EQ(read.code(), Status::Code::kCorruption) << read.ToString();
+  EXPECT_NE(read.message().find("zero memory"), std::string::npos) << read.ToString();
+  EXPECT_EQ(pool.cn->retries.load(), 0u);
+}
+
+}  // namespace
+}  // namespace dmindex::tree
