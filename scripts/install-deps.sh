@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libucx-dev ucx-utils            # UCX fabric: memory-server processes, shm/TCP here, RDMA verbs on a cluster
+  libssl-dev                      # libcrypto: HMAC-SHA256 of the memory servers' handshake (cluster key)
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # micro-benchmarks
   libcli11-dev                    # command-line parsing of the dmindex tool

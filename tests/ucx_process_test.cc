@@ -239,6 +239,10 @@ bool ServerDropsConnectionAfter(const HostPort& at, const std::string& bytes) {
   if (!s.ok()) return false;
   if (!SendAll(*s, bytes.data(), bytes.size(), Clock::now() + std::chrono::seconds(5)).ok())
     return true;  // reset while we were still sending: dropped
+  // The server's challenge comes first, whatever we send; then the connection must close.
+  wire::Challenge challenge;
+  if (!RecvAll(*s, &challenge, sizeof challenge, Clock::now() + std::chrono::seconds(8)).ok())
+    return false;
   char c;
   Status r = RecvAll(*s, &c, 1, Clock::now() + std::chrono::seconds(8));
   return r.IsUnavailable() && r.message().find("timed out") == std::string::npos;
@@ -254,7 +258,7 @@ TEST_P(UcxProcessTest, GarbageOnThePortIsDroppedAndOthersAreStillServed) {
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>(i * 2654435761u >> 13);
   EXPECT_TRUE(ServerDropsConnectionAfter(s0->address(), noise));
   // The right magic, then an absurd length.
-  std::string liar(24, '\xff');
+  std::string liar(sizeof(wire::Hello), '\xff');
   liar.replace(0, 8, std::string(wire::kMagic, 8));
   EXPECT_TRUE(ServerDropsConnectionAfter(s0->address(), liar));
 

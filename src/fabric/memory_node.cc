@@ -17,11 +17,13 @@ std::string Describe(std::optional<uint16_t> id) {
 MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size,
                        MemoryNodeOptions options)
     : id_(id ? int32_t{*id} : -1),
+      identity_(PoolIdentity::New()),
       base_(base),
       size_(size),
       options_(options),
       rpc_slots_(std::max<uint32_t>(1, options.rpc_threads)),
       next_chunk_(kChunkAreaOffset) {
+  WritePoolIdentity(base_, identity_);
   RegisterBuiltins();
 }
 

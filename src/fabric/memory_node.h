@@ -12,6 +12,7 @@
 
 #include "common/sync.h"
 #include "dmindex/status.h"
+#include "fabric/pool_identity.h"
 #include "fabric/pool_layout.h"
 #include "fabric/rpc.h"
 
@@ -35,7 +36,8 @@ class MemoryNode {
  public:
   // `base` must stay valid and zero-initialised for the node's lifetime; size >= kMinPoolBytes.
   // `id`: which memory node this is (the node of GlobalAddresses into it), when known at
-  // construction; a UCX memory server learns it from its clients (AssignId).
+  // construction; a UCX memory server learns it from its clients (AssignId). The pool gets
+  // a new identity, written into it.
   MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size, MemoryNodeOptions options);
   MemoryNode(const MemoryNode&) = delete;
   MemoryNode& operator=(const MemoryNode&) = delete;
@@ -51,6 +53,7 @@ class MemoryNode {
   // clients that disagree on which node is which would read each other's addresses on the
   // wrong server and corrupt data silently.
   Status AssignId(uint16_t id);
+  const PoolIdentity& identity() const { return identity_; }
   std::byte* base() const { return base_; }
   uint64_t size() const { return size_; }
   const MemoryNodeOptions& options() const { return options_; }
@@ -72,6 +75,7 @@ class MemoryNode {
   void RegisterBuiltins();
 
   std::atomic<int32_t> id_;  // -1: not assigned yet
+  const PoolIdentity identity_;
   std::byte* const base_;
   const uint64_t size_;
   const MemoryNodeOptions options_;

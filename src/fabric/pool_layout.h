@@ -2,7 +2,9 @@
 // catalog and the lock table without asking the server.
 //
 //   [0, 64)                 never handed out: keeps GlobalAddress{n, 0} unambiguous with null
-//   [64, 4096)              node 0: the catalog superblock (catalog.h); other nodes: unused
+//   [64, 4032)              node 0: the catalog superblock (catalog.h); other nodes: unused
+//   [4032, 4096)            every node: the pool's identity (pool_identity.h), written by
+//                           MemoryNode when the pool is created; new on every server start
 //   [4096, 4096+kLockBytes) lock table: stands in for the NIC's on-chip memory that Sherman's
 //                           global lock table lives in (RDMA CAS on it never touches host DRAM)
 //   [kChunkAreaOffset, end) chunks handed out by RPC (kAllocChunk) and sub-allocated by
@@ -14,7 +16,9 @@
 namespace dmindex::fabric {
 
 inline constexpr uint64_t kSuperblockOffset = 64;
-inline constexpr uint64_t kSuperblockBytes = 4096 - 64;
+inline constexpr uint64_t kPoolIdentityOffset = 4096 - 64;
+inline constexpr uint64_t kPoolIdentityBytes = 64;
+inline constexpr uint64_t kSuperblockBytes = kPoolIdentityOffset - kSuperblockOffset;
 inline constexpr uint64_t kLockTableOffset = 4096;
 inline constexpr uint64_t kLockTableBytes = 256 * 1024;  // 32 K eight-byte lock words
 inline constexpr uint64_t kChunkAreaOffset = kLockTableOffset + kLockTableBytes;

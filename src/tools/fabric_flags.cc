@@ -24,6 +24,13 @@ std::string SelfPath() {
 
 }  // namespace
 
+void AddClusterKeyFlag(CLI::App& cmd, std::string* file) {
+  cmd.add_option("--cluster-key", *file,
+                 "File holding the cluster's secret key, shared by its memory servers and "
+                 "clients (default ~/.dmindex/cluster-key, created on first use, mode 0600); "
+                 "handshakes not signed with it are refused");
+}
+
 void FabricFlags::AddTo(CLI::App& cmd) {
   cmd.add_option("--memservers", memservers,
                  "Run over UCX against these running memory servers (HOST:PORT,...); "
@@ -31,6 +38,7 @@ void FabricFlags::AddTo(CLI::App& cmd) {
   cmd.add_option("--transport", transport, "With --memservers: UCX transport of the servers")
       ->check(CLI::IsMember({"shm", "tcp"}))
       ->capture_default_str();
+  AddClusterKeyFlag(cmd, &cluster_key);
   AddCount(cmd, "--memory-nodes", &memory_nodes, 1, 64,
            "Memory nodes of the embedded cluster (default " + std::to_string(memory_nodes) + ")");
   AddParsed(cmd, "--pool-size", "Pool per memory node of the embedded cluster, e.g. 4G (default " +
@@ -73,6 +81,7 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     auto t = fabric::ucx::ParseUcxTransport(transport);
     if (!t.ok()) return t.status();
     o.transport = *t;
+    o.cluster_key_file = cluster_key;
     auto f = fabric::ucx::UcxFabric::Create(memservers, o);
     if (!f.ok()) return f.status();
     return std::unique_ptr<fabric::Fabric>(std::move(f).value());
@@ -85,6 +94,7 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     spec.transport = which == "ucx-shm" ? fabric::ucx::UcxTransport::kShm : fabric::ucx::UcxTransport::kTcp;
     fabric::ucx::UcxOptions client;
     client.transport = spec.transport;
+    client.cluster_key_file = cluster_key;
     auto f = fabric::ucx::StartLocalUcxCluster(spec, memory_nodes, client);
     if (!f.ok()) return f.status();
     return std::unique_ptr<fabric::Fabric>(std::move(f).value());

@@ -17,9 +17,13 @@ class App;
 
 namespace dmindex::tools {
 
+// --cluster-key FILE, for every command that runs or reaches memory servers.
+void AddClusterKeyFlag(CLI::App& cmd, std::string* file);
+
 struct FabricFlags {
   std::string memservers;        // "HOST:PORT,..." of running `dmindex memserver`s
   std::string transport = "shm";  // with --memservers: shm | tcp (must match the servers)
+  std::string cluster_key;       // UCX: the cluster key's file; empty = the default
   uint16_t memory_nodes = 2;     // in-process / self-started servers
   std::string pool_size = "2G";  // per memory node, in-process / self-started servers
   // In-process: modelled round trip. A command sets its default before AddTo; only an

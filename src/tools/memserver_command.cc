@@ -11,6 +11,7 @@
 #include "dmindex/global_address.h"
 #include "fabric/pool_layout.h"
 #include "tools/commands.h"
+#include "tools/fabric_flags.h"
 #include "tools/flag_values.h"
 
 namespace dmindex::tools {
@@ -22,6 +23,7 @@ struct MemserverFlags {
   std::string chunk_size = "32M";
   uint32_t rpc_threads = 1;
   std::string transport = "shm";
+  std::string cluster_key;
 };
 
 [[noreturn]] void Fail(const Status& s) {
@@ -42,6 +44,7 @@ void RunMemserver(const MemserverFlags& flags) {
   o.node.chunk_bytes = *chunk;
   o.node.rpc_threads = flags.rpc_threads;
   o.transport = *transport;
+  o.cluster_key_file = flags.cluster_key;
 
   // Every thread (ours and UCX's) inherits this mask, so SIGINT/SIGTERM reach only the
   // sigwait below and shutdown is orderly. SIGPIPE: a client vanishing mid-send is routine.
@@ -95,6 +98,7 @@ void AddMemserverCommand(CLI::App& app) {
   cmd->add_option("--transport", flags->transport, "UCX transport: shm or tcp")
       ->capture_default_str()
       ->check(CLI::IsMember({"shm", "tcp"}));
+  AddClusterKeyFlag(*cmd, &flags->cluster_key);
   cmd->callback([flags] { RunMemserver(*flags); });
 }
 

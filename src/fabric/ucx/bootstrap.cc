@@ -13,7 +13,7 @@ Status Prefixed(const HostPort& server, const Status& s) {
 
 }  // namespace
 
-Result<ServerWelcome> Handshake(const HostPort& server, uint16_t memory_node,
+Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, uint16_t memory_node,
                                 wire::ConnectionKind kind, UcxTransport transport,
                                 std::span<const std::byte> worker_address,
                                 std::chrono::milliseconds timeout) {
@@ -23,12 +23,23 @@ Result<ServerWelcome> Handshake(const HostPort& server, uint16_t memory_node,
   ServerWelcome out;
   out.socket = std::move(sock).value();
 
+  wire::Challenge challenge{};
+  DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, &challenge, sizeof challenge, deadline)));
+  if (!wire::HasMagic(challenge.magic))
+    return Status::Unavailable(server.ToString() +
+                               " is not a dmindex memory server of this version (bad magic)");
+  Nonce server_nonce, client_nonce = RandomNonce();
+  std::memcpy(server_nonce.data(), challenge.nonce, server_nonce.size());
+
   wire::Hello hello{};
   std::memcpy(hello.magic, wire::kMagic, sizeof hello.magic);
   hello.kind = static_cast<uint32_t>(kind);
   hello.transport = static_cast<uint32_t>(transport);
   hello.worker_address_bytes = static_cast<uint32_t>(worker_address.size());
   hello.memory_node = memory_node;
+  std::memcpy(hello.client_nonce, client_nonce.data(), client_nonce.size());
+  const Mac mac = wire::HelloMac(key, server_nonce, hello, worker_address);
+  std::memcpy(hello.mac, mac.data(), mac.size());
   std::vector<std::byte> msg(sizeof hello + worker_address.size());
   std::memcpy(msg.data(), &hello, sizeof hello);
   if (!worker_address.empty())
@@ -42,18 +53,29 @@ Result<ServerWelcome> Handshake(const HostPort& server, uint16_t memory_node,
   if (w.message_bytes > wire::kMaxBlobBytes || w.rkey_bytes > wire::kMaxBlobBytes ||
       w.worker_address_bytes > wire::kMaxBlobBytes)
     return Status::Corruption("memory server " + server.ToString() + ": malformed welcome");
-  std::string message(w.message_bytes, '\0');
+  if (w.status_code != 0) {
+    std::string message(w.message_bytes, '\0');
+    DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, message.data(), message.size(), deadline)));
+    return Prefixed(server, wire::StatusFromWire(w.status_code, std::move(message)));
+  }
+  if (w.message_bytes != 0)
+    return Status::Corruption("memory server " + server.ToString() + ": malformed welcome");
   out.rkey.resize(w.rkey_bytes);
   out.worker_address.resize(w.worker_address_bytes);
-  DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, message.data(), message.size(), deadline)));
-  if (w.status_code != 0)
-    return Prefixed(server, wire::StatusFromWire(w.status_code, std::move(message)));
   DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, out.rkey.data(), out.rkey.size(), deadline)));
   DMX_RETURN_IF_ERROR(Prefixed(
       server, RecvAll(out.socket, out.worker_address.data(), out.worker_address.size(), deadline)));
+  Mac welcome_mac;
+  std::memcpy(welcome_mac.data(), w.mac, welcome_mac.size());
+  if (!SameMac(welcome_mac, wire::WelcomeMac(key, server_nonce, client_nonce, w, out.rkey,
+                                             out.worker_address)))
+    return Status::Unavailable("memory server " + server.ToString() +
+                               ": its welcome is not signed with this cluster's key (" +
+                               key.source() + ")");
   out.connection_id = w.connection_id;
   out.pool_base = w.pool_base;
   out.pool_bytes = w.pool_bytes;
+  out.pool = PoolIdentity{w.pool_id, w.pool_created_unix_ms};
   return out;
 }
 

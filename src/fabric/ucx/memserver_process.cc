@@ -53,16 +53,29 @@ Result<std::unique_ptr<MemserverProcess>> MemserverProcess::Start(const Memserve
                                    std::to_string(spec.rpc_threads),
                                    "--transport",
                                    UcxTransportName(spec.transport)};
+  if (!spec.cluster_key_file.empty()) {
+    args.push_back("--cluster-key");
+    args.push_back(spec.cluster_key_file);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  int err = -1;
+  if (!spec.stderr_path.empty()) {
+    err = open(spec.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err < 0) return Status::IoError("cannot open " + spec.stderr_path);
+  }
   int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Status::IoError("pipe failed");
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    if (err >= 0) close(err);
+    return Status::IoError("pipe failed");
+  }
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(out[0]);
     close(out[1]);
+    if (err >= 0) close(err);
     return Status::IoError("fork failed");
   }
   if (pid == 0) {
@@ -70,10 +83,12 @@ Result<std::unique_ptr<MemserverProcess>> MemserverProcess::Start(const Memserve
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test or benchmark that started us
     if (getppid() != parent) _exit(126);
     dup2(out[1], STDOUT_FILENO);
+    if (err >= 0) dup2(err, STDERR_FILENO);
     execv(argv[0], argv.data());
     _exit(127);
   }
   close(out[1]);
+  if (err >= 0) close(err);
   std::unique_ptr<MemserverProcess> p(new MemserverProcess());
   p->pid_ = pid;
   // UCX logs to stdout too (with UCX_LOG_LEVEL raised): skip what is not our line.
@@ -129,8 +144,10 @@ Result<std::unique_ptr<UcxFabric>> StartLocalUcxCluster(const MemserverSpec& eac
                                                         const UcxOptions& client) {
   std::vector<std::shared_ptr<MemserverProcess>> procs;
   std::vector<HostPort> addresses;
+  MemserverSpec spec = each;
+  if (spec.cluster_key_file.empty()) spec.cluster_key_file = client.cluster_key_file;
   for (uint16_t i = 0; i < servers; ++i) {
-    auto p = MemserverProcess::Start(each);
+    auto p = MemserverProcess::Start(spec);
     if (!p.ok()) return p.status();
     addresses.push_back((*p)->address());
     procs.push_back(std::move(p).value());

@@ -23,6 +23,8 @@ struct MemserverSpec {
   uint64_t chunk_bytes = 1ull << 20;
   uint32_t rpc_threads = 1;
   UcxTransport transport = UcxTransport::kShm;
+  std::string cluster_key_file;  // --cluster-key; empty: the default key
+  std::string stderr_path;       // where the server's log goes; empty: this process's stderr
   std::chrono::milliseconds start_timeout{10000};
 };
 

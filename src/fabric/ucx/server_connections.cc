@@ -15,6 +15,10 @@ namespace {
 constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
 // How long a departing client's endpoint may take to close before the server moves on.
 constexpr auto kCloseTimeout = std::chrono::milliseconds(100);
+// Connections still in their handshake: beyond this many the oldest is dropped, so a flood
+// of idle connections cannot exhaust the server's descriptors and memory, and a real
+// client (which completes its handshake within a round trip or two) still gets through.
+constexpr size_t kMaxPendingHandshakes = 64;
 
 }  // namespace
 
@@ -23,6 +27,7 @@ struct ServerConnections::Connection {
   std::string peer;
   uint32_t id = 0;
   Clock::time_point accepted;
+  Nonce nonce{};                 // of our Challenge: the Hello must be signed over it
   std::vector<std::byte> inbox;  // handshake bytes received so far
   bool established = false;
   ucp_ep_h ep = nullptr;         // endpoint connections only
@@ -31,12 +36,13 @@ struct ServerConnections::Connection {
 
 ServerConnections::ServerConnections(Socket listener, const UcxContext& context,
                                      UcxWorker& worker, MemoryNode& node, PoolExport pool,
-                                     std::string log_prefix)
+                                     ClusterKey key, std::string log_prefix)
     : listener_(std::move(listener)),
       context_(context),
       worker_(worker),
       node_(node),
       pool_(std::move(pool)),
+      key_(std::move(key)),
       log_prefix_(std::move(log_prefix)) {}
 
 ServerConnections::~ServerConnections() {
@@ -75,13 +81,36 @@ void ServerConnections::Accept() {
     std::string peer;
     Socket s = AcceptTcp(listener_, &peer);
     if (!s.valid()) return;
+    DropOldestPendingIfFull();
     auto c = std::make_unique<Connection>();
     c->socket = std::move(s);
     c->peer = std::move(peer);
     c->id = next_id_++;
     c->accepted = Clock::now();
+    c->nonce = RandomNonce();
+    wire::Challenge challenge{};
+    std::memcpy(challenge.magic, wire::kMagic, sizeof challenge.magic);
+    std::memcpy(challenge.nonce, c->nonce.data(), sizeof challenge.nonce);
+    // 24 bytes into a fresh socket's buffer: does not block in practice.
+    if (!SendAll(c->socket, &challenge, sizeof challenge, Clock::now() + std::chrono::seconds(1)).ok())
+      continue;
     connections_.push_back(std::move(c));
   }
+}
+
+void ServerConnections::DropOldestPendingIfFull() {
+  Connection* oldest = nullptr;
+  size_t pending = 0;
+  for (auto& c : connections_) {
+    if (c->established || !c->socket.valid()) continue;
+    ++pending;
+    if (oldest == nullptr || c->accepted < oldest->accepted) oldest = c.get();
+  }
+  if (pending < kMaxPendingHandshakes) return;
+  Log("dropping connection from " + oldest->peer + ": " + std::to_string(pending) +
+      " handshakes pending, this one the oldest");
+  Drop(*oldest);
+  std::erase_if(connections_, [](const auto& c) { return !c->socket.valid(); });
 }
 
 ServerConnections::Step ServerConnections::Receive(Connection& c) {
@@ -109,18 +138,14 @@ ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
   if (have < sizeof hello) {
     // Judge the magic as soon as it can be: garbage is dropped without waiting for more.
     if (std::memcmp(c.inbox.data(), wire::kMagic, std::min(have, sizeof wire::kMagic)) != 0) {
-      Log("dropping connection from " + c.peer + ": not a dmindex client (bad magic)");
+      Log("dropping connection from " + c.peer + ": not a dmindex client of this version (bad magic)");
       return Step::kDrop;
     }
     return Step::kKeep;
   }
   std::memcpy(&hello, c.inbox.data(), sizeof hello);
-  const auto kind = static_cast<wire::ConnectionKind>(hello.kind);
-  if (!wire::HasMagic(hello.magic) ||
-      (kind != wire::ConnectionKind::kMonitor && kind != wire::ConnectionKind::kEndpoint) ||
-      hello.worker_address_bytes > wire::kMaxBlobBytes ||
-      (kind == wire::ConnectionKind::kEndpoint) != (hello.worker_address_bytes > 0)) {
-    Log("dropping connection from " + c.peer + ": malformed handshake");
+  if (std::string defect = wire::HelloDefect(hello); !defect.empty()) {
+    Log("dropping connection from " + c.peer + ": malformed handshake: " + defect);
     return Step::kDrop;
   }
   const size_t total = sizeof hello + hello.worker_address_bytes;
@@ -129,22 +154,32 @@ ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
     Log("dropping connection from " + c.peer + ": bytes beyond the handshake");
     return Step::kDrop;
   }
+  // Nothing of the Hello is used before this: not the node id, not the worker address.
+  const auto address = std::span(c.inbox).subspan(sizeof hello);
+  Mac mac;
+  std::memcpy(mac.data(), hello.mac, mac.size());
+  if (!SameMac(mac, wire::HelloMac(key_, c.nonce, hello, address))) {
+    return Refuse(c, Status::InvalidArgument(
+                         "handshake not signed with this cluster's key (give the client the "
+                         "memory server's key file with --cluster-key)"));
+  }
   if (hello.transport != static_cast<uint32_t>(context_.transport())) {
-    bool known = hello.transport <= static_cast<uint32_t>(UcxTransport::kTcp);
     return Refuse(c, Status::InvalidArgument(
                          std::string("this memory server uses UCX transport ") +
                          UcxTransportName(context_.transport()) + ", the client asked for " +
-                         (known ? UcxTransportName(static_cast<UcxTransport>(hello.transport))
-                                : "an unknown one")));
+                         UcxTransportName(static_cast<UcxTransport>(hello.transport))));
   }
   // Every connection, monitor or endpoint, says which node it takes this server for.
   if (Status s = AssignNodeId(c, hello.memory_node); !s.ok()) return Refuse(c, s);
-  if (kind == wire::ConnectionKind::kEndpoint) {
-    auto ep = worker_.Connect(std::span(c.inbox).subspan(sizeof hello), context_.err_mode(),
-                              &ServerConnections::OnEndpointError, &c);
+  if (static_cast<wire::ConnectionKind>(hello.kind) == wire::ConnectionKind::kEndpoint) {
+    auto ep = worker_.Connect(address, context_.err_mode(), &ServerConnections::OnEndpointError, &c);
     if (!ep.ok()) return Refuse(c, ep.status());
     c.ep = *ep;
   }
+  return SendWelcome(c, hello);
+}
+
+ServerConnections::Step ServerConnections::SendWelcome(Connection& c, const wire::Hello& hello) {
   wire::Welcome w{};
   std::memcpy(w.magic, wire::kMagic, sizeof w.magic);
   w.connection_id = c.id;
@@ -152,6 +187,12 @@ ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
   w.pool_bytes = pool_.bytes;
   w.rkey_bytes = static_cast<uint32_t>(pool_.rkey.size());
   w.worker_address_bytes = static_cast<uint32_t>(worker_.address().size());
+  w.pool_id = pool_.identity.id;
+  w.pool_created_unix_ms = pool_.identity.created_unix_ms;
+  Nonce client_nonce;
+  std::memcpy(client_nonce.data(), hello.client_nonce, client_nonce.size());
+  const Mac mac = wire::WelcomeMac(key_, c.nonce, client_nonce, w, pool_.rkey, worker_.address());
+  std::memcpy(w.mac, mac.data(), mac.size());
   std::vector<std::byte> out(sizeof w);
   std::memcpy(out.data(), &w, sizeof w);
   out.insert(out.end(), pool_.rkey.begin(), pool_.rkey.end());

@@ -1,7 +1,8 @@
 // The memory server's side of the out-of-band channel (wire.h): accepts TCP connections,
 // runs each handshake as a small non-blocking state machine (so a silent or garbage-sending
-// peer never stalls the server), creates the UCP endpoint that RPC replies go out on, and
-// tears it down when the client's socket closes. Runs on the progress thread only.
+// peer never stalls the server), checks it is signed with the cluster key before anything
+// in it is used, creates the UCP endpoint that RPC replies go out on, and tears it down
+// when the client's socket closes. Runs on the progress thread only.
 #pragma once
 
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "fabric/memory_node.h"
+#include "fabric/ucx/cluster_key.h"
 #include "fabric/ucx/tcp_socket.h"
 #include "fabric/ucx/ucx_context.h"
 #include "fabric/ucx/wire.h"
@@ -24,13 +26,15 @@ struct PoolExport {
   uint64_t base = 0;  // virtual address of pool offset 0 in the server
   uint64_t bytes = 0;
   std::vector<std::byte> rkey;
+  PoolIdentity identity;
 };
 
 class ServerConnections {
  public:
-  // `node` learns its id from the clients' handshakes (MemoryNode::AssignId).
+  // `node` learns its id from the clients' handshakes (MemoryNode::AssignId); only
+  // handshakes signed with `key` are served.
   ServerConnections(Socket listener, const UcxContext& context, UcxWorker& worker,
-                    MemoryNode& node, PoolExport pool, std::string log_prefix);
+                    MemoryNode& node, PoolExport pool, ClusterKey key, std::string log_prefix);
   ~ServerConnections();  // closes every client's endpoint
   ServerConnections(const ServerConnections&) = delete;
   ServerConnections& operator=(const ServerConnections&) = delete;
@@ -48,8 +52,10 @@ class ServerConnections {
   enum class Step { kKeep, kDrop };
 
   void Accept();
+  void DropOldestPendingIfFull();
   Step Receive(Connection& c);
   Step TryHandshake(Connection& c);
+  Step SendWelcome(Connection& c, const wire::Hello& hello);
   Status AssignNodeId(const Connection& c, uint32_t memory_node);
   Step Refuse(Connection& c, const Status& why);
   void Drop(Connection& c);
@@ -61,6 +67,7 @@ class ServerConnections {
   UcxWorker& worker_;
   MemoryNode& node_;
   const PoolExport pool_;
+  const ClusterKey key_;
   const std::string log_prefix_;
   uint32_t next_id_ = 1;
   std::vector<std::unique_ptr<Connection>> connections_;

@@ -29,8 +29,7 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
     // A server that is down (or refuses) breaks only its own node: the endpoint still
     // works with the others, as with the in-process fabric.
     if (fabric.IsNodeDown(n))
-      r.broken = Status::Unavailable("memory node " + std::to_string(n) + " (" +
-                                     fabric.server(n).ToString() + ") is down");
+      r.broken = fabric.NodeDownError(n);
     else
       r.broken = ep->ConnectRemote(r);
   }
@@ -39,9 +38,20 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
 
 Status UcxEndpoint::ConnectRemote(Remote& r) {
   const UcxOptions& o = fabric_.options();
-  auto welcome = Handshake(fabric_.server(r.node), r.node, wire::ConnectionKind::kEndpoint,
-                           o.transport, worker_->address(), o.connect_timeout);
+  auto welcome = Handshake(fabric_.server(r.node), fabric_.key_, r.node,
+                           wire::ConnectionKind::kEndpoint, o.transport, worker_->address(),
+                           o.connect_timeout);
   if (!welcome.ok()) return welcome.status();
+  // The server restarted since this fabric was created (before its monitor noticed, or
+  // after): its pool is a new, empty one, and every address this process holds into the
+  // old one is meaningless there.
+  if (welcome->pool != fabric_.pool_identity(r.node))
+    return Status::Unavailable("memory server " + fabric_.server(r.node).ToString() +
+                               " (memory node " + std::to_string(r.node) +
+                               ") restarted and lost its pool: it now serves " +
+                               welcome->pool.ToString() + ", this process was using " +
+                               fabric_.pool_identity(r.node).ToString() +
+                               "; every index that was in it is gone");
   r.socket = std::move(welcome->socket);
   r.connection_id = welcome->connection_id;
   r.base = welcome->pool_base;
@@ -84,9 +94,7 @@ Status UcxEndpoint::Usable(uint16_t node) const {
     return Status::InvalidArgument("no memory node " + std::to_string(node));
   const Remote& r = *remotes_[node];
   if (!r.broken.ok()) return r.broken;
-  if (fabric_.IsNodeDown(node))
-    return Status::Unavailable("memory node " + std::to_string(node) + " (" +
-                               fabric_.server(node).ToString() + ") is down");
+  if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
 }
 

@@ -18,7 +18,9 @@ Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> serve
   if (servers.size() > UINT16_MAX) return Status::InvalidArgument("too many memory servers");
   if (options.connect_timeout.count() <= 0 || options.op_timeout.count() <= 0)
     return Status::InvalidArgument("UCX timeouts must be positive");
-  std::unique_ptr<UcxFabric> f(new UcxFabric(options));
+  auto key = ClusterKey::Load(options.cluster_key_file);
+  if (!key.ok()) return key.status();
+  std::unique_ptr<UcxFabric> f(new UcxFabric(options, std::move(key).value()));
 
   UcxContextOptions co;
   co.transport = options.transport;
@@ -37,10 +39,10 @@ Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> serve
   std::vector<Socket> sockets;
   for (uint16_t i = 0; i < servers.size(); ++i) {
     const HostPort& s = servers[i];
-    auto welcome = Handshake(s, i, wire::ConnectionKind::kMonitor, options.transport, {},
+    auto welcome = Handshake(s, f->key_, i, wire::ConnectionKind::kMonitor, options.transport, {},
                              options.connect_timeout);
     if (!welcome.ok()) return welcome.status();
-    f->servers_.push_back({s, welcome->pool_bytes});
+    f->servers_.push_back({s, welcome->pool_bytes, welcome->pool});
     sockets.push_back(std::move(welcome->socket));
   }
   f->monitor_ = std::make_unique<LivenessMonitor>(std::move(sockets));
@@ -50,6 +52,13 @@ Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> serve
 UcxFabric::~UcxFabric() {
   monitor_.reset();
   context_.reset();
+}
+
+Status UcxFabric::NodeDownError(uint16_t node) const {
+  return Status::Unavailable(
+      "memory server " + server(node).ToString() + " (memory node " + std::to_string(node) +
+      ") is gone: its process exited or closed the connection. Its pool was volatile: if it "
+      "restarts, it starts empty and every index it held is lost");
 }
 
 const char* UcxFabric::backend_name() const {

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/pool_identity.h"
+#include "fabric/ucx/cluster_key.h"
 #include "fabric/ucx/liveness_monitor.h"
 #include "fabric/ucx/tcp_socket.h"
 #include "fabric/ucx/ucx_context.h"
@@ -29,6 +31,9 @@ struct UcxOptions {
   std::chrono::milliseconds op_timeout{10000};
   // UCX_NET_DEVICES for TCP; empty = "lo" when every server is on a loopback address.
   std::string net_devices;
+  // The cluster key's file, the same the memory servers read (cluster_key.h); empty =
+  // ~/.dmindex/cluster-key, created if absent.
+  std::string cluster_key_file;
 };
 
 class UcxFabric final : public Fabric {
@@ -46,8 +51,13 @@ class UcxFabric final : public Fabric {
   const UcxOptions& options() const { return options_; }
   const HostPort& server(uint16_t node) const { return servers_[node].address; }
   uint64_t pool_bytes(uint16_t node) const { return servers_[node].pool_bytes; }
+  // The pool this fabric found at Create. A server that restarts has a new one, and none of
+  // the old one's contents: endpoints refuse to connect to it (Unavailable, saying so).
+  const PoolIdentity& pool_identity(uint16_t node) const { return servers_[node].pool; }
   // Whether the server's process is known to be gone (its socket closed).
   bool IsNodeDown(uint16_t node) const { return monitor_->IsDown(node); }
+  // Unavailable, naming the server, for a node that IsNodeDown.
+  Status NodeDownError(uint16_t node) const;
 
   // Keeps `resource` alive until after this fabric has disconnected, e.g. the memory-server
   // processes a test or benchmark started for it (memserver_process.h).
@@ -61,12 +71,14 @@ class UcxFabric final : public Fabric {
   struct Server {
     HostPort address;
     uint64_t pool_bytes = 0;
+    PoolIdentity pool;
   };
-  explicit UcxFabric(const UcxOptions& options) : options_(options) {}
+  UcxFabric(const UcxOptions& options, ClusterKey key) : options_(options), key_(std::move(key)) {}
 
   // Declared first, destroyed last: servers outlive every connection to them.
   std::vector<std::shared_ptr<void>> owned_;
   const UcxOptions options_;
+  const ClusterKey key_;
   std::vector<Server> servers_;
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<LivenessMonitor> monitor_;

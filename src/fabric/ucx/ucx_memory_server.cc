@@ -54,6 +54,8 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   DMX_RETURN_IF_ERROR(ValidateOptions(options));
   auto at = ParseHostPort(options.listen);
   if (!at.ok()) return at.status();
+  auto key = ClusterKey::Load(options.cluster_key_file);
+  if (!key.ok()) return key.status();
   std::unique_ptr<UcxMemoryServer> s(new UcxMemoryServer(options));
   auto listener = ListenTcp(*at, &at->port);
   if (!listener.ok()) return listener.status();
@@ -76,6 +78,7 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   // Which memory node this server is comes from the clients' handshakes (AssignId).
   s->node_ = std::make_unique<MemoryNode>(std::nullopt, reinterpret_cast<std::byte*>(pool.base),
                                           options.pool_bytes, options.node);
+  pool.identity = s->node_->identity();
   auto worker = UcxWorker::Create(*s->context_);
   if (!worker.ok()) return worker.status();
   s->worker_ = std::move(worker).value();
@@ -88,7 +91,7 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
       s->worker_->SetAmHandler(wire::kRpcRequestAm, &UcxMemoryServer::OnRequest, s.get()));
   s->connections_ = std::make_unique<ServerConnections>(
       std::move(listener).value(), *s->context_, *s->worker_, *s->node_, std::move(pool),
-      s->log_prefix_);
+      std::move(key).value(), s->log_prefix_);
   return s;
 }
 

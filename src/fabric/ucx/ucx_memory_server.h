@@ -29,6 +29,8 @@ struct UcxServerOptions {
   UcxTransport transport = UcxTransport::kShm;
   // UCX_NET_DEVICES for TCP; empty = "lo" when listening on a loopback address, else all.
   std::string net_devices;
+  // The cluster key's file (cluster_key.h); empty = ~/.dmindex/cluster-key, created if absent.
+  std::string cluster_key_file;
   // Polling continues this long after the last event before the thread sleeps.
   std::chrono::microseconds spin{50};
 };

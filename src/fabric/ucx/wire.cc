@@ -1,6 +1,50 @@
 #include "fabric/ucx/wire.h"
 
+#include "fabric/ucx/ucx_context.h"
+
 namespace dmindex::fabric::ucx::wire {
+namespace {
+
+template <typename T>
+std::span<const std::byte> Bytes(const T& pod) {
+  return std::as_bytes(std::span(&pod, 1));
+}
+
+constexpr char kHelloDomain[] = "dmindex hello v3";
+constexpr char kWelcomeDomain[] = "dmindex welcome v3";
+
+}  // namespace
+
+std::string HelloDefect(const Hello& h) {
+  if (!HasMagic(h.magic)) return "not a dmindex client of this version (bad magic)";
+  const auto kind = static_cast<ConnectionKind>(h.kind);
+  if (kind != ConnectionKind::kMonitor && kind != ConnectionKind::kEndpoint)
+    return "unknown connection kind " + std::to_string(h.kind);
+  if (h.transport > static_cast<uint32_t>(UcxTransport::kTcp))
+    return "unknown transport " + std::to_string(h.transport);
+  if (kind == ConnectionKind::kMonitor && h.worker_address_bytes != 0)
+    return "a monitor connection with a worker address";
+  if (kind == ConnectionKind::kEndpoint &&
+      (h.worker_address_bytes == 0 || h.worker_address_bytes > kMaxBlobBytes))
+    return "worker address of " + std::to_string(h.worker_address_bytes) + " bytes";
+  if (h.memory_node > UINT16_MAX) return "memory node " + std::to_string(h.memory_node) + " out of range";
+  return "";
+}
+
+Mac HelloMac(const ClusterKey& key, const Nonce& server_nonce, Hello hello,
+             std::span<const std::byte> worker_address) {
+  std::memset(hello.mac, 0, sizeof hello.mac);
+  return key.Sign({std::as_bytes(std::span(kHelloDomain)), Bytes(server_nonce), Bytes(hello),
+                   worker_address});
+}
+
+Mac WelcomeMac(const ClusterKey& key, const Nonce& server_nonce, const Nonce& client_nonce,
+               Welcome welcome, std::span<const std::byte> rkey,
+               std::span<const std::byte> worker_address) {
+  std::memset(welcome.mac, 0, sizeof welcome.mac);
+  return key.Sign({std::as_bytes(std::span(kWelcomeDomain)), Bytes(server_nonce),
+                   Bytes(client_nonce), Bytes(welcome), rkey, worker_address});
+}
 
 Status StatusFromWire(uint32_t code, std::string m) {
   using C = Status::Code;
@@ -16,6 +60,7 @@ Status StatusFromWire(uint32_t code, std::string m) {
     case C::kNotSupported: return Status::NotSupported(std::move(m));
     case C::kAborted: return Status::Aborted(std::move(m));
     case C::kNotOwner: return Status::NotOwner(std::move(m));
+    case C::kBusy: return Status::Busy(std::move(m));
   }
   return Status::Corruption("status code " + std::to_string(code) + " from memory server: " + m);
 }

@@ -1,6 +1,16 @@
 // What travels between UCX clients and memory servers, byte for byte: the out-of-band
 // handshake over TCP and the headers of RPC active messages. Both sides run on the same
 // architecture (host byte order, no padding surprises: every struct is checked below).
+//
+// The handshake is a challenge-response under the cluster key (cluster_key.h):
+//   server -> client  Challenge: a fresh random nonce, sent on accept
+//   client -> server  Hello + worker address, signed over the server's nonce
+//   server -> client  Welcome + message + rkey + worker address, signed over both nonces
+// The server checks the Hello's length fields and signature before anything else: a peer
+// without the key never reaches UCX (which aborts the process on a malformed worker
+// address) or MemoryNode::AssignId, and a recorded Hello is useless on another connection.
+// The client checks the Welcome's signature before handing the server's rkey and worker
+// address to UCX.
 #pragma once
 
 #include <cstdint>
@@ -8,18 +18,28 @@
 #include <string>
 #include <type_traits>
 
+#include <span>
+
 #include "dmindex/status.h"
+#include "fabric/ucx/cluster_key.h"
 
 namespace dmindex::fabric::ucx::wire {
 
 // 02: Hello carries the memory-node position (01 had a reserved word there).
-inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '2'};
+// 03: the Challenge, signatures, and the pool's identity in the Welcome.
+inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '3'};
 // Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
 inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
 
 enum class ConnectionKind : uint32_t {
   kMonitor = 1,   // one per client process and server: pool facts, then only a liveness signal
   kEndpoint = 2,  // one per client endpoint and server: carries the endpoint's worker address
+};
+
+// Server -> client, first thing on every connection.
+struct Challenge {
+  char magic[8];
+  uint8_t nonce[kNonceBytes];
 };
 
 // Client -> server, followed by `worker_address_bytes` of the client's UCP worker address.
@@ -32,10 +52,13 @@ struct Hello {
   uint32_t transport;  // UcxTransport; must match the server's
   uint32_t worker_address_bytes;
   uint32_t memory_node;
+  uint8_t client_nonce[kNonceBytes];  // the server signs its Welcome over it
+  uint8_t mac[kMacBytes];             // HelloMac
 };
 
 // Server -> client, followed by the message, the packed rkey and the server's worker address.
-// A non-zero status_code refuses the connection; the message says why.
+// A non-zero status_code refuses the connection; the message says why. Refusals are not
+// signed (the peer may not hold the key, and a refusal hands nothing to UCX).
 struct Welcome {
   char magic[8];
   uint32_t status_code;  // Status::Code
@@ -46,6 +69,9 @@ struct Welcome {
   uint32_t rkey_bytes;
   uint32_t worker_address_bytes;
   uint32_t reserved;
+  uint64_t pool_id;      // PoolIdentity: new on every start of the server
+  uint64_t pool_created_unix_ms;
+  uint8_t mac[kMacBytes];  // WelcomeMac; zero in refusals
 };
 
 // Active-message ids registered on the workers.
@@ -65,11 +91,24 @@ struct RpcReplyHeader {
   uint32_t message_bytes;  // the Status message precedes the reply payload in the data
 };
 
-static_assert(sizeof(Hello) == 24 && std::is_trivially_copyable_v<Hello>);
-static_assert(sizeof(Welcome) == 48 && std::is_trivially_copyable_v<Welcome>);
+static_assert(sizeof(Challenge) == 24 && std::is_trivially_copyable_v<Challenge>);
+static_assert(sizeof(Hello) == 72 && std::is_trivially_copyable_v<Hello>);
+static_assert(sizeof(Welcome) == 96 && std::is_trivially_copyable_v<Welcome>);
 static_assert(sizeof(RpcRequestHeader) == 16 && sizeof(RpcReplyHeader) == 16);
 
 inline bool HasMagic(const char (&magic)[8]) { return std::memcmp(magic, kMagic, 8) == 0; }
+
+// Why a Hello's fixed part is not one a dmindex client sends (magic, kind, transport,
+// address length for its kind, node id range); empty if it may be.
+std::string HelloDefect(const Hello& hello);
+
+// The signatures, over everything sent plus the nonces of this connection (the mac field
+// itself counts as zero). Distinct prefixes keep a Hello from passing as a Welcome.
+Mac HelloMac(const ClusterKey& key, const Nonce& server_nonce, Hello hello,
+             std::span<const std::byte> worker_address);
+Mac WelcomeMac(const ClusterKey& key, const Nonce& server_nonce, const Nonce& client_nonce,
+               Welcome welcome, std::span<const std::byte> rkey,
+               std::span<const std::byte> worker_address);
 
 // Rebuilds a Status sent as code + message; an unknown code is Corruption.
 Status StatusFromWire(uint32_t code, std::string message);
