@@ -35,6 +35,10 @@ struct KeyValue {
 
 struct IndexOptions {
   std::string name = "default";  // catalog entry, so several processes can open one index
+  // Create the index if the catalog has none of this name (as RocksDB's option). Off: an
+  // absent index is NotFound, e.g. one lost when its memory server restarted (pools are
+  // volatile), instead of a new empty index.
+  bool create_if_missing = true;
   uint32_t node_bytes = 1024;    // tree node size; fan-out follows from it
   uint64_t cache_bytes = 64ull << 20;  // per compute node, for designs that cache
   uint32_t compute_nodes = 1;    // logical compute nodes hosted by this process

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "fabric/pool_identity.h"
 #include "fabric/pool_layout.h"
 
 namespace dmindex::alloc {
@@ -71,6 +72,18 @@ Status CheckName(std::string_view name) {
   return Status::Ok();
 }
 
+// A missing index is often one that was there before its memory server restarted: say how
+// young the pool is, so the reader can tell.
+Status Missing(fabric::Endpoint& ep, std::string_view name) {
+  std::string m = "no index named '" + std::string(name) + "' in the catalog";
+  auto pool = fabric::ReadPoolIdentity(ep, 0);
+  if (pool.ok())
+    m += " of memory node 0 (" + pool->ToString() +
+         "; a memory server starts with an empty pool, so an index created before its last "
+         "restart is gone)";
+  return Status::NotFound(m);
+}
+
 }  // namespace
 
 Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) {
@@ -80,7 +93,7 @@ Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) 
   for (uint32_t i = 0; i < kEntries; ++i)
     if (table[i].state == kReady && Field(table[i].name, sizeof table[i].name) == name)
       return ToEntry(table[i], i);
-  return Status::NotFound("no index named '" + std::string(name) + "' in the catalog");
+  return Missing(ep, name);
 }
 
 Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
@@ -106,7 +119,7 @@ Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name) {
 
 Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
                                            std::string_view design, uint32_t node_bytes,
-                                           bool* created) {
+                                           bool* created, bool create_if_missing) {
   DMX_RETURN_IF_ERROR(CheckName(name));
   if (design.empty() || design.size() > kMaxDesignBytes)
     return Status::InvalidArgument("design name must have 1.." + std::to_string(kMaxDesignBytes) + " bytes");
@@ -136,6 +149,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       continue;
     }
+    if (!create_if_missing) return Missing(ep, name);
     if (first_free < 0) return Status::OutOfSpace("catalog full: " + std::to_string(kEntries) + " indexes");
     const uint32_t slot = static_cast<uint32_t>(first_free);
     uint64_t old = 0;

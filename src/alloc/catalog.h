@@ -34,11 +34,13 @@ class Catalog {
 
   // Opens entry `name`, or creates it (root and aux words zero) if absent. Two processes
   // racing to create one name get one entry: exactly one of them sees *created = true.
-  // InvalidArgument if it exists with another design or node size.
+  // InvalidArgument if it exists with another design or node size. Without
+  // `create_if_missing` an absent entry is NotFound, as from Open.
   static Result<CatalogEntry> OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
                                            std::string_view design, uint32_t node_bytes,
-                                           bool* created);
-  // Opens an existing entry; NotFound if there is none.
+                                           bool* created, bool create_if_missing = true);
+  // Opens an existing entry; NotFound if there is none, saying when memory node 0's pool
+  // was created (a memory server that restarted lost every index it held).
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
   // Every ready entry, in slot order.
   static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);

@@ -39,6 +39,7 @@ struct CheckFlags {
   bool tear = false;
   double delay = 0;
   std::string index_name;
+  bool no_create = false;
   bool load = false;
   std::string history_out;
   std::vector<std::string> merge;
@@ -92,6 +93,11 @@ void Finish(const check::CheckReport& report, const std::string& what, const std
   std::cout << "dmindex check: OK: " << what << ": " << report.ToString(0) << "\n";
 }
 
+bool IndexExists(fabric::Fabric& fabric, const std::string& name) {
+  auto ep = fabric.Connect();
+  return ep.ok() && alloc::Catalog::Open(**ep, name).ok();
+}
+
 // Shared and private runs of the workload.
 void RunWorkload(CheckFlags& f) {
   auto design = bench::ParseDesignChoice(f.design);
@@ -103,6 +109,8 @@ void RunWorkload(CheckFlags& f) {
          "cannot be checked alone: give --history-out and check the histories with --merge", 2);
   if (f.rounds == 0 && f.seconds == 0 && !f.load) Fail("--rounds 0 only makes sense with --load", 2);
   if (!shared && f.load) Fail("--load is for a shared index (--index-name); a private one is always loaded", 2);
+  if (f.no_create && (!shared || f.load))
+    Fail("--no-create is for joining a shared index that exists (--index-name, without --load)", 2);
   if (f.workload.process > check::kMaxWorkloadProcess)
     Fail("--compute-node must be at most " + std::to_string(check::kMaxWorkloadProcess), 2);
   f.fabric.faults.tear = f.tear;
@@ -112,9 +120,17 @@ void RunWorkload(CheckFlags& f) {
   FailIfError(fabric.status(), "fabric", 2);
 
   const std::string name = shared ? f.index_name : "check-" + std::to_string(getpid());
-  auto index = designs::MakeIndex(design->name, **fabric,
-                                  IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes));
+  // A process joining a shared index that is not there probably lost it to a memory-server
+  // restart (or misspelled it): say so (and with --no-create, refuse).
+  const bool existed = shared && !f.load && IndexExists(**fabric, name);
+  IndexOptions options = IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes);
+  options.create_if_missing = !f.no_create;
+  auto index = designs::MakeIndex(design->name, **fabric, options);
   FailIfError(index.status(), "opening index " + name, 2);
+  if (shared && !f.load && !existed)
+    std::cerr << "dmindex check: warning: index " << name << " did not exist and was created empty "
+              << "(if it was there before, its memory server restarted and lost it; --no-create "
+              << "makes this an error)\n";
   check::ConcurrentWorkload workload(**index, f.workload);
   if (!shared || f.load) FailIfError(workload.Preload(), "bulk load of the initial keys", 2);
 
@@ -242,6 +258,9 @@ void AddCheckCommand(CLI::App& app) {
               "Partitioned designs (dex): every this many ms a hosted compute node gives half "
               "of its hot keys to a neighbour, while the threads run (0: never)");
   cmd->add_flag("--load", f->load, "Shared index: bulk load the initial keys (the index must be new)");
+  cmd->add_flag("--no-create", f->no_create,
+                "Shared index: open it only if it exists (NotFound otherwise, e.g. after its "
+                "memory server restarted and lost it) instead of creating an empty one");
   AddOutputFile(*cmd, "--history-out", &f->history_out, "Write the recorded history to this file");
   cmd->add_option("--merge", f->merge, "Merge these history files and check them together")
       ->expected(1, -1);

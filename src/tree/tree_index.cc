@@ -98,7 +98,8 @@ Result<std::unique_ptr<Index>> OpenTreeIndex(fabric::Fabric& fabric, const std::
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   bool created = false;
-  auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, design, options.node_bytes, &created);
+  auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, design, options.node_bytes, &created,
+                                            options.create_if_missing);
   if (!entry.ok()) return entry.status();
   auto tree = Tree::Create(fabric, *resolved, entry->root_word);
   if (!tree.ok()) return tree.status();
