@@ -51,13 +51,22 @@ TEST(BenchTimelineCli, DexRepartitionsMidRunAndTheTreeStaysWhole) {
   const nlohmann::json& run = all[0];
   EXPECT_EQ(run["verified"], true) << run["verify_error"];
   EXPECT_EQ(run["error"], "");
-  // 1 s in 200 ms intervals; the last one ends when the threads have stopped.
+  // 1 s in 200 ms intervals; the last one ends when the threads have stopped. How late the
+  // sampler wakes is the scheduler's business (on a loaded machine it missed 0.6 and 0.8 s,
+  // and its sample at 0.83 s closed one longer interval; tests/bench_timeline_test.cc pins
+  // that rule down with given times): asserted here is only what holds whenever it wakes.
   const nlohmann::json& timeline = run["timeline"];
-  ASSERT_EQ(timeline.size(), 5u) << timeline.dump();
+  ASSERT_GE(timeline.size(), 1u);
+  ASSERT_LE(timeline.size(), 5u) << timeline.dump();
   uint64_t ops = 0;
   for (size_t i = 0; i < timeline.size(); ++i) {
+    const double end_s = timeline[i]["end_s"].get<double>();
     EXPECT_DOUBLE_EQ(timeline[i]["start_s"].get<double>(), i ? timeline[i - 1]["end_s"].get<double>() : 0.0);
-    EXPECT_NEAR(timeline[i]["end_s"].get<double>(), 0.2 * (i + 1), 0.15) << i;
+    if (i + 1 < timeline.size()) {
+      EXPECT_GE(end_s, 0.2 * static_cast<double>(i + 1) - 1e-9) << i;  // never before its boundary
+    } else {
+      EXPECT_GE(end_s, 1.0 - 1e-9);  // the phase ran its whole second
+    }
     ops += timeline[i]["ops"].get<uint64_t>();
   }
   EXPECT_EQ(ops, run["ops"].get<uint64_t>());
@@ -89,7 +98,10 @@ TEST(BenchTimelineCli, TimelineWithoutRepartitioningWorksForAnyDesign) {
                       "--duration 0.5 --timeline-ms 100 --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json all = nlohmann::json::parse(std::ifstream(json));
-  EXPECT_EQ(all[0]["timeline"].size(), 5u);
+  // 0.5 s in 100 ms intervals: five, or fewer when the sampler woke late (see above).
+  EXPECT_GE(all[0]["timeline"].size(), 1u);
+  EXPECT_LE(all[0]["timeline"].size(), 5u);
+  EXPECT_GE(all[0]["timeline"].back()["end_s"].get<double>(), 0.5 - 1e-9);
   EXPECT_TRUE(all[0]["repartition"].is_null());
   EXPECT_EQ(all[0]["verified"], true);
   std::filesystem::remove(json);

@@ -1,6 +1,7 @@
 #include "fabric/ucx/cluster_key.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -100,6 +101,11 @@ Result<std::string> ReadKeyFile(const std::string& path) {
 
 std::string DefaultClusterKeyPath() {
   const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') {
+    // Services and CI jobs may run without HOME: the account's home directory then.
+    const passwd* pw = getpwuid(getuid());
+    home = pw != nullptr ? pw->pw_dir : nullptr;
+  }
   if (home == nullptr || *home == '\0') return "";
   return std::string(home) + "/.dmindex/cluster-key";
 }
@@ -109,7 +115,7 @@ Result<ClusterKey> ClusterKey::Load(const std::string& given) {
   if (path.empty()) {
     path = DefaultClusterKeyPath();
     if (path.empty())
-      return Status::InvalidArgument("no cluster key: HOME is not set, so give --cluster-key FILE");
+      return Status::InvalidArgument("no cluster key: no home directory, so give --cluster-key FILE");
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) DMX_RETURN_IF_ERROR(CreateKeyFile(path));
   }

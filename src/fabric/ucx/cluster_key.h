@@ -21,7 +21,7 @@ inline constexpr size_t kNonceBytes = 16;
 using Mac = std::array<uint8_t, kMacBytes>;
 using Nonce = std::array<uint8_t, kNonceBytes>;
 
-// $HOME/.dmindex/cluster-key; empty if HOME is not set.
+// ~/.dmindex/cluster-key ($HOME, else the account's home directory); empty if neither.
 std::string DefaultClusterKeyPath();
 
 class ClusterKey {
