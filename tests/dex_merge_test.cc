@@ -288,7 +288,7 @@ TEST(DexMerge, LeavesMergeUnderSharedParents) {
   for (Key k = 1; k < 3000; k += 3) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
   const size_t before = CountLeaves(**tree, ws);
   for (Key k = 1000; k < 2000; ++k)
-    if (k % 3 == 1) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+    if (k % 3 == 1) { ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k; }
   EXPECT_GT((*tree)->compute_node(1).retired.shared_merges.load(), 0u);
   EXPECT_LT(CountLeaves(**tree, ws), before - 10);
   for (Key k = 1; k < 3000; ++k) {
@@ -317,7 +317,7 @@ TEST(DexMerge, RootShrinksWhenOneChildIsLeft) {
   constexpr Key kKeys = 20000;  // three levels with 512-byte nodes
   for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
   for (Key k = 1; k <= kKeys; ++k)
-    if (k % 1000 != 0) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+    if (k % 1000 != 0) { ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k; }
   EXPECT_GT((*tree)->compute_node(0).retired.root_shrinks.load(), 0u);
   EXPECT_LE(CountLeaves(**tree, ws), 6u);  // 20 keys, leaves of >= 4 (1/4 of 18) each
   std::vector<KeyValue> all;

@@ -44,7 +44,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
       Value got = 0;
       Status st = s.Lookup(k, &got);
       ASSERT_EQ(st.ok(), model.count(k) == 1) << "op " << i << " lookup " << k << ": " << st.ToString();
-      if (st.ok()) ASSERT_EQ(got, model[k]) << "op " << i;
+      if (st.ok()) { ASSERT_EQ(got, model[k]) << "op " << i; }
     } else if (op < 8) {
       Status st = s.Update(k, v);
       ASSERT_EQ(st.ok(), model.count(k) == 1) << "op " << i << " update " << k << ": " << st.ToString();
@@ -68,7 +68,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
         ASSERT_EQ(got[j].key, it->first) << "op " << i << " scan from " << k << " item " << j;
         ASSERT_EQ(got[j].value, it->second);
       }
-      if (got.size() < 20) ASSERT_TRUE(it == model.end()) << "op " << i << " scan from " << k << " ended early after " << got.size() << " at model key " << it->first;
+      if (got.size() < 20) { ASSERT_TRUE(it == model.end()) << "op " << i << " scan from " << k << " ended early after " << got.size() << " at model key " << it->first; }
     }
   }
   std::vector<KeyValue> all;
@@ -99,7 +99,7 @@ void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool prelo
   w.keys = 256;
   w.ops_per_thread = 1000;
   check::ConcurrentWorkload workload(**index, w);
-  if (preload) ASSERT_TRUE(workload.Preload().ok());
+  if (preload) { ASSERT_TRUE(workload.Preload().ok()); }
   auto report = check::RunCheckedRounds(workload, 3);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
@@ -152,7 +152,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
       Value v = 0;
       Status s = (*tree)->Lookup(ws, k, &v);
       ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();
-      if (s.ok()) ASSERT_EQ(v, model[k]);
+      if (s.ok()) { ASSERT_EQ(v, model[k]); }
     } else {
       Status s = (*tree)->Write(ws, designs::dex::WriteOp::kUpdate, k, i);
       ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();

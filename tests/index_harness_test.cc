@@ -127,7 +127,7 @@ TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
         Value out = 0;
         Status st = s->Lookup(k, &out);
         ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Lookup(" << k << "): " << st.ToString();
-        if (st.ok()) ASSERT_EQ(out, present->second) << "op " << i << " Lookup(" << k << ")";
+        if (st.ok()) { ASSERT_EQ(out, present->second) << "op " << i << " Lookup(" << k << ")"; }
         else ASSERT_TRUE(st.IsNotFound()) << st.ToString();
       }
     }

@@ -36,7 +36,8 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
     for (int i = 0; i < 2; ++i) {
       auto server = testing::StartShmMemserver();
       ASSERT_TRUE(server.ok()) << server.status().ToString();
-      memservers_ += (i ? "," : "") + (*server)->address().ToString();
+      if (i > 0) memservers_ += ",";
+      memservers_ += (*server)->address().ToString();
       servers_.push_back(std::move(server).value());
     }
   }

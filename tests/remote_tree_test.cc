@@ -69,7 +69,7 @@ class RemoteTreeTest : public ::testing::TestWithParam<Config> {
     for (;;) {
       EXPECT_TRUE(s.Scan(from, chunk, &part).ok());
       for (const auto& kv : part) {
-        if (!all.empty()) EXPECT_LT(all.back().key, kv.key);
+        if (!all.empty()) { EXPECT_LT(all.back().key, kv.key); }
         all.push_back(kv);
       }
       if (part.size() < chunk) return all;
@@ -123,7 +123,7 @@ TEST_P(RemoteTreeTest, RandomOperationsMatchAReferenceMap) {
         Value got = 0;
         Status st = s->Lookup(k, &got);
         ASSERT_EQ(st.ok(), ref.count(k) == 1);
-        if (st.ok()) ASSERT_EQ(got, ref[k]);
+        if (st.ok()) { ASSERT_EQ(got, ref[k]); }
       }
     }
     if (i % 5000 == 4999) {
@@ -272,7 +272,7 @@ TEST_P(RemoteTreeTest, TornReadsNeverLoseAStableKey) {
         Value got = 0;
         Status st = s->Lookup(k, &got);
         ASSERT_EQ(st.ok(), mine.count(k) == 1);
-        if (st.ok()) ASSERT_EQ(got, mine[k]);
+        if (st.ok()) { ASSERT_EQ(got, mine[k]); }
       }
       writers_done++;
     });

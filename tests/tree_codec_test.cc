@@ -201,10 +201,12 @@ TEST(NodeValidator, RejectsEveryTornMixOfTwoVersions) {
         bool ok = v.Decode(mixed.data(), &h);
         // A mix is only acceptable if it equals one of the versions on every byte that
         // matters; pieces past the used entries of an internal node are not relied on.
-        if (ok) EXPECT_TRUE(from_b == 0 || from_b == static_cast<int>(pieces) ||
-                            std::equal(mixed.begin(), mixed.begin() + 64 + 41 * 16, a->begin()) ||
-                            std::equal(mixed.begin(), mixed.begin() + 64 + 41 * 16, b->begin()))
-            << "accepted a torn image, unit " << unit;
+        if (ok) {
+          EXPECT_TRUE(from_b == 0 || from_b == static_cast<int>(pieces) ||
+                      std::equal(mixed.begin(), mixed.begin() + 64 + 41 * 16, a->begin()) ||
+                      std::equal(mixed.begin(), mixed.begin() + 64 + 41 * 16, b->begin()))
+              << "accepted a torn image, unit " << unit;
+        }
       }
     }
   }

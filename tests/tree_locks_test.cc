@@ -59,7 +59,7 @@ TEST_P(NodeLockTest, CountersUnderTheLockNeverLoseAnUpdate) {
   uint64_t word = 1;
   ASSERT_TRUE(ep->Read(LockWordFor(node), &word, 8).ok());
   EXPECT_EQ(word, 0u) << "the lock must end free";
-  if (GetParam().hocl) EXPECT_GT(local0.handovers() + local1.handovers(), 0u);
+  if (GetParam().hocl) { EXPECT_GT(local0.handovers() + local1.handovers(), 0u); }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, NodeLockTest,

@@ -39,8 +39,9 @@ std::string HexValue(Value v) {
 }
 
 std::string Describe(const Operation& op, int64_t origin_ns) {
-  std::string s = op.process > 0 ? "C" + std::to_string(op.process) + ".T" : "T";
-  s.append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
+  std::string s;  // appended piece by piece: "C" + std::to_string(...) trips GCC 12's -Wrestrict
+  if (op.process > 0) s.append("C").append(std::to_string(op.process)).append(".");
+  s.append("T").append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
   s.append(std::to_string(op.key));
   if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + HexValue(op.value);
   if (op.kind == OpKind::kScan) s += ", " + std::to_string(op.scan_count);
