@@ -34,7 +34,7 @@ TEST(BenchCli, HelpDocumentsEveryFlag) {
   for (const char* flag : {"--design", "--workload", "-P", "--keys", "--warmup-ops", "--ops",
                            "--duration", "--threads", "--compute-nodes", "--cache-mb", "--cache-pct",
                            "--node-size", "--theta", "--seed", "--latency-us", "--bandwidth-gbps",
-                           "--memservers", "--baseline", "--json", "--csv"})
+                           "--memservers", "--baseline", "--json", "--csv", "--stall-timeout"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
 }
 
@@ -44,6 +44,7 @@ TEST(BenchCli, BadFlagsAndValuesAreClearErrors) {
   ExpectError("bench --ops 100 --duration 1", "--duration");
   ExpectError("bench --cache-mb 1 --cache-pct 5", "--cache");
   ExpectError("bench --theta 1.5", "--theta");
+  ExpectError("bench --stall-timeout -1", "--stall-timeout");
   ExpectError("bench --no-such-flag", "no-such-flag");
   ExpectError("bench --workload ycsb-q", "unknown workload 'ycsb-q'");
   ExpectError("bench -P /nonexistent/workloada", "/nonexistent/workloada");

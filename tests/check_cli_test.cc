@@ -74,6 +74,7 @@ TEST(CheckCli, BadFlagsAreClearErrors) {
       {"check --design local --index-name x --history-out /dev/null", "cannot be shared by processes"},
       {"check --load", "--load is for a shared index"},
       {"check --rounds 0", "--rounds 0"},
+      {"check --stall-timeout never", "--stall-timeout"},
       {"check --rounds 2 --seconds 1", "excludes"},
       {"check --tear --memservers 127.0.0.1:1", "in-process fabric only"},
       {"check --final-state", "--final-state works with --merge"},

@@ -24,6 +24,7 @@ struct alignas(64) ThreadSlot {
   std::atomic<uint64_t> done{0};  // measured operations so far, for progress and timeline
   uint64_t inserts = 0;
   LatencyHistogram latency;
+  Activity activity;              // what the thread does, for the watchdog
 };
 
 // State shared by the threads of one measurement.
@@ -56,6 +57,11 @@ class Phase {
   Clock::time_point start() const { return start_; }
   uint64_t round_trips_at_start() const { return verbs_before_.round_trips; }
   Measurement Collect(bool interrupted);
+  std::vector<const Activity*> activities() const {
+    std::vector<const Activity*> all;
+    for (uint32_t t = 0; t < options_.threads; ++t) all.push_back(&slots_[t].activity);
+    return all;
+  }
 
  private:
   // Runs on the last thread to arrive at each meeting point: snapshots taken there see no
@@ -94,6 +100,13 @@ void Phase::OnMeeting() {
 
 void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
   ThreadSlot& slot = slots_[t];
+  ActivityScope scope(&slot.activity);
+  const auto execute = [&slot](OpExecutor& exec, const Operation& op) {
+    slot.activity.Begin(OpKindName(op.kind), op.key);
+    Status s = exec.Execute(op);
+    slot.activity.End();
+    return s;
+  };
   std::unique_ptr<OpSource> source = sources(t);
   std::unique_ptr<Session> session;
   if (auto s = index_.OpenSession(t % options_.compute_nodes); s.ok())
@@ -105,7 +118,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
     OpExecutor exec(*session);
     Operation op;
     for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped() && source->Next(&op); --i) {
-      if (Status s = exec.Execute(op); !s.ok()) Fail(s);
+      if (Status s = execute(exec, op); !s.ok()) Fail(s);
       source->Completed(op);
       slot.inserts += op.kind == OpKind::kInsert;
       Done(t, op);
@@ -120,7 +133,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
     Operation op;
     while (done < quota && !stopped() && source->Next(&op)) {
       const auto t0 = Clock::now();
-      Status s = exec.Execute(op);
+      Status s = execute(exec, op);
       const auto t1 = Clock::now();
       if (!s.ok()) {
         Fail(s);
@@ -163,6 +176,14 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
                     Progress& progress) {
   using Seconds = std::chrono::duration<double>;
   Phase phase(index, fabric, options);
+  WatchdogOptions watch = options.watchdog;
+  if (watch.on_stall) {
+    watch.on_stall = [&phase, on_stall = watch.on_stall](const std::string& report) {
+      phase.Stop();  // threads that get going again stop at once
+      on_stall(report);
+    };
+  }
+  Watchdog watchdog(phase.activities(), std::move(watch));
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < options.threads; ++t)
     threads.emplace_back([&phase, &sources, t] { phase.ThreadBody(sources, t); });
@@ -216,6 +237,7 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   if (action_started) action_thread.join();
   progress.Clear();
   Measurement m = phase.Collect(interrupted);
+  if (watchdog.stalled() && m.error.empty()) m.error = "the run stalled: " + watchdog.stall_report();
   if (timeline) m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips);
   if (action_started) m.action = action_times;
   return m;

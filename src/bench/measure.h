@@ -15,6 +15,7 @@
 #include "bench/op_stream.h"
 #include "bench/progress.h"
 #include "bench/timeline.h"
+#include "common/watchdog.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 
@@ -42,6 +43,9 @@ struct MeasureOptions {
   // Called by each thread for each operation it completed (warm-up included), e.g. to
   // record a trace; `sequence` orders them across threads by completion.
   std::function<void(uint32_t thread, uint64_t sequence, const Operation& op)> on_completed;
+  // Stops waiting for a stuck run: on_stall gets a report of every thread's operation; the
+  // run then ends with an error once the threads return (if they ever do).
+  WatchdogOptions watchdog;
 };
 
 // Each thread's operations; a source that runs dry ends that thread's part of the phase.

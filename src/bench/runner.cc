@@ -91,6 +91,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.seconds = config.seconds;
   mo.timeline_s = config.timeline_s;
   mo.label = label;
+  mo.watchdog = config.watchdog;
   if (repartition) {
     mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
       auto took = (*index)->Repartition(repartition->move.after);

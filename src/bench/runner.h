@@ -14,6 +14,7 @@
 #include "bench/progress.h"
 #include "bench/repartition_plan.h"
 #include "bench/run_result.h"
+#include "common/watchdog.h"
 #include "bench/trace.h"
 #include "bench/workload_spec.h"
 #include "dmindex/index.h"
@@ -48,6 +49,7 @@ struct RunConfig {
   std::shared_ptr<const Trace> trace;
   // Every completed operation goes here too (--trace-out).
   std::shared_ptr<TraceRecorder> trace_out;
+  WatchdogOptions watchdog;  // of the warm-up and the measured phase (MeasureOptions)
 };
 
 class Runner {

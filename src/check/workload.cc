@@ -11,7 +11,18 @@
 namespace dmindex::check {
 
 ConcurrentWorkload::ConcurrentWorkload(Index& index, const WorkloadOptions& options)
-    : index_(index), options_(options) {}
+    : index_(index), options_(options) {
+  for (uint32_t t = 0; t < options.threads; ++t)
+    activities_.push_back(std::make_unique<Activity>("thread " + std::to_string(t)));
+  activities_.push_back(std::make_unique<Activity>("read-back"));
+  activities_.push_back(std::make_unique<Activity>("repartitioner"));
+}
+
+std::vector<const Activity*> ConcurrentWorkload::activities() const {
+  std::vector<const Activity*> all;
+  for (const auto& a : activities_) all.push_back(a.get());
+  return all;
+}
 
 std::string ConcurrentWorkload::first_error() const {
   std::lock_guard<std::mutex> guard(mu_);
@@ -44,22 +55,31 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
                            ((Value{round_} % 0xffff) + 1) << 40 | (Value{thread} + 1) << 32;
   Value sequence = 0;
   std::vector<KeyValue> scanned;
+  Activity& activity = *activities_[thread];
+  ActivityScope scope(&activity);
   for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
     const Key key = DrawKey(rng, false);
     uint32_t dice = static_cast<uint32_t>(rng() % 100);
     Status s;
     if (dice < options_.insert_pct) {
+      activity.Begin("insert", key);
       s = session.Insert(key, value_base | ++sequence);
     } else if ((dice -= options_.insert_pct) < options_.update_pct) {
+      activity.Begin("update", key);
       s = session.Update(key, value_base | ++sequence);
     } else if ((dice -= options_.update_pct) < options_.delete_pct) {
+      activity.Begin("delete", key);
       s = session.Delete(key);
     } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
-      s = session.Scan(DrawKey(rng, true), 1 + rng() % options_.max_scan_count, &scanned);
+      const Key start = DrawKey(rng, true);
+      activity.Begin("scan", start);
+      s = session.Scan(start, 1 + rng() % options_.max_scan_count, &scanned);
     } else {
       Value v;
+      activity.Begin("lookup", key);
       s = session.Lookup(key, &v);
     }
+    activity.End();
     if (!s.ok() && !s.IsNotFound() && !s.IsNotOwner()) NoteError(s, "operation");
   }
 }
@@ -131,7 +151,11 @@ Result<History> ConcurrentWorkload::RunRound() {
           std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
               std::chrono::milliseconds(5), next - std::chrono::steady_clock::now()));
           if (std::chrono::steady_clock::now() < next || running.load() == 0) continue;
+          Activity& activity = *activities_[options_.threads + 1];
+          ActivityScope scope(&activity);
+          activity.Begin("repartition", 0);
           RepartitionOnce(rng);
+          activity.End();
           next = std::chrono::steady_clock::now() + interval;
         }
       });
@@ -149,9 +173,13 @@ Result<History> ConcurrentWorkload::RunRound() {
   auto opened = index_.OpenSession(0);
   if (!opened.ok()) return opened.status();
   RecordingSession reader(**opened, recorder.log(0));
+  Activity& activity = *activities_[options_.threads];
+  ActivityScope scope(&activity);
   for (Key key : may_hold) {
     Value v;
+    activity.Begin("lookup", key);
     Status s = reader.Lookup(key, &v);
+    activity.End();
     if (s.ok()) {
       state_[key] = v;
     } else if (!s.IsNotFound() && !s.IsNotOwner()) {  // NotOwner: another process reads it back
@@ -178,8 +206,10 @@ Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& p
     return plan.seconds > 0 ? std::chrono::duration<double>(Clock::now() - start).count() < plan.seconds
                             : result.rounds < plan.rounds;
   };
+  Watchdog watchdog(workload.activities(), plan.watchdog);
   while (more()) {
     auto history = workload.RunRound();
+    if (watchdog.stalled()) return Status::Aborted("the run stalled: " + watchdog.stall_report());
     if (!history.ok()) return history.status();
     ++result.rounds;
     if (plan.check_each_round) result.report.Append(CheckHistory(*history));

@@ -23,6 +23,8 @@
 
 #include "check/checker.h"
 #include "check/history.h"
+#include "common/activity.h"
+#include "common/watchdog.h"
 #include "dmindex/index.h"
 
 namespace dmindex::check {
@@ -77,6 +79,9 @@ class ConcurrentWorkload {
   uint64_t errors() const { return errors_.load(); }
   uint64_t repartitions() const { return repartitions_.load(); }
   std::string first_error() const;
+  // What each thread of the workload is doing (the workers, the read-back, the
+  // repartitioner), for a watchdog.
+  std::vector<const Activity*> activities() const;
 
  private:
   void RunThread(uint32_t thread, ThreadLog& log);
@@ -96,6 +101,7 @@ class ConcurrentWorkload {
   std::atomic<uint64_t> repartitions_{0};
   mutable std::mutex mu_;
   std::string first_error_;
+  std::vector<std::unique_ptr<Activity>> activities_;  // workers, then read-back, repartitioner
 };
 
 // How RunRounds runs: a number of rounds, or rounds until a time has passed (soak).
@@ -106,6 +112,8 @@ struct RoundsPlan {
   bool keep_history = false;      // collect the whole run's history (AppendHistory)
   // Called after each round (progress reports), with the run's report so far.
   std::function<void(uint32_t round, const CheckReport& so_far)> after_round;
+  // Watches the workload's threads; a stall ends the run with an error (after on_stall).
+  WatchdogOptions watchdog;
 };
 
 struct RoundsResult {

@@ -5,8 +5,15 @@
 
 namespace dmindex {
 
+void Backoff::Note() {
+  if (noted_ == nullptr) noted_ = CurrentActivity();
+  if (noted_ != nullptr) noted_->Wait(waits_for_, where_, steps_);
+}
+
 void Backoff::Pause() {
-  switch (stage()) {
+  const Stage s = stage();
+  if (waits_for_ != nullptr && s != Stage::kSpin) Note();
+  switch (s) {
     case Stage::kSpin:
       runtime::CpuRelax();
       break;
@@ -42,19 +49,24 @@ bool RetryBudget::Spend() {
 }
 
 Status RetryBudget::Exhausted(std::string_view where) const {
-  const auto ms = spent_ == 0 ? 0
-                              : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    runtime::Now() - first_failure_).count();
+  // Appended piece by piece: "lit" + std::string trips GCC 12's -Wrestrict.
   std::string limit;
-  if (limit_.attempts != 0) limit = std::to_string(limit_.attempts) + " " + limit_.bounds;
-  if (limit_.time.count() != 0)
-    limit += (limit.empty() ? "" : ", ") + std::to_string(limit_.time.count()) + " ms";
-  std::string m = std::string(operation_);
-  if (!where.empty()) m += " " + std::string(where);
-  m += ": gave up after " + std::to_string(spent_) + " " + limit_.bounds;
-  if (limit_.time.count() != 0) m += " in " + std::to_string(ms) + " ms";
-  m += " (limit " + limit + ")";
-  if (*limit_.meaning != '\0') m += ": " + std::string(limit_.meaning);
+  if (limit_.attempts != 0) limit.append(std::to_string(limit_.attempts)).append(" ").append(limit_.bounds);
+  if (limit_.time.count() != 0) {
+    if (!limit.empty()) limit.append(", ");
+    limit.append(std::to_string(limit_.time.count())).append(" ms");
+  }
+  std::string m(operation_);
+  if (!where.empty()) m.append(" ").append(where);
+  m.append(": gave up after ").append(std::to_string(spent_)).append(" ").append(limit_.bounds);
+  if (limit_.time.count() != 0) {
+    const auto ms = spent_ == 0 ? 0
+                                : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      runtime::Now() - first_failure_).count();
+    m.append(" in ").append(std::to_string(ms)).append(" ms");
+  }
+  m.append(" (limit ").append(limit).append(")");
+  if (*limit_.meaning != '\0') m.append(": ").append(limit_.meaning);
   return Status::FromCode(limit_.code, std::move(m));
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/activity.h"
 #include "common/runtime.h"
 #include "dmindex/status.h"
 
@@ -43,10 +44,18 @@ inline constexpr BackoffStages kLatchHeld{16, 0, {}, {}};
 inline constexpr BackoffStages kPoll{0, 4, std::chrono::microseconds(50), std::chrono::milliseconds(10)};
 }  // namespace backoff
 
+// Past its spins, a Backoff with a `waits_for` ("the node lock", a string literal) notes the
+// wait on the calling thread's Activity, for the watchdog's report.
 class Backoff {
  public:
   enum class Stage { kSpin, kYield, kSleep };
-  explicit Backoff(const BackoffStages& stages) : stages_(stages), sleep_(stages.first_sleep) {}
+  explicit Backoff(const BackoffStages& stages, const char* waits_for = nullptr, GlobalAddress where = {})
+      : stages_(stages), sleep_(stages.first_sleep), waits_for_(waits_for), where_(where) {}
+  ~Backoff() {
+    if (noted_ != nullptr) noted_->EndWait();
+  }
+  Backoff(const Backoff&) = delete;
+  Backoff& operator=(const Backoff&) = delete;
 
   // Waits one step of the current stage and moves on.
   void Pause();
@@ -55,9 +64,14 @@ class Backoff {
   uint64_t steps() const { return steps_; }
 
  private:
+  void Note();
+
   BackoffStages stages_;
   uint64_t steps_ = 0;
   std::chrono::microseconds sleep_;
+  const char* const waits_for_;
+  const GlobalAddress where_;
+  Activity* noted_ = nullptr;
 };
 
 // How often, or how long, one loop may try. `bounds` names what is counted ("restarts"),

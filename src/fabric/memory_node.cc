@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/activity.h"
+
 namespace dmindex::fabric {
 
 namespace {
@@ -59,7 +61,10 @@ void MemoryNode::RegisterBuiltins() {
 }
 
 Status MemoryNode::Serve(RpcOpcode op, RpcRequest request, RpcReply* reply) {
-  rpc_slots_.Acquire();
+  if (!rpc_slots_.TryAcquire()) {
+    WaitNote note("a free RPC thread of the memory node");
+    rpc_slots_.Acquire();
+  }
   Status s = rpc_.Dispatch(op, request, reply);
   rpc_slots_.Release();
   return s;

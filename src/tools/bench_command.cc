@@ -25,6 +25,7 @@ struct BenchFlags {
   FabricFlags fabric;
   std::string json_path, csv_path, trace_out_path;
   bool list = false;
+  double stall_s = 60;
 };
 
 std::string Fixed(double v) {
@@ -104,6 +105,7 @@ void Run(BenchFlags& f) {
     // Every run builds a new index; over --memservers the servers' catalog still holds the
     // earlier ones, so each gets a name of its own.
     bench::RunConfig config = run.config;
+    config.watchdog = StallWatchdog("dmindex bench", f.stall_s);
     config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
     if (o.trace_out) {
       // A replayed trace is written back with its own key numbers.
@@ -219,6 +221,7 @@ void AddBenchCommand(CLI::App& app) {
                   "site.ycsb.BasicDB`) instead of a workload; key user<N> is integer N+1");
   cmd->add_option("--trace-load", o.trace_load,
                   "With --trace: bulk load the INSERTs of this stream first (YCSB's load phase)");
+  AddStallTimeout(*cmd, &f->stall_s);
   cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
   cmd->callback([f] { Run(*f); });
 }

@@ -44,6 +44,7 @@ struct CheckFlags {
   std::string history_out;
   std::vector<std::string> merge;
   bool final_state = false;
+  double stall_s = 60;
   FabricFlags fabric;
 };
 
@@ -139,6 +140,7 @@ void RunWorkload(CheckFlags& f) {
   plan.seconds = f.seconds;
   plan.check_each_round = !shared;
   plan.keep_history = !f.history_out.empty();
+  plan.watchdog = StallWatchdog("dmindex check", f.stall_s);
   const auto start = std::chrono::steady_clock::now();
   auto last_note = start;
   if (f.seconds > 0)  // soak: a line now and then, so a long run shows it is alive
@@ -267,6 +269,7 @@ void AddCheckCommand(CLI::App& app) {
   cmd->add_flag("--final-state", f->final_state,
                 "With --merge: read every key back from the index and check the final state");
   f->fabric.AddTo(*cmd);
+  AddStallTimeout(*cmd, &f->stall_s);
   cmd->callback([f] {
     if (f->final_state && f->merge.empty()) Fail("--final-state works with --merge", 2);
     if (f->merge.empty()) RunWorkload(*f);

@@ -65,4 +65,18 @@ CLI::Option* AddOutputFile(CLI::App& cmd, const std::string& name, std::string* 
   });
 }
 
+CLI::Option* AddStallTimeout(CLI::App& cmd, double* seconds) {
+  return AddDuration(cmd, "--stall-timeout", seconds, 1.0, {0, 30 * 24 * 3600.0},
+                     "When no operation completes for this many seconds, print what every "
+                     "thread is doing and exit " + std::to_string(kStalledExitCode) +
+                     " (0: wait forever; default 60)");
+}
+
+WatchdogOptions StallWatchdog(const std::string& command, double seconds) {
+  WatchdogOptions w;
+  w.stall_after = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  w.on_stall = [command](const std::string& report) { ExitWithStallReport(command, report); };
+  return w;
+}
+
 }  // namespace dmindex::tools

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/parse_values.h"
+#include "common/watchdog.h"
 #include "dmindex/status.h"
 
 namespace CLI {
@@ -83,6 +84,12 @@ CLI::Option* AddList(CLI::App& cmd, const std::string& name, std::vector<std::st
 // directory, a directory, no permission), so a long run never fails at its end.
 CLI::Option* AddOutputFile(CLI::App& cmd, const std::string& name, std::string* target,
                            const std::string& help);
+// --stall-timeout SECONDS (0: off; default 60): the watchdog of a workload run. When no
+// operation completes for that long, `command` prints what each thread is doing and exits
+// with kStalledExitCode instead of hanging (StallWatchdog builds the options).
+CLI::Option* AddStallTimeout(CLI::App& cmd, double* seconds);
+WatchdogOptions StallWatchdog(const std::string& command, double seconds);
+
 // The probe behind AddOutputFile: opens `path` for appending (creating it only to delete it
 // again), so nothing existing is changed.
 Status ProbeWritable(const std::string& path);

@@ -30,9 +30,12 @@ bool LocalLockTable::Acquire(GlobalAddress lock_word) {
   // owner is usually a round trip from done), then block until the next release, so that
   // queued threads leave the cores to the owner and to threads with other work.
   const auto my_turn = [&] { return s.now_serving.load(std::memory_order_seq_cst) == ticket; };
-  Backoff backoff(backoff::kRestart);
+  Backoff backoff(backoff::kRestart, "the local queue of lock word", lock_word);
   for (int step = 0; step < 8 && !my_turn(); ++step) backoff.Pause();
-  if (!my_turn()) LotFor(s).Park(my_turn);
+  if (!my_turn()) {
+    WaitNote note("the local queue of lock word", lock_word);
+    LotFor(s).Park(my_turn);
+  }
   return s.global_held;
 }
 
