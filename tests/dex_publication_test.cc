@@ -10,6 +10,9 @@
 //    end of its operation; when it had split in the cache, its image names a right sibling
 //    that used to exist only in the cache: a pointer to a block never written (the audit
 //    fails at key 19 without the fix).
+//  * SplitsUnderSharedParentsLeaveAReadablePool: the same over two partitions, where splits
+//    under shared parents and of the root write internal nodes through; their images named
+//    children that lived only in the cache.
 //  * ACrashedComputeNodeLeavesAReadableIndex: a process writes (inserts, updates, deletes,
 //    with splits, merges, cooling and offloading), all acknowledged, and "dies": it is never
 //    used again and never writes its dirty pages back. Its leases are released as an
@@ -46,6 +49,23 @@ TEST(DexPublication, EverySplitInTheCacheLeavesAReadablePool) {
     acked[k].push_back(k * 10);
     testing::PoolContentOf(*fabric, "publish-splits", kNodeBytes);
     ASSERT_FALSE(HasFailure()) << "after inserting key " << k;
+  }
+}
+
+// Two partitions: splits under shared parents and of the shared root write internal nodes
+// through; before the fix those images named children that existed only in the cache.
+TEST(DexPublication, SplitsUnderSharedParentsLeaveAReadablePool) {
+  auto fabric = testing::DexTestFabric();
+  auto index = designs::MakeIndex(
+      "dex", *fabric, testing::DexTestOptions("publish-shared", 2, {{"key_space", "100000"}}));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto session = std::move((*index)->OpenSession()).value();
+  for (uint64_t i = 1; i <= 3000; ++i) {
+    const Key k = 1 + (i * 7919) % 100000;  // both partitions, in no order
+    ASSERT_TRUE(session->Insert(k, i).ok()) << "key " << k;
+    if (i % 10 != 0) continue;
+    testing::PoolContentOf(*fabric, "publish-shared", kNodeBytes);
+    ASSERT_FALSE(HasFailure()) << "after " << i << " inserts";
   }
 }
 
