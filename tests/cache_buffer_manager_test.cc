@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cache_test_tree.h"
+#include "common/retry_status.h"
 #include "common/sync.h"
 
 namespace dmindex::cache {
@@ -315,7 +316,7 @@ TEST(BufferManager, ClaimedNodeMakesOthersRestartUntilReleased) {
   uint64_t v = 0;
   ASSERT_TRUE(tree->Access(*bm, owner, pages, 0, 0, false, &v).ok());  // cache the root
   ASSERT_TRUE(bm->ClaimTransient(tree->levels[1][3], owner).ok());
-  EXPECT_TRUE(bm->ClaimTransient(tree->levels[1][3], other).IsRetry());
+  EXPECT_TRUE(IsRetry(bm->ClaimTransient(tree->levels[1][3], other)));
   OptimisticGuard root(bm->Lookup(tree->root()));
   auto step = bm->Probe(root, testing::Entry(root.frame()->page, 3), other);
   EXPECT_EQ(step.kind, BufferManager::Step::kRetry);

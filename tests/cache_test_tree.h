@@ -16,6 +16,7 @@
 
 #include "alloc/node_allocator.h"
 #include "cache/buffer_manager.h"
+#include "common/retry_status.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex::cache::testing {
@@ -167,7 +168,7 @@ struct TestTree {
         }
         auto r = bm.Resolve(g, TestLayout().ChildSlot(g.page(), idx), level == 1, w, pages);
         if (!r.ok()) {
-          if (r.status().IsRetry()) restart = true;
+          if (IsRetry(r.status())) restart = true;
           else return r.status();
         } else {
           g = *r;

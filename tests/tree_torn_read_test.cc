@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "alloc/node_allocator.h"
+#include "common/retry_status.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/inproc/verb_script.h"
 #include "tree/lock_table.h"
@@ -127,7 +128,7 @@ TEST_P(TornReadDeadWriter, AnImageNobodyIsWritingIsReportedAtOnce) {
   NodeHeader<U64KV> h;
   std::vector<std::byte> got(kNodeBytes);
   Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
-  if (GetParam()) EXPECT_TRUE(read.IsRetry()) << read.ToString();
+  if (GetParam()) EXPECT_TRUE(IsRetry(read)) << read.ToString();
   else EXPECT_EQ(read.code(), Status::Code::kCorruption) << read.ToString();
   EXPECT_NE(read.message().find("no writer holds its lock"), std::string::npos) << read.ToString();
   // One torn READ, then one more with the lock word: no waiting.

@@ -9,10 +9,8 @@ namespace {
 
 std::string KeyText(Key key) { return "key " + std::to_string(key); }
 
-// A failed call keeps its category when the caller should see it as is (Retry, for the
-// retry loop); anything else becomes an error naming the operation.
+// A failed call becomes an error naming the operation.
 Status Failed(const char* what, Key key, const Status& s) {
-  if (s.IsRetry()) return s;
   return Status::Corruption(std::string(what) + " of " + KeyText(key) + " failed: " + s.ToString());
 }
 
@@ -26,7 +24,7 @@ Status OpExecutor::Lookup(const Operation& op) {
   if (s.IsNotFound())
     return Status::Corruption("lookup of " + KeyText(key) + ": NotFound, but the key was loaded "
                               "or inserted by this thread");
-  if (!s.ok()) return Failed("lookup", key, s);  // Retry passes through
+  if (!s.ok()) return Failed("lookup", key, s);
   if (!ValueMatchesKey(key, value))
     return Status::Corruption("lookup of " + KeyText(key) + " returned value " +
                               std::to_string(value) + ", which was never written to that key");
@@ -56,19 +54,6 @@ Status OpExecutor::CheckScan(const Operation& op) const {
 }
 
 Status OpExecutor::Execute(const Operation& op) {
-  // Retry is a design telling its caller to try again (a transient conflict); a design that
-  // never stops asking is stuck, and that is a failure too.
-  constexpr int kMaxAttempts = 1'000'000;
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    Status s = ExecuteOnce(op);
-    if (!s.IsRetry()) return s;
-  }
-  return Status::Corruption(std::string(OpKindName(op.kind)) + " of " + KeyText(op.key) +
-                            " still asks for a retry after " + std::to_string(kMaxAttempts) +
-                            " attempts");
-}
-
-Status OpExecutor::ExecuteOnce(const Operation& op) {
   switch (op.kind) {
     case OpKind::kRead:
       return Lookup(op);

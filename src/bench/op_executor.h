@@ -17,7 +17,6 @@ class OpExecutor {
   Status Execute(const Operation& op);
 
  private:
-  Status ExecuteOnce(const Operation& op);
   Status Lookup(const Operation& op);
   Status CheckScan(const Operation& op) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/retry_status.h"
 #include "fabric/pool_memory.h"
 
 namespace dmindex::cache {
@@ -142,7 +143,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     // Someone else is loading it (or has it): one READ per node, we restart and find it.
     give_back();
     if (BufferFrame* other = mapping_.Lookup(addr)) WaitWhileBusy(other, addr);
-    return Status::Retry();
+    return RetryStatus();
   }
   CacheWorker::Bump(w.counters_.misses);
   // Read into private memory first: threads holding stale pointers to this frame may still
@@ -170,7 +171,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     BufferFrame* p = parent.frame();
     p->pins.fetch_add(1, std::memory_order_acq_rel);
     w.transient_parent_ = p;
-    if (!parent.Validate()) return Status::Retry();  // EndOperation unpins and unregisters
+    if (!parent.Validate()) return RetryStatus();  // EndOperation unpins and unregisters
     return child;
   }
   CacheWorker::Bump(w.counters_.admitted);
@@ -188,7 +189,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   if (pg.owns()) parent = pg.Downgrade();
   ListCooling(f, w);
   f->latch.UnlockExclusive();
-  return Status::Retry();
+  return RetryStatus();
 }
 
 Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const uint64_t* slot,
@@ -196,7 +197,7 @@ Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const ui
                                                PageLoader& loader) {
   Step step = Probe(parent, slot, w);
   if (step.kind == Step::kHit) return step.child;
-  if (step.kind == Step::kRetry) return Status::Retry();
+  if (step.kind == Step::kRetry) return RetryStatus();
   return Load(parent, slot, step.missing, child_is_leaf, w, loader);
 }
 
@@ -214,7 +215,7 @@ Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
     f->set_remote({});
   }
   f->latch.UnlockExclusive();
-  if (!inserted) return Status::Retry();
+  if (!inserted) return RetryStatus();
   w.transient_ = f;
   return Status::Ok();
 }
@@ -316,7 +317,7 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
     w.free_frames_.push_back(c);
     return Status::Ok();
   }
-  return Status::Retry("invalidate: node stays busy");
+  return RetryStatus("invalidate: node stays busy");
 }
 
 void BufferManager::Discard(ExclusiveGuard& node, CacheWorker& w) {

@@ -7,7 +7,7 @@
 //
 // The tree that uses the cache walks it top-down: a "meta" frame the tree owns (outside the
 // pool, state kHot) holds the root pointer in its one child slot, and every step is Probe()
-// (and Load() on a miss). Children are swizzled only into hot parents. Operations return Status::Retry when the caller must restart from the root.
+// (and Load() on a miss). Children are swizzled only into hot parents. Operations return RetryStatus() when the caller must restart from the root.
 //
 // Thread-safe; each thread uses its own CacheWorker.
 #pragma once

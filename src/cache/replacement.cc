@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cache/buffer_manager.h"
+#include "common/retry_status.h"
 
 namespace dmindex::cache {
 
@@ -41,7 +42,7 @@ Result<BufferFrame*> BufferManager::AcquireFreeFrame(CacheWorker& w) {
     }
     if (round > 8) std::this_thread::yield();  // everything is busy: let the others move
   }
-  return Status::Retry("cache: no frame could be freed (cache too small for this concurrency?)");
+  return RetryStatus("cache: no frame could be freed (cache too small for this concurrency?)");
 }
 
 void BufferManager::ReleaseFreeFrame(BufferFrame* f) {

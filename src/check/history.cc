@@ -157,11 +157,14 @@ Operation RecordingSession::Begin(OpKind kind, Key key, Value value) const {
 Status RecordingSession::Record(Operation op, const Status& s) {
   // NotOwner promises the call changed and read nothing (another process serves the key):
   // it is no operation of the history.
-  if (s.IsNotOwner()) return s;
+  if (!s.IsNotOwner()) Log(std::move(op), s);
+  return s;
+}
+
+void RecordingSession::Log(Operation op, const Status& s) {
   op.response_ns = log_.Now();
   op.outcome = OutcomeOf(s);
   log_.Add(std::move(op));
-  return s;
 }
 
 Status RecordingSession::Lookup(Key key, Value* value) {
@@ -200,7 +203,8 @@ Status RecordingSession::Scan(Key start, size_t count, std::vector<KeyValue>* ou
     // own, which covered (at least) the keys up to its last pair.
     op.scan_result = *out;
     op.scan_count = static_cast<uint32_t>(out->size());
-    Record(std::move(op), Status::Ok());
+    Log(std::move(op), Status::Ok());
+    return s;
   }
   return Record(std::move(op), s);
 }

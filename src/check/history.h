@@ -123,6 +123,7 @@ class RecordingSession final : public Session {
  private:
   Operation Begin(OpKind kind, Key key, Value value) const;  // stamps the invocation
   Status Record(Operation op, const Status& s);              // stamps the response
+  void Log(Operation op, const Status& s);                   // Record, also for NotOwner
   Session& inner_;
   ThreadLog& log_;
 };

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "common/activity.h"
+#include "common/retry_status.h"
 #include "common/runtime.h"
 #include "dmindex/status.h"
 
@@ -133,15 +134,12 @@ inline constexpr RetryLimit kCatalogClaim{"polls of the catalog", 0, std::chrono
                                           "an entry stays half-created (did its creator die?)"};
 // The compute-side cache: rounds of freeing a frame, and attempts to invalidate a busy frame.
 // Running out asks the operation to restart (its own budget bounds the restarts).
-inline constexpr RetryLimit kFreeFrameRounds{"rounds", 256, {}, Status::Code::kRetry,
+inline constexpr RetryLimit kFreeFrameRounds{"rounds", 256, {}, kRetryCode,
                                              "no frame could be freed (cache too small for this concurrency?)"};
-inline constexpr RetryLimit kInvalidateBusyFrame{"attempts", 1000, {}, Status::Code::kRetry,
+inline constexpr RetryLimit kInvalidateBusyFrame{"attempts", 1000, {}, kRetryCode,
                                                  "the frame stays busy"};
 // Waits for a frame's I/O or latch before an operation restarts anyway.
-inline constexpr RetryLimit kFrameBusyWait{"waits", 4096, {}, Status::Code::kRetry, "the frame stays busy"};
-// How often one benchmark operation may be answered Retry by its design.
-inline constexpr RetryLimit kBenchRetries{"Retry answers", 1'000'000, {}, Status::Code::kBusy,
-                                          "the design never stopped asking to retry"};
+inline constexpr RetryLimit kFrameBusyWait{"waits", 4096, {}, kRetryCode, "the frame stays busy"};
 // Restarts of one operation of the in-memory tree (designs/local).
 inline constexpr RetryLimit kLocalTreeRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
                                                "the nodes on the path kept changing"};

@@ -81,7 +81,7 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
                              " does not validate, no writer holds its lock and it did not change "
                              "between two reads";
     if (t_.options.unlocked_writers)
-      return Status::Retry(what + " (a write-back in flight by the compute node that owns it, "
+      return RetryStatus(what + " (a write-back in flight by the compute node that owns it, "
                                  "or a write cut short by a crash)");
     return Status::Corruption(what + ": a write cut short by a crash, or overwritten memory");
   }

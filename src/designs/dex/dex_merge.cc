@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 #include "fabric/pool_memory.h"
 
@@ -78,10 +79,10 @@ Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
       LeafAt at;
       at.stop_level = level;
       Status s = Descend(w, key, Intent::kRead, nullptr, &at);
-      if (s.IsRetry()) continue;
+      if (IsRetry(s)) continue;
       if (s.ok() && at.h.level == level) s = MergeAt(w, at, &merged);
       Status end = w.cw.EndOperation();  // a merged transient left node is written back here
-      if (s.IsRetry()) continue;
+      if (IsRetry(s)) continue;
       if (s.IsNotFound()) return end;  // empty tree
       DMX_RETURN_IF_ERROR(s);
       DMX_RETURN_IF_ERROR(end);
@@ -100,7 +101,7 @@ Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
   DexComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   CopyPage(at.parent.page(), w.copy.data(), layout_.node_bytes);
-  if (!at.parent.Validate()) return Status::Retry();
+  if (!at.parent.Validate()) return RetryStatus();
   const Header ph = DecodeHeader(w.copy.data());
   if (ph.level == kMetaLevel) return ShrinkRoot(w, at, merged);
   const int count = static_cast<int>(internal.Count(ph));
@@ -116,11 +117,11 @@ Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
   if (w.pages.stale()) w.need_refresh = true;
   if (!sg.ok()) return sg.status().IsInvalidArgument() ? Status::Ok() : sg.status();
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(at.parent);
-  if (!px.owns()) return Status::Retry();
+  if (!px.owns()) return RetryStatus();
   cache::ExclusiveGuard lx = cache::ExclusiveGuard::TryUpgrade(left == index ? at.leaf : *sg);
-  if (!lx.owns()) return Status::Retry();
+  if (!lx.owns()) return RetryStatus();
   cache::ExclusiveGuard rx = cache::ExclusiveGuard::TryUpgrade(left == index ? *sg : at.leaf);
-  if (!rx.owns()) return Status::Retry();
+  if (!rx.owns()) return RetryStatus();
   return MergeSiblings(w, px, lx, rx, left, merged);
 }
 
@@ -276,9 +277,9 @@ Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
   if (at.h.is_leaf() || shared_.validator.internal().Count(at.h) != 0) return Status::Ok();
   DexComputeNode& cn = compute_node(w.cn);
   cache::ExclusiveGuard mx = cache::ExclusiveGuard::TryUpgrade(at.parent);
-  if (!mx.owns()) return Status::Retry();
+  if (!mx.owns()) return RetryStatus();
   cache::ExclusiveGuard rootx = cache::ExclusiveGuard::TryUpgrade(at.leaf);
-  if (!rootx.owns()) return Status::Retry();
+  if (!rootx.owns()) return RetryStatus();
   CopyPage(rootx.page(), w.copy.data(), Layout::kHeaderBytes);
   const Header h = DecodeHeader(w.copy.data());
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -290,7 +291,7 @@ Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
   const cache::Swip cs = cache::Swip::Load(page_layout_.ChildSlot(rootx.page(), 0));
   if (!cs.swizzled()) return Status::Ok();
   cache::ExclusiveGuard cx = cache::ExclusiveGuard::TryLock(cs.frame());
-  if (!cx.owns()) return Status::Retry();
+  if (!cx.owns()) return RetryStatus();
   DMX_RETURN_IF_ERROR(WriteThrough(w, cx));
   const GlobalAddress old_root = rootx.frame()->remote();
   uint64_t seen = 0;

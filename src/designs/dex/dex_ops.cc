@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 #include "fabric/pool_memory.h"
 
@@ -74,7 +75,7 @@ Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
     LeafAt at;
     Status s = Descend(w, key, Intent::kRead, w.no_offload ? nullptr : &req, &at);
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
-    if (s.IsRetry()) continue;
+    if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
@@ -112,7 +113,7 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
       w.need_refresh = true;
       continue;
     }
-    if (s.IsRetry()) continue;
+    if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
@@ -121,7 +122,7 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
     }
     s = at.owned ? WriteOwned(w, op, key, value, at)
                  : WriteShared(w, op, key, value, at.leaf.frame()->remote());
-    if (s.IsRetry()) continue;
+    if (IsRetry(s)) continue;
     Status end = w.cw.EndOperation();  // writes a dirty page that was not admitted back
     DMX_RETURN_IF_ERROR(s);
     DMX_RETURN_IF_ERROR(end);
@@ -134,10 +135,10 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
 Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at) {
   const auto& leaf = shared_.validator.leaf();
   cache::ExclusiveGuard x = cache::ExclusiveGuard::TryUpgrade(at.leaf);
-  if (!x.owns()) return Status::Retry();
+  if (!x.owns()) return RetryStatus();
   // Lock coupling: the parent must still be what led here (so no ancestor was evicted and
   // no subtree above could be offloaded meanwhile, §6.2).
-  if (!at.parent.Validate()) return Status::Retry();
+  if (!at.parent.Validate()) return RetryStatus();
   CopyPage(x.page(), w.copy.data(), layout_.node_bytes);
   Header h = DecodeHeader(w.copy.data());
   w.leaf_entries.clear();
@@ -146,7 +147,7 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
   if (w.leaf_entries.size() > leaf.capacity()) {
     at.leaf = x.Downgrade();  // unchanged, but unlocking bumps the version
     DMX_RETURN_IF_ERROR(SplitChild(w, at.parent, at.leaf));
-    return Status::Retry();  // insert again, now with room
+    return RetryStatus();  // insert again, now with room
   }
   leaf.Build(w.image.data(), h, w.leaf_entries, /*unsorted=*/false);
   fabric::CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
@@ -177,7 +178,7 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
   if (!valid || h.dead() || !h.is_leaf() || !h.Covers(key) || !Shared(w, h)) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     w.need_refresh = true;
-    return Status::Retry();
+    return RetryStatus();
   }
   w.leaf_entries.clear();
   leaf.Collect(w.ctx.node(), h, &w.leaf_entries);
@@ -213,7 +214,7 @@ Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<Ke
       *next = KV::kPosInf;
       return w.cw.EndOperation();
     }
-    if (s.IsRetry()) continue;
+    if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
     CopyPage(at.leaf.page(), w.copy.data(), layout_.SlotOffset(leaf.UsedSlots(at.h)));
     w.leaf_entries.clear();

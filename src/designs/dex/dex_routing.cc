@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 
 namespace dmindex::designs::dex {
@@ -117,7 +118,7 @@ Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
     stored = std::move(loaded).value();
     Status locked = store_.Lock(ep, stored.version);
     if (locked.ok()) break;
-    if (!locked.IsRetry()) return locked;
+    if (!IsRetry(locked)) return locked;
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(30))
       return Status::Unavailable("repartition: the partition map stayed locked for 30 s");
     std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min<uint32_t>(attempt + 1, 100)));

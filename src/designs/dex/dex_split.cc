@@ -15,6 +15,7 @@
 //    node may hold dirty in its cache.
 #include <algorithm>
 
+#include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 #include "fabric/pool_memory.h"
 #include "tree/split.h"
@@ -249,7 +250,7 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
     if (!root.ok()) return root.status();
     if (*root == addr) DMX_RETURN_IF_ERROR(smo_.GrowRoot(w.ctx, h.level));
     w.need_refresh = true;
-    return Status::Retry();
+    return RetryStatus();
   }
   if (!Owned(w, ph)) {
     const bool seen_after_refresh = w.half_split == addr && w.half_split_high == h.high;
@@ -258,10 +259,10 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
     if (seen_after_refresh)
       DMX_RETURN_IF_ERROR(smo_.InsertSeparator(w.ctx, static_cast<uint8_t>(h.level + 1), h.high, h.sibling));
     w.need_refresh = true;
-    return Status::Retry();
+    return RetryStatus();
   }
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
-  if (!px.owns()) return Status::Retry();
+  if (!px.owns()) return RetryStatus();
   const auto& internal = shared_.validator.internal();
   CopyPage(px.page(), w.copy.data(), layout_.node_bytes);
   const Header fh = DecodeHeader(w.copy.data());
@@ -272,11 +273,11 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
   const bool routes_here = fh.Covers(h.high) && (pos == w.internal_entries.end() || pos->key != h.high);
   if (!routes_here) {  // not the half split it seemed: the cached path is stale
     w.need_refresh = true;
-    return Status::Retry();
+    return RetryStatus();
   }
   if (w.internal_entries.size() >= internal.capacity()) {
     w.make_room = true;  // the next descent splits the full parent first
-    return Status::Retry();
+    return RetryStatus();
   }
   w.internal_entries.insert(pos, {h.high, h.sibling});
   internal.Build(w.image.data(), fh, w.internal_entries);
@@ -284,7 +285,7 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
   px.MarkDirty();
   w.make_room = false;
   compute_node(w.cn).finished_splits.fetch_add(1, std::memory_order_relaxed);
-  return Status::Retry();
+  return RetryStatus();
 }
 
 }  // namespace dmindex::designs::dex

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/retry_status.h"
 #include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
@@ -122,7 +123,7 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
     Status read = reader_.Read(w.ctx, addr, buf, &h);
     // A node being written back by its owner (TreeReader::Read): not a shared node, so
     // nothing to refresh here; the restart copes.
-    if (read.IsRetry()) return Status::Ok();
+    if (IsRetry(read)) return Status::Ok();
     DMX_RETURN_IF_ERROR(read);
     if (h.dead() || key < h.low) return Status::Ok();  // stale; the restart copes
     if (h.BeyondHigh(key)) {  // split after its parent was read: move right (B-link)
@@ -155,17 +156,17 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
   DexComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   cache::OptimisticGuard node(&cn.meta), parent;
-  if (!node.valid()) return Status::Retry();
+  if (!node.valid()) return RetryStatus();
   const uint64_t* slot = page_layout_.ChildSlot(cn.meta.page, 0);
   if (cache::Swip::Load(slot).is_null()) {
-    if (!node.Validate()) return Status::Retry();
+    if (!node.Validate()) return RetryStatus();
     // Another compute node may have created the root since: ask the root word.
     auto root = reader_.RefreshRoot(w.ctx);
     if (!root.ok()) return root.status();
     if (root->is_null()) return Status::NotFound("empty tree");
     cache::ExclusiveGuard mx(&cn.meta);
     SetRoot(mx, *root);
-    return Status::Retry();
+    return RetryStatus();
   }
   int expect = -1;  // the root's level is not known before reading it
   Header nh;        // header of `node`
@@ -174,7 +175,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
   for (int depth = 0; depth < 64; ++depth) {
     const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
     auto step = cn.bm->Probe(node, slot, w.cw);
-    if (step.kind == cache::BufferManager::Step::kRetry) return Status::Retry();
+    if (step.kind == cache::BufferManager::Step::kRetry) return RetryStatus();
     if (step.kind == cache::BufferManager::Step::kMiss) {
       // Offload the rest if the child is ours, low enough, and the cost model says so.
       if (offload != nullptr && expect >= 0 && nh.level != kMetaLevel &&
@@ -194,14 +195,14 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     node = step.child;
     // Fence check (Algorithm 1, lines 39-40): a stale shared parent leads to a wrong node.
     CopyPage(node.page(), w.copy.data(), Layout::kHeaderBytes);
-    if (!node.Validate()) return Status::Retry();
+    if (!node.Validate()) return RetryStatus();
     Header h = DecodeHeader(w.copy.data());
     if (!h.dead() && (expect < 0 || h.level == expect) && !(key < h.low) && h.BeyondHigh(key) &&
         !h.sibling.is_null())
       return FinishSplit(w, parent, nh, node, h);
     if (h.dead() || (expect >= 0 && h.level != expect) || !h.Covers(key)) {
       w.need_refresh = true;
-      return Status::Retry();
+      return RetryStatus();
     }
     if (h.level <= out->stop_level) {
       out->leaf = node;
@@ -212,10 +213,10 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     }
     if ((intent == Intent::kInsert || w.make_room) && Owned(w, h) && h.count >= internal.capacity()) {
       DMX_RETURN_IF_ERROR(SplitChild(w, parent, node));
-      return Status::Retry();
+      return RetryStatus();
     }
     CopyPage(node.page(), w.copy.data(), layout_.EntryOffset(internal.Count(h)));
-    if (!node.Validate()) return Status::Retry();
+    if (!node.Validate()) return RetryStatus();
     const int idx = internal.ChildIndexFor(w.copy.data(), h, key);
     const uint32_t count = internal.Count(h);
     child_low = idx < 0 ? h.low : internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx));
@@ -233,7 +234,7 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
   DexComputeNode& cn = compute_node(w.cn);
   // Only a subtree this compute node owns alone can be finished elsewhere (§6).
   CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
-  if (!parent.Validate()) return Status::Retry();
+  if (!parent.Validate()) return RetryStatus();
   const Header ph = DecodeHeader(w.copy.data());
   const auto& internal = shared_.validator.internal();
   const int idx = internal.ChildIndexFor(w.copy.data(), ph, req.key);
@@ -254,7 +255,7 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
     cache::BufferFrame* f;
     ~Unpin() { f->pins.fetch_sub(1, std::memory_order_acq_rel); }
   } unpin{parent.frame()};
-  if (!parent.Validate()) return Status::Retry();
+  if (!parent.Validate()) return RetryStatus();
   OffloadWire wire;
   wire.start = child.raw();
   wire.key = req.key;
@@ -277,7 +278,7 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
   if (r.outcome == OffloadResult::kFallback) {
     cn.offload.fallbacks.fetch_add(1, std::memory_order_relaxed);
     w.no_offload = true;  // take the normal path on the restart
-    return Status::Retry();
+    return RetryStatus();
   }
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
   // Cached copies of what the memory server changed are stale now (§6.2).

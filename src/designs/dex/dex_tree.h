@@ -9,7 +9,7 @@
 //     a fence check shows them stale; changed only remotely, under the core's node locks;
 //     split by the core's structure modifier (whose nodes are all shared, see dex_split.cc).
 //
-// Operations return Status::Retry internally to restart from the root; the public calls
+// Operations return RetryStatus() internally to restart from the root; the public calls
 // loop (dex_ops.cc). The worker (one per session and compute node) carries the endpoint,
 // the cache worker and private page copies.
 #pragma once

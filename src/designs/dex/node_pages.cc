@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/retry_status.h"
 #include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
@@ -45,7 +46,7 @@ Status NodePages::Load(GlobalAddress addr, std::byte* page) {
   Header h;
   const Key low = std::exchange(expect_low_, KV::kNegInf), high = std::exchange(expect_high_, KV::kPosInf);
   Status read = reader_.Read(ctx_, addr, page, &h);
-  if (read.IsRetry()) {
+  if (IsRetry(read)) {
     // No lock holder, no write landing, and the image does not validate (TreeReader::Read).
     // Only the owner of a node writes it without its lock.
     if ((*map_)->Owns(compute_node_, low, high))
@@ -58,7 +59,7 @@ Status NodePages::Load(GlobalAddress addr, std::byte* page) {
   auto owner = (*map_)->ExclusiveOwner(h.low, h.high);
   if (h.dead() || (owner.has_value() && *owner != compute_node_)) {
     stale_ = true;
-    return Status::Retry("node of another compute node: stale path");
+    return RetryStatus("node of another compute node: stale path");
   }
   return Status::Ok();
 }

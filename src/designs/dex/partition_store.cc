@@ -7,6 +7,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/retry_status.h"
+
 namespace dmindex::designs::dex {
 namespace {
 
@@ -61,7 +63,7 @@ Result<StoredMap> PartitionStore::Load(fabric::Endpoint& ep) const {
 Status PartitionStore::Lock(fabric::Endpoint& ep, uint64_t version) const {
   uint64_t old = 0;
   DMX_RETURN_IF_ERROR(ep.Cas(block_, version, version + 1, &old));
-  return old == version ? Status::Ok() : Status::Retry("partition map changed");
+  return old == version ? Status::Ok() : RetryStatus("partition map changed");
 }
 
 Status PartitionStore::Publish(fabric::Endpoint& ep, uint64_t locked_version,
@@ -101,7 +103,7 @@ Status PartitionStore::ForceUnlock(fabric::Endpoint& ep) const {
   if (version % 2 == 0) return Status::InvalidArgument("the partition map is not locked");
   uint64_t old = 0;
   DMX_RETURN_IF_ERROR(ep.Cas(block_, version, version - 1, &old));
-  return old == version ? Status::Ok() : Status::Retry("the partition map changed meanwhile");
+  return old == version ? Status::Ok() : RetryStatus("the partition map changed meanwhile");
 }
 
 Result<uint32_t> PartitionStore::ClaimHosts(fabric::Endpoint& ep, uint32_t parts, uint32_t count,

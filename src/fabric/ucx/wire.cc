@@ -1,5 +1,6 @@
 #include "fabric/ucx/wire.h"
 
+#include "common/retry_status.h"
 #include "fabric/ucx/ucx_context.h"
 
 namespace dmindex::fabric::ucx::wire {
@@ -48,6 +49,7 @@ Mac WelcomeMac(const ClusterKey& key, const Nonce& server_nonce, const Nonce& cl
 
 Status StatusFromWire(uint32_t code, std::string m) {
   using C = Status::Code;
+  if (static_cast<C>(code) == kRetryCode) return RetryStatus(std::move(m));
   switch (static_cast<C>(code)) {
     case C::kOk: return Status::Ok();
     case C::kNotFound: return Status::NotFound(std::move(m));
@@ -55,7 +57,6 @@ Status StatusFromWire(uint32_t code, std::string m) {
     case C::kUnavailable: return Status::Unavailable(std::move(m));
     case C::kOutOfSpace: return Status::OutOfSpace(std::move(m));
     case C::kCorruption: return Status::Corruption(std::move(m));
-    case C::kRetry: return Status::Retry(std::move(m));
     case C::kIoError: return Status::IoError(std::move(m));
     case C::kNotSupported: return Status::NotSupported(std::move(m));
     case C::kAborted: return Status::Aborted(std::move(m));
