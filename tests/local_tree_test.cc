@@ -23,7 +23,7 @@ namespace {
 TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
   LocalTree tree(LocalTree::MinNodeBytes());  // 5 entries per leaf
   constexpr Key kKeys = 20'000;
-  for (Key k = 2; k <= kKeys; k += 2) tree.Upsert(k, k * 10);
+  for (Key k = 2; k <= kKeys; k += 2) ASSERT_TRUE(tree.Upsert(k, k * 10).ok());
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> scans{0};
   Latch start(5);
@@ -33,10 +33,10 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
       start.ArriveAndWait();
       for (int round = 0; round < 3; ++round)
         for (Key k = 1 + 2 * w; k <= kKeys; k += 6) {
-          tree.Upsert(k, k);
-          tree.Upsert(k, k + 1);
+          ASSERT_TRUE(tree.Upsert(k, k).ok());
+          ASSERT_TRUE(tree.Upsert(k, k + 1).ok());
           if (round < 2) {
-            EXPECT_TRUE(tree.Delete(k));
+            EXPECT_TRUE(tree.Delete(k).ok());
           }
         }
     });
@@ -49,7 +49,9 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
         // A few point reads of stable and churned keys between scans.
         for (Key k = 1 + (done * 7919 + r) % kKeys, n = 0; n < 16; ++n, k = k % kKeys + 1) {
           Value v = 0;
-          const bool found = tree.Lookup(k, &v);
+          const Status s = tree.Lookup(k, &v);
+          ASSERT_TRUE(s.ok() || s.IsNotFound()) << s.ToString();
+          const bool found = s.ok();
           if (k % 2 == 0) {
             ASSERT_TRUE(found) << "stable key " << k << " not found";
             ASSERT_EQ(v, k * 10) << "stable key " << k;
@@ -58,7 +60,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
           }
         }
         const Key start = 1 + (scans.fetch_add(1) * 37 + r) % kKeys;
-        tree.Scan(start, 64, &out);
+        ASSERT_TRUE(tree.Scan(start, 64, &out).ok());
         Key expect_even = start % 2 == 0 ? start : start + 1;
         for (size_t i = 0; i < out.size(); ++i) {
           if (i > 0) {
@@ -79,7 +81,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
   for (size_t t = 3; t < threads.size(); ++t) threads[t].join();
   EXPECT_GT(scans.load(), 0u);
   std::vector<KeyValue> all;
-  tree.Scan(kMinKey, kKeys + 1, &all);
+  ASSERT_TRUE(tree.Scan(kMinKey, kKeys + 1, &all).ok());
   ASSERT_EQ(all.size(), kKeys);  // every even key, and every odd key once (third round kept it)
   for (size_t i = 0; i < all.size(); ++i) {
     ASSERT_EQ(all[i].key, i + 1);
@@ -93,7 +95,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
 TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
   LocalTree tree(LocalTree::MinNodeBytes());
   constexpr Key kGroups = 6'000;  // stable key 8g, gap keys 8g+1 .. 8g+7
-  for (Key g = 1; g <= kGroups; ++g) tree.Upsert(8 * g, g);
+  for (Key g = 1; g <= kGroups; ++g) ASSERT_TRUE(tree.Upsert(8 * g, g).ok());
   std::atomic<Key> cursor{1};
   std::atomic<bool> stop{false};
   Latch start(4);
@@ -102,7 +104,7 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
     threads.emplace_back([&, w] {
       start.ArriveAndWait();
       for (Key g = 1; g <= kGroups; ++g) {
-        for (Key k = 8 * g + 1 + w; k < 8 * g + 8; k += 2) tree.Upsert(k, k);
+        for (Key k = 8 * g + 1 + w; k < 8 * g + 8; k += 2) ASSERT_TRUE(tree.Upsert(k, k).ok());
         if (w == 0) cursor.store(g, std::memory_order_relaxed);
       }
     });
@@ -114,11 +116,11 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
         const Key g = cursor.load(std::memory_order_relaxed);
         for (Key h = g > 2 ? g - 2 : 1; h <= std::min(g + 2, kGroups); ++h) {
           Value v = 0;
-          ASSERT_TRUE(tree.Lookup(8 * h, &v)) << "stable key " << 8 * h << " lost";
+          ASSERT_TRUE(tree.Lookup(8 * h, &v).ok()) << "stable key " << 8 * h << " lost";
           ASSERT_EQ(v, h);
         }
         const Key from = 8 * (g > 1 ? g - 1 : 1);
-        tree.Scan(from, 12, &out);
+        ASSERT_TRUE(tree.Scan(from, 12, &out).ok());
         Key expect = from;
         for (const KeyValue& kv : out) {
           if (kv.key % 8 != 0) continue;
@@ -131,7 +133,7 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
   stop = true;
   for (size_t t = 2; t < threads.size(); ++t) threads[t].join();
   std::vector<KeyValue> all;
-  tree.Scan(kMinKey, 8 * kGroups + 8, &all);
+  ASSERT_TRUE(tree.Scan(kMinKey, 8 * kGroups + 8, &all).ok());
   EXPECT_EQ(all.size(), 8 * kGroups);
 }
 
@@ -143,12 +145,12 @@ TEST(LocalTree, BulkLoadShapesFromOneKeyToManyLevels) {
       for (size_t i = 0; i < n; ++i) pairs.push_back({2 * i + 1, i});
       ASSERT_TRUE(tree.BulkLoad(pairs, fill).ok());
       std::vector<KeyValue> out;
-      tree.Scan(kMinKey, n + 1, &out);
+      ASSERT_TRUE(tree.Scan(kMinKey, n + 1, &out).ok());
       ASSERT_EQ(out, pairs) << "n=" << n << " fill=" << fill;
       for (size_t i = 0; i < n; ++i) {
         Value v;
-        ASSERT_TRUE(tree.Lookup(2 * i + 1, &v)) << "n=" << n << " fill=" << fill;
-        ASSERT_FALSE(tree.Lookup(2 * i + 2, &v));
+        ASSERT_TRUE(tree.Lookup(2 * i + 1, &v).ok()) << "n=" << n << " fill=" << fill;
+        ASSERT_TRUE(tree.Lookup(2 * i + 2, &v).IsNotFound());
       }
       EXPECT_FALSE(tree.BulkLoad(pairs, fill).ok());  // no longer empty
     }

@@ -1,9 +1,9 @@
 #include "alloc/catalog.h"
 
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
+
+#include "common/retry.h"
 
 #include "fabric/pool_identity.h"
 #include "fabric/pool_layout.h"
@@ -28,7 +28,6 @@ static_assert(sizeof(RawEntry) == 128);
 constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2;
 constexpr uint64_t kMagic = 0x3130544143584d44ull;  // "DMXCAT01"
 constexpr uint32_t kEntries = fabric::kSuperblockBytes / sizeof(RawEntry);
-constexpr auto kClaimTimeout = std::chrono::seconds(5);
 
 GlobalAddress EntryAddress(uint32_t slot) {
   return GlobalAddress(0, fabric::kSuperblockOffset + slot * sizeof(RawEntry));
@@ -124,9 +123,18 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
   if (design.empty() || design.size() > kMaxDesignBytes)
     return Status::InvalidArgument("design name must have 1.." + std::to_string(kMaxDesignBytes) + " bytes");
   *created = false;
-  const auto deadline = std::chrono::steady_clock::now() + kClaimTimeout;
+  // Another creator's entry is a few round trips from ready; one that stays half-created
+  // (retry_limits::kCatalogClaim) belongs to a process that died.
+  RetryBudget budget(retry_limits::kCatalogClaim, "open or create index");
+  Backoff backoff(backoff::kPoll, "a catalog entry another process creates");
+  const auto look_again = [&] {
+    if (!budget.Spend()) return false;
+    backoff.Pause();
+    return true;
+  };
+  const std::string quoted = std::string("'").append(name).append("'");
   std::vector<RawEntry> table;
-  while (std::chrono::steady_clock::now() < deadline) {
+  for (;;) {
     DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
     bool pending = false;
     int first_free = -1;
@@ -146,7 +154,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     // An entry being created may be ours under another creator: wait for it to be ready.
     // Slots are claimed strictly first-free-first, so racing creators contend for one slot.
     if (pending) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (!look_again()) return budget.Exhausted(quoted);
       continue;
     }
     if (!create_if_missing) return Missing(ep, name);
@@ -154,7 +162,10 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     const uint32_t slot = static_cast<uint32_t>(first_free);
     uint64_t old = 0;
     DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(slot), kFree, kClaimed, &old));
-    if (old != kFree) continue;  // lost the race for this slot: look again
+    if (old != kFree) {  // lost the race for this slot: look again
+      if (!look_again()) return budget.Exhausted(quoted);
+      continue;
+    }
     RawEntry raw{};
     raw.state = kClaimed;
     std::memcpy(raw.name, name.data(), name.size());
@@ -172,7 +183,6 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     *created = true;
     return ToEntry(raw, slot);
   }
-  return Status::Unavailable("catalog entry creation by another process did not finish within 5 s");
 }
 
 }  // namespace dmindex::alloc

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/runtime.h"
 #include "common/sync.h"
 
 namespace dmindex::check {
@@ -147,16 +148,16 @@ Result<History> ConcurrentWorkload::RunRound() {
       repartitioner = std::thread([&] {
         std::mt19937_64 rng(options_.seed * 7'919 + round_);
         const auto interval = std::chrono::milliseconds(options_.repartition_ms);
-        for (auto next = std::chrono::steady_clock::now() + interval; running.load() > 0;) {
-          std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-              std::chrono::milliseconds(5), next - std::chrono::steady_clock::now()));
-          if (std::chrono::steady_clock::now() < next || running.load() == 0) continue;
+        for (auto next = runtime::Now() + interval; running.load() > 0;) {
+          runtime::SleepFor(std::min<runtime::Clock::duration>(std::chrono::milliseconds(5),
+                                                               next - runtime::Now()));
+          if (runtime::Now() < next || running.load() == 0) continue;
           Activity& activity = *activities_[options_.threads + 1];
           ActivityScope scope(&activity);
           activity.Begin("repartition", 0);
           RepartitionOnce(rng);
           activity.End();
-          next = std::chrono::steady_clock::now() + interval;
+          next = runtime::Now() + interval;
         }
       });
     for (std::thread& t : threads) t.join();

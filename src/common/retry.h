@@ -154,12 +154,14 @@ class RetryBudget {
   // if the limit has a time and an attempt failed, so the fast path costs nothing.
   bool Spend();
   uint64_t spent() const { return spent_; }
+  // A fresh budget for the next stage of the same operation (e.g. one level up).
+  void Reset() { spent_ = 0; }
   // The Status of a spent budget: "<operation> <where>: gave up after <n> <bounds> in <t> ms
   // (limit ...): <meaning>", with the limit's code.
   Status Exhausted(std::string_view where) const;
 
  private:
-  const RetryLimit limit_;
+  RetryLimit limit_;
   const char* operation_;
   uint64_t spent_ = 0;
   runtime::Clock::time_point first_failure_{};

@@ -6,6 +6,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "dmindex/index.h"
@@ -36,5 +37,12 @@ struct U64KV {
 };
 
 static_assert(KeyValueTraits<U64KV>);
+
+// A key as status messages show it.
+template <typename K>
+std::string DescribeKey(const K& key) {
+  if constexpr (std::is_integral_v<K>) return "key " + std::to_string(key);
+  else return "a key";
+}
 
 }  // namespace dmindex::tree

@@ -1,32 +1,14 @@
 #include "tree/node_lock.h"
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
 #include <vector>
 
+#include "common/retry.h"
 #include "tree/lock_table.h"
 
 namespace dmindex::tree {
 namespace {
 
 constexpr uint64_t kUnlocked = 0;
-// A lock held for this many failed attempts in a row is reported instead of waited on
-// forever (a crashed holder would otherwise hang every writer of that node).
-constexpr uint64_t kMaxAttempts = uint64_t{1} << 20;  // about a minute of backoff
-
-// Waiting for a held lock: yield first (the holder is usually one round trip from done),
-// then sleep with exponential growth up to 64 us, so that spinning threads do not take the
-// CPU from the holder (compute nodes here share few cores) nor flood the memory node's NIC
-// with CAS retries.
-void Backoff(uint64_t attempt) {
-  if (attempt < 4) {
-    std::this_thread::yield();
-    return;
-  }
-  uint64_t us = uint64_t{1} << std::min<uint64_t>(attempt - 4, 6);
-  std::this_thread::sleep_for(std::chrono::microseconds(us));
-}
 
 }  // namespace
 
@@ -49,7 +31,12 @@ Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64
 
 Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                          uint32_t len, Held* held, uint64_t* cas_failures) const {
-  for (uint64_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  // A lock held for longer than its limit is reported instead of waited on forever (a crashed
+  // holder would otherwise hang every writer of that node). The backoff (backoff::kLockHeld)
+  // keeps waiting threads off the holder's CPU and off the memory node's NIC.
+  RetryBudget budget(retry_limits::kNodeLockHeld, "lock node");
+  Backoff backoff(backoff::kLockHeld, "the node lock", held->word);
+  for (;;) {
     uint64_t old = ~kUnlocked;
     if (combine_) {
       // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
@@ -67,10 +54,11 @@ Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress nod
       return s;
     }
     ++*cas_failures;
-    Backoff(attempt);
+    if (!budget.Spend())
+      return budget.Exhausted(node.ToString() + " (lock word " + held->word.ToString() +
+                              ", held by owner " + std::to_string(old) + ")");
+    backoff.Pause();
   }
-  return Status::Unavailable("lock " + held->word.ToString() + " of node " + node.ToString() +
-                             " stays held (holder crashed?)");
 }
 
 Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,

@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/retry.h"
 #include "tree/split.h"
 
 namespace dmindex::tree {
-namespace {
-
-constexpr uint32_t kMaxAttempts = 10000;
-
-}  // namespace
 
 template <KeyValueTraits KV>
 Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr,
@@ -48,7 +44,9 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
   const uint32_t nb = t_.layout.node_bytes;
   const auto& internal = t_.validator.internal();
   std::vector<InternalEntry<KV>> entries;
-  for (uint32_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  // Restarts only after growing the root to the level the separator goes to.
+  RetryBudget budget(retry_limits::kTreeRestarts, "insert a separator");
+  for (;;) {
     NodeLockGuard guard(t_.lock, c.ep);
     GlobalAddress addr;
     NodeHeader<KV> h;
@@ -58,6 +56,8 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
       return Status::Corruption("the tree lost its root during a split");
     if (outcome == CoveringLocker<KV>::Outcome::kRootBelow) {
       DMX_RETURN_IF_ERROR(GrowRoot(c, static_cast<uint8_t>(level - 1)));
+      if (!budget.Spend())
+        return budget.Exhausted("for " + DescribeKey(separator) + " at level " + std::to_string(level));
       continue;
     }
     entries.clear();
@@ -99,10 +99,8 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     separator = split.separator;
     child = *right;
     ++level;
-    attempt = 0;
+    budget.Reset();
   }
-  return Status::Corruption("separator insertion did not settle after " +
-                            std::to_string(kMaxAttempts) + " attempts");
 }
 
 template <KeyValueTraits KV>

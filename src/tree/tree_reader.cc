@@ -11,10 +11,6 @@
 namespace dmindex::tree {
 namespace {
 
-// Bounds that turn a bug or a corrupted pool into a Corruption status instead of a hang.
-constexpr uint32_t kMaxRestarts = 10000;
-constexpr uint32_t kMaxHops = 1 << 16;
-
 bool AllZero(const std::byte* p, size_t n) {
   return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
 }
@@ -109,7 +105,10 @@ Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAdd
   InternalCache<KV>* cache = c.cn.cache.get();
   bool first = true;
   *moved_right_first = false;
-  for (uint32_t hop = 0; hop < kMaxHops; ++hop) {
+  // Down and right: more hops than that cannot come from a tree, only from a cycle.
+  RetryBudget hops(retry_limits::kLevelHops, "walk to");
+  for (;;) {
+    if (!hops.Spend()) return hops.Exhausted(DescribeKey(key) + ", at node " + addr.ToString());
     NodeHeader<KV> h;
     DMX_RETURN_IF_ERROR(Read(c, addr, buf, &h));
     // Fences and level tell whether this is (still) a node on our path: a node reached
@@ -140,17 +139,19 @@ Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAdd
     expect = h.level - 1;
     first = false;
   }
-  return Status::Corruption("more than " + std::to_string(kMaxHops) + " hops to reach a key");
 }
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Descend(Ctx& c, const Key& key, uint8_t level, std::byte* buf,
                                Found* out, const typename InternalCache<KV>::Hit* hint) const {
   InternalCache<KV>* cache = c.cn.cache.get();
-  for (uint32_t restart = 0; restart < kMaxRestarts; ++restart) {
+  // A restart means the walk met a stale node: a concurrent structure change went through.
+  RetryBudget restarts(retry_limits::kTreeRestarts, "descend to");
+  Backoff backoff(backoff::kRestart);
+  for (bool first = true;; first = false) {
     typename InternalCache<KV>::Hit hit;
     bool from_cache = false;
-    if (restart == 0 && hint != nullptr) {
+    if (first && hint != nullptr) {
       hit = *hint;
       from_cache = true;
     } else if (cache != nullptr) {
@@ -176,10 +177,12 @@ Status TreeReader<KV>::Descend(Ctx& c, const Key& key, uint8_t level, std::byte*
       cache->Invalidate(hit.node, hit.level, key);
     if (walk == Walk::kDone) return Status::Ok();
     c.CountRetry();
+    if (!restarts.Spend())
+      return restarts.Exhausted(DescribeKey(key) + " at level " + std::to_string(level) +
+                                " (the last walk started at node " + addr.ToString() + ")");
+    backoff.Pause();
     if (!from_cache) DMX_RETURN_IF_ERROR(RefreshRoot(c).status());
   }
-  return Status::Corruption("no consistent path to a key after " + std::to_string(kMaxRestarts) +
-                            " restarts");
 }
 
 template <KeyValueTraits KV>

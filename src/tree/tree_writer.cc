@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/retry.h"
+
 namespace dmindex::tree {
-namespace {
-
-constexpr uint32_t kMaxAttempts = 10000;
-
-}  // namespace
 
 template <KeyValueTraits KV>
 Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, const Key& key, const Value& value) const {
-  for (uint32_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  // Restarts only after creating the root of an empty tree (someone else may create it too).
+  RetryBudget budget(retry_limits::kTreeRestarts, "write");
+  for (;;) {
     NodeLockGuard guard(t_.lock, c.ep);
     GlobalAddress addr;
     NodeHeader<KV> h;
@@ -24,13 +23,12 @@ Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, const Key& key, const Value& va
       case CoveringLocker<KV>::Outcome::kEmpty:
         if (op != WriteOp::kUpsert) return Status::NotFound();
         DMX_RETURN_IF_ERROR(smo_.CreateRoot(c));
+        if (!budget.Spend()) return budget.Exhausted("of " + DescribeKey(key) + " into an empty tree");
         continue;
       case CoveringLocker<KV>::Outcome::kRootBelow:
         return Status::Corruption("tree has no leaf level");
     }
   }
-  return Status::Corruption("write did not find its leaf after " + std::to_string(kMaxAttempts) +
-                            " attempts");
 }
 
 template <KeyValueTraits KV>

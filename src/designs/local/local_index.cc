@@ -12,25 +12,23 @@ class LocalSession final : public Session {
 
   Status Lookup(Key key, Value* value) override {
     DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Lookup(key, value) ? Status::Ok() : Status::NotFound();
+    return tree_.Lookup(key, value);
   }
   Status Insert(Key key, Value value) override {
     DMX_RETURN_IF_ERROR(CheckKey(key));
-    tree_.Upsert(key, value);
-    return Status::Ok();
+    return tree_.Upsert(key, value);
   }
   Status Update(Key key, Value value) override {
     DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Update(key, value) ? Status::Ok() : Status::NotFound();
+    return tree_.Update(key, value);
   }
   Status Delete(Key key) override {
     DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Delete(key) ? Status::Ok() : Status::NotFound();
+    return tree_.Delete(key);
   }
   Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(CheckKey(start));
-    tree_.Scan(start, count, out);
-    return Status::Ok();
+    return tree_.Scan(start, count, out);
   }
 
  private:

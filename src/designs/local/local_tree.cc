@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
+#include <optional>
+
+#include "common/retry.h"
 
 namespace dmindex::designs::local {
 
@@ -30,12 +32,25 @@ Node* LocalTree::NewNode(uint16_t level) {
   return Node::Create(node_bytes_, level);
 }
 
-void LocalTree::NoteRestart(int attempt) {
-  restarts_.fetch_add(1, std::memory_order_relaxed);
-  // Whoever made us restart may be descheduled while holding a lock; on few cores give it
-  // the CPU rather than spinning.
-  if (attempt > 2) std::this_thread::yield();
-}
+class LocalTree::Restarts {
+ public:
+  Restarts(LocalTree& tree, const char* operation, Key key)
+      : tree_(tree), budget_(retry_limits::kLocalTreeRestarts, operation), key_(key) {}
+  Status Next() {
+    tree_.restarts_.fetch_add(1, std::memory_order_relaxed);
+    if (!budget_.Spend()) return budget_.Exhausted("of key " + std::to_string(key_));
+    // Whoever made us restart may be descheduled while holding a lock; on few cores give
+    // it the CPU rather than spinning.
+    backoff_.Pause();
+    return Status::Ok();
+  }
+
+ private:
+  LocalTree& tree_;
+  RetryBudget budget_;
+  Backoff backoff_{backoff::kRestart};
+  const Key key_;
+};
 
 bool LocalTree::FindLeaf(Key key, Node** leaf, uint64_t* version) const {
   Node* node = root_.load(std::memory_order_acquire);
@@ -58,49 +73,61 @@ bool LocalTree::FindLeaf(Key key, Node** leaf, uint64_t* version) const {
   return true;
 }
 
-bool LocalTree::Lookup(Key key, Value* value) {
-  for (int attempt = 0;; NoteRestart(attempt++)) {
+template <typename Attempt>
+Status LocalTree::WithRestarts(const char* operation, Key key, Attempt attempt) {
+  Restarts restarts(*this, operation, key);
+  for (;;) {
+    if (std::optional<Status> done = attempt()) return *done;
+    DMX_RETURN_IF_ERROR(restarts.Next());
+  }
+}
+
+Status LocalTree::Lookup(Key key, Value* value) {
+  return WithRestarts("lookup", key, [&]() -> std::optional<Status> {
     Node* leaf;
     uint64_t v;
-    if (!FindLeaf(key, &leaf, &v)) continue;
+    if (!FindLeaf(key, &leaf, &v)) return std::nullopt;
     uint32_t pos;
     const bool found = leaf->Find(key, &pos);
     const Value seen = found ? leaf->value(pos) : 0;
-    if (!leaf->lock().Validate(v)) continue;
-    if (found) *value = seen;
-    return found;
-  }
+    if (!leaf->lock().Validate(v)) return std::nullopt;
+    if (!found) return Status::NotFound();
+    *value = seen;
+    return Status::Ok();
+  });
 }
 
 template <typename Change>
-bool LocalTree::ChangeExisting(Key key, Change change) {
-  for (int attempt = 0;; NoteRestart(attempt++)) {
+Status LocalTree::ChangeExisting(const char* operation, Key key, Change change) {
+  return WithRestarts(operation, key, [&]() -> std::optional<Status> {
     Node* leaf;
     uint64_t v;
-    if (!FindLeaf(key, &leaf, &v)) continue;
+    if (!FindLeaf(key, &leaf, &v)) return std::nullopt;
     uint32_t pos;
     if (!leaf->Find(key, &pos)) {
-      if (leaf->lock().Validate(v)) return false;  // absent in a consistent leaf
-      continue;
+      if (leaf->lock().Validate(v)) return Status::NotFound();  // absent in a consistent leaf
+      return std::nullopt;
     }
-    if (!leaf->lock().Upgrade(v)) continue;  // success also validates what we read
+    if (!leaf->lock().Upgrade(v)) return std::nullopt;  // success also validates what we read
     change(leaf, pos);
     leaf->lock().Unlock();
-    return true;
-  }
+    return Status::Ok();
+  });
 }
 
-bool LocalTree::Update(Key key, Value value) {
-  return ChangeExisting(key, [value](Node* leaf, uint32_t pos) { leaf->set_value(pos, value); });
+Status LocalTree::Update(Key key, Value value) {
+  return ChangeExisting("update", key, [value](Node* leaf, uint32_t pos) { leaf->set_value(pos, value); });
 }
 
-bool LocalTree::Delete(Key key) {
-  return ChangeExisting(key, [](Node* leaf, uint32_t pos) { leaf->RemoveEntry(pos); });
+Status LocalTree::Delete(Key key) {
+  return ChangeExisting("delete", key, [](Node* leaf, uint32_t pos) { leaf->RemoveEntry(pos); });
 }
 
-void LocalTree::Upsert(Key key, Value value) {
-  for (int attempt = 0; !TryUpsert(key, value); NoteRestart(attempt++)) {
-  }
+Status LocalTree::Upsert(Key key, Value value) {
+  return WithRestarts("insert", key, [&]() -> std::optional<Status> {
+    if (!TryUpsert(key, value)) return std::nullopt;
+    return Status::Ok();
+  });
 }
 
 bool LocalTree::TryUpsert(Key key, Value value) {
@@ -192,12 +219,12 @@ Node* LocalTree::SplitOff(Node* node, Key* separator) {
   return right;
 }
 
-void LocalTree::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
+Status LocalTree::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
   out->clear();
   Node* leaf;
   uint64_t v;
-  for (int attempt = 0; !FindLeaf(start, &leaf, &v); NoteRestart(attempt++)) {
-  }
+  Restarts restarts(*this, "scan", start);
+  while (!FindLeaf(start, &leaf, &v)) DMX_RETURN_IF_ERROR(restarts.Next());
   Key from = start;
   while (leaf != nullptr && out->size() < count) {
     const size_t mark = out->size();
@@ -209,13 +236,14 @@ void LocalTree::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
       // Re-read the same leaf: keys only move right, into siblings we have yet to visit.
       out->resize(mark);
       v = leaf->lock().ReadLock();
-      NoteRestart(0);
+      DMX_RETURN_IF_ERROR(restarts.Next());
       continue;
     }
     if (out->size() > mark) from = out->back().key + 1;  // valid keys: no wrap-around
     leaf = next;
     if (leaf != nullptr) v = leaf->lock().ReadLock();
   }
+  return Status::Ok();
 }
 
 Status LocalTree::BulkLoad(std::span<const KeyValue> sorted, double fill) {

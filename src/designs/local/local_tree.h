@@ -35,12 +35,14 @@ class LocalTree {
 
   static constexpr uint32_t MinNodeBytes() { return Node::kHeaderBytes + 8 + 16 * 4; }
 
-  // Keys must be valid (IsValidKey); callers check.
-  bool Lookup(Key key, Value* value);
-  void Upsert(Key key, Value value);
-  bool Update(Key key, Value value);  // false if absent
-  bool Delete(Key key);               // false if absent
-  void Scan(Key start, size_t count, std::vector<KeyValue>* out);
+  // Keys must be valid (IsValidKey); callers check. NotFound if absent; Busy only if an
+  // operation restarts more often than retry_limits::kLocalTreeRestarts allows (each restart
+  // means another thread changed the nodes on its path, so that is a bug, not contention).
+  Status Lookup(Key key, Value* value);
+  Status Upsert(Key key, Value value);
+  Status Update(Key key, Value value);
+  Status Delete(Key key);
+  Status Scan(Key start, size_t count, std::vector<KeyValue>* out);
 
   // Builds the tree bottom-up from sorted unique pairs, leaves filled to `fill` of capacity.
   // The tree must be empty and no other operation may run concurrently.
@@ -58,12 +60,16 @@ class LocalTree {
   // Update and Delete: applies change(leaf, position) to the leaf holding `key`, under its
   // lock; false if the key is absent.
   template <typename Change>
-  bool ChangeExisting(Key key, Change change);
+  Status ChangeExisting(const char* operation, Key key, Change change);
   // Splits `node` (read at `version`, child of `parent` read at `parent_version`, or the
   // root if parent is null). Gives up silently if either changed; the caller restarts anyway.
   void SplitLocked(Node* parent, uint64_t parent_version, Node* node, uint64_t version);
   Node* SplitOff(Node* node, Key* separator);  // moves the upper half into a new right node
-  void NoteRestart(int attempt);
+  // The restarts of one operation: counted (restarts()), bounded, backed off.
+  class Restarts;
+  // Runs attempt() (an engaged std::optional<Status>: done) until it is done, restarting.
+  template <typename Attempt>
+  Status WithRestarts(const char* operation, Key key, Attempt attempt);
   // Bulk load: one level of parents over `children` (whose smallest keys are `min_keys`).
   void BuildParents(std::vector<Node*>* children, std::vector<Key>* min_keys, double fill);
 

@@ -11,7 +11,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
+
+#include "common/retry.h"
 
 namespace dmindex::designs::local {
 
@@ -21,10 +22,9 @@ class OptLock {
   // and returns the version to validate against later.
   uint64_t ReadLock() const {
     uint64_t v = word_.load(std::memory_order_acquire);
-    for (int spins = 0; v & 1; ++spins) {
-      if (spins > 16) std::this_thread::yield();
-      v = word_.load(std::memory_order_acquire);
-    }
+    if (!(v & 1)) return v;
+    Backoff backoff(backoff::kLatchHeld, "a node latch of the local tree");
+    while ((v = word_.load(std::memory_order_acquire)) & 1) backoff.Pause();
     return v;
   }
 
@@ -47,10 +47,11 @@ class OptLock {
 
   // Exclusive ownership for a node nobody else can reach yet or a waiting writer.
   void Lock() {
-    for (int spins = 0;; ++spins) {
+    Backoff backoff(backoff::kLatchHeld, "a node latch of the local tree");
+    for (;;) {
       uint64_t v = word_.load(std::memory_order_relaxed);
       if (!(v & 1) && Upgrade(v)) return;
-      if (spins > 16) std::this_thread::yield();
+      backoff.Pause();
     }
   }
 
