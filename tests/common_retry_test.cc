@@ -73,7 +73,7 @@ TEST(RetryBudget, EveryNamedLimitBoundsSomethingAndSaysWhat) {
         retry_limits::kDexOperation, retry_limits::kDexMerge, retry_limits::kDexDraining,
         retry_limits::kPartitionMapLocked, retry_limits::kPartitionMapChanging,
         retry_limits::kPartitionMapCreated, retry_limits::kHostLeaseClaims, retry_limits::kCatalogClaim,
-        retry_limits::kFreeFrameRounds, retry_limits::kInvalidateBusyFrame, retry_limits::kFrameBusyWait,
+        retry_limits::kFreeFrameRounds, retry_limits::kInvalidateBusyFrame, retry_limits::kFrameBusyWait, retry_limits::kOptimisticRead,
         retry_limits::kLocalTreeRestarts}) {
     EXPECT_TRUE(l.attempts > 0 || l.time.count() > 0) << l.bounds;  // never unbounded
     EXPECT_NE(std::string(l.bounds), "");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/retry.h"
 #include "common/retry_status.h"
 #include "fabric/pool_memory.h"
 
@@ -71,9 +72,12 @@ BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_
   if (!pg.owns()) return {};
   ExclusiveGuard cg = ExclusiveGuard::TryLock(c);
   if (!cg.owns()) {
-    // Being cooled, written back or evicted: wait for that outside the parent's latch.
+    // Being cooled, written back or evicted: wait for that outside the parent's latch
+    // (a while: the caller restarts anyway).
     parent = pg.Downgrade();
-    for (int i = 0; i < 4096 && c->latch.IsLockedExclusive(); ++i) std::this_thread::yield();
+    RetryBudget waits(retry_limits::kFrameBusyWait, "wait for a latched frame");
+    Backoff backoff(backoff::kLatchHeld, "a latched cache frame of node", addr);
+    while (c->latch.IsLockedExclusive() && waits.Spend()) backoff.Pause();
     return {};
   }
   if (c->remote() != addr || Swip::Load(slot) != Swip::Remote(addr)) {
@@ -280,13 +284,18 @@ void BufferManager::Refresh(ExclusiveGuard& node, const std::byte* fresh) {
 }
 
 Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
-  for (int attempt = 0; attempt < 1000; ++attempt) {
+  RetryBudget attempts(retry_limits::kInvalidateBusyFrame, "invalidate the cached node");
+  Backoff backoff(backoff::kLatchHeld, "a busy cache frame of node", addr);
+  for (bool again = false;; again = true) {
+    if (again) {
+      if (!attempts.Spend()) return attempts.Exhausted(addr.ToString());
+      backoff.Pause();
+    }
     BufferFrame* c = mapping_.Lookup(addr);
     if (c == nullptr) return Status::Ok();
     const FrameState st = c->load_state();
     if (st != FrameState::kHot && st != FrameState::kCooling) {
       if (c == w.transient_) return Status::Ok();  // our own claim: nothing cached
-      std::this_thread::yield();
       continue;
     }
     // Latch order is parent before child.
@@ -317,7 +326,6 @@ Status BufferManager::Invalidate(GlobalAddress addr, CacheWorker& w) {
     w.free_frames_.push_back(c);
     return Status::Ok();
   }
-  return RetryStatus("invalidate: node stays busy");
 }
 
 void BufferManager::Discard(ExclusiveGuard& node, CacheWorker& w) {
@@ -406,10 +414,12 @@ Result<uint64_t> BufferManager::FlushDirty(CacheWorker& w,
 
 void BufferManager::WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const {
   // Bounded: the holder may be slow (a long offloaded operation); the caller restarts anyway.
-  for (int i = 0; i < 4096; ++i) {
+  RetryBudget waits(retry_limits::kFrameBusyWait, "wait for a frame's I/O");
+  Backoff backoff(backoff::kLatchHeld, "the I/O of a cache frame of node", addr);
+  for (;; backoff.Pause()) {
     const FrameState st = f->load_state();
     if (f->remote() != addr || (st != FrameState::kLoading && st != FrameState::kTransient)) return;
-    std::this_thread::yield();
+    if (!waits.Spend()) return;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "cache/buffer_frame.h"
+#include "common/retry.h"
 
 namespace dmindex::cache {
 
@@ -12,12 +13,13 @@ CoolingMap::CoolingMap(size_t capacity_frames)
       buckets_(new Bucket[buckets_count_]) {}
 
 void CoolingMap::Bucket::Lock() {
-  for (int spins = 0;; ++spins) {
+  Backoff backoff(backoff::kLatchHeld, "a bucket lock of the cooling map");
+  for (;;) {
     uint32_t expected = 0;
     if (lock.load(std::memory_order_relaxed) == 0 &&
         lock.compare_exchange_weak(expected, 1, std::memory_order_acquire))
       return;
-    HybridLatch::Backoff(spins);
+    backoff.Pause();
   }
 }
 

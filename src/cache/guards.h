@@ -10,20 +10,28 @@
 #include <utility>
 
 #include "cache/buffer_frame.h"
+#include "common/retry.h"
 
 namespace dmindex::cache {
 
 class OptimisticGuard {
  public:
   OptimisticGuard() = default;
-  // Spins briefly while a writer holds the latch; valid() is false if it did not let go.
+  // Waits briefly while a writer holds the latch (retry_limits::kOptimisticRead); valid() is
+  // false if it did not let go, and the caller restarts.
   explicit OptimisticGuard(BufferFrame* f) : frame_(f) {
-    for (int spins = 0; spins < kMaxSpins; ++spins) {
+    if (f->latch.TryOptimistic(&version_)) {
+      valid_ = true;
+      return;
+    }
+    RetryBudget waits(retry_limits::kOptimisticRead, "read a cache frame optimistically");
+    Backoff backoff(backoff::kLatchHeld, "a cache frame's writer");
+    while (waits.Spend()) {
+      backoff.Pause();
       if (f->latch.TryOptimistic(&version_)) {
         valid_ = true;
         return;
       }
-      HybridLatch::Backoff(spins);
     }
   }
   OptimisticGuard(BufferFrame* f, uint64_t version) : frame_(f), version_(version), valid_(true) {}
@@ -36,7 +44,6 @@ class OptimisticGuard {
   uint64_t version() const { return version_; }
 
  private:
-  static constexpr int kMaxSpins = 256;
   BufferFrame* frame_ = nullptr;
   uint64_t version_ = 0;
   bool valid_ = false;

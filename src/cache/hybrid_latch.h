@@ -7,7 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
+
+#include "common/retry.h"
 
 namespace dmindex::cache {
 
@@ -39,8 +40,12 @@ class HybridLatch {
   }
   // Exclusive access only if nobody wrote since `version` (an optimistic read upgrades).
   bool TryUpgrade(uint64_t version) { return LockFrom(version); }
+  // Waits spin, then yield (backoff::kLatchHeld): on a machine with few cores the holder may
+  // be waiting for ours.
   void LockExclusive() {
-    for (int spins = 0; !TryLockExclusive(); ++spins) Backoff(spins);
+    if (TryLockExclusive()) return;
+    Backoff backoff(backoff::kLatchHeld, "a cache frame's latch");
+    while (!TryLockExclusive()) backoff.Pause();
   }
   // Bumps the version; returns it, so the releaser can keep reading optimistically.
   uint64_t UnlockExclusive() {
@@ -55,19 +60,14 @@ class HybridLatch {
     return word_.compare_exchange_strong(w, w + kSharedUnit, std::memory_order_acquire);
   }
   void LockShared() {
-    for (int spins = 0; !TryLockShared(); ++spins) Backoff(spins);
+    if (TryLockShared()) return;
+    Backoff backoff(backoff::kLatchHeld, "a cache frame's latch");
+    while (!TryLockShared()) backoff.Pause();
   }
   void UnlockShared() { word_.fetch_sub(kSharedUnit, std::memory_order_release); }
 
   bool IsLockedExclusive() const { return word_.load(std::memory_order_relaxed) & kExclusive; }
   uint64_t raw() const { return word_.load(std::memory_order_acquire); }
-
-  // Spin briefly, then give the core away: on a machine with few cores the holder may be
-  // waiting for ours.
-  static void Backoff(int spins) {
-    if (spins < 16) return;
-    std::this_thread::yield();
-  }
 
  private:
   bool LockFrom(uint64_t expected) {

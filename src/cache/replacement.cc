@@ -3,17 +3,19 @@
 #include <cstring>
 
 #include "cache/buffer_manager.h"
+#include "common/retry.h"
 #include "common/retry_status.h"
 
 namespace dmindex::cache {
 
 namespace {
-constexpr int kMaxFrameRounds = 256;  // attempts to free a frame before asking for a restart
 constexpr int kMaxDelegationDepth = 32;
 }  // namespace
 
 Result<BufferFrame*> BufferManager::AcquireFreeFrame(CacheWorker& w) {
-  for (int round = 0; round < kMaxFrameRounds; ++round) {
+  RetryBudget rounds(retry_limits::kFreeFrameRounds, "free a cache frame");
+  Backoff backoff(backoff::kRestart, "a cache frame to free");
+  for (;;) {
     if (!w.free_frames_.empty()) {
       BufferFrame* f = w.free_frames_.back();
       w.free_frames_.pop_back();
@@ -35,14 +37,14 @@ Result<BufferFrame*> BufferManager::AcquireFreeFrame(CacheWorker& w) {
     // the cooling map lands in our free set), then take the oldest of a random bucket.
     auto cooled = CoolSamples(w, options_.cooling_samples);
     if (!cooled.ok()) return cooled.status();
-    if (!w.free_frames_.empty()) continue;
-    if (BufferFrame* victim = cooling_.PopOldest(w.rng_())) {
-      Evict(victim, w);
-      continue;
+    if (w.free_frames_.empty()) {
+      if (BufferFrame* victim = cooling_.PopOldest(w.rng_()))
+        Evict(victim, w);  // a free frame for the next round
+      else
+        backoff.Pause();  // everything is busy: let the others move
     }
-    if (round > 8) std::this_thread::yield();  // everything is busy: let the others move
+    if (!rounds.Spend()) return rounds.Exhausted("");
   }
-  return RetryStatus("cache: no frame could be freed (cache too small for this concurrency?)");
 }
 
 void BufferManager::ReleaseFreeFrame(BufferFrame* f) {

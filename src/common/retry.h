@@ -140,6 +140,8 @@ inline constexpr RetryLimit kInvalidateBusyFrame{"attempts", 1000, {}, kRetryCod
                                                  "the frame stays busy"};
 // Waits for a frame's I/O or latch before an operation restarts anyway.
 inline constexpr RetryLimit kFrameBusyWait{"waits", 4096, {}, kRetryCode, "the frame stays busy"};
+// Waits for a frame's writer before an optimistic read gives up and its operation restarts.
+inline constexpr RetryLimit kOptimisticRead{"waits", 256, {}, kRetryCode, "a writer holds the frame"};
 // Restarts of one operation of the in-memory tree (designs/local).
 inline constexpr RetryLimit kLocalTreeRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
                                                "the nodes on the path kept changing"};

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
-#include <thread>
 
 #include "alloc/catalog.h"
+#include "common/retry.h"
 #include "designs/dex/dex_tree.h"
 
 namespace dmindex::designs::dex {
@@ -15,15 +15,14 @@ namespace {
 
 // A process that opens an index another one is creating waits for its partition map.
 Result<GlobalAddress> AwaitMapBlock(fabric::Endpoint& ep, GlobalAddress map_word, const std::string& name) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  RetryBudget budget(retry_limits::kPartitionMapCreated, "open dex index");
+  Backoff backoff(backoff::kPoll, "the partition map of an index being created", map_word);
   for (;;) {
     uint64_t raw = 0;
     DMX_RETURN_IF_ERROR(ep.Read(map_word, &raw, 8));
     if (raw != 0) return GlobalAddress::FromRaw(raw);
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::Unavailable("dex: index " + name + " has no partition map 10 s after it was "
-                                 "created (did its creator die?)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!budget.Spend()) return budget.Exhausted(name + " (no partition map at " + map_word.ToString() + ")");
+    backoff.Pause();
   }
 }
 

@@ -1,22 +1,14 @@
 #include "designs/dex/partition_store.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/retry.h"
 #include "common/retry_status.h"
 
 namespace dmindex::designs::dex {
-namespace {
-
-// A change holds the lock for one flush of dirty pages: allow a reader generous time
-// before calling the map stuck (a process died while changing it).
-constexpr auto kStuckAfter = std::chrono::seconds(30);
-
-}  // namespace
 
 uint64_t PartitionStore::Checksum(const uint64_t* words) {
   return XXH3_64bits_withSeed(words, 8 * kChecksumWord, 0x6d61702d786564ull);
@@ -45,18 +37,19 @@ Status PartitionStore::Initialize(fabric::Endpoint& ep, GlobalAddress block,
 
 Result<StoredMap> PartitionStore::Load(fabric::Endpoint& ep) const {
   std::vector<uint64_t> words(kMapBytes / 8);
-  const auto deadline = std::chrono::steady_clock::now() + kStuckAfter;
-  for (uint32_t attempt = 0;; ++attempt) {
+  // A change holds the lock for one flush of dirty pages: a reader allows it generous time
+  // (retry_limits::kPartitionMapChanging) before calling the map stuck.
+  RetryBudget budget(retry_limits::kPartitionMapChanging, "read the dex partition map");
+  Backoff backoff(backoff::kPoll, "the partition map to settle", block_);
+  for (;;) {
     DMX_RETURN_IF_ERROR(ep.Read(block_, words.data(), kMapBytes));
     const bool stable = words[0] % 2 == 0 && words[kChecksumWord] == Checksum(words.data());
     if (stable) {
       if (words[1] >= kBoundaryWords) return Status::Corruption("dex partition map: bad count");
       return StoredMap{words[0], Boundaries(words)};
     }
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::Unavailable("dex partition map: changing for over 30 s (did a process die "
-                                 "while repartitioning?)");
-    if (attempt > 4) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (!budget.Spend()) return budget.Exhausted("at " + block_.ToString());
+    backoff.Pause();
   }
 }
 
@@ -108,7 +101,8 @@ Status PartitionStore::ForceUnlock(fabric::Endpoint& ep) const {
 
 Result<uint32_t> PartitionStore::ClaimHosts(fabric::Endpoint& ep, uint32_t parts, uint32_t count,
                                             std::optional<uint32_t> first, uint64_t token) const {
-  for (uint32_t attempt = 0; attempt < 64; ++attempt) {
+  RetryBudget budget(retry_limits::kHostLeaseClaims, "claim compute nodes of the dex index");
+  for (;;) {
     std::vector<uint64_t> leases(parts);
     DMX_RETURN_IF_ERROR(ep.Read(Word(kLeaseWord), leases.data(), 8 * parts));
     std::optional<uint32_t> start = first;
@@ -131,8 +125,9 @@ Result<uint32_t> PartitionStore::ClaimHosts(fabric::Endpoint& ep, uint32_t parts
                                      " of this index is hosted by another process; each compute "
                                      "node may be hosted by one process at a time (knob first_node)");
     // Lost a race for a free run: look again.
+    if (!budget.Spend())
+      return budget.Exhausted(std::to_string(count).append(" of ").append(std::to_string(parts)));
   }
-  return Status::Unavailable("dex: could not claim compute nodes (processes racing for them)");
 }
 
 Status PartitionStore::ReleaseHosts(fabric::Endpoint& ep, uint32_t first, uint32_t count,
