@@ -21,16 +21,13 @@ class BenchRunnerTest : public ::testing::Test {
                         TestIndexFaults faults = {}, const std::string& design = "test-map") {
     auto spec = NamedWorkload(workload);
     EXPECT_TRUE(spec.ok());
-    FabricFactory fabrics = []() -> Result<std::unique_ptr<fabric::Fabric>> {
-      return dmindex::testing::MakeTestFabric("inproc");
-    };
-    IndexFactory indexes = [faults](std::string_view design, fabric::Fabric& f,
-                                    const IndexOptions& o) -> Result<std::unique_ptr<Index>> {
-      if (design != "test-map") return Status::InvalidArgument("unknown design");
+    IndexFactory indexes = [faults](const IndexOptions& o,
+                                    std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
+      if (o.design != "test-map") return Status::InvalidArgument("unknown design");
       if (!o.knobs.empty()) return Status::InvalidArgument("test-map has no knobs");
-      return std::unique_ptr<Index>(std::make_unique<TestIndex>(f, faults));
+      return std::unique_ptr<Index>(std::make_unique<TestIndex>(c->fabric(), faults));
     };
-    Runner runner(fabrics, indexes, interrupt_, progress_);
+    Runner runner(&dmindex::testing::TestCluster, indexes, interrupt_, progress_);
     return runner.Run(*ParseDesignChoice(design), *spec, config);
   }
   static RunConfig Small(uint64_t ops = 20'000) {
@@ -114,7 +111,7 @@ TEST_F(BenchRunnerTest, CorruptedValuesAreCaught) {
 TEST_F(BenchRunnerTest, SetupErrorsAreStatuses) {
   RunConfig c = Small();
   auto spec = NamedWorkload("ycsb-c");
-  Runner runner([]() -> Result<std::unique_ptr<fabric::Fabric>> { return Status::Unavailable("no cluster"); },
+  Runner runner([]() -> Result<std::shared_ptr<Cluster>> { return Status::Unavailable("no cluster"); },
                 nullptr, interrupt_, progress_);
   auto r = runner.Run(*ParseDesignChoice("test-map"), *spec, c);
   EXPECT_TRUE(r.status().IsUnavailable());

@@ -13,6 +13,7 @@
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "fabric/rpc.h"
+#include "test_fabrics.h"
 
 namespace dmindex::testing {
 
@@ -24,25 +25,32 @@ struct TestIndexFaults {
 
 class TestIndex final : public Index {
  public:
-  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults) : fabric_(fabric), faults_(faults) {}
+  // Any number of compute nodes: the bench driver opens sessions on as many as it runs.
+  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults)
+      : Index("test-map", AnyComputeNode()), fabric_(fabric), faults_(faults) {}
   ~TestIndex() override {
     if (faults_.keys_at_end == nullptr) return;
     faults_.keys_at_end->clear();
     for (const auto& [key, value] : map_) faults_.keys_at_end->push_back(key);
   }
 
-  std::string design() const override { return "test-map"; }
+  static IndexOptions AnyComputeNode() {
+    IndexOptions o;
+    o.compute_nodes = 1u << 16;
+    return o;
+  }
 
-  Status BulkLoad(std::span<const KeyValue> sorted) override {
+ private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
     std::unique_lock lock(mu_);
     if (!map_.empty()) return Status::InvalidArgument("not empty");
     for (const KeyValue& kv : sorted) map_.emplace_hint(map_.end(), kv.key, kv.value);
     return Status::Ok();
   }
 
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t) override;
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t) override;
 
-  IndexStats Stats() const override {
+  IndexStats DoStats() const override {
     IndexStats s;
     s.cache_hits = hits_.load();
     s.cache_misses = misses_.load();
@@ -51,7 +59,6 @@ class TestIndex final : public Index {
     return s;
   }
 
- private:
   friend class TestSession;
   fabric::Fabric& fabric_;
   const TestIndexFaults faults_;
@@ -65,7 +72,9 @@ class TestSession final : public Session {
   TestSession(TestIndex& index, std::unique_ptr<fabric::Endpoint> ep, GlobalAddress word)
       : index_(index), ep_(std::move(ep)), word_(word) {}
 
-  Status Lookup(Key key, Value* value) override {
+ private:
+
+  Status DoLookup(Key key, Value* value) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
     ++index_.hits_;
     std::shared_lock lock(index_.mu_);
@@ -74,7 +83,7 @@ class TestSession final : public Session {
     *value = it->second;
     return Status::Ok();
   }
-  Status Insert(Key key, Value value) override {
+  Status DoInsert(Key key, Value value) override {
     DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
     const uint64_t n = ++index_.inserts_;
     if (index_.faults_.drop_every_nth_insert && n % index_.faults_.drop_every_nth_insert == 0)
@@ -83,7 +92,7 @@ class TestSession final : public Session {
     index_.map_[key] = value;
     return Status::Ok();
   }
-  Status Update(Key key, Value value) override {
+  Status DoUpdate(Key key, Value value) override {
     DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
     const uint64_t n = ++index_.updates_;
     if (index_.faults_.corrupt_every_nth_update && n % index_.faults_.corrupt_every_nth_update == 0)
@@ -94,28 +103,26 @@ class TestSession final : public Session {
     it->second = value;
     return Status::Ok();
   }
-  Status Delete(Key key) override {
+  Status DoDelete(Key key) override {
     std::unique_lock lock(index_.mu_);
     return index_.map_.erase(key) ? Status::Ok() : Status::NotFound();
   }
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
     ++index_.misses_;
-    out->clear();
     std::shared_lock lock(index_.mu_);
     for (auto it = index_.map_.lower_bound(start); it != index_.map_.end() && out->size() < count; ++it)
       out->push_back({it->first, it->second});
     return Status::Ok();
   }
 
- private:
   TestIndex& index_;
   std::unique_ptr<fabric::Endpoint> ep_;
   GlobalAddress word_;
   uint64_t scratch_ = 0;
 };
 
-inline Result<std::unique_ptr<Session>> TestIndex::OpenSession(uint32_t) {
+inline Result<std::unique_ptr<Session>> TestIndex::DoOpenSession(uint32_t) {
   auto ep = fabric_.Connect();
   if (!ep.ok()) return ep.status();
   fabric::RpcReply reply;
@@ -124,6 +131,11 @@ inline Result<std::unique_ptr<Session>> TestIndex::OpenSession(uint32_t) {
   fabric::ReadPod(reply, 0, &offset);
   return std::unique_ptr<Session>(
       std::make_unique<TestSession>(*this, std::move(ep).value(), GlobalAddress(0, offset)));
+}
+
+// A cluster over a fresh in-process fabric, for the bench driver's cluster factory.
+inline Result<std::shared_ptr<Cluster>> TestCluster() {
+  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(MakeTestFabric("inproc")));
 }
 
 }  // namespace dmindex::testing

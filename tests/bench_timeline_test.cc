@@ -65,23 +65,17 @@ TEST(BenchTimeline, DipAndRecoveryAroundAnEvent) {
 }
 
 // Routes like DEX: compute node i serves [b[i-1], b[i]); Repartition installs new boundaries.
-class FakePartitioned final : public Index {
+class FakePartitioned final : public Index, public Partitioning {
  public:
   explicit FakePartitioned(std::vector<Key> b, bool partitioned = true)
-      : b_(std::move(b)), partitioned_(partitioned) {}
-  std::string design() const override { return "fake"; }
-  Status BulkLoad(std::span<const KeyValue>) override { return Status::Ok(); }
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t) override {
-    return Status::NotSupported("no sessions");
-  }
-  IndexStats Stats() const override { return {}; }
+      : Index("fake", IndexOptions{}), b_(std::move(b)), partitioned_(partitioned) {}
+  uint32_t partitions() const override { return static_cast<uint32_t>(b_.size() + 1); }
   Route RouteKey(Key key) const override {
-    if (!partitioned_) return Route{};
     const uint32_t owner = static_cast<uint32_t>(std::upper_bound(b_.begin(), b_.end(), key) - b_.begin());
-    return {owner, owner == 0 ? kMinKey : b_[owner - 1], owner < b_.size() ? b_[owner] - 1 : kMaxKey, true};
+    return {owner, owner == 0 ? kMinKey : b_[owner - 1],
+            owner < b_.size() ? std::optional<Key>(b_[owner]) : std::nullopt, true};
   }
   Result<double> Repartition(std::vector<Key> b) override {
-    if (!partitioned_) return Index::Repartition(std::move(b));
     b_ = std::move(b);
     ++repartitions;
     return 0.001;
@@ -89,6 +83,13 @@ class FakePartitioned final : public Index {
   int repartitions = 0;
 
  private:
+  Status DoBulkLoad(std::span<const KeyValue>) override { return Status::Ok(); }
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t) override {
+    return Status::NotSupported("no sessions");
+  }
+  IndexStats DoStats() const override { return {}; }
+  Partitioning* DoPartitioning() override { return partitioned_ ? this : nullptr; }
+
   std::vector<Key> b_;
   const bool partitioned_;
 };
@@ -135,7 +136,7 @@ TEST(BenchRepartitionPlan, MovesAShareOfTheGiversLoadedKeys) {
   move = PrepareRepartition(left, spec, 3, loaded);
   ASSERT_TRUE(move.ok());
   EXPECT_EQ(move->moved_keys, 100u);
-  EXPECT_EQ(move->after, (std::vector<Key>{101, 301}));
+  EXPECT_EQ(move->after, (std::vector<Key>{101, kMaxKey})) << "the last node keeps only kMaxKey";
   FakePartitioned tail({101, 201});
   spec = RepartitionSpec{2.0, 1, 2, 0.5, true};  // the last node scales out
   move = PrepareRepartition(tail, spec, 3, loaded);

@@ -200,11 +200,8 @@ struct Lies {
 // validation or with a broken cache produces. Lies{} must pass (the control).
 class LyingIndex final : public Index {
  public:
-  LyingIndex(std::unique_ptr<Index> inner, Lies lies) : inner_(std::move(inner)), lies_(lies) {}
-  std::string design() const override { return "lying-" + inner_->design(); }
-  Status BulkLoad(std::span<const KeyValue> sorted) override { return inner_->BulkLoad(sorted); }
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node) override;
-  IndexStats Stats() const override { return inner_->Stats(); }
+  LyingIndex(std::unique_ptr<Index> inner, Lies lies)
+      : Index("lying-" + inner->design(), inner->options()), inner_(std::move(inner)), lies_(lies) {}
 
   void NoteWrite(Key k, Value v) {
     std::lock_guard<std::mutex> guard(mu_);
@@ -222,6 +219,10 @@ class LyingIndex final : public Index {
   const Lies& lies() const { return lies_; }
 
  private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override { return inner_->BulkLoad(sorted); }
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override;
+  IndexStats DoStats() const override { return inner_->Stats(); }
+
   std::unique_ptr<Index> inner_;
   const Lies lies_;
   std::mutex mu_;
@@ -232,16 +233,18 @@ class LyingSession final : public Session {
  public:
   LyingSession(std::unique_ptr<Session> inner, LyingIndex& index, uint64_t seed)
       : inner_(std::move(inner)), index_(index), rng_(seed) {}
-  Status Lookup(Key key, Value* value) override {
+
+ private:
+  Status DoLookup(Key key, Value* value) override {
     Status s = inner_->Lookup(key, value);
     Value old;
     if (s.ok() && Roll(index_.lies().stale_lookups) && index_.Previous(key, &old)) *value = old;
     return s;
   }
-  Status Insert(Key key, Value value) override { return Wrote(key, value, inner_->Insert(key, value)); }
-  Status Update(Key key, Value value) override { return Wrote(key, value, inner_->Update(key, value)); }
-  Status Delete(Key key) override { return inner_->Delete(key); }
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
+  Status DoInsert(Key key, Value value) override { return Wrote(key, value, inner_->Insert(key, value)); }
+  Status DoUpdate(Key key, Value value) override { return Wrote(key, value, inner_->Update(key, value)); }
+  Status DoDelete(Key key) override { return inner_->Delete(key); }
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
     Status s = inner_->Scan(start, count, out);
     if (!s.ok() || out->empty()) return s;
     // Never the last pair: dropping it would only shrink the range the scan covered.
@@ -253,7 +256,6 @@ class LyingSession final : public Session {
     return s;
   }
 
- private:
   bool Roll(uint32_t percent) { return rng_() % 100 < percent; }
   Status Wrote(Key key, Value value, Status s) {
     if (s.ok()) index_.NoteWrite(key, value);
@@ -264,7 +266,7 @@ class LyingSession final : public Session {
   std::mt19937_64 rng_;
 };
 
-Result<std::unique_ptr<Session>> LyingIndex::OpenSession(uint32_t compute_node) {
+Result<std::unique_ptr<Session>> LyingIndex::DoOpenSession(uint32_t compute_node) {
   auto inner = inner_->OpenSession(compute_node);
   if (!inner.ok()) return inner.status();
   static std::atomic<uint64_t> seeds{1};

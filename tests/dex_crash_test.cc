@@ -181,7 +181,7 @@ TEST_P(DexCrashOverUcx, AKilledComputeProcessLeavesAReadableIndex) {
   // The operator's repair: the dead process's leases, by the tokens `dmindex indexes` shows.
   testing::ToolRun listing = testing::RunTool("indexes --memservers " + memservers + " --index " + name);
   ASSERT_EQ(listing.exit_code, 0) << listing.output;
-  const std::regex hosted("compute node ([0-9]+): keys [^,]*, hosted by token ([0-9a-f]+)");
+  const std::regex hosted("compute node ([0-9]+): keys \\[[^)]*\\), hosted by token ([0-9a-f]+)");
   int released = 0;
   for (std::sregex_iterator it(listing.output.begin(), listing.output.end(), hosted), end; it != end; ++it) {
     testing::ToolRun r = testing::RunTool("indexes --memservers " + memservers + " --index " + name +

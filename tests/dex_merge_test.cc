@@ -95,9 +95,9 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
     ASSERT_TRUE(sessions[0]->Lookup(k, &got).ok()) << k;
     ASSERT_EQ(got, v);
   }
-  const IndexStats st = (*index)->Stats();
-  EXPECT_GT(st.merges, 30u) << "deletes must have merged nodes";
-  std::cout << "[ merge    ] " << compute_nodes << " compute nodes: " << st.merges << " merges\n";
+  const uint64_t merges = (*index)->GetIntProperty("dmindex.dex.merges").value_or(0);
+  EXPECT_GT(merges, 30u) << "deletes must have merged nodes";
+  std::cout << "[ merge    ] " << compute_nodes << " compute nodes: " << merges << " merges\n";
 }
 
 TEST(DexMerge, RandomOpsMatchMapOneComputeNode) { RandomOpsMatchMap(1, {}); }
@@ -138,7 +138,7 @@ ChurnResult Churn(std::map<std::string, std::string> knobs) {
   }
   r.leaves_late = CountLeaves(**tree, ws);
   r.pool_late = (*tree)->Stats().pool_bytes;
-  r.merges = (*tree)->Stats().merges;
+  r.merges = (*tree)->compute_node(0).retired.merges.load();
   std::vector<KeyValue> all;
   Key next = 0;
   for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
@@ -237,7 +237,7 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   scanner.join();
   EXPECT_EQ(failures.load(), 0u);
   EXPECT_GT(scans, 10u);
-  EXPECT_GT((*index)->Stats().merges, 20u);
+  EXPECT_GT((*index)->GetIntProperty("dmindex.dex.merges").value_or(0), 20u);
 }
 
 // The harness's linearizability check with a delete-heavy mix (so merges run concurrently
@@ -266,9 +266,9 @@ void ConcurrentLinearizable(uint32_t compute_nodes, std::map<std::string, std::s
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
   EXPECT_TRUE(report->ok()) << report->ToString();
-  const IndexStats st = (*index)->Stats();
-  EXPECT_GT(st.merges, 0u);
-  std::cout << "[ merge    ] " << report->ToString(0) << " merges " << st.merges << "\n";
+  const uint64_t merges = (*index)->GetIntProperty("dmindex.dex.merges").value_or(0);
+  EXPECT_GT(merges, 0u);
+  std::cout << "[ merge    ] " << report->ToString(0) << " merges " << merges << "\n";
 }
 
 TEST(DexMerge, ConcurrentOpsOneComputeNodeAreLinearizable) {

@@ -39,10 +39,10 @@ TEST(DexProcesses, EachComputeNodeIsHostedOnce) {
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   auto b = OpenProcess(*fabric, 1, {});  // adopts the stored partition count, claims node 1
   ASSERT_TRUE(b.ok()) << b.status().ToString();
-  EXPECT_TRUE((*a)->RouteKey(kMinKey).hosted);
-  EXPECT_FALSE((*b)->RouteKey(kMinKey).hosted);
-  EXPECT_EQ((*b)->RouteKey(kMaxKey / 2 + 1).compute_node, 1u);
-  EXPECT_TRUE((*b)->RouteKey(kMaxKey / 2 + 1).hosted);
+  EXPECT_TRUE((*a)->partitioning()->RouteKey(kMinKey).hosted);
+  EXPECT_FALSE((*b)->partitioning()->RouteKey(kMinKey).hosted);
+  EXPECT_EQ((*b)->partitioning()->RouteKey(kMaxKey / 2 + 1).compute_node, 1u);
+  EXPECT_TRUE((*b)->partitioning()->RouteKey(kMaxKey / 2 + 1).hosted);
 
   auto taken = OpenProcess(*fabric, 1, {{"first_node", "0"}});
   ASSERT_FALSE(taken.ok());
@@ -74,10 +74,10 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
   // Equal-width partitions put every loaded key on node 0 (A's); loading rebalances them
   // on leaf fences, moving the upper half to B - A may give them away, it hosts node 0.
   ASSERT_TRUE((*a)->BulkLoad(load).ok());
-  const Route r = (*a)->RouteKey(3000);
+  const Route r = (*a)->partitioning()->RouteKey(3000);
   ASSERT_EQ(r.compute_node, 1u);
   ASSERT_FALSE(r.hosted);
-  const Key boundary = r.low;
+  const Key boundary = r.begin;
   ASSERT_GT(boundary, 1000u);
   ASSERT_LT(boundary, 3000u);
   auto sa = OpenSession(**a), sb = OpenSession(**b);
@@ -94,7 +94,7 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
   for (Key k = 1; k < boundary; ++k) ASSERT_TRUE(sa->Update(k, k + 100000).ok());
   for (Key k = 1; k < boundary; k += 2) ASSERT_TRUE(sa->Delete(k).ok());
   const Key half = boundary / 2;
-  auto moved = (*a)->Repartition({half});
+  auto moved = (*a)->partitioning()->Repartition({half});
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_TRUE(sa->Lookup(half, &v).IsNotOwner());
   for (Key k = half; k < boundary; ++k) {
@@ -108,9 +108,9 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
     ASSERT_TRUE(sb->Insert(k, k + 200000).ok());
   }
   // B may not take keys back; it may give them.
-  auto grab = (*b)->Repartition({1});
+  auto grab = (*b)->partitioning()->Repartition({1});
   EXPECT_TRUE(grab.status().IsNotOwner()) << grab.status().ToString();
-  ASSERT_TRUE((*b)->Repartition({boundary + 100}).ok());
+  ASSERT_TRUE((*b)->partitioning()->Repartition({boundary + 100}).ok());
   for (Key k = half; k < boundary + 100; ++k) {
     ASSERT_TRUE(sa->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, k < boundary ? k + 200000 : k) << "A lost B's write of key " << k;
@@ -178,8 +178,8 @@ TEST(DexProcesses, RacingProcessesWithRepartitioningAreLinearizable) {
   auto a = OpenProcess(*fabric, 2, {});
   auto b = OpenProcess(*fabric, 2, {});
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << b.status().ToString();
-  EXPECT_TRUE((*a)->RouteKey(1).hosted);
-  EXPECT_TRUE((*b)->RouteKey(w.key_stride * (w.keys - 1)).hosted);
+  EXPECT_TRUE((*a)->partitioning()->RouteKey(1).hosted);
+  EXPECT_TRUE((*b)->partitioning()->RouteKey(w.key_stride * (w.keys - 1)).hosted);
   check::ConcurrentWorkload load_a(**a, w), load_b(**b, wb);
   check::RoundsPlan plan;
   plan.rounds = 4;

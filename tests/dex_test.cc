@@ -204,39 +204,48 @@ TEST(Dex, RepartitioningKeepsEveryUpdate) {
   EXPECT_TRUE((*tree)->Repartition({5, 4}).status().IsInvalidArgument());
 }
 
-// The public routing call names the serving compute node and its partition, and follows a
-// repartitioning made through the public Index API; designs without partitions say so.
+// The public routing call names the serving compute node and its half-open partition, and
+// follows a repartitioning made through the public API; designs without partitions (and DEX
+// with partitioning off) have no Partitioning.
 TEST(Dex, RouteKeyFollowsRepartitioning) {
   auto fabric = MakeFabric();
   auto index = designs::MakeIndex("dex", *fabric, Options(3, {{"boundaries", "1000,2000"}}));
   ASSERT_TRUE(index.ok()) << index.status().ToString();
-  Route r = (*index)->RouteKey(1500);
+  Partitioning* parts = (*index)->partitioning();
+  ASSERT_NE(parts, nullptr);
+  EXPECT_EQ(parts->partitions(), 3u);
+  Route r = parts->RouteKey(1500);
   EXPECT_EQ(r.compute_node, 1u);
-  EXPECT_EQ(r.low, 1000u);
-  EXPECT_EQ(r.high, 1999u);
+  EXPECT_EQ(r.begin, 1000u);  // half-open: [1000, 2000)
+  EXPECT_EQ(r.end, std::optional<Key>(2000));
   EXPECT_TRUE(r.hosted);
-  EXPECT_EQ((*index)->RouteKey(kMinKey).low, kMinKey);
-  EXPECT_EQ((*index)->RouteKey(kMaxKey).compute_node, 2u);
-  EXPECT_EQ((*index)->RouteKey(kMaxKey).high, kMaxKey);
+  EXPECT_TRUE(r.Contains(1999));
+  EXPECT_FALSE(r.Contains(2000));
+  EXPECT_EQ(parts->RouteKey(kMinKey).begin, kMinKey);
+  EXPECT_EQ(parts->RouteKey(kMaxKey).compute_node, 2u);
+  EXPECT_FALSE(parts->RouteKey(kMaxKey).end.has_value()) << "the last partition has no end";
   auto s = std::move((*index)->OpenSession(0)).value();
   for (Key k = 1; k < 3000; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
-  ASSERT_TRUE((*index)->Repartition({1000, 1200}).ok());
-  EXPECT_EQ((*index)->RouteKey(1500).compute_node, 2u);
-  EXPECT_EQ((*index)->RouteKey(1500).low, 1200u);
+  ASSERT_TRUE(parts->Repartition({1000, 1200}).ok());
+  EXPECT_EQ(parts->RouteKey(1500).compute_node, 2u);
+  EXPECT_EQ(parts->RouteKey(1500).begin, 1200u);
   Value v = 0;
   for (Key k = 1; k < 3000; ++k) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, k);
   }
-  EXPECT_TRUE((*index)->Repartition({1}).status().IsInvalidArgument());
+  EXPECT_TRUE(parts->Repartition({1}).status().IsInvalidArgument());
 
   IndexOptions so = Options(1);
   so.name = "sherman-beside";
   auto sherman = designs::MakeIndex("sherman", *fabric, so);
   ASSERT_TRUE(sherman.ok()) << sherman.status().ToString();
-  EXPECT_EQ((*sherman)->RouteKey(77).compute_node, 0u);
-  EXPECT_TRUE((*sherman)->RouteKey(77).hosted);
-  EXPECT_EQ((*sherman)->Repartition({5}).status().code(), Status::Code::kNotSupported);
+  EXPECT_EQ((*sherman)->partitioning(), nullptr) << "every compute node serves every key";
+  IndexOptions off = Options(3, {{"partition", "off"}});
+  off.name = "dex-unpartitioned";
+  auto flat = designs::MakeIndex("dex", *fabric, off);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  EXPECT_EQ((*flat)->partitioning(), nullptr);
 }
 
 }  // namespace

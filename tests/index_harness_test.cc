@@ -1,4 +1,4 @@
-// The correctness harness: every design registered in designs::DesignNames() runs these tests
+// The correctness harness: every design Index::Open knows (Index::Designs()) runs these tests
 // unchanged (a new design is covered as soon as it is registered).
 //
 //  * SingleThreadedRandomOpsMatchStdMap - 20k random operations (scans included) against a
@@ -26,7 +26,6 @@
 
 #include "check/workload.h"
 #include "common/sync.h"
-#include "designs/registry.h"
 #include "harness_config.h"
 
 namespace dmindex {
@@ -36,12 +35,20 @@ using testing::SoakFactor;
 
 class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
  protected:
-  // A fresh fabric (with the given faults) and a fresh index of the design under test.
+  // A fresh cluster (an in-process fabric with the given faults) and a fresh index of the
+  // design under test, opened through the public API.
   std::unique_ptr<Index> Open(const fabric::FaultOptions& faults = {}) {
-    fabric_ = testing::MakeHarnessFabric(faults);
-    auto index = designs::MakeIndex(GetParam(), *fabric_, testing::HarnessIndexOptions("harness"));
+    std::shared_ptr<fabric::InProcFabric> f = testing::MakeHarnessFabric(faults);
+    fabric_ = f.get();
+    cluster_ = std::make_shared<Cluster>(std::move(f));
+    auto index = Index::Open(Options("harness"), cluster_);
     EXPECT_TRUE(index.ok()) << index.status().ToString();
     return index.ok() ? std::move(index).value() : nullptr;
+  }
+  IndexOptions Options(const std::string& name) const {
+    IndexOptions o = testing::HarnessIndexOptions(name);
+    o.design = GetParam();
+    return o;
   }
   static std::unique_ptr<Session> Session0(Index& index) {
     auto s = index.OpenSession(0);
@@ -79,7 +86,8 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
     return v;
   }
 
-  std::unique_ptr<fabric::InProcFabric> fabric_;
+  fabric::InProcFabric* fabric_ = nullptr;  // the cluster's, for switching faults
+  std::shared_ptr<Cluster> cluster_;
 };
 
 TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
@@ -180,7 +188,7 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
 TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
-  if (index->RouteKey(kMaxKey).compute_node == 0) GTEST_SKIP() << GetParam() << " has no logical partitions";
+  if (index->partitioning() == nullptr) GTEST_SKIP() << GetParam() << " has no logical partitions";
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.repartition_ms = 2;
   uint64_t repartitions = 0;
@@ -270,9 +278,9 @@ TEST_P(IndexHarnessTest, InvalidKeysAreRejected) {
 TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
   auto index = Open();
   ASSERT_NE(index, nullptr);
-  IndexOptions bad_knob = testing::HarnessIndexOptions("bad-knob");
+  IndexOptions bad_knob = Options("bad-knob");
   bad_knob.knobs["no-such-knob"] = "on";
-  EXPECT_TRUE(designs::MakeIndex(GetParam(), *fabric_, bad_knob).status().IsInvalidArgument());
+  EXPECT_TRUE(Index::Open(bad_knob, cluster_).status().IsInvalidArgument());
   EXPECT_TRUE(index->OpenSession(testing::HarnessIndexOptions("").compute_nodes).status().IsInvalidArgument());
   const std::vector<KeyValue> unsorted = {{5, 1}, {3, 1}};
   const std::vector<KeyValue> duplicate = {{3, 1}, {3, 2}};
@@ -293,7 +301,7 @@ TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
 
 std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(designs::DesignNames()),
+INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(Index::Designs()),
                          DesignName);
 
 }  // namespace

@@ -71,8 +71,8 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find("plain: sherman, 512-byte nodes, root "), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("parted: dex, 512-byte nodes, root none (empty)"), std::string::npos) << list.output;
-  EXPECT_NE(list.output.find("compute node 0: keys 1..999, hosted by token "), std::string::npos) << list.output;
-  EXPECT_NE(list.output.find("compute node 1: keys 1000.."), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("compute node 0: keys [1, 1000), hosted by token "), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("compute node 1: keys [1000, end)"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("not hosted"), std::string::npos) << list.output;
 
   // A process hosting compute node 1 dies: its lease stays, nobody else may host node 1.
@@ -97,9 +97,9 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_NE(Indexes("--index parted").output.find("LOCKED"), std::string::npos);
   testing::ToolRun unlocked = Indexes("--index parted --unlock-map");
   EXPECT_EQ(unlocked.exit_code, 0) << unlocked.output;
-  auto moved = (*dex)->Repartition({500});  // the repartitioning that was blocked works again
+  auto moved = (*dex)->partitioning()->Repartition({500});  // the repartitioning that was blocked works again
   EXPECT_TRUE(moved.ok()) << moved.status().ToString();
-  EXPECT_NE(Indexes("--index parted").output.find("compute node 0: keys 1..499"), std::string::npos);
+  EXPECT_NE(Indexes("--index parted").output.find("compute node 0: keys [1, 500)"), std::string::npos);
   EXPECT_EQ(Indexes("--index parted --unlock-map").exit_code, 1);  // not locked
 
   // Bad input: a clear error, nothing changed.

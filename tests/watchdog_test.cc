@@ -50,17 +50,17 @@ class Gate {
 class StallingIndex final : public Index {
  public:
   StallingIndex(std::unique_ptr<Index> inner, Gate& gate, uint64_t stall_at)
-      : inner_(std::move(inner)), gate_(gate), stall_at_(stall_at) {}
-  std::string design() const override { return inner_->design(); }
-  Status BulkLoad(std::span<const KeyValue> sorted) override { return inner_->BulkLoad(sorted); }
-  IndexStats Stats() const override { return inner_->Stats(); }
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node) override;
+      : Index(inner->design(), inner->options()), inner_(std::move(inner)), gate_(gate), stall_at_(stall_at) {}
 
   void BeforeOperation() {
     if (ops_.fetch_add(1) + 1 >= stall_at_) gate_.Pass();
   }
 
  private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override { return inner_->BulkLoad(sorted); }
+  IndexStats DoStats() const override { return inner_->Stats(); }
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override;
+
   std::unique_ptr<Index> inner_;
   Gate& gate_;
   const uint64_t stall_at_;
@@ -71,33 +71,34 @@ class StallingSession final : public Session {
  public:
   StallingSession(std::unique_ptr<Session> inner, StallingIndex& index)
       : inner_(std::move(inner)), index_(index) {}
-  Status Lookup(Key key, Value* value) override {
+
+ private:
+  Status DoLookup(Key key, Value* value) override {
     index_.BeforeOperation();
     return inner_->Lookup(key, value);
   }
-  Status Insert(Key key, Value value) override {
+  Status DoInsert(Key key, Value value) override {
     index_.BeforeOperation();
     return inner_->Insert(key, value);
   }
-  Status Update(Key key, Value value) override {
+  Status DoUpdate(Key key, Value value) override {
     index_.BeforeOperation();
     return inner_->Update(key, value);
   }
-  Status Delete(Key key) override {
+  Status DoDelete(Key key) override {
     index_.BeforeOperation();
     return inner_->Delete(key);
   }
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
     index_.BeforeOperation();
     return inner_->Scan(start, count, out);
   }
 
- private:
   std::unique_ptr<Session> inner_;
   StallingIndex& index_;
 };
 
-Result<std::unique_ptr<Session>> StallingIndex::OpenSession(uint32_t compute_node) {
+Result<std::unique_ptr<Session>> StallingIndex::DoOpenSession(uint32_t compute_node) {
   auto s = inner_->OpenSession(compute_node);
   if (!s.ok()) return s.status();
   return std::unique_ptr<Session>(std::make_unique<StallingSession>(std::move(s).value(), *this));
@@ -159,15 +160,12 @@ TEST(BenchWatchdog, AStuckRunEndsWithAReportOfWhatEachThreadWaitsFor) {
   StallRecorder rec;
   std::atomic<bool> interrupt{false};
   bench::Progress progress(false);
-  bench::FabricFactory fabrics = []() -> Result<std::unique_ptr<fabric::Fabric>> {
-    return testing::MakeTestFabric("inproc");
-  };
-  bench::IndexFactory indexes = [&rec](std::string_view, fabric::Fabric& f,
-                                       const IndexOptions&) -> Result<std::unique_ptr<Index>> {
+  bench::IndexFactory indexes = [&rec](const IndexOptions&,
+                                       std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
     return std::unique_ptr<Index>(std::make_unique<StallingIndex>(
-        std::make_unique<testing::TestIndex>(f, testing::TestIndexFaults{}), rec.gate, 3000));
+        std::make_unique<testing::TestIndex>(c->fabric(), testing::TestIndexFaults{}), rec.gate, 3000));
   };
-  bench::Runner runner(fabrics, indexes, interrupt, progress);
+  bench::Runner runner(&testing::TestCluster, indexes, interrupt, progress);
   bench::RunConfig c;
   c.keys = 5000;
   c.warmup_ops = 4000;
@@ -217,10 +215,10 @@ TEST(BenchWatchdogDeathTest, TheCommandExitsWithItsStallCodeAndTheReport) {
         std::atomic<bool> interrupt{false};
         bench::Progress progress(false);
         bench::Runner runner(
-            []() -> Result<std::unique_ptr<fabric::Fabric>> { return testing::MakeTestFabric("inproc"); },
-            [&](std::string_view, fabric::Fabric& f, const IndexOptions&) -> Result<std::unique_ptr<Index>> {
+            &testing::TestCluster,
+            [&](const IndexOptions&, std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
               return std::unique_ptr<Index>(std::make_unique<StallingIndex>(
-                  std::make_unique<testing::TestIndex>(f, testing::TestIndexFaults{}), never_opened, 100));
+                  std::make_unique<testing::TestIndex>(c->fabric(), testing::TestIndexFaults{}), never_opened, 100));
             },
             interrupt, progress);
         bench::RunConfig c;

@@ -13,6 +13,13 @@
 namespace dmindex::bench {
 namespace {
 
+std::map<std::string, uint64_t> Properties(const Index& index) {
+  std::map<std::string, uint64_t> p;
+  for (const std::string& name : index.PropertyNames())
+    if (auto v = index.GetIntProperty(name)) p[name] = *v;
+  return p;
+}
+
 using Clock = std::chrono::steady_clock;
 
 uint64_t ShareOf(uint64_t total, uint32_t threads, uint32_t t) {
@@ -81,6 +88,7 @@ class Phase {
   Clock::time_point start_, end_;
   fabric::VerbCounts verbs_before_, verbs_after_;
   IndexStats stats_before_, stats_after_;
+  std::map<std::string, uint64_t> properties_before_, properties_after_;
   std::mutex error_mu_;
   std::string error_;
 };
@@ -89,12 +97,14 @@ void Phase::OnMeeting() {
   if (meetings_++ == 0) {
     verbs_before_ = fabric_.TotalCounts();
     stats_before_ = index_.Stats();
+    properties_before_ = Properties(index_);
     start_ = Clock::now();
     measuring_.store(true);
   } else {
     end_ = Clock::now();
     verbs_after_ = fabric_.TotalCounts();
     stats_after_ = index_.Stats();
+    properties_after_ = Properties(index_);
   }
 }
 
@@ -164,6 +174,7 @@ Measurement Phase::Collect(bool interrupted) {
   m.verbs = verbs_after_ - verbs_before_;
   m.stats_before = stats_before_;
   m.stats_after = stats_after_;
+  for (const auto& [name, after] : properties_after_) m.property_deltas[name] = after - properties_before_[name];
   m.error = error_;
   m.interrupted = interrupted;
   return m;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,8 @@ struct Measurement {
   LatencyHistogram latency;
   fabric::VerbCounts verbs;
   IndexStats stats_before, stats_after;
+  // Index::GetIntProperty counters (design-specific ones included): after minus before.
+  std::map<std::string, uint64_t> property_deltas;
   std::vector<uint64_t> inserts;  // per thread, warmup included: what the final check expects
   std::vector<TimelineInterval> timeline;  // empty unless options.timeline_s > 0
   std::optional<ActionTimes> action;       // when the scheduled action ran, if it did

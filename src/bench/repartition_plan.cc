@@ -25,22 +25,28 @@ std::vector<Key> EmptyRange(std::vector<Key> b, uint32_t from, uint32_t to) {
 }  // namespace
 
 Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_nodes) {
+  const Partitioning* parts = index.partitioning();
+  if (parts == nullptr)
+    return Status::NotSupported("design " + index.design() +
+                                " serves every key on every compute node: it has no logical "
+                                "partitions to repartition");
   std::vector<Key> b;  // b[i]: where node i's range ends and node i+1's begins
   for (Key key = kMinKey;;) {
-    const Route r = index.RouteKey(key);
-    if (compute_nodes > 1 && b.empty() && r.low == kMinKey && r.high == kMaxKey)
-      return Status::NotSupported("design " + index.design() +
-                                  " serves every key on every compute node: it has no logical "
-                                  "partitions to repartition");
-    if (r.low != key || r.high < r.low || r.compute_node >= compute_nodes || r.compute_node < b.size())
+    const Route r = parts->RouteKey(key);
+    if (compute_nodes > 1 && b.empty() && r.begin == kMinKey && !r.end)
+      return Status::NotSupported("design " + index.design() + " serves every key on one compute "
+                                  "node: there is no neighbour to repartition with");
+    if (r.begin != key || (r.end && *r.end <= r.begin) || r.compute_node >= compute_nodes ||
+        r.compute_node < b.size())
       return Status::Corruption("design " + index.design() + " routes key " + std::to_string(key) +
                                 " to compute node " + std::to_string(r.compute_node) +
-                                ", partition [" + std::to_string(r.low) + ", " +
-                                std::to_string(r.high) + "]: not the next partition in key order");
-    while (b.size() < r.compute_node) b.push_back(r.low);  // empty partitions before this one
-    if (r.high == kMaxKey) break;
-    b.push_back(r.high + 1);
-    key = r.high + 1;
+                                ", partition [" + std::to_string(r.begin) + ", " +
+                                (r.end ? std::to_string(*r.end) : "end") +
+                                "): not the next partition in key order");
+    while (b.size() < r.compute_node) b.push_back(r.begin);  // empty partitions before this one
+    if (!r.end) break;
+    b.push_back(*r.end);
+    key = *r.end;
   }
   while (b.size() + 1 < compute_nodes) b.push_back(std::numeric_limits<Key>::max());
   return b;
@@ -59,7 +65,7 @@ Result<RepartitionMove> PrepareRepartition(Index& index, const RepartitionSpec& 
   move.initial = std::move(routed).value();
   if (spec.scale_out) {
     move.initial = EmptyRange(std::move(move.initial), spec.from, spec.to);
-    auto took = index.Repartition(move.initial);
+    auto took = index.partitioning()->Repartition(move.initial);
     if (!took.ok()) return took.status();
   }
   const std::vector<Key>& b = move.initial;
@@ -83,7 +89,9 @@ Result<RepartitionMove> PrepareRepartition(Index& index, const RepartitionSpec& 
     // `to` takes the lower part: `from` now begins at the first key it keeps.
     move.after[spec.to] = (first + static_cast<ptrdiff_t>(move.moved_keys))->key;
   } else {
-    move.after[spec.to] = spec.from < b.size() ? b[spec.from] : std::min(kMaxKey, (last - 1)->key + 1);
+    // `from` keeps no loaded key: it ends where it ended, or keeps only kMaxKey if it is the
+    // last compute node (as EmptyRange).
+    move.after[spec.to] = spec.from < b.size() ? b[spec.from] : kMaxKey;
   }
   return move;
 }

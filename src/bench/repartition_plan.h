@@ -1,6 +1,6 @@
 // A scheduled logical repartitioning (DEX §4, Fig. 10): at a given second of the measured
 // phase, compute node `from` hands a share of its bulk-loaded keys to its neighbour `to`
-// through Index::Repartition. With `scale_out`, `to` first gives its whole range to `from`
+// through Partitioning::Repartition. With `scale_out`, `to` first gives its whole range to `from`
 // (before the warmup), so it joins as a new server that takes over part of a busy one.
 #pragma once
 
@@ -20,7 +20,7 @@ struct RepartitionSpec {
   bool scale_out = false;
 };
 
-// Compute node i serves [boundaries[i-1], boundaries[i]) (Index::Repartition's convention).
+// Compute node i serves [boundaries[i-1], boundaries[i]) (Partitioning::Repartition's convention).
 struct RepartitionMove {
   std::vector<Key> initial;  // before the measured phase (after the scale-out step, if any)
   std::vector<Key> after;    // what Repartition installs at `at_s`
@@ -28,8 +28,8 @@ struct RepartitionMove {
   uint64_t moved_keys = 0;   // of those, the ones `to` serves afterwards
 };
 
-// The boundaries as `index` routes them (RouteKey), for `compute_nodes` nodes. NotSupported
-// when the design serves every key on every compute node (no logical partitions).
+// The boundaries as `index` routes them (Partitioning::RouteKey), for `compute_nodes` nodes.
+// NotSupported when the design serves every key on every compute node (no logical partitions).
 Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_nodes);
 
 // Plans the move over the index's current partitions and, for a scale-out, applies its first

@@ -20,7 +20,7 @@ struct RepartitionOutcome {
   RepartitionMove move;
   bool ran = false;             // false: the run ended (or failed) before spec.at_s
   double start_s = 0, end_s = 0;  // seconds into the measured phase
-  double reported_s = 0;        // what Index::Repartition said it took
+  double reported_s = 0;        // what Partitioning::Repartition said it took
   DipAndRecovery dip;           // from the timeline
 };
 

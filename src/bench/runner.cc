@@ -43,11 +43,12 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   const uint64_t expected_ops = config.ops > 0 ? config.ops + config.warmup_ops : spec.operation_count;
   auto plan = StreamPlan::Make(spec, config.trace ? 0 : config.keys, config.threads, config.seed, expected_ops);
   if (!plan.ok() && !config.trace) return plan.status();
-  auto fabric = fabrics_();
-  if (!fabric.ok()) return fabric.status();
+  auto cluster = clusters_();
+  if (!cluster.ok()) return cluster.status();
   IndexOptions options = config.index;
+  options.design = design.name;
   options.knobs = design.knobs;
-  auto index = indexes_(design.name, **fabric, options);
+  auto index = indexes_(options, *cluster);
   if (!index.ok()) return index.status();
   const std::string label = design.label + " " + spec.name;
   const std::vector<KeyValue> loaded = config.trace ? config.trace->load : (*plan)->LoadRecords();
@@ -73,7 +74,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   RunResult r;
   r.design = design.label;
   r.workload = spec.name;
-  r.backend = (*fabric)->backend_name();
+  r.backend = (*cluster)->backend();
   r.threads = config.threads;
   r.compute_nodes = options.compute_nodes;
   r.cache_per_node_bytes = options.cache_bytes;
@@ -94,7 +95,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.watchdog = config.watchdog;
   if (repartition) {
     mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
-      auto took = (*index)->Repartition(repartition->move.after);
+      auto took = (*index)->partitioning()->Repartition(repartition->move.after);
       if (!took.ok()) return Status::Aborted("repartitioning failed: " + took.status().ToString());
       repartition->reported_s = *took;
       return Status::Ok();
@@ -114,7 +115,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   }
   if (config.trace_out)
     mo.on_completed = [out = config.trace_out](uint32_t t, uint64_t seq, const Operation& op) { out->Record(t, seq, op); };
-  Measurement m = Measure(**index, **fabric, sources, mo, interrupt_, progress_);
+  Measurement m = Measure(**index, (*cluster)->fabric(), sources, mo, interrupt_, progress_);
   r.timeline = std::move(m.timeline);
   if (repartition && m.action) {
     repartition->ran = true;
@@ -133,8 +134,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.verbs = m.verbs;
   r.cache_hits = m.stats_after.cache_hits - m.stats_before.cache_hits;
   r.cache_misses = m.stats_after.cache_misses - m.stats_before.cache_misses;
-  r.offloads = m.stats_after.offloads - m.stats_before.offloads;
-  r.offload_fallbacks = m.stats_after.offload_fallbacks - m.stats_before.offload_fallbacks;
+  r.offloads = m.property_deltas["dmindex.dex.offloads"];
+  r.offload_fallbacks = m.property_deltas["dmindex.dex.offload-fallbacks"];
   r.cache_bytes = m.stats_after.cache_bytes;
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;
@@ -150,6 +151,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   });
   r.verified = verdict.ok();
   if (!verdict.ok()) r.verify_error = verdict.message();
+  if (Status closed = (*index)->Close(); !closed.ok()) r.error = "closing the index: " + closed.ToString();
   return r;
 }
 

@@ -1,6 +1,6 @@
 // One benchmark run of one design on one workload: a fresh fabric and index, bulk load,
-// warmup, measured phase, then the full-scan check. Fabrics and indexes come from factories
-// the caller passes (the driver uses designs::MakeIndex; tests can pass their own).
+// warmup, measured phase, then the full-scan check. Clusters and indexes come from factories
+// the caller passes (the driver uses Index::Open; tests can pass their own).
 #pragma once
 
 #include <atomic>
@@ -22,9 +22,10 @@
 
 namespace dmindex::bench {
 
-using FabricFactory = std::function<Result<std::unique_ptr<fabric::Fabric>>()>;
-using IndexFactory = std::function<Result<std::unique_ptr<Index>>(
-    std::string_view design, fabric::Fabric& fabric, const IndexOptions& options)>;
+using ClusterFactory = std::function<Result<std::shared_ptr<Cluster>>()>;
+// Index::Open, or a test's own index; the design is options.design.
+using IndexFactory = std::function<Result<std::unique_ptr<Index>>(const IndexOptions& options,
+                                                                  std::shared_ptr<Cluster> cluster)>;
 
 // A design as the command line names it: "sherman" or "sherman:hocl=off:combine=on".
 struct DesignChoice {
@@ -43,7 +44,7 @@ struct RunConfig {
   uint64_t seed = 42;
   double timeline_s = 0;    // > 0: throughput per interval of this many seconds
   std::optional<RepartitionSpec> repartition;  // needs a timed run (ops == 0)
-  IndexOptions index;       // knobs are replaced by the design's
+  IndexOptions index;       // design and knobs are replaced by the run's
   // Replay this trace instead of generating the workload: its load is bulk loaded, its
   // operations split over the threads by key (trace.h); the first warmup_ops unmeasured.
   std::shared_ptr<const Trace> trace;
@@ -54,12 +55,12 @@ struct RunConfig {
 
 class Runner {
  public:
-  Runner(FabricFactory fabrics, IndexFactory indexes, const std::atomic<bool>& interrupt,
+  Runner(ClusterFactory clusters, IndexFactory indexes, const std::atomic<bool>& interrupt,
          Progress& progress)
-      : fabrics_(std::move(fabrics)), indexes_(std::move(indexes)), interrupt_(interrupt),
+      : clusters_(std::move(clusters)), indexes_(std::move(indexes)), interrupt_(interrupt),
         progress_(progress) {}
 
-  // A Status when the run cannot start (no fabric, unknown knob, bulk load refused, a
+  // A Status when the run cannot start (no cluster, unknown knob, bulk load refused, a
   // repartitioning the design cannot do);
   // otherwise a result, whose error / verify_error say whether the index behaved.
   Result<RunResult> Run(const DesignChoice& design, const WorkloadSpec& spec,
@@ -68,7 +69,7 @@ class Runner {
  private:
   Status InBackground(const std::string& label, std::function<Status()> work);
 
-  FabricFactory fabrics_;
+  ClusterFactory clusters_;
   IndexFactory indexes_;
   const std::atomic<bool>& interrupt_;
   Progress& progress_;

@@ -167,7 +167,7 @@ void RecordingSession::Log(Operation op, const Status& s) {
   log_.Add(std::move(op));
 }
 
-Status RecordingSession::Lookup(Key key, Value* value) {
+Status RecordingSession::DoLookup(Key key, Value* value) {
   Operation op = Begin(OpKind::kLookup, key, 0);
   Value v = 0;
   Status s = inner_.Lookup(key, &v);
@@ -175,25 +175,25 @@ Status RecordingSession::Lookup(Key key, Value* value) {
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::Insert(Key key, Value value) {
+Status RecordingSession::DoInsert(Key key, Value value) {
   Operation op = Begin(OpKind::kInsert, key, value);
   Status s = inner_.Insert(key, value);
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::Update(Key key, Value value) {
+Status RecordingSession::DoUpdate(Key key, Value value) {
   Operation op = Begin(OpKind::kUpdate, key, value);
   Status s = inner_.Update(key, value);
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::Delete(Key key) {
+Status RecordingSession::DoDelete(Key key) {
   Operation op = Begin(OpKind::kDelete, key, 0);
   Status s = inner_.Delete(key);
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
+Status RecordingSession::DoScan(Key start, size_t count, std::vector<KeyValue>* out) {
   Operation op = Begin(OpKind::kScan, start, 0);
   op.scan_count = static_cast<uint32_t>(count);
   Status s = inner_.Scan(start, count, out);

@@ -114,13 +114,14 @@ class HistoryRecorder {
 class RecordingSession final : public Session {
  public:
   RecordingSession(Session& inner, ThreadLog& log) : inner_(inner), log_(log) {}
-  Status Lookup(Key key, Value* value) override;
-  Status Insert(Key key, Value value) override;
-  Status Update(Key key, Value value) override;
-  Status Delete(Key key) override;
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override;
 
  private:
+  Status DoLookup(Key key, Value* value) override;
+  Status DoInsert(Key key, Value value) override;
+  Status DoUpdate(Key key, Value value) override;
+  Status DoDelete(Key key) override;
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override;
+
   Operation Begin(OpKind kind, Key key, Value value) const;  // stamps the invocation
   Status Record(Operation op, const Status& s);              // stamps the response
   void Log(Operation op, const Status& s);                   // Record, also for NotOwner

@@ -12,7 +12,7 @@
 namespace dmindex::check {
 
 ConcurrentWorkload::ConcurrentWorkload(Index& index, const WorkloadOptions& options)
-    : index_(index), options_(options) {
+    : index_(index), partitioning_(index.partitioning()), options_(options) {
   for (uint32_t t = 0; t < options.threads; ++t)
     activities_.push_back(std::make_unique<Activity>("thread " + std::to_string(t)));
   activities_.push_back(std::make_unique<Activity>("read-back"));
@@ -91,17 +91,18 @@ Key ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {
     // A scan starts anywhere in the key space, also between keys and before the first one.
     key = start ? 1 + rng() % (KeyAt(options_.keys - 1) + options_.key_stride)
                 : KeyAt(static_cast<uint32_t>(rng() % options_.keys));
-    if (index_.RouteKey(key).hosted) break;
+    if (partitioning_ == nullptr || partitioning_->RouteKey(key).hosted) break;
   }
   return key;
 }
 
 void ConcurrentWorkload::RepartitionOnce(std::mt19937_64& rng) {
+  if (partitioning_ == nullptr) return;
   std::vector<Route> parts;
   for (Key k = kMinKey;;) {
-    parts.push_back(index_.RouteKey(k));
-    if (parts.back().high >= kMaxKey) break;
-    k = parts.back().high + 1;
+    parts.push_back(partitioning_->RouteKey(k));
+    if (!parts.back().end) break;
+    k = *parts.back().end;
   }
   if (parts.size() < 2) return;
   for (size_t j = 0; j < parts.size(); ++j)
@@ -110,15 +111,15 @@ void ConcurrentWorkload::RepartitionOnce(std::mt19937_64& rng) {
   if (!parts[c].hosted) return;
   std::vector<Key> hot;
   for (uint32_t i = 0; i < options_.keys; ++i)
-    if (KeyAt(i) >= parts[c].low && KeyAt(i) <= parts[c].high) hot.push_back(KeyAt(i));
+    if (parts[c].Contains(KeyAt(i))) hot.push_back(KeyAt(i));
   if (hot.size() < 2) return;
   // Boundary j separates partitions j and j + 1; give the upper or lower half away.
   std::vector<Key> boundaries;
-  for (size_t j = 1; j < parts.size(); ++j) boundaries.push_back(parts[j].low);
+  for (size_t j = 1; j < parts.size(); ++j) boundaries.push_back(parts[j].begin);
   const bool give_up = c + 1 < parts.size() && (c == 0 || rng() % 2 == 0);
   if (give_up) boundaries[c] = hot[hot.size() / 2];
   else boundaries[c - 1] = hot[hot.size() / 2];
-  auto moved = index_.Repartition(boundaries);
+  auto moved = partitioning_->Repartition(boundaries);
   if (moved.ok()) repartitions_.fetch_add(1);
   // NotOwner: our view was stale and the move would take keys from another process.
   else if (!moved.status().IsNotOwner()) NoteError(moved.status(), "Repartition");

@@ -46,7 +46,7 @@ struct WorkloadOptions {
   // values embed it, so they stay unique across processes, and recorded operations carry it.
   uint32_t process = 0;
   // Partitioned designs (DEX): every this many ms during a round, one compute node hosted
-  // here gives half of its hot keys to a neighbour (Index::Repartition). 0: never.
+  // here gives half of its hot keys to a neighbour (Partitioning::Repartition). 0: never.
   uint32_t repartition_ms = 0;
 };
 
@@ -93,6 +93,7 @@ class ConcurrentWorkload {
   void RepartitionOnce(std::mt19937_64& rng);
 
   Index& index_;
+  Partitioning* const partitioning_;  // null: every compute node serves every key
   const WorkloadOptions options_;
   std::map<Key, Value> state_;  // where the next round starts
   uint32_t round_ = 0;

@@ -4,23 +4,6 @@
 
 namespace dmindex::designs {
 
-Status CheckKey(Key key) {
-  if (IsValidKey(key)) return Status::Ok();
-  return Status::InvalidArgument("key " + std::to_string(key) +
-                                 " is reserved (valid keys are 1 .. 2^64-2)");
-}
-
-Status CheckBulkInput(std::span<const KeyValue> sorted) {
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    DMX_RETURN_IF_ERROR(CheckKey(sorted[i].key));
-    if (i > 0 && sorted[i].key <= sorted[i - 1].key)
-      return Status::InvalidArgument("BulkLoad input not sorted and unique at position " +
-                                     std::to_string(i) + " (key " + std::to_string(sorted[i].key) +
-                                     " after " + std::to_string(sorted[i - 1].key) + ")");
-  }
-  return Status::Ok();
-}
-
 Status CheckIndexOptions(const IndexOptions& options, uint32_t min_node_bytes,
                          const std::vector<std::string>& known_knobs) {
   constexpr uint32_t kMaxNodeBytes = 1u << 20;
@@ -41,13 +24,6 @@ Status CheckIndexOptions(const IndexOptions& options, uint32_t min_node_bytes,
     }
   }
   return Status::Ok();
-}
-
-Status CheckComputeNode(const IndexOptions& options, uint32_t compute_node) {
-  if (compute_node < options.compute_nodes) return Status::Ok();
-  return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
-                                 " does not exist (compute_nodes = " +
-                                 std::to_string(options.compute_nodes) + ")");
 }
 
 }  // namespace dmindex::designs

@@ -50,8 +50,10 @@ Status SharedAcrossProcesses(std::string_view design) {
 
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
                                          const IndexOptions& options) {
+  IndexOptions named = options;
+  named.design = std::string(design);
   for (const Entry& e : Table())
-    if (design == e.name) return e.make(fabric, options);
+    if (design == e.name) return e.make(fabric, named);
   std::string known;
   for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
   return Status::InvalidArgument("unknown design '" + std::string(design) + "' (known: " + known + ")");

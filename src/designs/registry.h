@@ -25,7 +25,8 @@ Status SharedAcrossProcesses(std::string_view design);
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node);
 
 // Creates (or opens, if the catalog already holds options.name) an index of `design` on
-// `fabric`. The fabric must outlive the index.
+// `fabric` (options.design is set to it). The fabric must outlive the index. The public
+// entry point, Index::Open (src/api/open.cc), comes through here.
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
                                          const IndexOptions& options);
 

@@ -95,8 +95,9 @@ void Run(BenchFlags& f) {
   const bool tty = isatty(STDERR_FILENO);
   bench::ScopedInterruptHandler interrupt;
   bench::Progress progress(tty);
-  bench::Runner runner([&f] { return f.fabric.Open(); }, &designs::MakeIndex, interrupt.flag(),
-                       progress);
+  bench::Runner runner([&f] { return f.fabric.OpenCluster(); },
+                       [](const IndexOptions& o, std::shared_ptr<Cluster> c) { return Index::Open(o, std::move(c)); },
+                       interrupt.flag(), progress);
   std::cout << Describe(f, *plan) << std::flush;
   std::vector<bench::RunResult> results;
   std::string setup_error;

@@ -79,6 +79,7 @@ IndexOptions IndexOptionsFor(const bench::DesignChoice& design, const std::strin
   o.name = name;
   o.node_bytes = node_bytes;
   o.compute_nodes = compute_nodes;
+  o.design = design.name;
   o.knobs = design.knobs;
   return o;
 }
@@ -117,16 +118,16 @@ void RunWorkload(CheckFlags& f) {
   f.fabric.faults.tear = f.tear;
   f.fabric.faults.delay_probability = f.delay;
   f.fabric.faults.seed = f.workload.seed;
-  auto fabric = f.fabric.Open();
-  FailIfError(fabric.status(), "fabric", 2);
+  auto cluster = f.fabric.OpenCluster();
+  FailIfError(cluster.status(), "fabric", 2);
 
   const std::string name = shared ? f.index_name : "check-" + std::to_string(getpid());
   // A process joining a shared index that is not there probably lost it to a memory-server
   // restart (or misspelled it): say so (and with --no-create, refuse).
-  const bool existed = shared && !f.load && IndexExists(**fabric, name);
+  const bool existed = shared && !f.load && IndexExists((*cluster)->fabric(), name);
   IndexOptions options = IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes);
   options.create_if_missing = !f.no_create;
-  auto index = designs::MakeIndex(design->name, **fabric, options);
+  auto index = Index::Open(options, *cluster);
   FailIfError(index.status(), "opening index " + name, 2);
   if (shared && !f.load && !existed)
     std::cerr << "dmindex check: warning: index " << name << " did not exist and was created empty "
@@ -153,6 +154,9 @@ void RunWorkload(CheckFlags& f) {
     };
   auto result = check::RunRounds(workload, plan);
   FailIfError(result.status(), "workload", 1);
+  // DEX writes the pages its compute nodes hold dirty back here: what other processes (and
+  // --final-state) will read.
+  FailIfError((*index)->Close(), "closing index " + name, 1);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (plan.keep_history) {
@@ -199,16 +203,16 @@ void RunMerge(CheckFlags& f) {
   if (f.final_state) {
     auto choice = bench::ParseDesignChoice(design);
     FailIfError(choice.status(), "design recorded in the histories", 2);
-    auto fabric = f.fabric.Open();
-    FailIfError(fabric.status(), "fabric", 2);
-    auto ep = (*fabric)->Connect();
+    auto cluster = f.fabric.OpenCluster();
+    FailIfError(cluster.status(), "fabric", 2);
+    auto ep = (*cluster)->fabric().Connect();
     FailIfError(ep.status(), "fabric", 2);
     // Open, never create: reading back an index that does not exist is a mistake.
     auto entry = alloc::Catalog::Open(**ep, index);
     FailIfError(entry.status(), "index " + index + " in the catalog", 2);
-    auto opened = designs::MakeIndex(choice->name, **fabric,
-                                     IndexOptionsFor(*choice, index, entry->node_bytes,
-                                                     f.workload.compute_nodes));
+    IndexOptions options = IndexOptionsFor(*choice, index, entry->node_bytes, f.workload.compute_nodes);
+    options.create_if_missing = false;
+    auto opened = Index::Open(options, *cluster);
     FailIfError(opened.status(), "opening index " + index, 2);
     auto present = check::ReadBackFinalState(**opened, f.workload.process, &*merged);
     FailIfError(present.status(), "final read-back", 1);

@@ -102,4 +102,10 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
   return Status::InvalidArgument("unknown backend '" + which + "' (inproc, ucx-shm, ucx-tcp)");
 }
 
+Result<std::shared_ptr<Cluster>> FabricFlags::OpenCluster(const std::string& backend) const {
+  auto fabric = Open(backend);
+  if (!fabric.ok()) return fabric.status();
+  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(fabric).value()));
+}
+
 }  // namespace dmindex::tools

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "dmindex/cluster.h"
 #include "dmindex/status.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -37,6 +38,8 @@ struct FabricFlags {
   // backend: "inproc", "ucx-shm" or "ucx-tcp" (self-started local servers), or "" for what
   // the flags say (--memservers given: those servers; else inproc).
   Result<std::unique_ptr<fabric::Fabric>> Open(const std::string& backend = "") const;
+  // The same fabric as a Cluster, for opening indexes through the public API (Index::Open).
+  Result<std::shared_ptr<Cluster>> OpenCluster(const std::string& backend = "") const;
 };
 
 }  // namespace dmindex::tools

@@ -8,41 +8,23 @@ namespace {
 
 using Tree = RemoteTree<U64KV>;
 
-Status CheckKey(Key key) {
-  if (IsValidKey(key)) return Status::Ok();
-  return Status::InvalidArgument("key " + std::to_string(key) + " is reserved (0 and 2^64-1)");
-}
-
+// Keys reach it checked (Session's public calls).
 class TreeSession final : public Session {
  public:
   TreeSession(const Tree& tree, std::unique_ptr<Tree::Ctx> ctx) : tree_(tree), ctx_(std::move(ctx)) {}
 
-  Status Lookup(Key key, Value* value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Lookup(*ctx_, key, value);
-  }
-  Status Insert(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Upsert(*ctx_, key, value);
-  }
-  Status Update(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Update(*ctx_, key, value);
-  }
-  Status Delete(Key key) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Delete(*ctx_, key);
-  }
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(CheckKey(start));
+ private:
+  Status DoLookup(Key key, Value* value) override { return tree_.Lookup(*ctx_, key, value); }
+  Status DoInsert(Key key, Value value) override { return tree_.Upsert(*ctx_, key, value); }
+  Status DoUpdate(Key key, Value value) override { return tree_.Update(*ctx_, key, value); }
+  Status DoDelete(Key key) override { return tree_.Delete(*ctx_, key); }
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, start, count, &entries_));
-    out->clear();
     out->reserve(entries_.size());
     for (const auto& e : entries_) out->push_back({e.key, e.value});
     return Status::Ok();
   }
 
- private:
   const Tree& tree_;
   std::unique_ptr<Tree::Ctx> ctx_;
   std::vector<LeafEntry<U64KV>> entries_;
@@ -50,12 +32,11 @@ class TreeSession final : public Session {
 
 class TreeIndex final : public Index {
  public:
-  TreeIndex(std::string design, std::unique_ptr<Tree> tree)
-      : design_(std::move(design)), tree_(std::move(tree)) {}
+  TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree)
+      : Index(std::move(design), options), tree_(std::move(tree)) {}
 
-  std::string design() const override { return design_; }
-
-  Status BulkLoad(std::span<const KeyValue> sorted) override {
+ private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
     auto ctx = tree_->NewContext(0);
     if (!ctx.ok()) return ctx.status();
     std::vector<LeafEntry<U64KV>> entries;
@@ -64,13 +45,13 @@ class TreeIndex final : public Index {
     return tree_->BulkLoad(**ctx, entries);
   }
 
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node) override {
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
     auto ctx = tree_->NewContext(compute_node);
     if (!ctx.ok()) return ctx.status();
     return std::unique_ptr<Session>(new TreeSession(*tree_, std::move(ctx).value()));
   }
 
-  IndexStats Stats() const override {
+  IndexStats DoStats() const override {
     TreeStats t = tree_->Stats();
     IndexStats s;
     s.cache_hits = t.cache_hits;
@@ -81,8 +62,6 @@ class TreeIndex final : public Index {
     return s;
   }
 
- private:
-  const std::string design_;
   std::unique_ptr<Tree> tree_;
 };
 
@@ -103,7 +82,7 @@ Result<std::unique_ptr<Index>> OpenTreeIndex(fabric::Fabric& fabric, const std::
   if (!entry.ok()) return entry.status();
   auto tree = Tree::Create(fabric, *resolved, entry->root_word);
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new TreeIndex(design, std::move(tree).value()));
+  return std::unique_ptr<Index>(new TreeIndex(design, options, std::move(tree).value()));
 }
 
 }  // namespace dmindex::tree

@@ -36,8 +36,7 @@ Result<std::string> DescribeDexIndex(fabric::Endpoint& ep, const alloc::CatalogE
   out += "\n";
   const PartitionMap map(snap->boundaries, true);
   for (uint32_t i = 0; i < map.parts(); ++i) {
-    out += "  compute node " + std::to_string(i) + ": keys " + std::to_string(map.Low(i)) + ".." +
-           std::to_string(map.High(i)) + ", ";
+    out += "  compute node " + std::to_string(i) + ": keys " + map.RangeText(i) + ", ";
     out += snap->leases[i] == 0 ? "not hosted" : "hosted by token " + Hex(snap->leases[i]);
     out += "\n";
   }

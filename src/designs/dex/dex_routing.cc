@@ -14,7 +14,7 @@ Route DexTree::RouteOf(Key key) const {
   const PartitionMap& m = *map_.load(std::memory_order_acquire);
   if (!m.partitioned()) return Route{};  // any compute node serves any key
   const uint32_t owner = m.Owner(key);
-  return Route{owner, m.Low(owner), m.High(owner), Hosts(owner)};
+  return Route{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
 }
 
 Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate) {
@@ -30,9 +30,9 @@ Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::
         continue;
       }
       return Status::NotOwner("key " + std::to_string(key) + " is served by compute node " +
-                              std::to_string(cn) + " (keys " + std::to_string(m->Low(cn)) + ".." +
-                              std::to_string(m->High(cn)) + "), which this process does not host; "
-                              "route it there (Index::RouteKey)");
+                              std::to_string(cn) + " (keys " + m->RangeText(cn) +
+                              "), which this process does not host; route it there "
+                              "(Partitioning::RouteKey)");
     }
     DexComputeNode& node = compute_node(cn);
     if (node.draining.load(std::memory_order_acquire)) {
@@ -136,9 +136,10 @@ Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
   // Keys may only leave compute nodes of this process: only it can write their dirty
   // pages back before the others start serving them.
   for (uint32_t i = 0; i < partitions_; ++i) {
-    const bool had = current.Low(i) <= current.High(i);
-    const bool keeps = next->Low(i) <= next->High(i) && next->Low(i) <= current.Low(i) &&
-                       next->High(i) >= current.High(i);
+    // Keeps its keys: the next range covers the current one (an absent end is +inf).
+    const bool had = !current.Empty(i);
+    const bool keeps = !next->Empty(i) && next->Begin(i) <= current.Begin(i) &&
+                       (!next->End(i) || (current.End(i) && *next->End(i) >= *current.End(i)));
     if (had && !keeps && !Hosts(i))
       return unlock_on_error(Status::NotOwner(
           "repartition: compute node " + std::to_string(i) + " would give up keys, and it is hosted "

@@ -68,12 +68,25 @@ DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layo
                                                       page_layout_));
 }
 
-// A closing process writes its dirty pages back (they are the only copy of its writes)
-// and gives up its compute nodes, so another process may host them.
 DexTree::~DexTree() {
-  if (!maintenance_) return;
-  (void)FlushAll();
-  if (host_token_ != 0) (void)store_.ReleaseHosts(maintenance_->ctx.ep, first_, compute_nodes(), host_token_);
+  Status ignored = Close();  // Index::Close reports it; a destructor cannot
+  (void)ignored;
+}
+
+// A closing process writes its dirty pages back (they are the only copy of its writes)
+// and gives up its compute nodes, so another process may host them. The leases are given
+// back even if a write-back failed: the pages that did not reach the pool are lost either
+// way, and holding the compute nodes would only keep other processes from serving them.
+Status DexTree::Close() {
+  if (!maintenance_ || closed_) return Status::Ok();
+  closed_ = true;
+  Status flushed = FlushAll();
+  Status released = host_token_ == 0 ? Status::Ok()
+                                     : store_.ReleaseHosts(maintenance_->ctx.ep, first_,
+                                                           compute_nodes(), host_token_);
+  if (!flushed.ok())
+    return Status::FromCode(flushed.code(), "close: writing dirty pages back: " + flushed.message());
+  return released;
 }
 
 Status DexTree::FlushAll() {
@@ -297,11 +310,29 @@ IndexStats DexTree::Stats() const {
     s.cache_bytes += c.frames * layout_.node_bytes;
     s.pool_bytes += n->core.allocator.pool_bytes();
     s.retries += n->core.retries.load(std::memory_order_relaxed);
-    s.offloads += n->offload.offloads.load(std::memory_order_relaxed);
-    s.offload_fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
-    s.merges += n->retired.merges.load(std::memory_order_relaxed);
   }
   return s;
+}
+
+std::vector<std::pair<std::string, uint64_t>> DexTree::Counters() const {
+  uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
+           reused = 0, finished_splits = 0;
+  for (const auto& n : nodes_) {
+    offloads += n->offload.offloads.load(std::memory_order_relaxed);
+    fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
+    merges += n->retired.merges.load(std::memory_order_relaxed);
+    shared_merges += n->retired.shared_merges.load(std::memory_order_relaxed);
+    root_shrinks += n->retired.root_shrinks.load(std::memory_order_relaxed);
+    reused += n->retired.reused.load(std::memory_order_relaxed);
+    finished_splits += n->finished_splits.load(std::memory_order_relaxed);
+  }
+  return {{"dmindex.dex.offloads", offloads},
+          {"dmindex.dex.offload-fallbacks", fallbacks},
+          {"dmindex.dex.merges", merges},
+          {"dmindex.dex.shared-merges", shared_merges},
+          {"dmindex.dex.root-shrinks", root_shrinks},
+          {"dmindex.dex.reused-blocks", reused},
+          {"dmindex.dex.finished-splits", finished_splits}};
 }
 
 }  // namespace dmindex::designs::dex

@@ -19,6 +19,8 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc/catalog.h"
@@ -124,7 +126,12 @@ class DexTree {
   Status ReloadMap();
 
   IndexStats Stats() const;
-  // Index::RouteKey: the serving compute node and its partition.
+  // DEX's own counters, as properties ("dmindex.dex.offloads", ...).
+  std::vector<std::pair<std::string, uint64_t>> Counters() const;
+  // Writes every hosted compute node's dirty pages back and releases its host leases (the
+  // destructor does it too, ignoring errors). Operations must have ended.
+  Status Close();
+  // Partitioning::RouteKey: the serving compute node and its partition.
   Route RouteOf(Key key) const;
   const DexOptions& options() const { return options_; }
   const PartitionMap& partition_map() const { return *map_.load(std::memory_order_acquire); }
@@ -235,7 +242,7 @@ class DexTree {
   // whose range changes writes back and drops its cache under its gate; `publish` runs
   // after that and before operations resume.
   Status Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish);
-  // Writes back every hosted compute node's dirty pages (at close).
+  // Writes back every hosted compute node's dirty pages (at Close).
   Status FlushAll();
   bool Owned(const DexWorker& w, const Header& h) const { return w.map->Owns(w.cn, h.low, h.high); }
   static bool Shared(const DexWorker& w, const Header& h) {
@@ -254,6 +261,7 @@ class DexTree {
   const uint32_t first_, partitions_;
   PartitionStore store_;
   uint64_t host_token_ = 0;  // this process's host leases (partition_store.h)
+  bool closed_ = false;
   std::vector<std::unique_ptr<DexComputeNode>> nodes_;  // the hosted ones
   std::atomic<const PartitionMap*> map_{nullptr};  // current; operations keep theirs
   std::mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_

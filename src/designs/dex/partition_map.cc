@@ -29,7 +29,13 @@ std::optional<uint32_t> PartitionMap::ExclusiveOwner(Key low, Key high) const {
 }
 
 bool PartitionMap::SameRange(const PartitionMap& other, uint32_t i) const {
-  return Low(i) == other.Low(i) && High(i) == other.High(i);
+  return Begin(i) == other.Begin(i) && End(i) == other.End(i);
+}
+
+std::string PartitionMap::RangeText(uint32_t i) const {
+  std::string s;  // appended piece by piece: "[" + std::to_string(...) trips GCC 12's -Wrestrict
+  s.append("[").append(std::to_string(Begin(i))).append(", ");
+  return s.append(End(i) ? std::to_string(*End(i)) : "end").append(")");
 }
 
 }  // namespace dmindex::designs::dex

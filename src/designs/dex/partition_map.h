@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dmindex/index.h"
@@ -38,9 +39,15 @@ class PartitionMap {
     auto o = ExclusiveOwner(low, high);
     return o.has_value() && *o == node;
   }
-  // Partition i's keys: [Low(i), High(i)] (empty if Low > High).
-  Key Low(uint32_t i) const { return i == 0 ? kMinKey : boundaries_[i - 1]; }
-  Key High(uint32_t i) const { return i < boundaries_.size() ? boundaries_[i] - 1 : kMaxKey; }
+  // Partition i's keys: [Begin(i), End(i)), half-open; no End: to the end of the key space.
+  // Empty when End(i) <= Begin(i).
+  Key Begin(uint32_t i) const { return i == 0 ? kMinKey : boundaries_[i - 1]; }
+  std::optional<Key> End(uint32_t i) const {
+    return i < boundaries_.size() ? std::optional<Key>(boundaries_[i]) : std::nullopt;
+  }
+  bool Empty(uint32_t i) const { return End(i) && *End(i) <= Begin(i); }
+  // "[begin, end)" for messages.
+  std::string RangeText(uint32_t i) const;
   // Whether compute node i serves the same keys under both maps.
   bool SameRange(const PartitionMap& other, uint32_t i) const;
 

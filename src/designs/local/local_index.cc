@@ -6,60 +6,44 @@
 namespace dmindex::designs {
 namespace {
 
+// Keys reach it checked (Session's public calls).
 class LocalSession final : public Session {
  public:
   explicit LocalSession(local::LocalTree& tree) : tree_(tree) {}
 
-  Status Lookup(Key key, Value* value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Lookup(key, value);
-  }
-  Status Insert(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Upsert(key, value);
-  }
-  Status Update(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Update(key, value);
-  }
-  Status Delete(Key key) override {
-    DMX_RETURN_IF_ERROR(CheckKey(key));
-    return tree_.Delete(key);
-  }
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(CheckKey(start));
+ private:
+  Status DoLookup(Key key, Value* value) override { return tree_.Lookup(key, value); }
+  Status DoInsert(Key key, Value value) override { return tree_.Upsert(key, value); }
+  Status DoUpdate(Key key, Value value) override { return tree_.Update(key, value); }
+  Status DoDelete(Key key) override { return tree_.Delete(key); }
+  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
     return tree_.Scan(start, count, out);
   }
 
- private:
   local::LocalTree& tree_;
 };
 
 class LocalIndex final : public Index {
  public:
-  explicit LocalIndex(const IndexOptions& options) : options_(options), tree_(options.node_bytes) {}
+  explicit LocalIndex(const IndexOptions& options) : Index("local", options), tree_(options.node_bytes) {}
 
-  std::string design() const override { return "local"; }
-
-  Status BulkLoad(std::span<const KeyValue> sorted) override {
-    DMX_RETURN_IF_ERROR(CheckBulkInput(sorted));
-    return tree_.BulkLoad(sorted, options_.bulk_fill);
+ private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
+    return tree_.BulkLoad(sorted, options().bulk_fill);
   }
 
-  Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node) override {
-    DMX_RETURN_IF_ERROR(CheckComputeNode(options_, compute_node));
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
+    (void)compute_node;  // one tree for all compute nodes (local_index.h)
     return std::unique_ptr<Session>(std::make_unique<LocalSession>(tree_));
   }
 
-  IndexStats Stats() const override {
+  IndexStats DoStats() const override {
     IndexStats s;
     s.cache_bytes = tree_.node_count() * tree_.node_bytes();  // the whole tree is local
     s.retries = tree_.restarts();
     return s;
   }
 
- private:
-  const IndexOptions options_;
   local::LocalTree tree_;
 };
 

@@ -1,0 +1,40 @@
+// What an index is opened with (IndexOptions) and how it is read (ReadOptions).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "dmindex/types.h"
+
+namespace dmindex {
+
+struct IndexOptions {
+  // The index design (Index::Designs(): local, naive, sherman, dex).
+  std::string design = "sherman";
+  // The catalog entry on the cluster, so several processes can open one index.
+  std::string name = "default";
+  // Create the index if the catalog has none of this name (as RocksDB's option). Off: an
+  // absent index is NotFound, e.g. one lost when its memory server restarted (pools are
+  // volatile), instead of a new empty index.
+  bool create_if_missing = true;
+  uint32_t node_bytes = 1024;          // tree node size; fan-out follows from it
+  uint64_t cache_bytes = 64ull << 20;  // per compute node, for designs that cache
+  uint32_t compute_nodes = 1;          // logical compute nodes hosted by this process
+  double bulk_fill = 0.8;              // leaf fill factor of BulkLoad
+  // Design-specific switches by name, e.g. {"hocl","off"}, so benchmarks can ablate
+  // techniques without recompiling. Unknown knobs are InvalidArgument.
+  std::map<std::string, std::string> knobs;
+};
+
+struct ReadOptions {
+  // Iteration stops before this key: the range is [Seek target, upper_bound), half-open as
+  // RocksDB's iterate_upper_bound. Designs do not read past it.
+  std::optional<Key> upper_bound;
+  // How many entries the caller expects to read: designs that can fetch several leaves in
+  // one round trip fetch enough for this many (0: one leaf at a time).
+  size_t readahead = 0;
+};
+
+}  // namespace dmindex

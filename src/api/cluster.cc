@@ -1,0 +1,84 @@
+// Cluster::Open: the embedded in-process cluster, or running memory servers over UCX.
+#include "dmindex/cluster.h"
+
+#include <cmath>
+
+#include "fabric/fabric.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "fabric/pool_layout.h"
+#include "fabric/ucx/tcp_socket.h"
+#include "fabric/ucx/ucx_fabric.h"
+
+namespace dmindex {
+
+Cluster::Cluster(std::shared_ptr<fabric::Fabric> fabric) : fabric_(std::move(fabric)) {}
+
+Cluster::~Cluster() = default;
+
+uint16_t Cluster::memory_nodes() const { return fabric_->memory_nodes(); }
+
+std::string Cluster::backend() const { return fabric_->backend_name(); }
+
+namespace {
+
+std::vector<std::pair<std::string, uint64_t>> FabricProperties(const fabric::Fabric& f) {
+  const fabric::VerbCounts v = f.TotalCounts();
+  return {{"dmindex.fabric.reads", v.reads},
+          {"dmindex.fabric.writes", v.writes},
+          {"dmindex.fabric.atomics", v.atomics()},
+          {"dmindex.fabric.rpcs", v.rpcs},
+          {"dmindex.fabric.round-trips", v.round_trips},
+          {"dmindex.fabric.bytes", v.bytes()}};
+}
+
+}  // namespace
+
+std::optional<uint64_t> Cluster::GetIntProperty(std::string_view name) const {
+  for (const auto& [n, v] : FabricProperties(*fabric_))
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+std::vector<std::string> Cluster::PropertyNames() const {
+  std::vector<std::string> names;
+  for (auto& [n, v] : FabricProperties(*fabric_)) names.push_back(std::move(n));
+  return names;
+}
+
+Result<std::shared_ptr<Cluster>> Cluster::Open(const EmbeddedCluster& embedded) {
+  if (embedded.memory_nodes == 0) return Status::InvalidArgument("an embedded cluster needs memory nodes");
+  if (embedded.pool_bytes < fabric::kMinPoolBytes)
+    return Status::InvalidArgument("pool_bytes " + std::to_string(embedded.pool_bytes) +
+                                   " is below the minimum of " + std::to_string(fabric::kMinPoolBytes));
+  if (!(std::isfinite(embedded.round_trip_us) && embedded.round_trip_us >= 0) ||
+      !(std::isfinite(embedded.bandwidth_gbps) && embedded.bandwidth_gbps >= 0))
+    return Status::InvalidArgument("round_trip_us and bandwidth_gbps must be finite and >= 0");
+  fabric::InProcOptions o;
+  o.memory_nodes = embedded.memory_nodes;
+  o.pool_bytes = embedded.pool_bytes;
+  o.round_trip_ns = static_cast<uint64_t>(embedded.round_trip_us * 1000);
+  o.bandwidth_gbps = embedded.bandwidth_gbps;
+  auto f = fabric::InProcFabric::Create(o);
+  if (!f.ok()) return f.status();
+  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
+}
+
+Result<std::shared_ptr<Cluster>> Cluster::Open(const MemoryServers& servers) {
+  std::vector<fabric::ucx::HostPort> list;
+  for (const std::string& address : servers.addresses) {
+    auto hp = fabric::ucx::ParseHostPort(address);
+    if (!hp.ok()) return hp.status();
+    list.push_back(std::move(hp).value());
+  }
+  fabric::ucx::UcxOptions o;
+  o.transport = servers.transport == Transport::kTcp ? fabric::ucx::UcxTransport::kTcp
+                                                     : fabric::ucx::UcxTransport::kShm;
+  o.cluster_key_file = servers.cluster_key_file;
+  o.connect_timeout = servers.connect_timeout;
+  o.op_timeout = servers.op_timeout;
+  auto f = fabric::ucx::UcxFabric::Create(std::move(list), o);
+  if (!f.ok()) return f.status();
+  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
+}
+
+}  // namespace dmindex
