@@ -139,6 +139,7 @@ TEST_P(UcxProcessTest, ServerKilledMidRunGivesUnavailableNotAHang) {
 
   std::atomic<int> ops{0};
   std::atomic<bool> killed{false};
+  std::atomic<int> returned{0};  // workers that stopped (an error, or the time limit)
   std::vector<Status> outcome(3);
   std::vector<std::thread> threads;
   for (int t = 0; t < 3; ++t) {
@@ -157,14 +158,18 @@ TEST_P(UcxProcessTest, ServerKilledMidRunGivesUnavailableNotAHang) {
         }
         if (!s.ok()) {
           outcome[t] = s;
+          returned.fetch_add(1);
           return;
         }
         ops.fetch_add(1);
       }
       outcome[t] = Status::Aborted("no error within 30 s of running");
+      returned.fetch_add(1);
     });
   }
-  while (ops.load() < 300) std::this_thread::yield();
+  // A worker that fails before the kill must not leave this loop waiting forever.
+  while (ops.load() < 300 && returned.load() == 0) std::this_thread::yield();
+  EXPECT_EQ(returned.load(), 0) << "a worker stopped before the server was killed";
   s1->Signal(SIGKILL);
   const auto kill_time = Clock::now();
   killed = true;

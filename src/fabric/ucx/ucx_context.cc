@@ -67,10 +67,11 @@ Result<std::unique_ptr<UcxContext>> UcxContext::Create(const UcxContextOptions& 
   if (!options.net_devices.empty())
     DMX_RETURN_IF_ERROR(Modify(config.get(), "NET_DEVICES", options.net_devices));
   // The memory server's pool is allocated by UCX (see ucx_memory_server.cc) and must come
-  // back zeroed, as MemoryNode requires: every method except plain malloc ("heap") maps
-  // fresh pages. Shared-memory methods come first so the pool can be exported over shm.
-  DMX_RETURN_IF_ERROR(
-      Modify(config.get(), "ALLOC_PRIO", "md:sysv,md:posix,huge,thp,md:*,mmap"));
+  // back zeroed, as MemoryNode requires: only methods that map fresh pages qualify, so not
+  // "heap" (malloc) and not "thp" (posix_memalign plus madvise: a reused heap block; under
+  // AddressSanitizer its first 4 KB, the catalog, came back filled with 0xbe). Shared-memory
+  // methods come first so the pool can be exported over shm.
+  DMX_RETURN_IF_ERROR(Modify(config.get(), "ALLOC_PRIO", "md:sysv,md:posix,huge,md:*,mmap"));
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;

@@ -200,7 +200,8 @@ void UcxMemoryServer::SendReplies() {
     const std::string& m = job->status.message();
     out->header.message_bytes = static_cast<uint32_t>(m.size());
     out->data.resize(m.size() + job->reply.size());
-    std::memcpy(out->data.data(), m.data(), m.size());
+    // memcpy of nothing from or to a null pointer (an empty vector's data()) is undefined.
+    if (!m.empty()) std::memcpy(out->data.data(), m.data(), m.size());
     if (!job->reply.empty())
       std::memcpy(out->data.data() + m.size(), job->reply.data(), job->reply.size());
     ucp_request_param_t p{};
