@@ -67,6 +67,16 @@ TEST(RetryBudget, ATimeLimitCountsFromTheFirstFailedAttempt) {
   EXPECT_NE(s.message().find(" ms (limit 30 ms): holder crashed?"), std::string::npos) << s.message();
 }
 
+// A timeout option of zero means "do not wait" (a plain RetryLimit's zero time means no limit):
+// the regression of a memory-server exit poll that waited forever when asked not to wait.
+TEST(RetryBudget, AZeroTimeoutAllowsNoSecondAttempt) {
+  RetryBudget zero(TimeLimit("polls", milliseconds(0), Status::Code::kUnavailable, "gone"), "wait");
+  EXPECT_FALSE(zero.Spend());
+  EXPECT_TRUE(zero.Exhausted("here").IsUnavailable());
+  RetryBudget some(TimeLimit("polls", std::chrono::hours(1), Status::Code::kUnavailable, "gone"), "wait");
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(some.Spend());
+}
+
 TEST(RetryBudget, EveryNamedLimitBoundsSomethingAndSaysWhat) {
   for (const RetryLimit& l :
        {retry_limits::kTreeRestarts, retry_limits::kLevelHops, retry_limits::kNodeLockHeld,

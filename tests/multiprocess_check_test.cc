@@ -139,7 +139,10 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
   ASSERT_EQ(load.exit_code, 0) << load.output;
 
   ToolRun run1, run2;
-  const std::string work = keys + RacerFlags() + " --threads 6 --ops 3000 --rounds 4";
+  // The racers meet at a start barrier after opening the index: however long each takes to
+  // start (a loaded machine), their workloads run at the same time.
+  const std::string barrier = TempFile("barrier");
+  const std::string work = keys + RacerFlags() + " --threads 6 --ops 3000 --rounds 4 --start-barrier " + barrier;
   std::thread other([&] { run2 = Check(work + " --compute-node 2 --seed 22 --history-out " + h2); });
   run1 = Check(work + " --compute-node 1 --seed 11 --history-out " + h1);
   other.join();

@@ -85,6 +85,13 @@ struct RetryLimit {
   const char* meaning = "";
 };
 
+// A limit of `time` set at run time (a timeout option). A zero time means "do not wait": one
+// failed attempt spends the budget (a RetryLimit's zero time means no time limit at all).
+inline RetryLimit TimeLimit(const char* bounds, std::chrono::milliseconds time, Status::Code code,
+                            const char* meaning) {
+  return RetryLimit{bounds, time.count() > 0 ? 0u : 1u, time, code, meaning};
+}
+
 namespace retry_limits {
 // Restarts of one tree traversal (descend, lock the covering node, write) that met a stale
 // pointer or a concurrent structure change; each restart means another thread's change went in.
@@ -145,6 +152,9 @@ inline constexpr RetryLimit kOptimisticRead{"waits", 256, {}, kRetryCode, "a wri
 // Restarts of one operation of the in-memory tree (designs/local).
 inline constexpr RetryLimit kLocalTreeRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
                                                "the nodes on the path kept changing"};
+// Processes started together (dmindex check --start-barrier) waiting for each other.
+inline constexpr RetryLimit kStartBarrier{"polls", 0, std::chrono::seconds(120), Status::Code::kUnavailable,
+                                          "the other processes never arrived (did one fail to start?)"};
 }  // namespace retry_limits
 
 class RetryBudget {

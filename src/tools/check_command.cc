@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "alloc/catalog.h"
@@ -22,6 +23,7 @@
 #include "check/final_read.h"
 #include "check/history_file.h"
 #include "check/workload.h"
+#include "common/retry.h"
 #include "designs/registry.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
@@ -45,6 +47,8 @@ struct CheckFlags {
   std::vector<std::string> merge;
   bool final_state = false;
   double stall_s = 60;
+  std::string start_barrier;
+  uint32_t barrier_parties = 2;
   FabricFlags fabric;
 };
 
@@ -101,6 +105,32 @@ bool IndexExists(fabric::Fabric& fabric, const std::string& name) {
 }
 
 // Shared and private runs of the workload.
+// --start-barrier: announces this process in `dir` (a file named after its pid) and waits
+// until `parties` processes have, so that processes started together run their workloads at
+// the same time however long each took to start and open the index.
+Status WaitAtStartBarrier(const std::string& dir, uint32_t parties) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (std::FILE* me = std::fopen((dir + "/ready." + std::to_string(getpid())).c_str(), "w"))
+    std::fclose(me);
+  else
+    return Status::IoError("cannot write a file in --start-barrier " + dir);
+  RetryBudget budget(retry_limits::kStartBarrier, "waiting at --start-barrier");
+  Backoff backoff(backoff::kPoll, "the other processes at the start barrier");
+  for (;;) {
+    uint32_t ready = 0;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      ready += e.path().filename().string().starts_with("ready.");
+    if (ec) return Status::IoError("cannot list --start-barrier " + dir + ": " + ec.message());
+    if (ready >= parties) return Status::Ok();
+    if (!budget.Spend())
+      return budget.Exhausted(dir + " (" + std::to_string(ready) + " of " + std::to_string(parties) +
+                              " processes arrived)");
+    backoff.Pause();
+  }
+}
+
 void RunWorkload(CheckFlags& f) {
   auto design = bench::ParseDesignChoice(f.design);
   FailIfError(design.status(), "--design", 2);
@@ -152,6 +182,8 @@ void RunWorkload(CheckFlags& f) {
       std::fprintf(stderr, "[%6.0f s] round %u: %s\n",
                    std::chrono::duration<double>(now - start).count(), round, so_far.ToString(0).c_str());
     };
+  if (!f.start_barrier.empty())
+    FailIfError(WaitAtStartBarrier(f.start_barrier, f.barrier_parties), "--start-barrier", 1);
   auto result = check::RunRounds(workload, plan);
   FailIfError(result.status(), "workload", 1);
   // DEX writes the pages its compute nodes hold dirty back here: what other processes (and
@@ -263,6 +295,11 @@ void AddCheckCommand(CLI::App& app) {
   AddDuration(*cmd, "--repartition-ms", &w.repartition_ms, 1e-3, {0, kMaxRepartitionMs},
               "Partitioned designs (dex): every this many ms a hosted compute node gives half "
               "of its hot keys to a neighbour, while the threads run (0: never)");
+  cmd->add_option("--start-barrier", f->start_barrier,
+                  "Directory: after opening the index, wait until --barrier-parties processes "
+                  "given the same directory have, then start the workload together");
+  AddCount(*cmd, "--barrier-parties", &f->barrier_parties, 1, 1024,
+           "Processes meeting at --start-barrier (default 2)");
   cmd->add_flag("--load", f->load, "Shared index: bulk load the initial keys (the index must be new)");
   cmd->add_flag("--no-create", f->no_create,
                 "Shared index: open it only if it exists (NotFound otherwise, e.g. after its "

@@ -53,8 +53,6 @@
 namespace dmindex::designs::dex {
 namespace {
 
-constexpr uint32_t kMergeAttempts = 8;
-
 // Whether `a` (an entry's child word or leftmost) points to frame f, swizzled or not.
 bool Holds(uint64_t raw, const cache::BufferFrame* f) {
   const cache::Swip s = cache::Swip::FromRaw(raw);
@@ -73,9 +71,11 @@ Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
   if (!options_.merge || remaining >= shared_.validator.leaf().capacity() / 4) return Status::Ok();
   for (uint8_t level = 0; level < 64; ++level) {
     bool merged = false;
-    for (uint32_t attempt = 0;; ++attempt) {
-      if (attempt >= kMergeAttempts) return w.cw.EndOperation();  // contended: skip it
-      DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+    Attempts attempts(retry_limits::kDexMerge, "dex merge");
+    for (;;) {
+      // An optional merge that keeps meeting concurrent changes is skipped, not failed.
+      if (attempts.made >= retry_limits::kDexMerge.attempts) return w.cw.EndOperation();
+      DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempts));
       LeafAt at;
       at.stop_level = level;
       Status s = Descend(w, key, Intent::kRead, nullptr, &at);

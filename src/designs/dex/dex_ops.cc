@@ -1,8 +1,7 @@
 // DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load.
 // Each loops over attempts of the cached traversal.
 #include <algorithm>
-#include <chrono>
-#include <thread>
+#include <string>
 
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
@@ -10,8 +9,6 @@
 
 namespace dmindex::designs::dex {
 namespace {
-
-constexpr uint32_t kMaxAttempts = 1'000'000;
 
 OffloadOp ToOffload(WriteOp op) {
   switch (op) {
@@ -24,21 +21,23 @@ OffloadOp ToOffload(WriteOp op) {
 
 }  // namespace
 
-Status DexTree::BeforeRetry(DexWorker& w, Key key, uint32_t attempt) {
+Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
   DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-  if (attempt >= kMaxAttempts)
-    return Status::Corruption("dex: no progress on key " + std::to_string(key) + " after " +
-                              std::to_string(kMaxAttempts) + " attempts");
+  const uint32_t attempt = attempts.made++;
   if (attempt == 0) {  // a new operation: FinishSplit's state is per operation
     w.make_room = false;
     w.half_split = {};
+  } else {
+    w.ctx.CountRetry();
+    if (!attempts.budget.Spend()) return attempts.budget.Exhausted("of key " + std::to_string(key));
   }
-  if (attempt > 0) w.ctx.CountRetry();
   if (w.need_refresh) {
     w.need_refresh = false;
     DMX_RETURN_IF_ERROR(RefreshPath(w, key));
   }
-  if (attempt > 2) std::this_thread::yield();
+  // The first retries follow a change that is already done (a stale path refreshed, a split
+  // finished); later ones meet a writer in progress: give it the core.
+  if (attempt > 2) attempts.backoff.Pause();
   return Status::Ok();
 }
 
@@ -70,8 +69,9 @@ Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
   DexWorker& w = **wp;
   const OffloadRequest req{OffloadOp::kLookup, key, 0};
   w.no_offload = false;
-  for (uint32_t attempt = 0;; ++attempt) {
-    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+  Attempts attempts(retry_limits::kDexOperation, "dex lookup");
+  for (;;) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempts));
     LeafAt at;
     Status s = Descend(w, key, Intent::kRead, w.no_offload ? nullptr : &req, &at);
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
@@ -102,8 +102,9 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
   DexWorker& w = **wp;
   const OffloadRequest req{ToOffload(op), key, value};
   w.no_offload = false;
-  for (uint32_t attempt = 0;; ++attempt) {
-    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempt));
+  Attempts attempts(retry_limits::kDexOperation, "dex write");
+  for (;;) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempts));
     LeafAt at;
     const Intent intent = op == WriteOp::kUpsert ? Intent::kInsert : Intent::kRead;
     Status s = Descend(w, key, intent, w.no_offload ? nullptr : &req, &at);
@@ -206,8 +207,9 @@ Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<Ke
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
   const auto& leaf = shared_.validator.leaf();
-  for (uint32_t attempt = 0;; ++attempt) {
-    DMX_RETURN_IF_ERROR(BeforeRetry(w, cursor, attempt));
+  Attempts attempts(retry_limits::kDexOperation, "dex scan");
+  for (;;) {
+    DMX_RETURN_IF_ERROR(BeforeRetry(w, cursor, attempts));
     LeafAt at;
     Status s = Descend(w, cursor, Intent::kRead, nullptr, &at);
     if (s.IsNotFound()) {

@@ -3,7 +3,6 @@
 // partition boundaries - within a process or across processes (partition_store.h).
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
@@ -19,6 +18,10 @@ Route DexTree::RouteOf(Key key) const {
 
 Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate) {
   bool reloaded = false;
+  // A draining compute node is being written back by a repartitioning (one flush of its
+  // dirty pages); wait for it, within kDexDraining.
+  RetryBudget drain(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
+  Backoff drain_wait(backoff::kLockHeld, "a repartitioning to finish");
   for (;;) {
     const PartitionMap* m = map_.load(std::memory_order_acquire);
     const uint32_t cn = m->partitioned() ? m->Owner(key) : ws.home();
@@ -36,7 +39,8 @@ Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::
     }
     DexComputeNode& node = compute_node(cn);
     if (node.draining.load(std::memory_order_acquire)) {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (!drain.Spend()) return drain.Exhausted(std::to_string(cn));
+      drain_wait.Pause();
       continue;
     }
     std::shared_lock g(node.gate);
@@ -107,21 +111,22 @@ Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
       std::any_of(boundaries.begin(), boundaries.end(), [](Key k) { return !IsValidKey(k); }))
     return Status::InvalidArgument("repartition: need " + std::to_string(partitions_ - 1) +
                                    " ascending valid keys");
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = runtime::Now();
   std::lock_guard lk(maps_mu_);
   fabric::Endpoint& ep = maintenance_->ctx.ep;
   // Lock the stored map; under its lock it is the truth, so catch up with it first.
   StoredMap stored;
-  for (uint32_t attempt = 0;; ++attempt) {
+  RetryBudget locking(retry_limits::kPartitionMapLocked, "repartition");
+  Backoff lock_wait(backoff::kPoll, "the partition map's lock");
+  for (;;) {
     auto loaded = store_.Load(ep);
     if (!loaded.ok()) return loaded.status();
     stored = std::move(loaded).value();
     Status locked = store_.Lock(ep, stored.version);
     if (locked.ok()) break;
     if (!IsRetry(locked)) return locked;
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(30))
-      return Status::Unavailable("repartition: the partition map stayed locked for 30 s");
-    std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min<uint32_t>(attempt + 1, 100)));
+    if (!locking.Spend()) return locking.Exhausted("");
+    lock_wait.Pause();
   }
   auto unlock_on_error = [&](Status s) {
     (void)store_.Unlock(ep, stored.version);
@@ -147,7 +152,7 @@ Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
   }
   Status s = Install(std::move(next), [&] { return store_.Publish(ep, stored.version, boundaries); });
   if (!s.ok()) return unlock_on_error(s);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(runtime::Now() - start).count();
 }
 
 }  // namespace dmindex::designs::dex

@@ -25,6 +25,7 @@
 
 #include "alloc/catalog.h"
 #include "cache/buffer_manager.h"
+#include "common/retry.h"
 #include "designs/dex/dex_options.h"
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
@@ -232,9 +233,19 @@ class DexTree {
   // Points the meta page at the current remote root (under the meta latch).
   void SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root);
 
-  // Between two attempts of an operation: ends the cache operation, refreshes stale shared
-  // nodes if the last attempt found one, backs off. Corruption after too many attempts.
-  Status BeforeRetry(DexWorker& w, Key key, uint32_t attempt);
+  // The attempts of one operation: how many were made, the budget of retries
+  // (retry_limits::kDexOperation, or kDexMerge for an optional merge) and the backoff.
+  struct Attempts {
+    explicit Attempts(const RetryLimit& limit, const char* operation)
+        : budget(limit, operation), backoff(backoff::kRestart) {}
+    uint32_t made = 0;
+    RetryBudget budget;
+    Backoff backoff;
+  };
+  // Before each attempt of an operation: ends the cache operation, refreshes stale shared
+  // nodes if the last attempt found one, backs off from the third retry on. Busy, naming the
+  // key and the counts, once the budget is spent.
+  Status BeforeRetry(DexWorker& w, Key key, Attempts& attempts);
   // Admits an operation on `key`: the worker of the compute node serving it, its map set,
   // with that node's gate held shared in *gate.
   Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate);

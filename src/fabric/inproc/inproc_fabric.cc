@@ -6,19 +6,20 @@
 #include <chrono>
 #include <cstring>
 #include <random>
-#include <thread>
 
+#include "common/runtime.h"
 #include "fabric/pool_memory.h"
 
 namespace dmindex::fabric {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = runtime::Clock;
 
 // Waits until `deadline`, yielding so that other threads (on 2 cores, the other clients)
 // run meanwhile: a modelled network wait must not steal the CPU from the work it models.
+// A modelled delay, not a retry: it ends at an instant known in advance.
 void WaitUntil(Clock::time_point deadline) {
-  while (Clock::now() < deadline) std::this_thread::yield();
+  while (runtime::Now() < deadline) runtime::Yield();
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
       CopyFromPool(mine, remote, to - from);
     else
       CopyToPool(remote, mine, to - from);
-    if (rng_() % 2) std::this_thread::yield();
+    if (rng_() % 2) runtime::Yield();
   }
 }
 
@@ -115,7 +116,7 @@ void InProcEndpoint::ModelNetwork(uint64_t bytes) {
     uint32_t max_us = fabric_->delay_max_us_.load(std::memory_order_relaxed);
     wait_ns += std::uniform_int_distribution<uint64_t>(0, uint64_t{max_us} * 1000)(rng_);
   }
-  if (wait_ns > 0) WaitUntil(Clock::now() + std::chrono::nanoseconds(wait_ns));
+  if (wait_ns > 0) WaitUntil(runtime::Now() + std::chrono::nanoseconds(wait_ns));
 }
 
 Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {

@@ -17,7 +17,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, u
                                 wire::ConnectionKind kind, UcxTransport transport,
                                 std::span<const std::byte> worker_address,
                                 std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = runtime::Now() + timeout;
   auto sock = ConnectTcp(server, timeout);
   if (!sock.ok()) return sock.status();
   ServerWelcome out;

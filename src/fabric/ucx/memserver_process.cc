@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <thread>
+#include <string>
 #include <vector>
+
+#include "common/retry.h"
 
 namespace dmindex::fabric::ucx {
 namespace {
@@ -20,7 +22,7 @@ constexpr std::string_view kReadyPrefix = "dmindex memserver listening on ";
 Result<std::string> ReadLine(int fd, Clock::time_point deadline) {
   std::string line;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - runtime::Now());
     if (left.count() <= 0) return Status::Unavailable("memory server did not report ready in time");
     pollfd p{fd, POLLIN, 0};
     int rc = poll(&p, 1, static_cast<int>(left.count()));
@@ -92,7 +94,7 @@ Result<std::unique_ptr<MemserverProcess>> MemserverProcess::Start(const Memserve
   std::unique_ptr<MemserverProcess> p(new MemserverProcess());
   p->pid_ = pid;
   // UCX logs to stdout too (with UCX_LOG_LEVEL raised): skip what is not our line.
-  const auto deadline = Clock::now() + spec.start_timeout;
+  const auto deadline = runtime::Now() + spec.start_timeout;
   auto line = ReadLine(out[0], deadline);
   while (line.ok() && !line->starts_with(kReadyPrefix)) line = ReadLine(out[0], deadline);
   close(out[0]);  // the server ignores SIGPIPE, should UCX log to stdout later
@@ -123,7 +125,11 @@ void MemserverProcess::Signal(int signal) const {
 }
 
 Result<int> MemserverProcess::Wait(std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+  // Polls for the exit: the child is ours, so no SIGCHLD handler is needed.
+  RetryBudget budget(TimeLimit("polls", timeout, Status::Code::kUnavailable,
+                               "the memory server is still running"),
+                     "waiting for the memory server's exit");
+  Backoff poll(backoff::kPoll, "a memory server's exit");
   while (!reaped_) {
     int status = 0;
     pid_t r = waitpid(pid_, &status, WNOHANG);
@@ -133,8 +139,8 @@ Result<int> MemserverProcess::Wait(std::chrono::milliseconds timeout) {
       break;
     }
     if (r < 0) return Status::IoError("waitpid failed");
-    if (Clock::now() > deadline) return Status::Unavailable("memory server still running");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!budget.Spend()) return budget.Exhausted("pid " + std::to_string(pid_));
+    poll.Pause();
   }
   return wait_status_;
 }

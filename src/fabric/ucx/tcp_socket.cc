@@ -41,7 +41,7 @@ void Configure(int fd) {
 // Waits until `fd` is ready for `events` or the deadline passes.
 bool WaitReady(int fd, short events, Clock::time_point deadline) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - runtime::Now());
     if (left.count() < 0) return false;
     pollfd p{fd, events, 0};
     int rc = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 1000)));
@@ -142,7 +142,7 @@ Result<Socket> ConnectTcp(const HostPort& to, std::chrono::milliseconds timeout)
   const std::string what = "cannot connect to memory server " + to.ToString() + ": ";
   if (connect(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS) return Status::Unavailable(what + Errno(errno));
-    if (!WaitReady(s.fd(), POLLOUT, Clock::now() + timeout))
+    if (!WaitReady(s.fd(), POLLOUT, runtime::Now() + timeout))
       return Status::Unavailable(what + "no answer within " + std::to_string(timeout.count()) +
                                  " ms");
     int err = 0;

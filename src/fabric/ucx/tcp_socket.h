@@ -10,11 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/runtime.h"
 #include "dmindex/status.h"
 
 namespace dmindex::fabric::ucx {
 
-using Clock = std::chrono::steady_clock;
+using Clock = runtime::Clock;
 
 struct HostPort {
   std::string host;

@@ -1,11 +1,12 @@
 #include "fabric/ucx/ucx_context.h"
 
-#include <thread>
+#include "common/runtime.h"
+
 
 namespace dmindex::fabric::ucx {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = runtime::Clock;
 
 struct ConfigDeleter {
   void operator()(ucp_config_t* c) const { ucp_config_release(c); }
@@ -153,10 +154,10 @@ void UcxWorker::Close(ucp_ep_h ep, bool force, std::chrono::milliseconds timeout
   param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
   ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = runtime::Now() + timeout;
   while (ucp_request_check_status(req) == UCS_INPROGRESS) {
     ucp_worker_progress(worker_);
-    if (Clock::now() > deadline) break;  // an unresponsive peer: give up on a clean close
+    if (runtime::Now() > deadline) break;  // an unresponsive peer: give up on a clean close
   }
   ucp_request_free(req);
 }

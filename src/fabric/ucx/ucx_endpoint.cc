@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <thread>
 
 #include "fabric/ucx/bootstrap.h"
 #include "fabric/ucx/ucx_fabric.h"
@@ -193,18 +192,18 @@ Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
   return failed;
 }
 
-Status UcxEndpoint::KeepWaiting(uint32_t round, std::span<const uint16_t> nodes,
-                                Clock::time_point* deadline) {
+RetryLimit UcxEndpoint::AnswerLimit() const {
+  return TimeLimit("polls", fabric_.options().op_timeout, Status::Code::kUnavailable,
+                   "the memory node did not answer (crashed, or the network is down?)");
+}
+
+Status UcxEndpoint::KeepWaiting(uint32_t round, std::span<const uint16_t> nodes, RetryBudget* budget) {
   // Share the core: on a small machine the server (or the peer thread we wait for) may need it.
-  std::this_thread::yield();
+  runtime::Yield();
   if (round % 16 != 0) return Status::Ok();
   for (uint16_t n : nodes) DMX_RETURN_IF_ERROR(Usable(n));
-  const auto now = Clock::now();
-  if (*deadline == Clock::time_point{}) *deadline = now + fabric_.options().op_timeout;
-  if (now > *deadline)
-    return Status::Unavailable("memory node " + std::to_string(nodes.empty() ? 0 : nodes[0]) +
-                               " did not answer within " +
-                               std::to_string(fabric_.options().op_timeout.count()) + " ms");
+  if (!budget->Spend())
+    return budget->Exhausted("memory node " + std::to_string(nodes.empty() ? 0 : nodes[0]));
   return Status::Ok();
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/retry.h"
 #include "fabric/endpoint.h"
 #include "fabric/ucx/tcp_socket.h"
 #include "fabric/ucx/ucx_context.h"
@@ -48,9 +49,11 @@ class UcxEndpoint final : public Endpoint {
   // down or broken, or after op_timeout.
   template <typename Done>
   Status Await(Done done, std::span<const uint16_t> nodes);
-  // Await's slow path, after the first spin rounds: yields the core, checks `nodes` and the
-  // deadline (set on the first call of a wait).
-  Status KeepWaiting(uint32_t round, std::span<const uint16_t> nodes, Clock::time_point* deadline);
+  // Await's slow path, after the first spin rounds: yields the core, checks `nodes` and,
+  // every 16 rounds, spends from the wait's budget (AnswerLimit: its time starts then).
+  Status KeepWaiting(uint32_t round, std::span<const uint16_t> nodes, RetryBudget* budget);
+  // How long a verb or RPC may wait for its answer: the fabric's op_timeout.
+  RetryLimit AnswerLimit() const;
   // After a failed wait: marks `nodes` broken for this endpoint and, where UCX allows it,
   // cancels their outstanding operations so that none writes into a caller's buffer later.
   void Abandon(std::span<const uint16_t> nodes, const Status& why);
@@ -72,11 +75,11 @@ template <typename Done>
 Status UcxEndpoint::Await(Done done, std::span<const uint16_t> nodes) {
   // Spin first: shared-memory completions and TCP round trips take microseconds.
   constexpr uint32_t kSpinRounds = 32;
-  Clock::time_point deadline{};
+  RetryBudget answer(AnswerLimit(), "waiting for an answer from");
   for (uint32_t round = 0;; ++round) {
     ucp_worker_progress(worker_->get());
     if (done()) return Status::Ok();
-    if (round >= kSpinRounds) DMX_RETURN_IF_ERROR(KeepWaiting(round, nodes, &deadline));
+    if (round >= kSpinRounds) DMX_RETURN_IF_ERROR(KeepWaiting(round, nodes, &answer));
   }
 }
 

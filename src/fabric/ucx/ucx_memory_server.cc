@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/wire.h"
@@ -152,7 +153,7 @@ void UcxMemoryServer::Stop() {
 
 void UcxMemoryServer::ProgressLoop() {
   ucp_worker_h w = worker_->get();
-  auto last_event = Clock::now();
+  auto last_event = runtime::Now();
   uint32_t idle_rounds = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     bool busy = ucp_worker_progress(w) != 0;
@@ -161,16 +162,16 @@ void UcxMemoryServer::ProgressLoop() {
       busy = true;
     }
     if (busy) {
-      last_event = Clock::now();
+      last_event = runtime::Now();
       idle_rounds = 0;
       continue;
     }
     // New connections and departures also need attention while spinning.
     if (++idle_rounds % 256 == 0) ServiceControl(0);
-    if (Clock::now() - last_event < options_.spin) {
+    if (runtime::Now() - last_event < options_.spin) {
       // Spin politely: on a small machine the client we wait for may share this core, and
       // would otherwise not run (to send its next request) until the spin ends.
-      std::this_thread::yield();
+      runtime::Yield();
       continue;
     }
     // Idle: sleep until UCX, a handler thread, a socket or Stop() wakes us. Arming fails
@@ -178,7 +179,7 @@ void UcxMemoryServer::ProgressLoop() {
     // arming is caught by the check after it (its signal may have been consumed by arm).
     if (ucp_worker_arm(w) == UCS_ERR_BUSY || executor_->HasFinished()) continue;
     ServiceControl(1000);
-    last_event = Clock::now();
+    last_event = runtime::Now();
   }
 }
 
