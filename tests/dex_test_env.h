@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "designs/registry.h"
 #include "dmindex/index.h"
 #include "fabric/inproc/inproc_fabric.h"
 
@@ -19,6 +20,7 @@ inline std::unique_ptr<fabric::InProcFabric> DexTestFabric(fabric::FaultOptions 
   o.pool_bytes = pool_bytes;
   o.node.chunk_bytes = chunk_bytes;
   o.faults = faults;
+  o.prepare_node = designs::RegisterMemoryNodeHandlers;  // DEX's offload handler
   return std::move(fabric::InProcFabric::Create(o)).value();
 }
 

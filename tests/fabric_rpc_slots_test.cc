@@ -53,7 +53,7 @@ extern "C" int sched_yield() noexcept {
 namespace dmindex::fabric {
 namespace {
 
-constexpr RpcOpcode kHoldSlot = rpc_op::kFirstDesignOpcode;
+constexpr RpcOpcode kHoldSlot = rpc_op::kFirstTestOpcode;
 
 TEST(RpcSlots, AWaiterNeverSleepsThroughTheReleaseOfTheOnlySlot) {
   std::vector<std::byte> pool(kMinPoolBytes);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "check/workload.h"
+#include "designs/registry.h"
 #include "dmindex/index.h"
 #include "fabric/inproc/inproc_fabric.h"
 
@@ -50,6 +51,7 @@ inline std::unique_ptr<fabric::InProcFabric> MakeHarnessFabric(const fabric::Fau
   o.pool_bytes = 256ull << 20;  // reserved lazily: only what the test touches is used
   o.node.chunk_bytes = 1 << 20;
   o.faults = faults;
+  o.prepare_node = designs::RegisterMemoryNodeHandlers;
   auto f = fabric::InProcFabric::Create(o);
   if (!f.ok()) throw std::runtime_error(f.status().ToString());
   return std::move(f).value();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/ucx/memserver_process.h"
 
@@ -19,6 +20,7 @@ std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name, uint64_t
     o.memory_nodes = 2;
     o.pool_bytes = pool_bytes;
     o.node.chunk_bytes = 1 << 20;
+    o.prepare_node = designs::RegisterMemoryNodeHandlers;  // as dmindex memserver does
     auto f = fabric::InProcFabric::Create(o);
     if (!f.ok()) throw std::runtime_error(f.status().ToString());
     return std::move(f).value();

@@ -15,9 +15,9 @@
 namespace dmindex::fabric::ucx {
 namespace {
 
-constexpr RpcOpcode kEcho = rpc_op::kFirstDesignOpcode;
-constexpr RpcOpcode kFail = rpc_op::kFirstDesignOpcode + 1;
-constexpr RpcOpcode kSlow = rpc_op::kFirstDesignOpcode + 2;
+constexpr RpcOpcode kEcho = rpc_op::kFirstTestOpcode;
+constexpr RpcOpcode kFail = rpc_op::kFirstTestOpcode + 1;
+constexpr RpcOpcode kSlow = rpc_op::kFirstTestOpcode + 2;
 
 class UcxRpcTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "designs/registry.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/pool_layout.h"
@@ -57,6 +58,7 @@ Result<std::shared_ptr<Cluster>> Cluster::Open(const EmbeddedCluster& embedded) 
   o.memory_nodes = embedded.memory_nodes;
   o.pool_bytes = embedded.pool_bytes;
   o.round_trip_ns = static_cast<uint64_t>(embedded.round_trip_us * 1000);
+  o.prepare_node = designs::RegisterMemoryNodeHandlers;
   o.bandwidth_gbps = embedded.bandwidth_gbps;
   auto f = fabric::InProcFabric::Create(o);
   if (!f.ok()) return f.status();

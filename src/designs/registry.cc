@@ -17,6 +17,8 @@ struct Entry {
   const char* name;
   Factory make;
   const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
+  // The design's memory-side RPC handlers, registered on a memory node before it serves.
+  Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
 };
 
 // One line per design, in the order benchmarks list them.
@@ -25,7 +27,8 @@ const std::vector<Entry>& Table() {
       {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
-      {"dex", MakeDex},  // processes host disjoint compute nodes; keys route to theirs
+      // processes host disjoint compute nodes; keys route to theirs
+      {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
   };
   return table;
 }
@@ -60,7 +63,8 @@ Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric
 }
 
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node) {
-  DMX_RETURN_IF_ERROR(dex::RegisterOffloadHandler(node));
+  for (const Entry& e : Table())
+    if (e.register_memory_side != nullptr) DMX_RETURN_IF_ERROR(e.register_memory_side(node));
   return Status::Ok();
 }
 

@@ -21,7 +21,8 @@ std::vector<std::string> DesignNames();
 Status SharedAcrossProcesses(std::string_view design);
 
 // Registers every design's memory-side RPC handlers (DEX offload, ...) on a memory node that
-// is about to serve: the one place a memory server process learns about designs.
+// is about to serve: the one place a memory node learns about designs, in a memory server
+// process (dmindex memserver) and in the in-process cluster (InProcOptions::prepare_node).
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node);
 
 // Creates (or opens, if the catalog already holds options.name) an index of `design` on

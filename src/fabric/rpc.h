@@ -22,8 +22,11 @@ inline constexpr RpcOpcode kPing = 1;        // empty -> empty
 inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 chunk offset, u64 chunk bytes
 inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset -> empty
 inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
-// 16..: designs (DEX offload, XStore server-side writes, ...)
-inline constexpr RpcOpcode kFirstDesignOpcode = 16;
+// 16..: designs' memory-side handlers, registered through their registry entries
+// (designs/registry.cc). One line per opcode, so two designs can never collide.
+inline constexpr RpcOpcode kDexOffload = 16;  // designs/dex/offload.h: OffloadWire -> OffloadResult
+// Tests register handlers of their own from here on; no design uses these.
+inline constexpr RpcOpcode kFirstTestOpcode = 1000;
 }  // namespace rpc_op
 
 using RpcRequest = std::span<const std::byte>;

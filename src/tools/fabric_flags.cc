@@ -6,6 +6,7 @@
 
 #include "common/parse_values.h"
 #include "dmindex/global_address.h"
+#include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/memserver_process.h"
@@ -66,7 +67,8 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     o.memory_nodes = memory_nodes;
     o.pool_bytes = *pool;
     o.round_trip_ns = static_cast<uint64_t>(latency_us * 1000);
-    o.bandwidth_gbps = bandwidth_gbps;
+    o.prepare_node = designs::RegisterMemoryNodeHandlers;
+  o.bandwidth_gbps = bandwidth_gbps;
     o.faults = faults;
     auto f = fabric::InProcFabric::Create(o);
     if (!f.ok()) return f.status();

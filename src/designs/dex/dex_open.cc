@@ -65,11 +65,6 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   auto m = t->NewWorker(t->first_);
   if (!m.ok()) return give_back(m.status());
   t->maintenance_ = std::move(m).value();
-  if (o->offload) {
-    Status s = RegisterOffloadHandlers(fabric);
-    if (!s.ok())
-      for (auto& n : t->nodes_) n->offload.Disable();
-  }
   // Point every compute node's meta page at the current root.
   uint64_t root = 0;
   DMX_RETURN_IF_ERROR((*ep)->Read(entry->root_word, &root, 8));

@@ -25,7 +25,7 @@
 
 namespace dmindex::designs::dex {
 
-inline constexpr fabric::RpcOpcode kOffloadOpcode = fabric::rpc_op::kFirstDesignOpcode;  // 16
+inline constexpr fabric::RpcOpcode kOffloadOpcode = fabric::rpc_op::kDexOffload;
 
 enum class OffloadOp : uint8_t { kLookup, kUpdate, kUpsert, kDelete };
 
@@ -58,13 +58,11 @@ struct OffloadResult {
   uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
 };
 
-// Registers the handler on one memory node (idempotent); memory server processes call it
-// through designs::RegisterMemoryNodeHandlers before serving.
+// Registers the handler on one memory node (idempotent), before it serves: DEX's registry
+// entry names it, and designs::RegisterMemoryNodeHandlers runs it on every memory node, of a
+// memory server process and of the in-process cluster alike. A memory node without it
+// answers InvalidArgument, and the compute node stops offloading.
 Status RegisterOffloadHandler(fabric::MemoryNode& node);
-// The same on every memory node of an in-process fabric. Other backends register it in their
-// memory server process; a memory node without it answers InvalidArgument, and the compute
-// node stops offloading.
-Status RegisterOffloadHandlers(fabric::Fabric& fabric);
 
 class OffloadPolicy {
  public:

@@ -6,7 +6,6 @@
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
 #include "tree/node_check.h"
-#include "fabric/inproc/inproc_fabric.h"
 #include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
@@ -96,16 +95,6 @@ Status RegisterOffloadHandler(fabric::MemoryNode& node) {
   return node.rpc().Register(
       kOffloadOpcode, "dex.offload",
       [handler](fabric::RpcRequest req, fabric::RpcReply* reply) { return handler->Serve(req, reply); });
-}
-
-Status RegisterOffloadHandlers(fabric::Fabric& fabric) {
-  auto* inproc = dynamic_cast<fabric::InProcFabric*>(&fabric);
-  // Memory server processes register the handler themselves (designs::RegisterMemoryNodeHandlers);
-  // one that does not answers InvalidArgument, and the compute node then stops offloading.
-  if (inproc == nullptr) return Status::Ok();
-  for (uint16_t i = 0; i < inproc->memory_nodes(); ++i)
-    DMX_RETURN_IF_ERROR(RegisterOffloadHandler(inproc->node(i)));
-  return Status::Ok();
 }
 
 }  // namespace dmindex::designs::dex

@@ -181,6 +181,7 @@ Result<std::unique_ptr<InProcFabric>> InProcFabric::Create(const InProcOptions& 
     f->regions_.push_back({static_cast<std::byte*>(p), options.pool_bytes});
     f->nodes_.push_back(std::make_unique<MemoryNode>(i, static_cast<std::byte*>(p),
                                                      options.pool_bytes, options.node));
+    if (options.prepare_node) DMX_RETURN_IF_ERROR(options.prepare_node(*f->nodes_.back()));
   }
   f->SetFaults(options.faults);
   return f;

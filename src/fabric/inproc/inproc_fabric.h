@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct InProcOptions {
   uint64_t round_trip_ns = 0;
   double bandwidth_gbps = 0.0;
   FaultOptions faults;
+  // Run on each memory node before it serves, as a memory server process does before it
+  // listens: registers the designs' memory-side RPC handlers (designs::RegisterMemoryNodeHandlers;
+  // the fabric layer cannot name designs, so its creator passes them in). Empty: none.
+  std::function<Status(MemoryNode&)> prepare_node;
 };
 
 class InProcFabric final : public Fabric {
