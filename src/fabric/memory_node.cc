@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/activity.h"
+#include "fabric/pool_memory.h"
 
 namespace dmindex::fabric {
 
@@ -68,6 +69,28 @@ Status MemoryNode::Serve(RpcOpcode op, RpcRequest request, RpcReply* reply) {
   Status s = rpc_.Dispatch(op, request, reply);
   rpc_slots_.Release();
   return s;
+}
+
+Status MemoryNode::Execute(const Verb& v) {
+  if (!Contains(v.remote.offset(), v.length))
+    return Status::InvalidArgument("verb outside the pool: " + v.remote.ToString() + " +" +
+                                   std::to_string(v.length));
+  std::byte* target = base_ + v.remote.offset();
+  switch (v.kind) {
+    case VerbKind::kRead:
+      CopyFromPool(v.local, target, v.length);
+      break;
+    case VerbKind::kWrite:
+      CopyToPool(target, v.local, v.length);
+      break;
+    case VerbKind::kCas:
+      *static_cast<uint64_t*>(v.local) = PoolCas(target, v.operand, v.swap);
+      break;
+    case VerbKind::kFaa:
+      *static_cast<uint64_t*>(v.local) = PoolFaa(target, v.operand);
+      break;
+  }
+  return Status::Ok();
 }
 
 Result<uint64_t> MemoryNode::AllocChunk() {

@@ -15,6 +15,7 @@
 #include "fabric/pool_identity.h"
 #include "fabric/pool_layout.h"
 #include "fabric/rpc.h"
+#include "fabric/verb.h"
 
 namespace dmindex::fabric {
 
@@ -66,6 +67,13 @@ class MemoryNode {
 
   // Serves one RPC, waiting for one of the bounded memory-side threads.
   Status Serve(RpcOpcode op, RpcRequest request, RpcReply* reply);
+
+  // Carries out one verb on this node's pool from inside the memory node (LocalEndpoint, and
+  // the in-process fabric's untorn verbs): READ/WRITE word by word, CAS/FAA as locked atomic
+  // instructions on the pool word, which is how remote atomics land too (a NIC's, or UCX's
+  // over shared memory or in software over TCP), so both kinds interleave atomically.
+  // The caller checked that the verb targets this node; the range is checked here.
+  Status Execute(const Verb& v);
 
   Result<uint64_t> AllocChunk();
   Status FreeChunk(uint64_t offset);

@@ -261,6 +261,12 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
     w.need_refresh = true;
     return RetryStatus();
   }
+  DMX_RETURN_IF_ERROR(LinkHalfSplit(w, parent, h.high, h.sibling));
+  return RetryStatus();
+}
+
+Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key separator,
+                              GlobalAddress sibling) {
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
   if (!px.owns()) return RetryStatus();
   const auto& internal = shared_.validator.internal();
@@ -268,9 +274,9 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
   const Header fh = DecodeHeader(w.copy.data());
   w.internal_entries.clear();
   internal.Collect(w.copy.data(), fh, &w.internal_entries);
-  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), h.high,
+  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
                               [](const InternalEntry& e, Key k) { return e.key < k; });
-  const bool routes_here = fh.Covers(h.high) && (pos == w.internal_entries.end() || pos->key != h.high);
+  const bool routes_here = fh.Covers(separator) && (pos == w.internal_entries.end() || pos->key != separator);
   if (!routes_here) {  // not the half split it seemed: the cached path is stale
     w.need_refresh = true;
     return RetryStatus();
@@ -279,13 +285,13 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
     w.make_room = true;  // the next descent splits the full parent first
     return RetryStatus();
   }
-  w.internal_entries.insert(pos, {h.high, h.sibling});
+  w.internal_entries.insert(pos, {separator, sibling});
   internal.Build(w.image.data(), fh, w.internal_entries);
   fabric::CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
   px.MarkDirty();
   w.make_room = false;
   compute_node(w.cn).finished_splits.fetch_add(1, std::memory_order_relaxed);
-  return RetryStatus();
+  return Status::Ok();
 }
 
 }  // namespace dmindex::designs::dex

@@ -296,6 +296,16 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
   // Cached copies of what the memory server changed are stale now (§6.2).
   if (r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.written), w.cw));
+  if (r.parent_written != 0)
+    DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.parent_written), w.cw));
+  if (r.split_here != 0 || r.split_sibling != 0) cn.offload.splits.fetch_add(1, std::memory_order_relaxed);
+  if (r.split_sibling != 0) {
+    // The split leaf was the subtree root: its parent is the pinned one here. Link the new
+    // sibling now; if that must wait (the parent changed or is full), the leaf stays a valid
+    // half split, which the next traversal through it finishes (FinishSplit).
+    Status linked = LinkHalfSplit(w, parent, r.separator, GlobalAddress::FromRaw(r.split_sibling));
+    if (!linked.ok() && !IsRetry(linked)) return linked;
+  }
   out->offloaded = true;
   out->result = r;
   return Status::Ok();
@@ -315,11 +325,13 @@ IndexStats DexTree::Stats() const {
 }
 
 std::vector<std::pair<std::string, uint64_t>> DexTree::Counters() const {
+  uint64_t offload_splits = 0;
   uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
            reused = 0, finished_splits = 0;
   for (const auto& n : nodes_) {
     offloads += n->offload.offloads.load(std::memory_order_relaxed);
     fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
+    offload_splits += n->offload.splits.load(std::memory_order_relaxed);
     merges += n->retired.merges.load(std::memory_order_relaxed);
     shared_merges += n->retired.shared_merges.load(std::memory_order_relaxed);
     root_shrinks += n->retired.root_shrinks.load(std::memory_order_relaxed);
@@ -328,6 +340,7 @@ std::vector<std::pair<std::string, uint64_t>> DexTree::Counters() const {
   }
   return {{"dmindex.dex.offloads", offloads},
           {"dmindex.dex.offload-fallbacks", fallbacks},
+          {"dmindex.dex.offload-splits", offload_splits},
           {"dmindex.dex.merges", merges},
           {"dmindex.dex.shared-merges", shared_merges},
           {"dmindex.dex.root-shrinks", root_shrinks},

@@ -246,6 +246,9 @@ class DexTree {
   // nodes if the last attempt found one, backs off from the third retry on. Busy, naming the
   // key and the counts, once the budget is spent.
   Status BeforeRetry(DexWorker& w, Key key, Attempts& attempts);
+  // Links a half-split child (its sibling beyond `separator`) into its owned cached parent:
+  // Ok, or Retry if the parent changed, is stale (need_refresh) or full (make_room).
+  Status LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key separator, GlobalAddress sibling);
   // Admits an operation on `key`: the worker of the compute node serving it, its map set,
   // with that node's gate held shared in *gate.
   Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate);

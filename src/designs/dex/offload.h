@@ -3,10 +3,11 @@
 // node's subtree instead of READing L+1 nodes.
 //
 // Memory side: OffloadHandler walks the subtree in its own memory (it refuses pointers to
-// other memory servers), does a lookup, update, upsert or delete on the leaf and writes the
-// leaf back; anything that would change the structure (a full leaf) is refused, and the
-// compute node falls back to the normal path. Memory nodes bound their handler threads
-// (MemoryNodeOptions::rpc_threads).
+// other memory servers) through a LocalEndpoint, does a lookup, update, upsert or delete on the
+// leaf and writes the leaf back; an insert into a full leaf splits it there (offload_handler.cc
+// says how the split is published). What it cannot do - a full parent inside the subtree, a
+// full memory node - is refused, and the compute node falls back to the normal path. Memory
+// nodes bound their handler threads (MemoryNodeOptions::rpc_threads).
 //
 // Compute side: OffloadPolicy compares moving averages of the offload latency l_p with
 // (L+1) x (l_o + l_s) x c, l_o the moving average of a node READ (§6.1), and takes the other
@@ -56,6 +57,12 @@ struct OffloadResult {
   uint32_t remaining = 0;  // delete: entries left in the leaf (the compute node may merge it)
   Value value = 0;
   uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
+  // An insert that split the leaf: the new right sibling, when the compute node must still
+  // link it into the leaf's parent (which it caches), and the separator (its low fence).
+  uint64_t split_sibling = 0;
+  Key separator = 0;
+  uint64_t parent_written = 0;  // the leaf's parent in the subtree, if the handler linked it
+  uint8_t split_here = 0;       // 1: the handler split the leaf and linked the sibling itself
 };
 
 // Registers the handler on one memory node (idempotent), before it serves: DEX's registry
@@ -76,6 +83,7 @@ class OffloadPolicy {
   void Disable() { enabled_.store(false, std::memory_order_relaxed); }
 
   std::atomic<uint64_t> offloads{0}, fallbacks{0};
+  std::atomic<uint64_t> splits{0};  // offloaded inserts that split their leaf on the memory server
 
  private:
   // Exponential moving average over ~50 samples (alpha = 2 / 51).

@@ -34,7 +34,7 @@ class InProcEndpoint final : public Endpoint {
 
  private:
   Status CheckTarget(const Verb& v) const;
-  Status Execute(const Verb& v, std::byte* target, bool tear);
+  Status Execute(const Verb& v, MemoryNode& node, bool tear);
   void CopyPieces(const Verb& v, std::byte* target);
   void ModelNetwork(uint64_t bytes);
 
@@ -79,32 +79,20 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
   }
 }
 
-Status InProcEndpoint::Execute(const Verb& v, std::byte* target, bool tear) {
-  switch (v.kind) {
-    case VerbKind::kRead:
-    case VerbKind::kWrite:
-      if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) {
-        VerbScript::Outcome o = script->Run(VerbCopy(v, target));
-        if (o == VerbScript::Outcome::kFail)
-          return Status::Unavailable("verb on " + v.remote.ToString() + " failed by a test script");
-        if (o == VerbScript::Outcome::kDone) break;
-      }
-      if (tear && v.length > fabric_->tear_piece_.load(std::memory_order_relaxed)) {
-        CopyPieces(v, target);
-      } else if (v.kind == VerbKind::kRead) {
-        CopyFromPool(v.local, target, v.length);
-      } else {
-        CopyToPool(target, v.local, v.length);
-      }
-      break;
-    case VerbKind::kCas:
-      *static_cast<uint64_t*>(v.local) = PoolCas(target, v.operand, v.swap);
-      break;
-    case VerbKind::kFaa:
-      *static_cast<uint64_t*>(v.local) = PoolFaa(target, v.operand);
-      break;
+Status InProcEndpoint::Execute(const Verb& v, MemoryNode& node, bool tear) {
+  if (v.is_atomic()) return node.Execute(v);
+  std::byte* target = node.base() + v.remote.offset();
+  if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) {
+    VerbScript::Outcome o = script->Run(VerbCopy(v, target));
+    if (o == VerbScript::Outcome::kFail)
+      return Status::Unavailable("verb on " + v.remote.ToString() + " failed by a test script");
+    if (o == VerbScript::Outcome::kDone) return Status::Ok();
   }
-  return Status::Ok();
+  if (tear && v.length > fabric_->tear_piece_.load(std::memory_order_relaxed)) {
+    CopyPieces(v, target);
+    return Status::Ok();
+  }
+  return node.Execute(v);
 }
 
 void InProcEndpoint::ModelNetwork(uint64_t bytes) {
@@ -140,7 +128,7 @@ Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
       return Status::Unavailable("memory node " + std::to_string(v.remote.node()) + " stopped answering");
     // Release before each verb: whoever observes verb i observes everything before it.
     std::atomic_thread_fence(std::memory_order_release);
-    Status s = Execute(v, node.base() + v.remote.offset(), tear);
+    Status s = Execute(v, node, tear);
     std::atomic_thread_fence(std::memory_order_acquire);
     DMX_RETURN_IF_ERROR(s);
   }
