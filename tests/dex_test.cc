@@ -85,7 +85,9 @@ TEST(Dex, RandomOpsMatchMapWithoutPartitioning) { RandomOpsMatchMap(2, {{"partit
 // partitions (so shared nodes at the boundaries, routing from any session and both lock
 // regimes are exercised), a cache of 64 nodes (eviction, write-back, offloading), torn and
 // delayed verbs.
-void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool preload) {
+// `counted`: a property that must have counted something (the mechanism was exercised).
+void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool preload,
+                            const char* counted = nullptr, uint32_t keys = 256) {
   fabric::FaultOptions faults;
   faults.tear = true;
   faults.delay_probability = 0.01;
@@ -96,7 +98,7 @@ void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool prelo
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   check::WorkloadOptions w;
   w.compute_nodes = 3;
-  w.keys = 256;
+  w.keys = keys;
   w.ops_per_thread = 1000;
   check::ConcurrentWorkload workload(**index, w);
   if (preload) { ASSERT_TRUE(workload.Preload().ok()); }
@@ -108,6 +110,12 @@ void ConcurrentLinearizable(std::map<std::string, std::string> knobs, bool prelo
   EXPECT_GT(st.cache_misses, 0u);
   std::cout << "[ dex      ] " << report->ToString(0) << " cache hits " << st.cache_hits
             << " misses " << st.cache_misses << "\n";
+  if (counted != nullptr) {
+    const auto n = (*index)->GetIntProperty(counted);
+    ASSERT_TRUE(n.has_value()) << counted;
+    EXPECT_GT(*n, 0u) << counted;
+    std::cout << "[ dex      ] " << counted << " " << *n << "\n";
+  }
 }
 
 TEST(Dex, ConcurrentOpsOverThreePartitionsAreLinearizable) {
@@ -118,6 +126,13 @@ TEST(Dex, ConcurrentOpsAfterBulkLoadAreLinearizable) {
 }
 TEST(Dex, ConcurrentOpsWithoutPartitioningAreLinearizable) {
   ConcurrentLinearizable({{"partition", "off"}}, true);
+}
+// Offloading forced: inserts split leaves on the memory servers while other threads of the
+// same compute node traverse, offload and split around them.
+TEST(Dex, ConcurrentOffloadedSplitsAreLinearizable) {
+  ConcurrentLinearizable({{"key_space", "4096"}, {"offload_level", "2"}, {"cost_factor", "1000"},
+                          {"explore", "0"}},
+                         true, "dmindex.dex.offload-splits", /*keys=*/4096);
 }
 
 std::vector<KeyValue> Records(Key n) {
