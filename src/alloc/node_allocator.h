@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
@@ -50,7 +51,7 @@ class NodeAllocator {
   Result<GlobalAddress> CutLocked(fabric::Endpoint& ep, uint16_t node, uint32_t size);
 
   const NodeAllocatorOptions options_;
-  mutable std::mutex mu_;
+  mutable runtime::Mutex mu_;
   std::vector<Arena> arenas_;  // one per memory node
   uint16_t cursor_ = 0;        // node whose chunk is being cut
   std::unordered_map<uint32_t, std::vector<GlobalAddress>> free_;  // by rounded size

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <limits>
 #include <mutex>
-#include <thread>
 
+#include "common/runtime.h"
 #include "bench/op_executor.h"
 #include "common/sync.h"
 
@@ -89,7 +89,7 @@ class Phase {
   fabric::VerbCounts verbs_before_, verbs_after_;
   IndexStats stats_before_, stats_after_;
   std::map<std::string, uint64_t> properties_before_, properties_after_;
-  std::mutex error_mu_;
+  runtime::Mutex error_mu_;
   std::string error_;
 };
 
@@ -195,14 +195,14 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
     };
   }
   Watchdog watchdog(phase.activities(), std::move(watch));
-  std::vector<std::thread> threads;
+  std::vector<runtime::Thread> threads;
   for (uint32_t t = 0; t < options.threads; ++t)
     threads.emplace_back([&phase, &sources, t] { phase.ThreadBody(sources, t); });
   // This thread watches the clock, Ctrl-C and the progress while the workers run, samples
   // the timeline and starts the scheduled action.
   std::optional<TimelineRecorder> timeline;
   if (options.timeline_s > 0) timeline.emplace(options.timeline_s, options.ops ? 0 : options.seconds);
-  std::thread action_thread;
+  runtime::Thread action_thread;
   ActionTimes action_times;
   const auto since_start = [&phase] { return Seconds(Clock::now() - phase.start()).count(); };
   bool interrupted = false;
@@ -215,7 +215,7 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
       if (timeline) wake = std::min(wake, at(timeline->next_due_s()));
       if (options.action && !action_thread.joinable()) wake = std::min(wake, at(options.action->at_s));
     }
-    std::this_thread::sleep_until(wake);
+    runtime::SleepUntil(wake);
     if (interrupt.load() && !interrupted) {
       interrupted = true;
       phase.Stop();
@@ -229,7 +229,7 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
       timeline->Sample(elapsed, phase.done(), fabric.TotalCounts().round_trips - phase.round_trips_at_start());
     if (options.action && !action_thread.joinable() && !phase.stopped() &&
         elapsed >= options.action->at_s) {
-      action_thread = std::thread([&] {
+      action_thread = runtime::Thread([&] {
         action_times.start_s = since_start();
         Status s = options.action->run();
         action_times.end_s = since_start();
@@ -243,7 +243,7 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
     progress.Bar(options.label, options.ops ? done / static_cast<double>(options.ops)
                                             : elapsed / options.seconds, rate);
   }
-  for (std::thread& th : threads) th.join();
+  for (runtime::Thread& th : threads) th.join();
   const bool action_started = action_thread.joinable();
   if (action_started) action_thread.join();
   progress.Clear();

@@ -21,6 +21,7 @@
 #include <set>
 #include <vector>
 
+#include "common/runtime.h"
 #include "bench/random.h"
 #include "bench/workload_spec.h"
 #include "bench/zipfian.h"
@@ -61,7 +62,7 @@ class InsertCounter {
  private:
   std::atomic<uint64_t> next_;
   std::atomic<uint64_t> last_;
-  std::mutex mu_;
+  runtime::Mutex mu_;
   std::set<uint64_t> pending_;  // acknowledged beyond last_ + 1
 };
 

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/runtime.h"
+
 namespace dmindex::bench {
 
 bool Progress::Due() {
-  auto now = std::chrono::steady_clock::now();
+  auto now = runtime::Now();
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return false;
   last_draw_ = now;
   return true;
@@ -30,7 +32,7 @@ void Progress::Bar(const std::string& label, double fraction, const std::string&
 
 void Progress::Spin(const std::string& label) {
   if (!enabled_) return;
-  auto now = std::chrono::steady_clock::now();
+  auto now = runtime::Now();
   if (label != spin_label_) spin_label_ = label, spin_start_ = now;
   if (!Due()) return;
   static constexpr char kFrames[] = {'|', '/', '-', '\\'};

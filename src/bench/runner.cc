@@ -1,8 +1,10 @@
 #include "bench/runner.h"
 
-#include <future>
+#include <chrono>
+#include <mutex>
 
 #include "bench/measure.h"
+#include "common/runtime.h"
 #include "bench/op_stream.h"
 #include "bench/tree_check.h"
 
@@ -30,11 +32,29 @@ Result<DesignChoice> ParseDesignChoice(std::string_view text) {
 Status Runner::InBackground(const std::string& label, std::function<Status()> work) {
   // Bulk load and check are single long calls: they run on their own thread so that this one
   // can keep a spinner going.
-  auto done = std::async(std::launch::async, std::move(work));
-  while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+  runtime::Mutex mu;
+  runtime::CondVar cv;
+  bool finished = false;
+  Status result;
+  runtime::Thread worker([&] {
+    Status s = work();
+    {
+      std::lock_guard lock(mu);
+      result = std::move(s);
+      finished = true;
+    }
+    cv.NotifyAll();
+  });
+  std::unique_lock lock(mu);
+  while (!cv.WaitUntil(lock, runtime::Now() + std::chrono::milliseconds(50), [&] { return finished; })) {
+    lock.unlock();
     progress_.Spin(label);
+    lock.lock();
+  }
+  lock.unlock();
+  worker.join();
   progress_.Clear();
-  return done.get();
+  return result;
 }
 
 Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& spec,

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <thread>
 
+#include "common/runtime.h"
 #include "fabric/rpc.h"
 
 namespace dmindex::bench {
@@ -104,8 +104,8 @@ Result<std::vector<VerbBenchRow>> RunVerbBench(fabric::Fabric& fabric, const Ver
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> total{0};
     Status failure;
-    std::mutex failure_mu;
-    std::vector<std::thread> threads;
+    runtime::Mutex failure_mu;
+    std::vector<runtime::Thread> threads;
     const auto start = Clock::now();
     for (uint32_t t = 0; t < o.threads; ++t) {
       threads.emplace_back([&, t] {
@@ -123,7 +123,8 @@ Result<std::vector<VerbBenchRow>> RunVerbBench(fabric::Fabric& fabric, const Ver
         total += n;
       });
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.throughput_seconds));
+    runtime::SleepFor(std::chrono::duration_cast<runtime::Clock::duration>(
+        std::chrono::duration<double>(o.throughput_seconds)));
     stop = true;
     for (auto& t : threads) t.join();
     DMX_RETURN_IF_ERROR(failure);

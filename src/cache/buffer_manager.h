@@ -20,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "cache/buffer_frame.h"
 #include "cache/cache_options.h"
 #include "cache/cache_worker.h"
@@ -161,10 +162,10 @@ class BufferManager {
   MappingTable mapping_;
   CoolingMap cooling_;
 
-  std::mutex free_mu_;  // frames given back by finished workers or invalidation
+  runtime::Mutex free_mu_;  // frames given back by finished workers or invalidation
   std::vector<BufferFrame*> free_;
 
-  mutable std::mutex workers_mu_;
+  mutable runtime::Mutex workers_mu_;
   std::vector<CacheWorker*> workers_;
   CacheStats retired_;  // counters of destroyed workers
   // Scratch frames of workers, kept for the cache's lifetime: another thread that found one

@@ -10,6 +10,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 
 namespace dmindex::cache {
@@ -31,7 +32,7 @@ class MappingTable {
 
  private:
   struct alignas(64) Shard {
-    mutable std::shared_mutex mu;
+    mutable runtime::SharedMutex mu;
     std::unordered_map<uint64_t, BufferFrame*> map;
   };
   Shard& ShardFor(GlobalAddress addr) const;

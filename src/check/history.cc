@@ -98,12 +98,12 @@ int64_t SteadyNs(std::chrono::steady_clock::time_point t) {
 History History::StartingNow(std::map<Key, Value> initial) {
   History h;
   h.initial = std::move(initial);
-  h.clock_origin_ns = SteadyNs(std::chrono::steady_clock::now());
+  h.clock_origin_ns = SteadyNs(runtime::Now());
   return h;
 }
 
 HistoryRecorder::HistoryRecorder(uint32_t threads, uint32_t process)
-    : origin_(std::chrono::steady_clock::now()) {
+    : origin_(runtime::Now()) {
   for (uint32_t t = 0; t < threads; ++t)
     logs_.push_back(std::make_unique<ThreadLog>(t, process, origin_));
 }

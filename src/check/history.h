@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/runtime.h"
 #include "dmindex/index.h"
 
 namespace dmindex::check {
@@ -80,7 +81,7 @@ class ThreadLog {
       : thread_(thread), process_(process), origin_(origin) {}
   int64_t Now() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now() - origin_).count();
+               runtime::Now() - origin_).count();
   }
   void Add(Operation op) {
     op.thread = thread_;

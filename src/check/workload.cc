@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
-#include <thread>
 #include <vector>
 
-#include "common/runtime.h"
 #include "common/sync.h"
 
 namespace dmindex::check {
@@ -26,13 +24,13 @@ std::vector<const Activity*> ConcurrentWorkload::activities() const {
 }
 
 std::string ConcurrentWorkload::first_error() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  std::lock_guard<runtime::Mutex> guard(mu_);
   return first_error_;
 }
 
 void ConcurrentWorkload::NoteError(const Status& s, const char* what) {
   if (errors_.fetch_add(1) > 0) return;
-  std::lock_guard<std::mutex> guard(mu_);
+  std::lock_guard<runtime::Mutex> guard(mu_);
   first_error_ = std::string(what) + ": " + s.ToString();
 }
 
@@ -134,7 +132,7 @@ Result<History> ConcurrentWorkload::RunRound() {
   HistoryRecorder recorder(options_.threads, options_.process);
   {
     Latch start(options_.threads);
-    std::vector<std::thread> threads;
+    std::vector<runtime::Thread> threads;
     std::atomic<uint32_t> running{options_.threads};
     for (uint32_t t = 0; t < options_.threads; ++t)
       threads.emplace_back([&, t] {
@@ -144,9 +142,9 @@ Result<History> ConcurrentWorkload::RunRound() {
       });
     // The repartitioner naps in short slices so that it notices the round's end at once,
     // however long its interval (a round must not outlast its operations).
-    std::thread repartitioner;
+    runtime::Thread repartitioner;
     if (options_.repartition_ms > 0)
-      repartitioner = std::thread([&] {
+      repartitioner = runtime::Thread([&] {
         std::mt19937_64 rng(options_.seed * 7'919 + round_);
         const auto interval = std::chrono::milliseconds(options_.repartition_ms);
         for (auto next = runtime::Now() + interval; running.load() > 0;) {
@@ -161,7 +159,7 @@ Result<History> ConcurrentWorkload::RunRound() {
           next = runtime::Now() + interval;
         }
       });
-    for (std::thread& t : threads) t.join();
+    for (runtime::Thread& t : threads) t.join();
     if (repartitioner.joinable()) repartitioner.join();
   }
   // The quiescent read-back: recorded as thread 0's last operations, so the checkers verify

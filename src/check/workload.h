@@ -21,6 +21,7 @@
 #include <random>
 #include <string>
 
+#include "common/runtime.h"
 #include "check/checker.h"
 #include "check/history.h"
 #include "common/activity.h"
@@ -100,7 +101,7 @@ class ConcurrentWorkload {
   bool ended_ = false;
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> repartitions_{0};
-  mutable std::mutex mu_;
+  mutable runtime::Mutex mu_;
   std::string first_error_;
   std::vector<std::unique_ptr<Activity>> activities_;  // workers, then read-back, repartitioner
 };

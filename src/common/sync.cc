@@ -4,7 +4,7 @@ namespace dmindex {
 
 void Semaphore::Acquire() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return count_ > 0; });
+  cv_.Wait(lock, [this] { return count_ > 0; });
   --count_;
 }
 
@@ -20,17 +20,17 @@ void Semaphore::Release() {
     std::lock_guard lock(mu_);
     ++count_;
   }
-  cv_.notify_one();  // one slot: one waiter; every waiter re-checks count_ under the mutex
+  cv_.NotifyOne();  // one slot: one waiter; every waiter re-checks count_ under the mutex
 }
 
 void Latch::CountDown() {
   std::lock_guard lock(mu_);
-  if (count_ > 0 && --count_ == 0) cv_.notify_all();
+  if (count_ > 0 && --count_ == 0) cv_.NotifyAll();
 }
 
 void Latch::Wait() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return count_ == 0; });
+  cv_.Wait(lock, [this] { return count_ == 0; });
 }
 
 void Barrier::ArriveAndWait() {
@@ -40,15 +40,15 @@ void Barrier::ArriveAndWait() {
     if (on_completion_) on_completion_();
     waiting_ = parties_;
     ++generation_;
-    cv_.notify_all();
+    cv_.NotifyAll();
     return;
   }
-  cv_.wait(lock, [&] { return generation_ != generation; });
+  cv_.Wait(lock, [&] { return generation_ != generation; });
 }
 
 void ParkingLot::Wake() {
   { std::lock_guard lock(mu_); }  // orders the change before any waiter's next check
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 }  // namespace dmindex

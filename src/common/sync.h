@@ -22,14 +22,16 @@
 // A mutex and a condition variable are correct by the model: the state changes under the mutex
 // (or, for ParkingLot, the changer takes the mutex after its change), and a waiter checks it
 // under the mutex before each sleep, so no change can fall between the check and the sleep.
-// std::mutex, std::shared_mutex, std::condition_variable (glibc's pthread objects), std::thread::
+// std::mutex, std::shared_mutex, std::condition_variable (glibc's pthread objects, behind
+// common/runtime.h's Mutex, SharedMutex and CondVar), std::thread::
 // join and std::future (its own single-word futex protocol) are not affected and stay in use.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+
+#include "common/runtime.h"
 
 namespace dmindex {
 
@@ -44,8 +46,8 @@ class Semaphore {
   void Release();
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
   uint32_t count_;
 };
 
@@ -64,8 +66,8 @@ class Latch {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
   uint32_t count_;
 };
 
@@ -81,8 +83,8 @@ class Barrier {
   void ArriveAndWait();
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
   const uint32_t parties_;
   uint32_t waiting_;
   uint64_t generation_ = 0;
@@ -101,13 +103,13 @@ class ParkingLot {
   template <typename Ready>
   void Park(Ready ready) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, ready);
+    cv_.Wait(lock, ready);
   }
   void Wake();
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
 };
 
 }  // namespace dmindex

@@ -16,7 +16,7 @@ void ExitWithStallReport(const std::string& command, const std::string& report) 
 
 Watchdog::Watchdog(std::vector<const Activity*> threads, WatchdogOptions options)
     : threads_(std::move(threads)), options_(std::move(options)) {
-  if (options_.stall_after.count() > 0) thread_ = std::thread([this] { Watch(); });
+  if (options_.stall_after.count() > 0) thread_ = runtime::Thread([this] { Watch(); });
 }
 
 Watchdog::~Watchdog() {
@@ -24,7 +24,7 @@ Watchdog::~Watchdog() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -58,7 +58,8 @@ void Watchdog::Watch() {
   uint64_t last_completed = ~uint64_t{0};
   auto last_progress = runtime::Now();
   std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, std::max(poll, std::chrono::milliseconds(1)), [this] { return stopping_; })) {
+  while (!cv_.WaitUntil(lock, runtime::Now() + std::max(poll, std::chrono::milliseconds(1)),
+                        [this] { return stopping_; })) {
     uint64_t completed = 0;
     bool busy = false;
     for (const Activity* a : threads_) {

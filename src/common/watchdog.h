@@ -8,7 +8,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "common/activity.h"
+#include "common/runtime.h"
 
 namespace dmindex {
 
@@ -48,12 +48,12 @@ class Watchdog {
 
   const std::vector<const Activity*> threads_;
   const WatchdogOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable runtime::Mutex mu_;
+  runtime::CondVar cv_;
   bool stopping_ = false;
   bool stalled_ = false;
   std::string stall_report_;
-  std::thread thread_;
+  runtime::Thread thread_;
 };
 
 }  // namespace dmindex

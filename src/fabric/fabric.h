@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
 #include "fabric/verb_stats.h"
@@ -36,7 +37,7 @@ class Fabric {
   friend class Endpoint;  // a closing endpoint folds its counts into retired_
   void Retire(const Endpoint* ep, const VerbCounts& final_counts);
 
-  mutable std::mutex mu_;
+  mutable runtime::Mutex mu_;
   std::vector<const Endpoint*> live_;
   VerbCounts retired_;
 };

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/runtime.h"
 #include "common/sync.h"
 #include "dmindex/status.h"
 #include "fabric/pool_identity.h"
@@ -90,7 +91,7 @@ class MemoryNode {
   RpcRegistry rpc_;
   Semaphore rpc_slots_;  // not std::counting_semaphore: see common/sync.h
 
-  mutable std::mutex chunk_mu_;
+  mutable runtime::Mutex chunk_mu_;
   uint64_t next_chunk_;              // bump pointer into the chunk area
   std::vector<uint64_t> free_chunks_;
   uint64_t chunks_in_use_ = 0;

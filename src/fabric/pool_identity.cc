@@ -6,6 +6,7 @@
 #include <ctime>
 #include <random>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 #include "fabric/endpoint.h"
 #include "fabric/pool_layout.h"
@@ -20,7 +21,7 @@ PoolIdentity PoolIdentity::New() {
   while (p.id == 0) p.id = (uint64_t{rd()} << 32) ^ rd();
   p.created_unix_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
+          runtime::WallNow().time_since_epoch())
           .count());
   return p;
 }
@@ -34,7 +35,7 @@ std::string PoolIdentity::ToString() const {
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &utc);
   const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
+                          runtime::WallNow().time_since_epoch())
                           .count();
   const long long age_s = (static_cast<long long>(now_ms) - static_cast<long long>(created_unix_ms)) / 1000;
   return std::string("pool ") + id_hex + ", created " + when + " (" + std::to_string(age_s) + " s ago)";

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/runtime.h"
 #include "alloc/catalog.h"
 #include "bench/runner.h"
 #include "check/final_read.h"
@@ -172,11 +173,11 @@ void RunWorkload(CheckFlags& f) {
   plan.check_each_round = !shared;
   plan.keep_history = !f.history_out.empty();
   plan.watchdog = StallWatchdog("dmindex check", f.stall_s);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = runtime::Now();
   auto last_note = start;
   if (f.seconds > 0)  // soak: a line now and then, so a long run shows it is alive
     plan.after_round = [&](uint32_t round, const check::CheckReport& so_far) {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = runtime::Now();
       if (now - last_note < std::chrono::seconds(10)) return;
       last_note = now;
       std::fprintf(stderr, "[%6.0f s] round %u: %s\n",
@@ -189,7 +190,7 @@ void RunWorkload(CheckFlags& f) {
   // DEX writes the pages its compute nodes hold dirty back here: what other processes (and
   // --final-state) will read.
   FailIfError((*index)->Close(), "closing index " + name, 1);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double elapsed = std::chrono::duration<double>(runtime::Now() - start).count();
 
   if (plan.keep_history) {
     check::HistoryFile file{f.design, name, f.workload.process, std::move(result->history)};

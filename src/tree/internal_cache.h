@@ -20,6 +20,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "tree/internal_node.h"
 
 namespace dmindex::tree {
@@ -74,7 +75,7 @@ class InternalCache {
   const uint32_t node_bytes_;
   const uint64_t bytes_per_node_;
   const InternalCodec<KV> codec_;
-  mutable std::shared_mutex mu_;
+  mutable runtime::SharedMutex mu_;
   std::array<LevelMap, kMaxLevels> levels_;
   std::deque<FifoItem> fifo_;  // insertion order; items of replaced nodes are skipped
   uint64_t nodes_ = 0;

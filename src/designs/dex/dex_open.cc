@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/runtime.h"
 #include "alloc/catalog.h"
 #include "common/retry.h"
 #include "designs/dex/dex_tree.h"
@@ -45,7 +46,7 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   if (!entry.ok()) return entry.status();
   // This process's host-lease token: random, so two processes (on any machines) differ.
   const uint64_t token = ((uint64_t{std::random_device{}()} * 0x9E3779B97F4A7C15ull) ^
-                          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                          static_cast<uint64_t>(runtime::Now().time_since_epoch().count()) ^
                           static_cast<uint64_t>(getpid())) | 1;
   auto opened = created ? Create(fabric, **ep, *o, *layout, *entry, token)
                         : Join(fabric, **ep, *o, *layout, *entry, index.name, token);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/runtime.h"
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 #include "fabric/pool_memory.h"
@@ -63,7 +64,7 @@ Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
 }
 
 Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
-  std::shared_lock<std::shared_mutex> gate;
+  std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
@@ -96,7 +97,7 @@ Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
 }
 
 Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
-  std::shared_lock<std::shared_mutex> gate;
+  std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;
@@ -202,7 +203,7 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
 
 Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out,
                          Key* next) {
-  std::shared_lock<std::shared_mutex> gate;
+  std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, cursor, &gate);
   if (!wp.ok()) return wp.status();
   DexWorker& w = **wp;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/runtime.h"
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
 
@@ -16,7 +17,7 @@ Route DexTree::RouteOf(Key key) const {
   return Route{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
 }
 
-Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate) {
+Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<runtime::SharedMutex>* gate) {
   bool reloaded = false;
   // A draining compute node is being written back by a repartitioning (one flush of its
   // dirty pages); wait for it, within kDexDraining.
@@ -69,7 +70,7 @@ Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<
   // Compute nodes whose range stays put keep running: they touch only nodes overlapping
   // their range, whose ownership is the same under both maps.
   std::vector<DexComputeNode*> moving;
-  std::vector<std::unique_lock<std::shared_mutex>> gates;
+  std::vector<std::unique_lock<runtime::SharedMutex>> gates;
   for (auto& n : nodes_) {
     if (current.SameRange(*next, n->id)) continue;
     n->draining.store(true, std::memory_order_release);

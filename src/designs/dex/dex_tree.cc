@@ -2,7 +2,6 @@
 #include "designs/dex/dex_tree.h"
 
 #include <chrono>
-#include <thread>
 
 #include "common/retry_status.h"
 #include "fabric/pool_memory.h"
@@ -12,7 +11,7 @@ namespace {
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   runtime::Now().time_since_epoch())
                                    .count());
 }
 

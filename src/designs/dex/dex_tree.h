@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/runtime.h"
 #include "alloc/catalog.h"
 #include "cache/buffer_manager.h"
 #include "common/retry.h"
@@ -56,9 +57,9 @@ struct DexComputeNode {
   // Operations on this compute node hold it shared; installing a map that changes the node's
   // range holds it exclusively while the node writes back and drops its cache, so only the
   // compute nodes whose ranges move pause (DEX §4, Fig. 10).
-  std::shared_mutex gate;
+  runtime::SharedMutex gate;
   // Set while a map install waits for the gate: new operations hold back, so a stream of
-  // readers cannot starve it (std::shared_mutex may prefer readers).
+  // readers cannot starve it (runtime::SharedMutex may prefer readers).
   std::atomic<bool> draining{false};
 };
 
@@ -251,7 +252,7 @@ class DexTree {
   Status LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key separator, GlobalAddress sibling);
   // Admits an operation on `key`: the worker of the compute node serving it, its map set,
   // with that node's gate held shared in *gate.
-  Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<std::shared_mutex>* gate);
+  Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<runtime::SharedMutex>* gate);
   // Makes `next` the map this process routes by (maps_mu_ held): every hosted compute node
   // whose range changes writes back and drops its cache under its gate; `publish` runs
   // after that and before operations resume.
@@ -278,7 +279,7 @@ class DexTree {
   bool closed_ = false;
   std::vector<std::unique_ptr<DexComputeNode>> nodes_;  // the hosted ones
   std::atomic<const PartitionMap*> map_{nullptr};  // current; operations keep theirs
-  std::mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_
+  runtime::Mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_
   std::vector<std::unique_ptr<PartitionMap>> maps_;  // all installed, for operations still on old ones
   std::unique_ptr<DexWorker> maintenance_;  // flushes and reads the stored map
 };

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "alloc/node_allocator.h"
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
@@ -176,7 +177,7 @@ class OffloadHandler {
 
   fabric::MemoryNode& node_;
   std::atomic<uint64_t> counter_{1};
-  std::mutex allocator_mu_;
+  runtime::Mutex allocator_mu_;
   std::unique_ptr<alloc::NodeAllocator> allocator_;
 };
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 
 namespace dmindex::designs::dex {
@@ -44,7 +45,7 @@ class RetiredNodes {
   std::atomic<uint64_t> reused{0};       // retired blocks handed to new nodes
 
  private:
-  mutable std::mutex mu_;
+  mutable runtime::Mutex mu_;
   std::vector<GlobalAddress> blocks_;
 };
 

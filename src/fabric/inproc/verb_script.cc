@@ -25,7 +25,7 @@ HeldVerb::Match HeldVerb::At(VerbKind kind, GlobalAddress remote) {
 
 bool HeldVerb::WaitHeld(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return phase_ == Phase::kHeld; });
+  return cv_.WaitUntil(lock, runtime::Now() + timeout, [&] { return phase_ == Phase::kHeld; });
 }
 
 void HeldVerb::Finish(Phase end) {
@@ -34,7 +34,7 @@ void HeldVerb::Finish(Phase end) {
     if (phase_ == Phase::kReleased || phase_ == Phase::kFailed) return;
     phase_ = end;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void HeldVerb::Release() { Finish(Phase::kReleased); }
@@ -54,8 +54,8 @@ VerbScript::Outcome HeldVerb::Run(const VerbCopy& copy) {
   // Held only once the first pieces are copied: the test's writes must come after them. A
   // Release or Fail that came earlier (a test giving up) is kept.
   if (phase_ == Phase::kTaken) phase_ = Phase::kHeld;
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return phase_ != Phase::kHeld; });
+  cv_.NotifyAll();
+  cv_.Wait(lock, [&] { return phase_ != Phase::kHeld; });
   if (phase_ == Phase::kFailed) return Outcome::kFail;
   lock.unlock();
   // The rest: every byte no range of `first` covered, in address order.

@@ -16,13 +16,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
 
+#include "common/runtime.h"
 #include "fabric/verb.h"
 
 namespace dmindex::fabric {
@@ -61,7 +61,7 @@ class VerbScript {
 //
 //   HeldVerb hold(HeldVerb::At(VerbKind::kRead, leaf), {{0, 64}});  // header only
 //   fabric.SetVerbScript(&hold);
-//   std::thread reader(...);        // its READ of `leaf` stops after the header
+//   runtime::Thread reader(...);        // its READ of `leaf` stops after the header
 //   ASSERT_TRUE(hold.WaitHeld());
 //   ... writes through another endpoint ...
 //   hold.Release();                 // the READ copies the rest of the node and returns
@@ -94,8 +94,8 @@ class HeldVerb final : public VerbScript {
 
   const Match match_;
   const std::vector<Range> first_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
   Phase phase_ = Phase::kArmed;
 };
 

@@ -13,7 +13,7 @@ LivenessMonitor::LivenessMonitor(std::vector<Socket> sockets)
     : sockets_(std::move(sockets)),
       down_(std::make_unique<std::atomic<bool>[]>(sockets_.size())),
       stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = runtime::Thread([this] { Run(); });
 }
 
 LivenessMonitor::~LivenessMonitor() {

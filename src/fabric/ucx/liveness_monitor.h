@@ -9,9 +9,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
+#include "common/runtime.h"
 #include "fabric/ucx/tcp_socket.h"
 
 namespace dmindex::fabric::ucx {
@@ -32,7 +32,7 @@ class LivenessMonitor {
   std::vector<Socket> sockets_;
   std::unique_ptr<std::atomic<bool>[]> down_;
   int stop_fd_ = -1;
-  std::thread thread_;
+  runtime::Thread thread_;
 };
 
 }  // namespace dmindex::fabric::ucx

@@ -15,7 +15,7 @@ RpcExecutor::~RpcExecutor() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_) t.join();
 }
 
@@ -24,7 +24,7 @@ void RpcExecutor::Submit(std::unique_ptr<RpcJob> job) {
     std::lock_guard lock(mu_);
     pending_.push_back(std::move(job));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 std::vector<std::unique_ptr<RpcJob>> RpcExecutor::TakeFinished() {
@@ -36,7 +36,7 @@ std::vector<std::unique_ptr<RpcJob>> RpcExecutor::TakeFinished() {
 void RpcExecutor::HandlerLoop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    cv_.Wait(lock, [this] { return stopping_ || !pending_.empty(); });
     if (stopping_) return;
     std::unique_ptr<RpcJob> job = std::move(pending_.front());
     pending_.pop_front();

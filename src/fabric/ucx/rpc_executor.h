@@ -5,15 +5,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "common/runtime.h"
 #include "fabric/memory_node.h"
 
 namespace dmindex::fabric::ucx {
@@ -46,13 +45,13 @@ class RpcExecutor {
 
   MemoryNode& node_;
   const std::function<void()> wake_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
   std::deque<std::unique_ptr<RpcJob>> pending_;
   std::vector<std::unique_ptr<RpcJob>> finished_;
   std::atomic<bool> has_finished_{false};
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  std::vector<runtime::Thread> threads_;
 };
 
 }  // namespace dmindex::fabric::ucx

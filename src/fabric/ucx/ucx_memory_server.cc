@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/runtime.h"
 #include "dmindex/global_address.h"
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/wire.h"
@@ -140,7 +139,7 @@ Status UcxMemoryServer::Start() {
   ucp_worker_h w = worker_->get();
   executor_ = std::make_unique<RpcExecutor>(*node_, options_.node.rpc_threads,
                                             [w] { ucp_worker_signal(w); });
-  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  progress_thread_ = runtime::Thread([this] { ProgressLoop(); });
   return Status::Ok();
 }
 

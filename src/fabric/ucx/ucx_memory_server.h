@@ -12,8 +12,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "common/runtime.h"
 #include "fabric/memory_node.h"
 #include "fabric/ucx/rpc_executor.h"
 #include "fabric/ucx/server_connections.h"
@@ -75,7 +75,7 @@ class UcxMemoryServer {
   int worker_fd_ = -1;  // UCX's event fd: readable when the worker has something to progress
   int stop_fd_ = -1;    // eventfd that wakes the progress thread for Stop()
   std::atomic<bool> stopping_{false};
-  std::thread progress_thread_;
+  runtime::Thread progress_thread_;
 };
 
 }  // namespace dmindex::fabric::ucx
