@@ -1,5 +1,7 @@
 #include "tree/structure_modifier.h"
 
+#include "tree/entry_ops.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -62,10 +64,7 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     }
     entries.clear();
     internal.Collect(c.node(), h, &entries);
-    auto pos = std::lower_bound(entries.begin(), entries.end(), separator,
-                                [](const InternalEntry<KV>& e, const Key& k) { return e.key < k; });
-    if (pos != entries.end() && pos->key == separator) return guard.Unlock();  // already there
-    entries.insert(pos, {separator, child});
+    if (!tree::InsertSeparator<KV>(entries, separator, child)) return guard.Unlock();  // already there
 
     NodeHeader<KV> lh = h;
     lh.version = c.NewVersion(h.version);

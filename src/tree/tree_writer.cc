@@ -63,19 +63,10 @@ Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Val
   std::vector<LeafEntry<KV>> entries;
   entries.reserve(leaf.capacity() + 1);
   leaf.Collect(image, h, &entries);
-  auto pos = std::lower_bound(entries.begin(), entries.end(), key,
-                              [](const LeafEntry<KV>& e, const Key& k) { return e.key < k; });
-  const bool found = pos != entries.end() && pos->key == key;
-  if (!found && op != WriteOp::kUpsert) {
+  if (Status applied = ApplyToSorted<KV>(entries, op, key, value); !applied.ok()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
-    return Status::NotFound();
+    return applied;
   }
-  if (op == WriteOp::kDelete)
-    entries.erase(pos);
-  else if (found)
-    pos->value = value;
-  else
-    entries.insert(pos, {key, value});
 
   if (entries.size() > leaf.capacity()) return smo_.SplitLeaf(c, guard, addr, h, entries);
   NodeHeader<KV> nh = h;

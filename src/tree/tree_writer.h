@@ -11,11 +11,10 @@
 // docs/SYNCHRONIZATION.md).
 #pragma once
 
+#include "tree/entry_ops.h"
 #include "tree/structure_modifier.h"
 
 namespace dmindex::tree {
-
-enum class WriteOp { kUpsert, kUpdate, kDelete };
 
 template <KeyValueTraits KV>
 class TreeWriter {

@@ -9,19 +9,6 @@
 #include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
-namespace {
-
-OffloadOp ToOffload(WriteOp op) {
-  switch (op) {
-    case WriteOp::kUpsert: return OffloadOp::kUpsert;
-    case WriteOp::kUpdate: return OffloadOp::kUpdate;
-    case WriteOp::kDelete: return OffloadOp::kDelete;
-  }
-  return OffloadOp::kLookup;
-}
-
-}  // namespace
-
 Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
   DMX_RETURN_IF_ERROR(w.cw.EndOperation());
   const uint32_t attempt = attempts.made++;
@@ -39,17 +26,6 @@ Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
   // The first retries follow a change that is already done (a stale path refreshed, a split
   // finished); later ones meet a writer in progress: give it the core.
   if (attempt > 2) attempts.backoff.Pause();
-  return Status::Ok();
-}
-
-Status DexTree::Apply(std::vector<LeafEntry>& entries, WriteOp op, Key key, Value value) {
-  auto pos = std::lower_bound(entries.begin(), entries.end(), key,
-                              [](const LeafEntry& e, Key k) { return e.key < k; });
-  const bool found = pos != entries.end() && pos->key == key;
-  if (!found && op != WriteOp::kUpsert) return Status::NotFound();
-  if (op == WriteOp::kDelete) entries.erase(pos);
-  else if (found) pos->value = value;
-  else entries.insert(pos, {key, value});
   return Status::Ok();
 }
 
@@ -145,7 +121,7 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
   Header h = DecodeHeader(w.copy.data());
   w.leaf_entries.clear();
   leaf.Collect(w.copy.data(), h, &w.leaf_entries);
-  DMX_RETURN_IF_ERROR(Apply(w.leaf_entries, op, key, value));
+  DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value));
   if (w.leaf_entries.size() > leaf.capacity()) {
     at.leaf = x.Downgrade();  // unchanged, but unlocking bumps the version
     DMX_RETURN_IF_ERROR(SplitChild(w, at.parent, at.leaf));
@@ -184,7 +160,7 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
   }
   w.leaf_entries.clear();
   leaf.Collect(w.ctx.node(), h, &w.leaf_entries);
-  Status applied = Apply(w.leaf_entries, op, key, value);
+  Status applied = tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value);
   if (!applied.ok()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     return applied;

@@ -104,13 +104,11 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
   const Header ph = DecodeHeader(w.copy.data());
   w.internal_entries.clear();
   internal.Collect(w.copy.data(), ph, &w.internal_entries);
-  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
-                              [](const InternalEntry& e, Key k) { return e.key < k; });
-  const size_t index = static_cast<size_t>(pos - w.internal_entries.begin());
-  w.internal_entries.insert(pos, {separator, right.frame()->remote()});
+  const auto index = tree::InsertSeparator<KV>(w.internal_entries, separator, right.frame()->remote());
+  if (!index) return Status::Corruption("dex: separator of a new split already in its parent");
   internal.Build(w.image.data(), ph, w.internal_entries);
   fabric::CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
-  compute_node(w.cn).bm->Attach(parent, page_layout_.ChildSlot(parent.page(), index + 1), right);
+  compute_node(w.cn).bm->Attach(parent, page_layout_.ChildSlot(parent.page(), *index + 1), right);
   parent.MarkDirty();
   return Status::Ok();
 }
@@ -153,9 +151,8 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   const GlobalAddress raddr = right.frame()->remote();
   w.internal_entries.clear();
   internal.Collect(w.ctx.node(), fh, &w.internal_entries);
-  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
-                              [](const InternalEntry& e, Key k) { return e.key < k; });
-  w.internal_entries.insert(pos, {separator, raddr});
+  if (!tree::InsertSeparator<KV>(w.internal_entries, separator, raddr))
+    return Status::Corruption("dex: separator of a new split already in its shared parent");
   Header lh = fh;
   lh.version = w.ctx.NewVersion(fh.version);
   if (w.internal_entries.size() <= internal.capacity()) {
@@ -274,9 +271,7 @@ Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key 
   const Header fh = DecodeHeader(w.copy.data());
   w.internal_entries.clear();
   internal.Collect(w.copy.data(), fh, &w.internal_entries);
-  auto pos = std::lower_bound(w.internal_entries.begin(), w.internal_entries.end(), separator,
-                              [](const InternalEntry& e, Key k) { return e.key < k; });
-  const bool routes_here = fh.Covers(separator) && (pos == w.internal_entries.end() || pos->key != separator);
+  const bool routes_here = fh.Covers(separator) && tree::SeparatorSlot<KV>(w.internal_entries, separator);
   if (!routes_here) {  // not the half split it seemed: the cached path is stale
     w.need_refresh = true;
     return RetryStatus();
@@ -285,7 +280,7 @@ Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key 
     w.make_room = true;  // the next descent splits the full parent first
     return RetryStatus();
   }
-  w.internal_entries.insert(pos, {separator, sibling});
+  (void)tree::InsertSeparator<KV>(w.internal_entries, separator, sibling);  // its slot was checked above
   internal.Build(w.image.data(), fh, w.internal_entries);
   fabric::CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
   px.MarkDirty();

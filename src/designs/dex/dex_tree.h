@@ -100,7 +100,7 @@ class WorkerSet {
   std::vector<std::unique_ptr<DexWorker>> workers_;
 };
 
-enum class WriteOp { kUpsert, kUpdate, kDelete };
+using tree::WriteOp;
 
 class DexTree {
  public:
@@ -186,7 +186,6 @@ class DexTree {
   Status LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h,
                     bool* valid);
   // Applies op to sorted leaf entries; NotFound for update/delete of an absent key.
-  static Status Apply(std::vector<LeafEntry>& entries, WriteOp op, Key key, Value value);
 
   // dex_split.cc: splits the owned, full `child` under `parent` (eager splits, §7).
   Status SplitChild(DexWorker& w, cache::OptimisticGuard& parent, cache::OptimisticGuard& child);

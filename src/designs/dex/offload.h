@@ -23,12 +23,28 @@
 #include "fabric/fabric.h"
 #include "fabric/memory_node.h"
 #include "fabric/rpc.h"
+#include "tree/entry_ops.h"
 
 namespace dmindex::designs::dex {
 
 inline constexpr fabric::RpcOpcode kOffloadOpcode = fabric::rpc_op::kDexOffload;
 
 enum class OffloadOp : uint8_t { kLookup, kUpdate, kUpsert, kDelete };
+
+// The write an offloaded operation carries, and back (lookups are not writes).
+inline OffloadOp ToOffload(tree::WriteOp op) {
+  switch (op) {
+    case tree::WriteOp::kUpsert: return OffloadOp::kUpsert;
+    case tree::WriteOp::kUpdate: return OffloadOp::kUpdate;
+    case tree::WriteOp::kDelete: return OffloadOp::kDelete;
+  }
+  return OffloadOp::kLookup;
+}
+inline tree::WriteOp ToWriteOp(OffloadOp op) {
+  return op == OffloadOp::kUpdate ? tree::WriteOp::kUpdate
+         : op == OffloadOp::kDelete ? tree::WriteOp::kDelete
+                                    : tree::WriteOp::kUpsert;
+}
 
 struct OffloadRequest {
   OffloadOp op = OffloadOp::kLookup;

@@ -23,6 +23,7 @@
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
 #include "fabric/local_endpoint.h"
+#include "tree/entry_ops.h"
 #include "tree/node_check.h"
 #include "tree/split.h"
 
@@ -88,24 +89,19 @@ class OffloadHandler {
       --expect;
     }
     const auto& leaf = validator.leaf();
-    std::vector<Entry> entries;
-    leaf.Collect(at.image.data(), at.h, &entries);
-    auto pos = std::lower_bound(entries.begin(), entries.end(), w.key,
-                                [](const Entry& e, Key k) { return e.key < k; });
-    const bool found = pos != entries.end() && pos->key == w.key;
     const auto op = static_cast<OffloadOp>(w.op);
     if (op == OffloadOp::kLookup) {
-      r.outcome = found ? OffloadResult::kDone : OffloadResult::kNotFound;
-      r.value = found ? pos->value : 0;
+      const int slot = leaf.Find(at.image.data(), at.h, w.key);
+      r.outcome = slot >= 0 ? OffloadResult::kDone : OffloadResult::kNotFound;
+      r.value = slot >= 0 ? leaf.ValueAt(at.image.data(), static_cast<uint32_t>(slot)) : 0;
       return r;
     }
-    if (!found && op != OffloadOp::kUpsert) {
+    std::vector<Entry> entries;
+    leaf.Collect(at.image.data(), at.h, &entries);
+    if (tree::ApplyToSorted<KV>(entries, ToWriteOp(op), w.key, w.value).IsNotFound()) {
       r.outcome = OffloadResult::kNotFound;
       return r;
     }
-    if (op == OffloadOp::kDelete) entries.erase(pos);
-    else if (found) pos->value = w.value;
-    else entries.insert(pos, {w.key, w.value});
     std::vector<std::byte> out(nb);
     if (entries.size() <= leaf.capacity()) {
       at.h.version = Stamp(at.h.version, at.addr);
@@ -145,9 +141,7 @@ class OffloadHandler {
     const auto& internal = validator.internal();
     std::vector<InnerEntry> seps;
     internal.Collect(parent.image.data(), parent.h, &seps);
-    auto at_sep = std::lower_bound(seps.begin(), seps.end(), split.separator,
-                                   [](const InnerEntry& e, Key k) { return e.key < k; });
-    seps.insert(at_sep, {split.separator, *right});
+    if (!tree::InsertSeparator<KV>(seps, split.separator, *right)) return r;  // cannot be: a fresh key
     parent.h.version = Stamp(parent.h.version, parent.addr);
     internal.Build(out.data(), parent.h, seps);
     DMX_RETURN_IF_ERROR(ep.Write(parent.addr, out.data(), nb));
