@@ -76,7 +76,10 @@ TEST_P(FabricVerbsTest, FaaFromManyThreadsSumsExactly) {
     threads.emplace_back([&] {
       auto ep = Connect();
       uint64_t old;
-      for (int i = 0; i < kPerThread; ++i) ASSERT_TRUE(ep->Faa(w, 1, &old).ok());
+      for (int i = 0; i < kPerThread; ++i) {
+        const Status s = ep->Faa(w, 1, &old);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+      }
     });
   }
   for (auto& t : threads) t.join();
@@ -102,7 +105,8 @@ TEST_P(FabricVerbsTest, CasUnderContentionIsMutuallyExclusive) {
       for (int i = 0; i < kPerThread; ++i) {
         uint64_t old;
         do {
-          ASSERT_TRUE(ep->Cas(lock, 0, t + 1, &old).ok());
+          const Status s = ep->Cas(lock, 0, t + 1, &old);
+          ASSERT_TRUE(s.ok()) << s.ToString();
         } while (old != 0);
         uint64_t c;
         ASSERT_TRUE(ep->Read(counter, &c, 8).ok());
