@@ -281,5 +281,20 @@ TEST(TreeOptions, KnobsOverrideDefaultsAndRejectNonsense) {
   EXPECT_TRUE(ResolveTreeOptions(io, {}).status().IsInvalidArgument());
 }
 
+// Every design reads knobs through common/knobs.h: the same rules as command-line values, and
+// errors that name the knob, the value and what was expected.
+TEST(TreeOptions, KnobErrorsNameTheKnobValueAndRange) {
+  IndexOptions io;
+  auto message = [&](std::string knob, std::string value) {
+    io.knobs = {{knob, value}};
+    return ResolveTreeOptions(io, {}).status().message();
+  };
+  EXPECT_EQ(message("hocl", "maybe"), "knob hocl: 'maybe': expected on or off");
+  EXPECT_EQ(message("handover", "2000000"), "knob handover: '2000000': expected a whole number in [0, 1048576]");
+  EXPECT_NE(message("cache_mb", "-1").find("knob cache_mb: '-1': expected a whole number"), std::string::npos);
+  EXPECT_EQ(message("nope", "1"),
+            "unknown knob 'nope' (known: cache_mb, hocl, handover, combine, two_level, validation)");
+}
+
 }  // namespace
 }  // namespace dmindex::tree

@@ -1,50 +1,54 @@
 #include "tree/tree_options.h"
 
-#include <charconv>
 #include <sstream>
+
+#include "common/knobs.h"
 
 namespace dmindex::tree {
 namespace {
 
-Status ParseBool(const std::string& knob, const std::string& v, bool* out) {
-  if (v == "on" || v == "true" || v == "1") { *out = true; return Status::Ok(); }
-  if (v == "off" || v == "false" || v == "0") { *out = false; return Status::Ok(); }
-  return Status::InvalidArgument("knob " + knob + "=" + v + ": expected on or off");
-}
+// The core's knobs, one line each; the list of known knobs in errors comes from here.
+struct Knob {
+  const char* name;
+  Status (*apply)(const std::string& knob, const std::string& v, uint64_t index_cache_bytes, TreeOptions* o);
+};
 
-Status ParseUint(const std::string& knob, const std::string& v, uint64_t max, uint64_t* out) {
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || n > max)
-    return Status::InvalidArgument("knob " + knob + "=" + v + ": expected an integer in [0, " +
-                                   std::to_string(max) + "]");
-  *out = n;
-  return Status::Ok();
-}
+const Knob kKnobs[] = {
+    {"cache_mb",
+     [](const std::string& knob, const std::string& v, uint64_t index_cache_bytes, TreeOptions* o) {
+       if (v == "on") {
+         o->cache_bytes = index_cache_bytes;
+         return Status::Ok();
+       }
+       if (v == "off") {
+         o->cache_bytes = 0;
+         return Status::Ok();
+       }
+       uint64_t mb = 0;
+       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &mb));
+       o->cache_bytes = mb << 20;
+       return Status::Ok();
+     }},
+    {"hocl", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->hocl); }},
+    {"handover",
+     [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) {
+       uint64_t n = 0;
+       DMX_RETURN_IF_ERROR(KnobCount(k, v, 0, 1u << 20, &n));
+       o->handover_max = static_cast<uint32_t>(n);
+       return Status::Ok();
+     }},
+    {"combine", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->combine); }},
+    {"two_level", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->two_level); }},
+    {"validation", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->validate); }},
+};
 
 Status ApplyKnob(const std::string& knob, const std::string& v, uint64_t index_cache_bytes,
                  TreeOptions* o) {
-  if (knob == "cache_mb") {
-    if (v == "on") { o->cache_bytes = index_cache_bytes; return Status::Ok(); }
-    if (v == "off") { o->cache_bytes = 0; return Status::Ok(); }
-    uint64_t mb = 0;
-    DMX_RETURN_IF_ERROR(ParseUint(knob, v, uint64_t{1} << 30, &mb));
-    o->cache_bytes = mb << 20;
-    return Status::Ok();
-  }
-  if (knob == "hocl") return ParseBool(knob, v, &o->hocl);
-  if (knob == "combine") return ParseBool(knob, v, &o->combine);
-  if (knob == "two_level") return ParseBool(knob, v, &o->two_level);
-  if (knob == "validation") return ParseBool(knob, v, &o->validate);
-  if (knob == "handover") {
-    uint64_t n = 0;
-    DMX_RETURN_IF_ERROR(ParseUint(knob, v, 1u << 20, &n));
-    o->handover_max = static_cast<uint32_t>(n);
-    return Status::Ok();
-  }
-  return Status::InvalidArgument("unknown knob '" + knob +
-                                 "' (known: cache_mb, hocl, handover, combine, two_level, "
-                                 "validation)");
+  for (const Knob& k : kKnobs)
+    if (knob == k.name) return k.apply(knob, v, index_cache_bytes, o);
+  std::string known;
+  for (const Knob& k : kKnobs) known.append(known.empty() ? "" : ", ").append(k.name);
+  return Status::InvalidArgument("unknown knob '" + knob + "' (known: " + known + ")");
 }
 
 }  // namespace

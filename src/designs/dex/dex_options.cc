@@ -1,44 +1,13 @@
 #include "designs/dex/dex_options.h"
 
-#include "designs/dex/partition_map.h"
-
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <sstream>
+
+#include "common/knobs.h"
+#include "designs/dex/partition_map.h"
 
 namespace dmindex::designs::dex {
 namespace {
-
-Status Bad(const std::string& knob, const std::string& v, const std::string& want) {
-  return Status::InvalidArgument("knob " + knob + "=" + v + ": expected " + want);
-}
-
-Status ParseBool(const std::string& knob, const std::string& v, bool* out) {
-  if (v == "on" || v == "true" || v == "1") *out = true;
-  else if (v == "off" || v == "false" || v == "0") *out = false;
-  else return Bad(knob, v, "on or off");
-  return Status::Ok();
-}
-
-Status ParseUint(const std::string& knob, const std::string& v, uint64_t max, uint64_t* out) {
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n > max)
-    return Bad(knob, v, "an integer in [0, " + std::to_string(max) + "]");
-  *out = n;
-  return Status::Ok();
-}
-
-Status ParseDouble(const std::string& knob, const std::string& v, double lo, double hi,
-                   double* out) {
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || !(d >= lo && d <= hi))
-    return Bad(knob, v, "a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  *out = d;
-  return Status::Ok();
-}
 
 Status ParseKeys(const std::string& knob, const std::string& v, std::vector<Key>* out) {
   std::stringstream in(v);
@@ -46,9 +15,9 @@ Status ParseKeys(const std::string& knob, const std::string& v, std::vector<Key>
   out->clear();
   while (std::getline(in, part, ',')) {
     uint64_t k = 0;
-    DMX_RETURN_IF_ERROR(ParseUint(knob, part, kMaxKey, &k));
+    DMX_RETURN_IF_ERROR(KnobCount(knob, part, kMinKey, kMaxKey, &k));
     if (!IsValidKey(k) || (!out->empty() && k <= out->back()))
-      return Bad(knob, v, "ascending valid keys separated by commas");
+      return BadKnob(knob, v, "ascending valid keys separated by commas");
     out->push_back(k);
   }
   return Status::Ok();
@@ -64,29 +33,27 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   core.knobs.clear();
   for (const auto& [knob, v] : index.knobs) {
     uint64_t n = 0;
-    if (knob == "partition") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.partition));
-    else if (knob == "offload") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.offload));
-    else if (knob == "merge") DMX_RETURN_IF_ERROR(ParseBool(knob, v, &o.merge));
-    else if (knob == "admission") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.leaf_admission));
-    else if (knob == "explore") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1, &o.explore));
-    else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(ParseDouble(knob, v, 0, 1000, &o.cost_factor));
+    if (knob == "partition") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.partition));
+    else if (knob == "offload") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.offload));
+    else if (knob == "merge") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.merge));
+    else if (knob == "admission") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.leaf_admission));
+    else if (knob == "explore") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.explore));
+    else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1000}, &o.cost_factor));
     else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseKeys(knob, v, &o.boundaries));
     else if (knob == "cache_mb") {
-      DMX_RETURN_IF_ERROR(ParseUint(knob, v, uint64_t{1} << 30, &n));
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &n));
       o.cache_bytes = n << 20;
     } else if (knob == "offload_level") {
-      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 32, &n));
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 32, &n));
       o.offload_level = static_cast<uint32_t>(n);
     } else if (knob == "partitions") {
-      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 1u << 20, &n));
-      if (n == 0) return Bad(knob, v, "at least 1");
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1u << 20, &n));
       o.partitions = static_cast<uint32_t>(n);
     } else if (knob == "first_node") {
-      DMX_RETURN_IF_ERROR(ParseUint(knob, v, 1u << 20, &n));
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 1u << 20, &n));
       o.first_node = static_cast<int64_t>(n);
     } else if (knob == "key_space") {
-      DMX_RETURN_IF_ERROR(ParseUint(knob, v, kMaxKey, &n));
-      if (n < kMinKey) return Bad(knob, v, "a key >= 1");
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, kMinKey, kMaxKey, &n));
       o.key_space = n;
     } else {
       core.knobs[knob] = v;
