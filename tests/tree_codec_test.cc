@@ -43,6 +43,11 @@ TEST(NodeLayout, DerivesFanOutFromNodeSize) {
   EXPECT_TRUE(Layout::For(100).status().IsInvalidArgument());    // not a multiple of 64
   EXPECT_TRUE(Layout::For(128).status().IsInvalidArgument());    // too small for 4 entries
   EXPECT_TRUE(Layout::For(1 << 20).status().IsInvalidArgument());
+  // One rule and one limit for node sizes, the same from every layer that checks them.
+  EXPECT_EQ(Layout::For(1 << 20).status().message(),
+            "node_bytes 1048576: expected a multiple of 64 in [192, 65536]");
+  EXPECT_TRUE(Layout::For(kMaxNodeBytes).ok());
+  EXPECT_TRUE(Layout::For(Layout::MinNodeBytes() / 64 * 64 + 64).ok());
 }
 
 TEST(HeaderCodec, RoundTripsAndDetectsDamage) {

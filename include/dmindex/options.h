@@ -10,6 +10,9 @@
 
 namespace dmindex {
 
+// The largest IndexOptions::node_bytes (one limit for every design and tool).
+inline constexpr uint32_t kMaxNodeBytes = 64 * 1024;
+
 struct IndexOptions {
   // The index design (Index::Designs(): local, naive, sherman, dex).
   std::string design = "sherman";
@@ -19,7 +22,9 @@ struct IndexOptions {
   // absent index is NotFound, e.g. one lost when its memory server restarted (pools are
   // volatile), instead of a new empty index.
   bool create_if_missing = true;
-  uint32_t node_bytes = 1024;          // tree node size; fan-out follows from it
+  // Tree node size; fan-out follows from it. A multiple of 64 (a cache line) up to
+  // kMaxNodeBytes, and room for a few entries (each design names its minimum when refusing).
+  uint32_t node_bytes = 1024;
   uint64_t cache_bytes = 64ull << 20;  // per compute node, for designs that cache
   uint32_t compute_nodes = 1;          // logical compute nodes hosted by this process
   double bulk_fill = 0.8;              // leaf fill factor of BulkLoad

@@ -9,6 +9,7 @@
 
 #include "bench/property_file.h"
 #include "bench/trace.h"
+#include "common/option_checks.h"
 
 namespace dmindex::bench {
 namespace {
@@ -152,8 +153,8 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
   if (o.ops && o.seconds) return Status::InvalidArgument("give --ops or --duration, not both");
   if (o.ops && *o.ops == 0) return Status::InvalidArgument("--ops must be at least 1");
   if (o.seconds && !(*o.seconds > 0)) return Status::InvalidArgument("--duration must be > 0");
-  if (o.node_bytes < 64 || o.node_bytes % 64 != 0)
-    return Status::InvalidArgument("--node-size must be a multiple of 64 bytes");
+  if (Status s = CheckNodeBytes(o.node_bytes, 64); !s.ok())
+    return Status::InvalidArgument("--node-size: " + s.message());
   if (o.timeline_ms && !(*o.timeline_ms >= 1))
     return Status::InvalidArgument("--timeline-ms must be at least 1");
   auto repartition = ResolveRepartition(o);

@@ -2,15 +2,13 @@
 
 #include <algorithm>
 
+#include "common/option_checks.h"
+
 namespace dmindex::designs {
 
 Status CheckIndexOptions(const IndexOptions& options, uint32_t min_node_bytes,
                          const std::vector<std::string>& known_knobs) {
-  constexpr uint32_t kMaxNodeBytes = 1u << 20;
-  if (options.node_bytes < min_node_bytes || options.node_bytes > kMaxNodeBytes)
-    return Status::InvalidArgument("node_bytes " + std::to_string(options.node_bytes) +
-                                   " outside [" + std::to_string(min_node_bytes) + ", " +
-                                   std::to_string(kMaxNodeBytes) + "]");
+  DMX_RETURN_IF_ERROR(CheckNodeBytes(options.node_bytes, min_node_bytes));
   if (!(options.bulk_fill > 0.0 && options.bulk_fill <= 1.0))
     return Status::InvalidArgument("bulk_fill " + std::to_string(options.bulk_fill) +
                                    " outside (0, 1]");

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/option_checks.h"
 #include "dmindex/global_address.h"
 #include "dmindex/status.h"
 #include "tree/key_traits.h"
@@ -90,26 +91,23 @@ struct NodeLayout {
 
   // Splits need at least two entries on each side; count is 16 bits.
   static constexpr uint32_t kMinCapacity = 4;
-  static constexpr uint32_t kMaxNodeBytes = 64 * 1024;
+
+  // The smallest node with room for kMinCapacity entries of either kind.
+  static constexpr uint32_t MinNodeBytes() {
+    return kHeaderBytes + kMinCapacity * (kSlotBytes > kEntryBytes ? kSlotBytes : kEntryBytes);
+  }
 
   uint32_t node_bytes = 0;
   uint32_t leaf_capacity = 0;
   uint32_t internal_capacity = 0;
 
   static Result<NodeLayout> For(uint32_t node_bytes) {
-    if (node_bytes % 64 != 0 || node_bytes > kMaxNodeBytes)
-      return Status::InvalidArgument("node_bytes must be a multiple of 64 and at most " +
-                                     std::to_string(kMaxNodeBytes) + ", got " +
-                                     std::to_string(node_bytes));
+    DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes()));
     NodeLayout l;
     l.node_bytes = node_bytes;
-    uint32_t body = node_bytes > kHeaderBytes ? node_bytes - kHeaderBytes : 0;
+    const uint32_t body = node_bytes - kHeaderBytes;
     l.leaf_capacity = body / kSlotBytes;
     l.internal_capacity = body / kEntryBytes;
-    if (l.leaf_capacity < kMinCapacity || l.internal_capacity < kMinCapacity)
-      return Status::InvalidArgument("node_bytes " + std::to_string(node_bytes) +
-                                     " leaves room for fewer than " +
-                                     std::to_string(kMinCapacity) + " entries per node");
     return l;
   }
 
