@@ -153,8 +153,14 @@ void UcxMemoryServer::Stop() {
 void UcxMemoryServer::ProgressLoop() {
   ucp_worker_h w = worker_->get();
   auto last_event = runtime::Now();
-  uint32_t idle_rounds = 0;
+  uint32_t rounds = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
+    // New connections (their handshakes) and departures are serviced every 256 rounds, busy
+    // or idle: verbs of connected clients keep this loop busy for as long as they come, and
+    // a client connecting meanwhile must still get its handshake answered before its connect
+    // timeout (it used to be serviced only in idle rounds, and under load a connecting client
+    // timed out with 'receive timed out' while the others were served).
+    if (++rounds % 256 == 0) ServiceControl(0);
     bool busy = ucp_worker_progress(w) != 0;
     if (executor_->HasFinished()) {
       SendReplies();
@@ -162,11 +168,8 @@ void UcxMemoryServer::ProgressLoop() {
     }
     if (busy) {
       last_event = runtime::Now();
-      idle_rounds = 0;
       continue;
     }
-    // New connections and departures also need attention while spinning.
-    if (++idle_rounds % 256 == 0) ServiceControl(0);
     if (runtime::Now() - last_event < options_.spin) {
       // Spin politely: on a small machine the client we wait for may share this core, and
       // would otherwise not run (to send its next request) until the spin ends.
