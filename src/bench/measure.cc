@@ -20,7 +20,7 @@ std::map<std::string, uint64_t> Properties(const Index& index) {
   return p;
 }
 
-using Clock = std::chrono::steady_clock;
+using Clock = runtime::Clock;
 
 uint64_t ShareOf(uint64_t total, uint32_t threads, uint32_t t) {
   return total / threads + (t < total % threads ? 1 : 0);
@@ -98,10 +98,10 @@ void Phase::OnMeeting() {
     verbs_before_ = fabric_.TotalCounts();
     stats_before_ = index_.Stats();
     properties_before_ = Properties(index_);
-    start_ = Clock::now();
+    start_ = runtime::Now();
     measuring_.store(true);
   } else {
-    end_ = Clock::now();
+    end_ = runtime::Now();
     verbs_after_ = fabric_.TotalCounts();
     stats_after_ = index_.Stats();
     properties_after_ = Properties(index_);
@@ -142,9 +142,9 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
     uint64_t done = 0;
     Operation op;
     while (done < quota && !stopped() && source->Next(&op)) {
-      const auto t0 = Clock::now();
+      const auto t0 = runtime::Now();
       Status s = execute(exec, op);
-      const auto t1 = Clock::now();
+      const auto t1 = runtime::Now();
       if (!s.ok()) {
         Fail(s);
         break;
@@ -204,10 +204,10 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   if (options.timeline_s > 0) timeline.emplace(options.timeline_s, options.ops ? 0 : options.seconds);
   runtime::Thread action_thread;
   ActionTimes action_times;
-  const auto since_start = [&phase] { return Seconds(Clock::now() - phase.start()).count(); };
+  const auto since_start = [&phase] { return Seconds(runtime::Now() - phase.start()).count(); };
   bool interrupted = false;
   while (phase.finished() < options.threads) {
-    auto wake = Clock::now() + std::chrono::milliseconds(10);
+    auto wake = runtime::Now() + std::chrono::milliseconds(10);
     if (phase.measuring()) {
       const auto at = [&](double s) {
         return phase.start() + std::chrono::duration_cast<Clock::duration>(Seconds(s));

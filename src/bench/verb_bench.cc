@@ -12,7 +12,7 @@
 namespace dmindex::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = runtime::Clock;
 using fabric::Endpoint;
 using fabric::Verb;
 
@@ -91,9 +91,9 @@ Result<std::vector<VerbBenchRow>> RunVerbBench(fabric::Fabric& fabric, const Ver
     std::vector<double> lat;
     lat.reserve(o.latency_ops);
     for (uint32_t i = 0; i < o.latency_ops; ++i) {
-      auto t0 = Clock::now();
+      auto t0 = runtime::Now();
       DMX_RETURN_IF_ERROR(op.run(*eps[0], areas[0], buf));
-      lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      lat.push_back(std::chrono::duration<double, std::micro>(runtime::Now() - t0).count());
     }
     double sum = 0;
     for (double x : lat) sum += x;
@@ -106,7 +106,7 @@ Result<std::vector<VerbBenchRow>> RunVerbBench(fabric::Fabric& fabric, const Ver
     Status failure;
     runtime::Mutex failure_mu;
     std::vector<runtime::Thread> threads;
-    const auto start = Clock::now();
+    const auto start = runtime::Now();
     for (uint32_t t = 0; t < o.threads; ++t) {
       threads.emplace_back([&, t] {
         std::vector<std::byte> mine(4 * o.node_bytes);
@@ -128,7 +128,7 @@ Result<std::vector<VerbBenchRow>> RunVerbBench(fabric::Fabric& fabric, const Ver
     stop = true;
     for (auto& t : threads) t.join();
     DMX_RETURN_IF_ERROR(failure);
-    double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    double us = std::chrono::duration<double, std::micro>(runtime::Now() - start).count();
     row.mops_threads = total.load() / us;
     rows.push_back(row);
   }

@@ -195,15 +195,14 @@ Result<History> ConcurrentWorkload::RunRound() {
 }
 
 Result<RoundsResult> RunRounds(ConcurrentWorkload& workload, const RoundsPlan& plan) {
-  using Clock = std::chrono::steady_clock;
   // Elapsed seconds compared as doubles: a deadline computed as a time_point would overflow
   // for huge plan.seconds and end the soak before its first round.
-  const auto start = Clock::now();
+  const auto start = runtime::Now();
   RoundsResult result;
   if (plan.keep_history) result.history = History::StartingNow(workload.start_state());
   auto more = [&] {
     if (!result.report.ok() || workload.ended()) return false;
-    return plan.seconds > 0 ? std::chrono::duration<double>(Clock::now() - start).count() < plan.seconds
+    return plan.seconds > 0 ? std::chrono::duration<double>(runtime::Now() - start).count() < plan.seconds
                             : result.rounds < plan.rounds;
   };
   Watchdog watchdog(workload.activities(), plan.watchdog);

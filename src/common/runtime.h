@@ -1,10 +1,15 @@
 // The runtime seam: every way dmindex's own code waits, locks, starts a thread or reads the
 // clock goes through this file - sleeping, yielding the core, pausing inside a spin, the
-// monotonic and wall clocks, mutexes, shared mutexes, condition variables and threads. The
-// default implementation is std's (threads, steady_clock, glibc's pthread objects). A
-// simulated runtime (a whole cluster in virtual time on a discrete-event simulator, one actor
-// per thread) replaces this one place without touching the callers; tests/runtime_seam_test.cc
-// checks that no code in src/ outside src/common/ bypasses it.
+// monotonic and wall clocks, mutexes, shared mutexes, condition variables and threads.
+// tests/runtime_seam_test.cc checks that no code in src/ outside src/common/ bypasses it.
+//
+// Two implementations, chosen at run time. The default is std's (threads, steady_clock,
+// glibc's pthread objects). While a runtime::Backend is installed (common/runtime_backend.h:
+// a simulated cluster in virtual time, src/sim/, installs one for the duration of a run),
+// every call goes to it instead. Each call reads one process-wide pointer, relaxed, and takes
+// the std branch when it is null: a load and a predicted branch, nothing measurable on the std
+// path. Lock, condition-variable and thread objects carry one more pointer, the backend's state
+// for them, made the first time they are used under a backend.
 //
 // The lock types meet the standard Lockable / SharedLockable requirements, so std::lock_guard,
 // std::unique_lock and std::shared_lock work on them (a guard does not wait by itself: the
@@ -12,8 +17,13 @@
 // in common/sync.h, built on these; retry loops use common/retry.h.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -22,6 +32,21 @@
 namespace dmindex::runtime {
 
 using Clock = std::chrono::steady_clock;
+
+class Backend;  // common/runtime_backend.h
+
+// What a backend keeps for one lock, condition variable or thread (a simulated mutex, an actor).
+class BackendState {
+ public:
+  virtual ~BackendState() = default;
+};
+
+namespace internal {
+// The installed backend, or null for std's. Changed only by ScopedBackend (runtime_backend.h),
+// while no other thread of the process uses the runtime.
+extern std::atomic<Backend*> g_backend;
+inline Backend* Active() { return g_backend.load(std::memory_order_relaxed); }
+}  // namespace internal
 
 Clock::time_point Now();
 // Wall-clock time, for what must differ across processes and runs (identities, seeds), never
@@ -37,28 +62,65 @@ void CpuRelax();
 
 class Mutex {
  public:
-  void lock() { m_.lock(); }
-  bool try_lock() { return m_.try_lock(); }
-  void unlock() { m_.unlock(); }
+  void lock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendLock();
+    m_.lock();
+  }
+  bool try_lock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendTryLock();
+    return m_.try_lock();
+  }
+  void unlock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendUnlock();
+    m_.unlock();
+  }
 
  private:
   friend class CondVar;
+  void BackendLock();
+  bool BackendTryLock();
+  void BackendUnlock();
+
   std::mutex m_;
+  std::unique_ptr<BackendState> state_;
 };
 
 // Readers and writers. No fairness is promised (std's may prefer readers): a writer that must
 // not starve says so with a flag readers check (as DEX's draining compute nodes do).
 class SharedMutex {
  public:
-  void lock() { m_.lock(); }
-  bool try_lock() { return m_.try_lock(); }
-  void unlock() { m_.unlock(); }
-  void lock_shared() { m_.lock_shared(); }
-  bool try_lock_shared() { return m_.try_lock_shared(); }
-  void unlock_shared() { m_.unlock_shared(); }
+  void lock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendLock(false);
+    m_.lock();
+  }
+  bool try_lock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendTryLock(false);
+    return m_.try_lock();
+  }
+  void unlock() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendUnlock(false);
+    m_.unlock();
+  }
+  void lock_shared() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendLock(true);
+    m_.lock_shared();
+  }
+  bool try_lock_shared() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendTryLock(true);
+    return m_.try_lock_shared();
+  }
+  void unlock_shared() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendUnlock(true);
+    m_.unlock_shared();
+  }
 
  private:
+  void BackendLock(bool shared);
+  bool BackendTryLock(bool shared);
+  void BackendUnlock(bool shared);
+
   std::shared_mutex m_;
+  std::unique_ptr<BackendState> state_;
 };
 
 // Waits on a Mutex until a predicate holds; the predicate is checked under the mutex before
@@ -67,6 +129,10 @@ class CondVar {
  public:
   template <typename Predicate>
   void Wait(std::unique_lock<Mutex>& lock, Predicate ready) {
+    if (internal::Active() != nullptr) [[unlikely]] {
+      while (!ready()) BackendWait(*lock.mutex(), nullptr);
+      return;
+    }
     std::unique_lock<std::mutex> inner(lock.mutex()->m_, std::adopt_lock);
     cv_.wait(inner, std::move(ready));
     inner.release();  // still held, and owned by `lock`
@@ -74,16 +140,39 @@ class CondVar {
   // As Wait, but gives up at `deadline`; returns ready().
   template <typename Predicate>
   bool WaitUntil(std::unique_lock<Mutex>& lock, Clock::time_point deadline, Predicate ready) {
+    if (internal::Active() != nullptr) [[unlikely]] {
+      while (!ready())
+        if (!BackendWait(*lock.mutex(), &deadline)) return ready();
+      return true;
+    }
     std::unique_lock<std::mutex> inner(lock.mutex()->m_, std::adopt_lock);
     const bool ok = cv_.wait_until(inner, deadline, std::move(ready));
     inner.release();
     return ok;
   }
-  void NotifyOne() { cv_.notify_one(); }
-  void NotifyAll() { cv_.notify_all(); }
+  void NotifyOne() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendNotify(false);
+    cv_.notify_one();
+  }
+  void NotifyAll() {
+    if (internal::Active() != nullptr) [[unlikely]] return BackendNotify(true);
+    cv_.notify_all();
+  }
 
  private:
+  // One sleep on the backend; false if `deadline` (when given) passed first.
+  bool BackendWait(Mutex& mutex, const Clock::time_point* deadline);
+  void BackendNotify(bool all);
+
   std::condition_variable cv_;
+  std::unique_ptr<BackendState> state_;
+};
+
+// Where a new thread runs, for a simulated cluster: on the compute server that hosts logical
+// compute node `compute_node` (a benchmark client of that node). The std runtime ignores it.
+struct Placement {
+  static constexpr uint32_t kCreatorsHost = UINT32_MAX;
+  uint32_t compute_node = kCreatorsHost;  // default: wherever the creating thread runs
 };
 
 // A thread of dmindex's own (benchmark clients, check workers, memory-server loops).
@@ -91,15 +180,31 @@ class Thread {
  public:
   Thread() = default;
   template <typename Body>
-  explicit Thread(Body&& body) : t_(std::forward<Body>(body)) {}
+    requires std::invocable<Body&>
+  explicit Thread(Body&& body) : Thread(Placement{}, std::forward<Body>(body)) {}
+  template <typename Body>
+    requires std::invocable<Body&>
+  Thread(Placement where, Body&& body) {
+    if (internal::Active() != nullptr) [[unlikely]]
+      BackendStart(std::function<void()>(std::forward<Body>(body)), where);
+    else
+      t_ = std::thread(std::forward<Body>(body));
+  }
   Thread(Thread&&) = default;
   Thread& operator=(Thread&&) = default;
 
-  bool joinable() const { return t_.joinable(); }
-  void join() { t_.join(); }
+  bool joinable() const { return t_.joinable() || state_ != nullptr; }
+  void join() {
+    if (state_ != nullptr) [[unlikely]] return BackendJoin();
+    t_.join();
+  }
 
  private:
+  void BackendStart(std::function<void()> body, Placement where);
+  void BackendJoin();
+
   std::thread t_;
+  std::unique_ptr<BackendState> state_;
 };
 
 }  // namespace dmindex::runtime

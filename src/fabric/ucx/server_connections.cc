@@ -60,7 +60,7 @@ void ServerConnections::AppendPollFds(std::vector<pollfd>* fds) const {
 
 void ServerConnections::Service(std::span<const pollfd> polled) {
   // `polled` mirrors AppendPollFds: the listener, then connections_ in order.
-  const auto now = Clock::now();
+  const auto now = runtime::Now();
   for (size_t i = 0; i < connections_.size(); ++i) {
     Connection& c = *connections_[i];
     Step step = Step::kKeep;
@@ -86,13 +86,13 @@ void ServerConnections::Accept() {
     c->socket = std::move(s);
     c->peer = std::move(peer);
     c->id = next_id_++;
-    c->accepted = Clock::now();
+    c->accepted = runtime::Now();
     c->nonce = RandomNonce();
     wire::Challenge challenge{};
     std::memcpy(challenge.magic, wire::kMagic, sizeof challenge.magic);
     std::memcpy(challenge.nonce, c->nonce.data(), sizeof challenge.nonce);
     // 24 bytes into a fresh socket's buffer: does not block in practice.
-    if (!SendAll(c->socket, &challenge, sizeof challenge, Clock::now() + std::chrono::seconds(1)).ok())
+    if (!SendAll(c->socket, &challenge, sizeof challenge, runtime::Now() + std::chrono::seconds(1)).ok())
       continue;
     connections_.push_back(std::move(c));
   }
@@ -198,7 +198,7 @@ ServerConnections::Step ServerConnections::SendWelcome(Connection& c, const wire
   out.insert(out.end(), pool_.rkey.begin(), pool_.rkey.end());
   out.insert(out.end(), worker_.address().begin(), worker_.address().end());
   // A few hundred bytes into a fresh socket's buffer: does not block in practice.
-  Status sent = SendAll(c.socket, out.data(), out.size(), Clock::now() + std::chrono::seconds(1));
+  Status sent = SendAll(c.socket, out.data(), out.size(), runtime::Now() + std::chrono::seconds(1));
   if (!sent.ok()) return Step::kDrop;
   c.established = true;
   c.inbox.clear();
@@ -225,7 +225,7 @@ ServerConnections::Step ServerConnections::Refuse(Connection& c, const Status& w
   std::memcpy(out.data(), &w, sizeof w);
   auto* m = reinterpret_cast<const std::byte*>(why.message().data());
   out.insert(out.end(), m, m + why.message().size());
-  (void)SendAll(c.socket, out.data(), out.size(), Clock::now() + std::chrono::seconds(1));
+  (void)SendAll(c.socket, out.data(), out.size(), runtime::Now() + std::chrono::seconds(1));
   return Step::kDrop;
 }
 
