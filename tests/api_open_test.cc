@@ -186,7 +186,7 @@ class LeakyIndex final : public Index {
     Status DoInsert(Key, Value) override { return RetryStatus(); }
     Status DoUpdate(Key, Value) override { return Status::Ok(); }
     Status DoDelete(Key) override { return Status::NotFound(); }
-    Status DoScan(Key, size_t, std::vector<KeyValue>*) override { return RetryStatus(); }
+    Status DoScan(const KeyRange&, size_t, std::vector<KeyValue>*) override { return RetryStatus(); }
   };
   Status DoBulkLoad(std::span<const KeyValue>) override { return RetryStatus(); }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t) override {

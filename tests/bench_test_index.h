@@ -107,11 +107,12 @@ class TestSession final : public Session {
     std::unique_lock lock(index_.mu_);
     return index_.map_.erase(key) ? Status::Ok() : Status::NotFound();
   }
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
     ++index_.misses_;
     std::shared_lock lock(index_.mu_);
-    for (auto it = index_.map_.lower_bound(start); it != index_.map_.end() && out->size() < count; ++it)
+    auto it = range.after_start ? index_.map_.upper_bound(range.start) : index_.map_.lower_bound(range.start);
+    for (; it != index_.map_.end() && range.Contains(it->first) && out->size() < count; ++it)
       out->push_back({it->first, it->second});
     return Status::Ok();
   }

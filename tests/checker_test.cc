@@ -187,6 +187,31 @@ TEST(ScanChecker, ReportsDisorder) {
   for (const Violation& v : r.violations) EXPECT_EQ(v.kind, "scan out of order");
 }
 
+TEST(ScanChecker, HoldsIteratorBatchesToTheirRange) {
+  History base = Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1)});
+  auto batch = [](Key start, bool after, Key end, std::vector<KeyValue> result, uint32_t count) {
+    Operation op = ScanOp(start, count, std::move(result), 10, 20);
+    op.scan_after = after;
+    op.scan_end = end;
+    return op;
+  };
+  // A batch after key 10 that stops below 30 owes 20 and nothing else.
+  History good = base;
+  good.ops.push_back(batch(10, true, 30, {{20, 2}}, 5));
+  EXPECT_TRUE(CheckScans(good).ok()) << CheckScans(good).ToString();
+  // Returning the key it continues after, or one at its end, is out of its range.
+  History again = base;
+  again.ops.push_back(batch(10, true, 0, {{10, 1}, {20, 2}}, 5));
+  EXPECT_TRUE(HasViolation(CheckScans(again), "scan out of order", 10));
+  History past = base;
+  past.ops.push_back(batch(10, false, 30, {{10, 1}, {20, 2}, {30, 3}}, 5));
+  EXPECT_TRUE(HasViolation(CheckScans(past), "scan out of order", 10));
+  // Missing a key inside the range is a lost key; keys outside it are not owed.
+  History lost = base;
+  lost.ops.push_back(batch(5, true, 30, {{10, 1}}, 5));
+  EXPECT_TRUE(HasViolation(CheckScans(lost), "scan missed a key", 20));
+}
+
 // --- The harness's concurrent phase on broken designs ---
 
 // What the broken design gets wrong, each in percent of the calls it could spoil.
@@ -244,8 +269,8 @@ class LyingSession final : public Session {
   Status DoInsert(Key key, Value value) override { return Wrote(key, value, inner_->Insert(key, value)); }
   Status DoUpdate(Key key, Value value) override { return Wrote(key, value, inner_->Update(key, value)); }
   Status DoDelete(Key key) override { return inner_->Delete(key); }
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    Status s = inner_->Scan(start, count, out);
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    Status s = ScanRangeOf(*inner_, range, count, out);
     if (!s.ok() || out->empty()) return s;
     // Never the last pair: dropping it would only shrink the range the scan covered.
     if (out->size() > 1 && Roll(index_.lies().dropped_scan_keys))

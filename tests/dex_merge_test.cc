@@ -39,7 +39,7 @@ size_t CountLeaves(DexTree& tree, WorkerSet& ws) {
   for (Key cursor = kMinKey;;) {
     Key next = 0;
     sink.clear();
-    EXPECT_TRUE(tree.ScanLeaf(ws, cursor, 0, &sink, &next).ok());
+    EXPECT_TRUE(tree.ScanLeaf(ws, {}, cursor, 0, &sink, &next).ok());
     ++leaves;
     if (next == tree::U64KV::kPosInf) return leaves;
     cursor = next;
@@ -142,7 +142,7 @@ ChurnResult Churn(std::map<std::string, std::string> knobs) {
   std::vector<KeyValue> all;
   Key next = 0;
   for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
-    EXPECT_TRUE((*tree)->ScanLeaf(ws, cursor, 1 << 20, &all, &next).ok());
+    EXPECT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1 << 20, &all, &next).ok());
   EXPECT_EQ(all.size(), kWindow);
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 29 * kWindow + 1 + i);
   return r;
@@ -323,7 +323,7 @@ TEST(DexMerge, RootShrinksWhenOneChildIsLeft) {
   std::vector<KeyValue> all;
   Key next = 0;
   for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
-    ASSERT_TRUE((*tree)->ScanLeaf(ws, cursor, 1 << 20, &all, &next).ok());
+    ASSERT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1 << 20, &all, &next).ok());
   ASSERT_EQ(all.size(), kKeys / 1000);
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 1000 * (i + 1));
   for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, 2 * k).ok());

@@ -224,7 +224,7 @@ TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
   for (;;) {
     std::vector<KeyValue> page;
     Key next = 0;
-    ASSERT_TRUE((*tree)->ScanLeaf(ws, cursor, 1u << 20, &page, &next).ok());
+    ASSERT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1u << 20, &page, &next).ok());
     all.insert(all.end(), page.begin(), page.end());
     if (next == designs::dex::KV::kPosInf) break;
     cursor = next;

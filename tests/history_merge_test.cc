@@ -74,7 +74,9 @@ TEST(AppendHistory, KeepsTheInitialStateAndRebases) {
 TEST(HistoryFile, RoundTripsEveryField) {
   Operation scan = Op(OpKind::kScan, 2, 0, 30, 40, 3);
   scan.scan_count = 5;
-  scan.scan_result = {{2, ~Value{0}}, {kMaxKey, 7}};
+  scan.scan_result = {{3, ~Value{0}}, {kMaxKey - 1, 7}};
+  scan.scan_after = true;  // an iterator's batch: after key 2, below kMaxKey
+  scan.scan_end = kMaxKey;
   HistoryFile file{"sherman:hocl=off", "idx", 3,
                    At(-77, {Op(OpKind::kUpdate, kMaxKey, 0xff00000000000001, 1, 2, 3, Outcome::kNotFound),
                             Op(OpKind::kDelete, 4, 0, 5, 6, 3, Outcome::kUnknown), scan},
@@ -97,6 +99,8 @@ TEST(HistoryFile, RoundTripsEveryField) {
     EXPECT_EQ(a.process, b.process);
     EXPECT_EQ(a.value, b.value);
     EXPECT_EQ(a.scan_result, b.scan_result);
+    EXPECT_EQ(a.scan_after, b.scan_after);
+    EXPECT_EQ(a.scan_end, b.scan_end);
   }
   EXPECT_EQ(Describe(read->history.ops[0]).substr(0, 7), "C3.T254");
 

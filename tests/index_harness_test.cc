@@ -55,16 +55,15 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(s).value() : nullptr;
   }
-  // Scans everything in pages of `page` pairs.
+  // Iterates over everything in batches of `page` pairs.
   static std::vector<KeyValue> ScanAll(Session& s, size_t page = 97) {
-    std::vector<KeyValue> all, part;
-    for (Key from = kMinKey;;) {
-      Status st = s.Scan(from, page, &part);
-      EXPECT_TRUE(st.ok()) << st.ToString();
-      all.insert(all.end(), part.begin(), part.end());
-      if (!st.ok() || part.size() < page) return all;
-      from = part.back().key + 1;
-    }
+    std::vector<KeyValue> all;
+    ReadOptions ro;
+    ro.readahead = page;
+    Iterator it = s.NewIterator(ro);
+    for (it.SeekToFirst(); it.Valid(); it.Next()) all.push_back({it.key(), it.value()});
+    EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+    return all;
   }
   // Preloads, runs the rounds, checks each; returns the report's one-line summary.
   static std::string RunCheckedWorkload(Index& index, const check::WorkloadOptions& options,

@@ -60,7 +60,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
           }
         }
         const Key start = 1 + (scans.fetch_add(1) * 37 + r) % kKeys;
-        ASSERT_TRUE(tree.Scan(start, 64, &out).ok());
+        ASSERT_TRUE(tree.Scan(KeyRange{start, false, std::nullopt}, 64, &out).ok());
         Key expect_even = start % 2 == 0 ? start : start + 1;
         for (size_t i = 0; i < out.size(); ++i) {
           if (i > 0) {
@@ -81,7 +81,7 @@ TEST(LocalTree, ReadersSeeStableKeysWhileSmallNodesSplit) {
   for (size_t t = 3; t < threads.size(); ++t) threads[t].join();
   EXPECT_GT(scans.load(), 0u);
   std::vector<KeyValue> all;
-  ASSERT_TRUE(tree.Scan(kMinKey, kKeys + 1, &all).ok());
+  ASSERT_TRUE(tree.Scan(KeyRange{kMinKey, false, std::nullopt}, kKeys + 1, &all).ok());
   ASSERT_EQ(all.size(), kKeys);  // every even key, and every odd key once (third round kept it)
   for (size_t i = 0; i < all.size(); ++i) {
     ASSERT_EQ(all[i].key, i + 1);
@@ -120,7 +120,7 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
           ASSERT_EQ(v, h);
         }
         const Key from = 8 * (g > 1 ? g - 1 : 1);
-        ASSERT_TRUE(tree.Scan(from, 12, &out).ok());
+        ASSERT_TRUE(tree.Scan(KeyRange{from, false, std::nullopt}, 12, &out).ok());
         Key expect = from;
         for (const KeyValue& kv : out) {
           if (kv.key % 8 != 0) continue;
@@ -133,7 +133,7 @@ TEST(LocalTree, ReadersChasingSplitsNeverLoseKeys) {
   stop = true;
   for (size_t t = 2; t < threads.size(); ++t) threads[t].join();
   std::vector<KeyValue> all;
-  ASSERT_TRUE(tree.Scan(kMinKey, 8 * kGroups + 8, &all).ok());
+  ASSERT_TRUE(tree.Scan(KeyRange{kMinKey, false, std::nullopt}, 8 * kGroups + 8, &all).ok());
   EXPECT_EQ(all.size(), 8 * kGroups);
 }
 
@@ -145,7 +145,7 @@ TEST(LocalTree, BulkLoadShapesFromOneKeyToManyLevels) {
       for (size_t i = 0; i < n; ++i) pairs.push_back({2 * i + 1, i});
       ASSERT_TRUE(tree.BulkLoad(pairs, fill).ok());
       std::vector<KeyValue> out;
-      ASSERT_TRUE(tree.Scan(kMinKey, n + 1, &out).ok());
+      ASSERT_TRUE(tree.Scan(KeyRange{kMinKey, false, std::nullopt}, n + 1, &out).ok());
       ASSERT_EQ(out, pairs) << "n=" << n << " fill=" << fill;
       for (size_t i = 0; i < n; ++i) {
         Value v;

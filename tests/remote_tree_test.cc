@@ -62,19 +62,19 @@ class RemoteTreeTest : public ::testing::TestWithParam<Config> {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return std::move(s).value();
   }
-  // The whole tree by scans of `chunk` entries, checked to be strictly ascending.
+  // The whole tree through an iterator reading `chunk` entries per batch, checked to be
+  // strictly ascending.
   static std::vector<KeyValue> ScanAll(Session& s, size_t chunk) {
-    std::vector<KeyValue> all, part;
-    Key from = kMinKey;
-    for (;;) {
-      EXPECT_TRUE(s.Scan(from, chunk, &part).ok());
-      for (const auto& kv : part) {
-        if (!all.empty()) { EXPECT_LT(all.back().key, kv.key); }
-        all.push_back(kv);
-      }
-      if (part.size() < chunk) return all;
-      from = part.back().key + 1;
+    std::vector<KeyValue> all;
+    ReadOptions ro;
+    ro.readahead = chunk;
+    Iterator it = s.NewIterator(ro);
+    for (it.SeekToFirst(); it.Valid(); it.Next()) {
+      if (!all.empty()) { EXPECT_LT(all.back().key, it.key()); }
+      all.push_back({it.key(), it.value()});
     }
+    EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+    return all;
   }
 };
 

@@ -89,9 +89,9 @@ class StallingSession final : public Session {
     index_.BeforeOperation();
     return inner_->Delete(key);
   }
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     index_.BeforeOperation();
-    return inner_->Scan(start, count, out);
+    return ScanRangeOf(*inner_, range, count, out);
   }
 
   std::unique_ptr<Session> inner_;

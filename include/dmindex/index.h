@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dmindex/cluster.h"
+#include "dmindex/iterator.h"
 #include "dmindex/options.h"
 #include "dmindex/partitioning.h"
 #include "dmindex/status.h"
@@ -46,18 +47,37 @@ class Session {
   // key present for the whole scan (within the range it covered) is returned.
   // NotOwner (partitioned designs): the range runs into a partition another process serves;
   // *out holds the pairs found before it, to be continued there (Partitioning::RouteKey).
+  // To read on from where a scan stopped, use an iterator.
   Status Scan(Key start, size_t count, std::vector<KeyValue>* out);
+  // An iterator over this session's index (iterator.h). ReadOptions::upper_bound limits
+  // the range; readahead sets how many pairs it reads per batch.
+  Iterator NewIterator(const ReadOptions& options = {});
+  // Looks up every key; returns a Status per key (OK, NotFound, ...) and puts the values
+  // found into (*values)[i]. Designs that can issue the READs of several lookups in one round
+  // trip do so (naive, sherman: one batch per tree level); each key's answer is linearizable
+  // within the call, as a Lookup's.
+  std::vector<Status> MultiGet(std::span<const Key> keys, std::vector<Value>* values);
 
  protected:
   Session() = default;
+  // For sessions that wrap another (recorders, tracers): `inner`'s design scan of `range`,
+  // as an iterator of `inner` would run it (arguments checked, restarts kept internal).
+  static Status ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
+                            std::vector<KeyValue>* out);
 
  private:
   friend class Index;
+  friend class Iterator;
   virtual Status DoLookup(Key key, Value* value) = 0;
   virtual Status DoInsert(Key key, Value value) = 0;
   virtual Status DoUpdate(Key key, Value value) = 0;
   virtual Status DoDelete(Key key) = 0;
-  virtual Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) = 0;
+  // Up to `count` pairs of `range` (never empty, keys valid), ascending, appended to the
+  // empty *out. Fewer than `count` only when the range holds no more (or NotOwner, above).
+  virtual Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) = 0;
+  // Fills values[i] and statuses[i] for keys[i] (valid keys). The default looks each key up.
+  virtual void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+                          std::span<Status> statuses);
 
   // The index's count of open sessions (Close refuses while sessions are open).
   std::shared_ptr<std::atomic<uint32_t>> open_sessions_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace dmindex {
 
@@ -21,6 +22,20 @@ struct KeyValue {
   Key key = 0;
   Value value = 0;
   friend bool operator==(const KeyValue&, const KeyValue&) = default;
+};
+
+// A range of keys as a scan covers it: from `start` (or from just after it, for a scan that
+// continues after the last key it returned - no key arithmetic), up to `end` exclusive.
+struct KeyRange {
+  Key start = kMinKey;
+  bool after_start = false;  // exclude `start` itself
+  std::optional<Key> end;    // exclusive; none: to the end of the key space
+
+  bool Contains(Key k) const {
+    return (after_start ? k > start : k >= start) && (!end || k < *end);
+  }
+  // No key is in the range, whatever the index holds.
+  bool Empty() const { return end && (after_start ? *end <= start + 1 : *end <= start); }
 };
 
 }  // namespace dmindex

@@ -1,5 +1,6 @@
 #include "bench/tree_check.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,31 +9,31 @@
 namespace dmindex::bench {
 
 Status CheckFullScan(Session& session, std::span<const Key> expected, size_t batch) {
-  std::vector<KeyValue> out;
-  size_t seen = 0;  // keys of the scan matched so far, in order
-  Key start = kMinKey;
-  for (;;) {
-    Status s = session.Scan(start, batch, &out);
-    if (!s.ok()) return Status::Corruption("full scan from " + std::to_string(start) + " failed: " + s.ToString());
-    if (out.empty()) break;
-    for (const KeyValue& kv : out) {
-      if (kv.key < start)
-        return Status::Corruption("full scan: key " + std::to_string(kv.key) + " returned by a scan "
-                                  "starting at " + std::to_string(start) + " (out of order)");
-      if (seen == expected.size() || kv.key < expected[seen])
-        return Status::Corruption("full scan: unexpected key " + std::to_string(kv.key) +
-                                  " (never loaded or inserted, or returned twice)");
-      if (kv.key > expected[seen])
-        return Status::Corruption("full scan: key " + std::to_string(expected[seen]) +
-                                  " is missing (next key returned: " + std::to_string(kv.key) + ")");
-      if (!ValueMatchesKey(kv.key, kv.value))
-        return Status::Corruption("full scan: key " + std::to_string(kv.key) + " holds value " +
-                                  std::to_string(kv.value) + ", never written to it");
-      ++seen;
-      start = kv.key + 1;
-    }
-    if (start > kMaxKey) break;
+  size_t seen = 0;  // keys of the iteration matched so far, in order
+  ReadOptions ro;
+  ro.readahead = batch;
+  Iterator it = session.NewIterator(ro);
+  std::optional<Key> last;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    const Key key = it.key();
+    if (last && key <= *last)
+      return Status::Corruption("full scan: key " + std::to_string(key) + " after key " +
+                                std::to_string(*last) + " (out of order)");
+    last = key;
+    if (seen == expected.size() || key < expected[seen])
+      return Status::Corruption("full scan: unexpected key " + std::to_string(key) +
+                                " (never loaded or inserted, or returned twice)");
+    if (key > expected[seen])
+      return Status::Corruption("full scan: key " + std::to_string(expected[seen]) +
+                                " is missing (next key returned: " + std::to_string(key) + ")");
+    if (!ValueMatchesKey(key, it.value()))
+      return Status::Corruption("full scan: key " + std::to_string(key) + " holds value " +
+                                std::to_string(it.value()) + ", never written to it");
+    ++seen;
   }
+  if (!it.status().ok())
+    return Status::Corruption("full scan failed after " + std::to_string(seen) +
+                              " keys: " + it.status().ToString());
   if (seen != expected.size())
     return Status::Corruption("full scan returned " + std::to_string(seen) + " keys, expected " +
                               std::to_string(expected.size()) + "; first missing key " +

@@ -28,14 +28,14 @@ Result<std::map<Key, Value>> ReadBackFinalState(Index& index, uint32_t process, 
     else if (!s.IsNotFound())
       return s;
   }
-  // The scan also finds keys that no operation wrote (they must not exist).
-  std::vector<KeyValue> page;
-  for (Key from = kMinKey;;) {
-    Status s = reader.Scan(from, kScanPage, &page);
-    if (!s.ok()) return s;
-    if (page.size() < kScanPage || page.back().key == kMaxKey) break;
-    from = page.back().key + 1;
+  // The iteration also finds keys that no operation wrote (they must not exist); each of
+  // its batches is a recorded scan.
+  ReadOptions ro;
+  ro.readahead = kScanPage;
+  Iterator it = reader.NewIterator(ro);
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
   }
+  DMX_RETURN_IF_ERROR(it.status());
   AppendHistory(history, recorder.Merge({}));
   return present;
 }

@@ -44,7 +44,11 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
   s.append("T").append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
   s.append(std::to_string(op.key));
   if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + HexValue(op.value);
-  if (op.kind == OpKind::kScan) s += ", " + std::to_string(op.scan_count);
+  if (op.kind == OpKind::kScan) {
+    s += ", " + std::to_string(op.scan_count);
+    if (op.scan_after) s += ", after start";
+    if (op.scan_end != 0) s += ", below " + std::to_string(op.scan_end);
+  }
   s += ") -> ";
   if (op.outcome == Outcome::kNotFound) {
     s += "NotFound";
@@ -193,10 +197,12 @@ Status RecordingSession::DoDelete(Key key) {
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::DoScan(Key start, size_t count, std::vector<KeyValue>* out) {
-  Operation op = Begin(OpKind::kScan, start, 0);
+Status RecordingSession::DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) {
+  Operation op = Begin(OpKind::kScan, range.start, 0);
   op.scan_count = static_cast<uint32_t>(count);
-  Status s = inner_.Scan(start, count, out);
+  op.scan_after = range.after_start;
+  op.scan_end = range.end.value_or(0);
+  Status s = ScanRangeOf(inner_, range, count, out);
   if (s.ok()) op.scan_result = *out;
   if (s.IsNotOwner() && !out->empty()) {
     // Cut short at a partition served elsewhere: the pairs before it are a scan of their
@@ -207,6 +213,27 @@ Status RecordingSession::DoScan(Key start, size_t count, std::vector<KeyValue>* 
     return s;
   }
   return Record(std::move(op), s);
+}
+
+void RecordingSession::DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+                                  std::span<Status> statuses) {
+  const int64_t invoke = log_.Now();
+  std::vector<Value> found;
+  const std::vector<Status> answers = inner_.MultiGet(keys, &found);
+  const int64_t response = log_.Now();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    statuses[i] = answers[i];
+    if (answers[i].ok()) values[i] = found[i];
+    if (answers[i].IsNotOwner()) continue;  // no operation of the history (Record)
+    Operation op;
+    op.kind = OpKind::kLookup;
+    op.key = keys[i];
+    op.value = answers[i].ok() ? found[i] : 0;
+    op.invoke_ns = invoke;
+    op.response_ns = response;
+    op.outcome = OutcomeOf(answers[i]);
+    log_.Add(std::move(op));
+  }
 }
 
 }  // namespace dmindex::check

@@ -41,6 +41,16 @@ struct Operation {
   int64_t response_ns = 0;
   uint32_t scan_count = 0;              // Scan: requested pairs
   std::vector<KeyValue> scan_result;    // Scan: returned pairs
+  // Scan: the range beyond `key` (an iterator's batch continues after its last key and may
+  // stop at an upper bound): key excluded, and the exclusive end (0: none).
+  bool scan_after = false;
+  Key scan_end = 0;
+
+  KeyRange scan_range() const {
+    KeyRange r{key, scan_after, {}};
+    if (scan_end != 0) r.end = scan_end;
+    return r;
+  }
 };
 
 // Values print in hex: the workload puts the writer's process, round and thread in the
@@ -121,7 +131,10 @@ class RecordingSession final : public Session {
   Status DoInsert(Key key, Value value) override;
   Status DoUpdate(Key key, Value value) override;
   Status DoDelete(Key key) override;
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override;
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override;
+  // Each key is recorded as a Lookup spanning the whole call (it is linearizable within it).
+  void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+                  std::span<Status> statuses) override;
 
   Operation Begin(OpKind kind, Key key, Value value) const;  // stamps the invocation
   Status Record(Operation op, const Status& s);              // stamps the response

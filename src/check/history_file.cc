@@ -9,15 +9,17 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "dmindex-history";
-constexpr int kVersion = 1;
+// Version 2 added the scan range's two fields; version 1 files (10 elements) still read.
+constexpr int kVersion = 2;
 
-// [kind, outcome, process, thread, key, value, invoke_ns, response_ns, scan_count, [[k, v]...]]
+// [kind, outcome, process, thread, key, value, invoke_ns, response_ns, scan_count, [[k, v]...],
+//  scan_after, scan_end]
 json OpToJson(const Operation& op) {
   json pairs = json::array();
   for (const KeyValue& kv : op.scan_result) pairs.push_back({kv.key, kv.value});
   return json::array({static_cast<int>(op.kind), static_cast<int>(op.outcome), op.process,
                       op.thread, op.key, op.value, op.invoke_ns, op.response_ns, op.scan_count,
-                      std::move(pairs)});
+                      std::move(pairs), op.scan_after, op.scan_end});
 }
 
 template <typename E>
@@ -28,7 +30,8 @@ E EnumAt(const json& j, int max) {
 }
 
 Operation OpFromJson(const json& j) {
-  if (!j.is_array() || j.size() != 10) throw std::invalid_argument("an operation is not a 10-element array");
+  if (!j.is_array() || (j.size() != 10 && j.size() != 12))
+    throw std::invalid_argument("an operation is not a 10- or 12-element array");
   Operation op;
   op.kind = EnumAt<OpKind>(j[0], static_cast<int>(OpKind::kScan));
   op.outcome = EnumAt<Outcome>(j[1], static_cast<int>(Outcome::kUnknown));
@@ -40,6 +43,10 @@ Operation OpFromJson(const json& j) {
   op.response_ns = j[7].get<int64_t>();
   op.scan_count = j[8].get<uint32_t>();
   for (const json& kv : j[9]) op.scan_result.push_back({kv.at(0).get<Key>(), kv.at(1).get<Value>()});
+  if (j.size() == 12) {
+    op.scan_after = j[10].get<bool>();
+    op.scan_end = j[11].get<Key>();
+  }
   return op;
 }
 
@@ -74,7 +81,7 @@ Result<HistoryFile> ReadHistoryFile(const std::string& path) {
     const json doc = json::parse(in);
     if (!doc.is_object() || doc.value("format", "") != kFormat)
       return Status::InvalidArgument(path + " is not a dmindex history file");
-    if (doc.at("version").get<int>() != kVersion)
+    if (const int v = doc.at("version").get<int>(); v != 1 && v != kVersion)
       return Status::InvalidArgument(path + ": unsupported history version " + doc.at("version").dump());
     HistoryFile file;
     file.design = doc.at("design").get<std::string>();

@@ -165,8 +165,8 @@ std::string CheckOrder(const Operation& scan) {
            std::to_string(scan.scan_count) + " asked for";
   for (size_t i = 0; i < r.size(); ++i) {
     if (!IsValidKey(r[i].key)) return "returned the reserved key " + std::to_string(r[i].key);
-    if (r[i].key < scan.key)
-      return "returned key " + std::to_string(r[i].key) + " below the start key";
+    if (!scan.scan_range().Contains(r[i].key))
+      return "returned key " + std::to_string(r[i].key) + " outside the scanned range";
     if (i > 0 && r[i].key <= r[i - 1].key)
       return "keys not strictly ascending at position " + std::to_string(i) + " (" +
              std::to_string(r[i - 1].key) + " then " + std::to_string(r[i].key) + ")";
@@ -210,8 +210,10 @@ CheckReport CheckScans(const History& history) {
     const bool full = scan.scan_result.size() == scan.scan_count;
     if (full && scan.scan_count == 0) continue;
     const Key covered_end = full ? scan.scan_result.back().key : kMaxKey;
+    const KeyRange range = scan.scan_range();
     auto returned = scan.scan_result.begin();
     for (auto it = keys.lower_bound(scan.key); it != keys.end() && it->first <= covered_end; ++it) {
+      if (!range.Contains(it->first)) continue;
       while (returned != scan.scan_result.end() && returned->key < it->first) ++returned;
       if (returned != scan.scan_result.end() && returned->key == it->first) continue;
       bool initially = false;

@@ -71,8 +71,18 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
       s = session.Delete(key);
     } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
       const Key start = DrawKey(rng, true);
+      const size_t count = 1 + rng() % options_.max_scan_count;
       activity.Begin("scan", start);
-      s = session.Scan(start, 1 + rng() % options_.max_scan_count, &scanned);
+      // Half the scans go through an iterator, in batches that each continue after the last
+      // key of the one before, some with an upper bound.
+      s = rng() % 2 == 0 ? session.Scan(start, count, &scanned) : Iterate(session, rng, start, count);
+    } else if (rng() % 4 == 0) {
+      std::vector<Key> keys(1 + rng() % 8);
+      for (Key& k : keys) k = DrawKey(rng, false);
+      std::vector<Value> values;
+      activity.Begin("multiget", keys.front());
+      for (const Status& each : session.MultiGet(keys, &values))
+        if (!each.ok() && !each.IsNotFound()) s = each;
     } else {
       Value v;
       activity.Begin("lookup", key);
@@ -81,6 +91,17 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
     activity.End();
     if (!s.ok() && !s.IsNotFound() && !s.IsNotOwner()) NoteError(s, "operation");
   }
+}
+
+Status ConcurrentWorkload::Iterate(Session& session, std::mt19937_64& rng, Key start,
+                                   size_t count) const {
+  ReadOptions ro;
+  ro.readahead = 1 + rng() % count;
+  if (rng() % 2 == 0) ro.upper_bound = start + 1 + rng() % (count * options_.key_stride);
+  Iterator it = session.NewIterator(ro);
+  size_t n = 0;
+  for (it.Seek(start); it.Valid() && n < count; it.Next()) ++n;
+  return it.status();
 }
 
 Key ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {

@@ -89,6 +89,9 @@ class ConcurrentWorkload {
   void NoteError(const Status& s, const char* what);
   // A key drawn from the round's hot keys (`start`: any key of the range), preferring keys
   // this process serves: others answer NotOwner and do not count.
+  // Reads up to `count` pairs from `start` through an iterator (random batch size, sometimes
+  // an upper bound); its status.
+  Status Iterate(Session& session, std::mt19937_64& rng, Key start, size_t count) const;
   Key DrawKey(std::mt19937_64& rng, bool start) const;
   // Moves one partition boundary (see WorkloadOptions::repartition_ms).
   void RepartitionOnce(std::mt19937_64& rng);

@@ -13,6 +13,13 @@ Status CheckKey(Key key) {
                                  " is reserved (valid keys are 1 .. 2^64-2)");
 }
 
+// A range's keys are checked like any key; an end bound may be one past the largest key.
+Status CheckRange(const KeyRange& range) {
+  DMX_RETURN_IF_ERROR(CheckKey(range.start));
+  if (range.end && *range.end != kMaxKey + 1) DMX_RETURN_IF_ERROR(CheckKey(*range.end));
+  return Status::Ok();
+}
+
 // Designs loop on RetryStatus() inside their calls; one that leaks out is a bug, reported
 // as such rather than handed to a caller who cannot know what it means.
 Status Public(Status s, const char* call) {
@@ -61,7 +68,53 @@ Status Session::Delete(Key key) {
 Status Session::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
   out->clear();
   DMX_RETURN_IF_ERROR(CheckKey(start));
-  return Public(DoScan(start, count, out), "Scan");
+  if (count == 0) return Status::Ok();
+  return Public(DoScan(KeyRange{start, false, std::nullopt}, count, out), "Scan");
+}
+
+Status Session::ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
+                            std::vector<KeyValue>* out) {
+  out->clear();
+  DMX_RETURN_IF_ERROR(CheckRange(range));
+  if (count == 0 || range.Empty()) return Status::Ok();
+  return Public(inner.DoScan(range, count, out), "Scan");
+}
+
+Iterator Session::NewIterator(const ReadOptions& options) { return Iterator(*this, options); }
+
+std::vector<Status> Session::MultiGet(std::span<const Key> keys, std::vector<Value>* values) {
+  values->assign(keys.size(), Value{});
+  std::vector<Status> statuses(keys.size());
+  // Invalid keys are answered here; the design sees only valid ones.
+  std::vector<Key> valid;
+  std::vector<size_t> where;
+  valid.reserve(keys.size());
+  where.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    statuses[i] = CheckKey(keys[i]);
+    if (!statuses[i].ok()) continue;
+    valid.push_back(keys[i]);
+    where.push_back(i);
+  }
+  if (valid.empty()) return statuses;
+  if (valid.size() == keys.size()) {
+    DoMultiGet(keys, *values, statuses);
+    for (Status& s : statuses) s = Public(std::move(s), "MultiGet");
+    return statuses;
+  }
+  std::vector<Value> found(valid.size());
+  std::vector<Status> answers(valid.size());
+  DoMultiGet(valid, found, answers);
+  for (size_t j = 0; j < valid.size(); ++j) {
+    (*values)[where[j]] = found[j];
+    statuses[where[j]] = Public(std::move(answers[j]), "MultiGet");
+  }
+  return statuses;
+}
+
+void Session::DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+                         std::span<Status> statuses) {
+  for (size_t i = 0; i < keys.size(); ++i) statuses[i] = DoLookup(keys[i], &values[i]);
 }
 
 Index::Index(std::string design, IndexOptions options)

@@ -43,7 +43,7 @@ bool InternalCache<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit) {
 }
 
 template <KeyValueTraits KV>
-bool InternalCache<KV>::FindLeafRun(const Key& key, size_t max, Hit* hit,
+bool InternalCache<KV>::FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
                                     std::vector<GlobalAddress>* leaves) {
   leaves->clear();
   std::shared_lock lock(mu_);
@@ -54,8 +54,12 @@ bool InternalCache<KV>::FindLeafRun(const Key& key, size_t max, Hit* hit,
   }
   const Node& n = it->second;
   int i = codec_.ChildIndexFor(n.image.get(), n.header, key);
-  for (; i < static_cast<int>(codec_.Count(n.header)) && leaves->size() < max; ++i)
+  for (; i < static_cast<int>(codec_.Count(n.header)) && leaves->size() < max; ++i) {
+    // Child i >= 0 starts at separator i: past `end`, no leaf from here on is needed.
+    if (i >= 0 && !leaves->empty() && !(codec_.KeyAt(n.image.get(), static_cast<uint32_t>(i)) < end))
+      break;
     leaves->push_back(codec_.ChildByIndex(n.image.get(), n.header, i));
+  }
   *hit = {n.addr, 1, leaves->front()};
   hits_.fetch_add(1, std::memory_order_relaxed);
   return true;

@@ -41,8 +41,10 @@ class InternalCache {
   // Finds the lowest cached node at a level >= min_level (>= 1) whose fences cover `key`.
   bool FindChild(const Key& key, uint8_t min_level, Hit* hit);
   // The cached level-1 node covering `key`: its child covering `key` and the children right
-  // of it, at most `max` - the leaves a scan from `key` visits if none split since.
-  bool FindLeafRun(const Key& key, size_t max, Hit* hit, std::vector<GlobalAddress>* leaves);
+  // of it, at most `max`, none starting at or after `end` - the leaves a scan from `key`
+  // visits if none split since.
+  bool FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
+                   std::vector<GlobalAddress>* leaves);
   // Caches a validated internal node image, replacing cached nodes of its level whose
   // ranges overlap it.
   void Insert(GlobalAddress addr, const NodeHeader<KV>& h, const std::byte* image);

@@ -16,15 +16,16 @@ size_t LeafScanner<KV>::LeavesFor(size_t count) const {
 }
 
 template <KeyValueTraits KV>
-Status LeafScanner<KV>::Scan(Ctx& c, const Key& start, size_t count,
+Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
                              std::vector<LeafEntry<KV>>* out) const {
+  const Key& start = range.start;
   out->clear();
   if (count == 0) return Status::Ok();
   InternalCache<KV>* cache = c.cn.cache.get();
   typename InternalCache<KV>::Hit hit;
   std::vector<GlobalAddress> run;
-  if (cache == nullptr || !cache->FindLeafRun(start, LeavesFor(count), &hit, &run))
-    return reader_.Scan(c, start, count, out);
+  if (cache == nullptr || !cache->FindLeafRun(start, range.end, LeavesFor(count), &hit, &run))
+    return reader_.Scan(c, range, count, out);
 
   const uint32_t nb = t_.layout.node_bytes;
   c.scan_buf.resize(run.size() * nb);
@@ -50,14 +51,14 @@ Status LeafScanner<KV>::Scan(Ctx& c, const Key& start, size_t count,
       cache->Invalidate(hit.node, 1, start);
       if (i == 0) {
         out->clear();
-        return reader_.Scan(c, start, count, out);
+        return reader_.Scan(c, range, count, out);
       }
-      return reader_.ScanFrom(c, next, cursor, count, out);
+      return reader_.ScanFrom(c, next, range, cursor, count, out);
     }
-    if (reader_.TakeLeaf(c, image, h, &cursor, count, out)) return Status::Ok();
+    if (reader_.TakeLeaf(c, image, h, range, &cursor, count, out)) return Status::Ok();
     next = h.sibling;
   }
-  return reader_.ScanFrom(c, next, cursor, count, out);
+  return reader_.ScanFrom(c, next, range, cursor, count, out);
 }
 
 template class LeafScanner<U64KV>;

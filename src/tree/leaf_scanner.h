@@ -20,9 +20,9 @@ class LeafScanner {
   LeafScanner(const TreeShared<KV>& tree, const TreeReader<KV>& reader)
       : t_(tree), reader_(reader) {}
 
-  // Up to `count` entries with key >= start, ascending, replacing *out. Not a snapshot:
-  // see docs/SYNCHRONIZATION.md (Scans).
-  Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const;
+  // Up to `count` entries of `range`, ascending, replacing *out. Not a snapshot: see
+  // docs/SYNCHRONIZATION.md (Scans).
+  Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
 
  private:
   // Leaves to fetch in one batch for `count` entries: enough at bulk-load fill when the scan

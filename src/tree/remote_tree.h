@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "tree/batch_lookup.h"
 #include "tree/bulk_loader.h"
 #include "tree/leaf_scanner.h"
 #include "tree/tree_writer.h"
@@ -48,8 +49,13 @@ class RemoteTree {
     Value unused{};
     return writer_.Write(c, WriteOp::kDelete, key, unused);
   }
-  Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const {
-    return scanner_.Scan(c, start, count, out);
+  void MultiLookup(Ctx& c, std::span<const Key> keys, std::span<Value> values,
+                   std::span<Status> statuses) const {
+    batch_.Run(c, keys, values, statuses);
+  }
+  Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
+              std::vector<LeafEntry<KV>>* out) const {
+    return scanner_.Scan(c, range, count, out);
   }
   Status BulkLoad(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
     return loader_.Load(c, sorted);
@@ -67,6 +73,7 @@ class RemoteTree {
   std::vector<std::unique_ptr<ComputeNodeState<KV>>> compute_nodes_;
   TreeReader<KV> reader_;
   LeafScanner<KV> scanner_;
+  BatchLookup<KV> batch_;
   CoveringLocker<KV> locker_;
   StructureModifier<KV> smo_;
   TreeWriter<KV> writer_;

@@ -18,11 +18,15 @@ class TreeSession final : public Session {
   Status DoInsert(Key key, Value value) override { return tree_.Upsert(*ctx_, key, value); }
   Status DoUpdate(Key key, Value value) override { return tree_.Update(*ctx_, key, value); }
   Status DoDelete(Key key) override { return tree_.Delete(*ctx_, key); }
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, start, count, &entries_));
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, ToScanRange(range), count, &entries_));
     out->reserve(entries_.size());
     for (const auto& e : entries_) out->push_back({e.key, e.value});
     return Status::Ok();
+  }
+  void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+                  std::span<Status> statuses) override {
+    tree_.MultiLookup(*ctx_, keys, values, statuses);
   }
 
   const Tree& tree_;

@@ -113,30 +113,27 @@ Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAdd
     DMX_RETURN_IF_ERROR(Read(c, addr, buf, &h));
     // Fences and level tell whether this is (still) a node on our path: a node reached
     // through a stale pointer (freed and reused, or a different level) does not cover key.
-    if (h.dead() || (expect >= 0 && h.level != expect) || key < h.low) {
-      *walk = Walk::kStale;
-      return Status::Ok();
-    }
-    if (h.BeyondHigh(key)) {  // B-link: the node split after its parent was read
-      if (h.sibling.is_null()) {
+    switch (NextStep(h, key, expect, level)) {
+      case Step::kStale:
         *walk = Walk::kStale;
         return Status::Ok();
-      }
-      if (first) *moved_right_first = true;
-      if (expect < 0) c.cn.root.store(0, std::memory_order_relaxed);  // root split: re-read
-      expect = h.level;
-      addr = h.sibling;
-      first = false;
-      continue;
+      case Step::kRight:  // B-link: the node split after its parent was read
+        if (first) *moved_right_first = true;
+        if (expect < 0) c.cn.root.store(0, std::memory_order_relaxed);  // root split: re-read
+        expect = h.level;
+        addr = h.sibling;
+        break;
+      case Step::kArrived:
+        if (cache != nullptr && h.level > 0) cache->Insert(addr, h, buf);  // internal: keep it
+        *out = {addr, h, h.level == level ? Reach::kAtLevel : Reach::kRootBelow};
+        *walk = Walk::kDone;
+        return Status::Ok();
+      case Step::kDown:
+        if (cache != nullptr) cache->Insert(addr, h, buf);
+        addr = t_.validator.internal().ChildFor(buf, h, key);
+        expect = h.level - 1;
+        break;
     }
-    if (cache != nullptr && h.level > 0) cache->Insert(addr, h, buf);  // internal: keep it
-    if (h.level <= level) {
-      *out = {addr, h, h.level == level ? Reach::kAtLevel : Reach::kRootBelow};
-      *walk = Walk::kDone;
-      return Status::Ok();
-    }
-    addr = t_.validator.internal().ChildFor(buf, h, key);
-    expect = h.level - 1;
     first = false;
   }
 }
@@ -226,23 +223,25 @@ Status TreeReader<KV>::Lookup(Ctx& c, const Key& key, Value* value) const {
 
 template <KeyValueTraits KV>
 bool TreeReader<KV>::TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<KV>& h,
-                              Key* cursor, size_t count, std::vector<LeafEntry<KV>>* out) const {
+                              const ScanRange<KV>& range, Key* cursor, size_t count,
+                              std::vector<LeafEntry<KV>>* out) const {
   c.leaf_entries.clear();
   t_.validator.leaf().Collect(image, h, &c.leaf_entries);
   for (const auto& e : c.leaf_entries) {
-    if (e.key < *cursor) continue;
+    if (e.key < *cursor || range.Before(e.key)) continue;
+    if (range.Beyond(e.key)) return true;
     out->push_back(e);
     if (out->size() >= count) return true;
   }
   // Continue right of this image's high fence: entries moved right by a later split are
   // found in the sibling, none is returned twice.
   *cursor = h.high;
-  return h.sibling.is_null();
+  return h.sibling.is_null() || range.Beyond(h.high);
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::ScanFrom(Ctx& c, GlobalAddress next, Key cursor, size_t count,
-                                std::vector<LeafEntry<KV>>* out) const {
+Status TreeReader<KV>::ScanFrom(Ctx& c, GlobalAddress next, const ScanRange<KV>& range, Key cursor,
+                                size_t count, std::vector<LeafEntry<KV>>* out) const {
   Found f;
   for (;;) {
     Walk walk;
@@ -253,21 +252,21 @@ Status TreeReader<KV>::ScanFrom(Ctx& c, GlobalAddress next, Key cursor, size_t c
       DMX_RETURN_IF_ERROR(Descend(c, cursor, 0, c.node(), &f));
       if (f.reach == Reach::kEmpty) return Status::Ok();
     }
-    if (TakeLeaf(c, c.node(), f.h, &cursor, count, out)) return Status::Ok();
+    if (TakeLeaf(c, c.node(), f.h, range, &cursor, count, out)) return Status::Ok();
     next = f.h.sibling;
   }
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::Scan(Ctx& c, const Key& start, size_t count,
+Status TreeReader<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
                             std::vector<LeafEntry<KV>>* out) const {
   if (out->size() >= count) return Status::Ok();
   Found f;
-  DMX_RETURN_IF_ERROR(Descend(c, start, 0, c.node(), &f));
+  DMX_RETURN_IF_ERROR(Descend(c, range.start, 0, c.node(), &f));
   if (f.reach == Reach::kEmpty) return Status::Ok();
-  Key cursor = start;
-  if (TakeLeaf(c, c.node(), f.h, &cursor, count, out)) return Status::Ok();
-  return ScanFrom(c, f.h.sibling, cursor, count, out);
+  Key cursor = range.start;
+  if (TakeLeaf(c, c.node(), f.h, range, &cursor, count, out)) return Status::Ok();
+  return ScanFrom(c, f.h.sibling, range, cursor, count, out);
 }
 
 template class TreeReader<U64KV>;

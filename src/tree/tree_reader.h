@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tree/scan_range.h"
 #include "tree/tree_state.h"
 
 namespace dmindex::tree {
@@ -60,16 +61,32 @@ class TreeReader {
   void DropCached(Ctx& c, const Located& loc, const Key& key) const;
 
   Status Lookup(Ctx& c, const Key& key, Value* value) const;
-  // Up to `count` entries with key >= start, ascending, following leaf sibling links
-  // (appended to *out).
-  Status Scan(Ctx& c, const Key& start, size_t count, std::vector<LeafEntry<KV>>* out) const;
-  // Appends the entries >= *cursor of a validated leaf image to *out (until out has `count`)
-  // and moves *cursor to the leaf's high fence. True when the scan is complete.
-  bool TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<KV>& h, Key* cursor,
-                size_t count, std::vector<LeafEntry<KV>>* out) const;
+  // Up to `count` entries of `range`, ascending, following leaf sibling links (appended to
+  // *out).
+  Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
+  // Appends the entries of `range` at or after *cursor of a validated leaf image to *out
+  // (until out has `count`) and moves *cursor to the leaf's high fence. True when the scan is
+  // complete (count reached, the range's end reached, or no leaf further right).
+  bool TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<KV>& h, const ScanRange<KV>& range,
+                Key* cursor, size_t count, std::vector<LeafEntry<KV>>* out) const;
   // Continues a scan at `next`, the sibling of the last leaf taken, for keys >= cursor.
-  Status ScanFrom(Ctx& c, GlobalAddress next, Key cursor, size_t count,
+  Status ScanFrom(Ctx& c, GlobalAddress next, const ScanRange<KV>& range, Key cursor, size_t count,
                   std::vector<LeafEntry<KV>>* out) const;
+
+  // Where a walk toward `key` goes from a validated node image with header `h`, reached at
+  // level `expect` (-1: unknown, e.g. from the root word) on its way down to `level`: the one
+  // rule WalkDown and BatchLookup share.
+  enum class Step {
+    kStale,    // not a node on key's path (dead, reused, another level, key left of it)
+    kRight,    // B-link: the node split after its parent was read; go to its sibling
+    kDown,     // an internal node above `level`: go to the child covering key
+    kArrived,  // the node at `level` (or the root level, below it) covering key
+  };
+  static Step NextStep(const NodeHeader<KV>& h, const Key& key, int expect, uint8_t level) {
+    if (h.dead() || (expect >= 0 && h.level != expect) || key < h.low) return Step::kStale;
+    if (h.BeyondHigh(key)) return h.sibling.is_null() ? Step::kStale : Step::kRight;
+    return h.level <= level ? Step::kArrived : Step::kDown;
+  }
 
  private:
   Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;

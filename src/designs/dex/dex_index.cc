@@ -23,11 +23,12 @@ class DexSession final : public Session {
   }
   Status DoDelete(Key key) override { return tree_.Write(workers_, WriteOp::kDelete, key, 0); }
   // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow).
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    for (Key cursor = start; out->size() < count;) {
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    const tree::ScanRange<tree::U64KV> r = tree::ToScanRange(range);
+    for (Key cursor = range.start; out->size() < count;) {
       Key next = 0;
-      DMX_RETURN_IF_ERROR(tree_.ScanLeaf(workers_, cursor, count, out, &next));
-      if (next == tree::U64KV::kPosInf) break;
+      DMX_RETURN_IF_ERROR(tree_.ScanLeaf(workers_, r, cursor, count, out, &next));
+      if (r.Beyond(next)) break;  // kPosInf: the last leaf
       cursor = next;
     }
     return Status::Ok();

@@ -177,8 +177,8 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
   return guard.WriteAndUnlock({&write, 1});
 }
 
-Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out,
-                         Key* next) {
+Status DexTree::ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cursor, size_t limit,
+                         std::vector<KeyValue>* out, Key* next) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, cursor, &gate);
   if (!wp.ok()) return wp.status();
@@ -201,7 +201,8 @@ Status DexTree::ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<Ke
     if (!at.leaf.Validate()) continue;
     DMX_RETURN_IF_ERROR(w.cw.EndOperation());
     for (const LeafEntry& e : w.leaf_entries)
-      if (e.key >= cursor && out->size() < limit) out->push_back({e.key, e.value});
+      if (e.key >= cursor && !range.Before(e.key) && !range.Beyond(e.key) && out->size() < limit)
+        out->push_back({e.key, e.value});
     *next = at.h.high;
     return Status::Ok();
   }

@@ -33,6 +33,7 @@
 #include "designs/dex/partition_map.h"
 #include "designs/dex/retired_nodes.h"
 #include "designs/dex/partition_store.h"
+#include "tree/scan_range.h"
 #include "tree/bulk_loader.h"
 #include "tree/structure_modifier.h"
 #include "tree/tree_writer.h"
@@ -115,9 +116,10 @@ class DexTree {
   // NotOwner: the key's compute node is hosted by another process.
   Status Lookup(WorkerSet& ws, Key key, Value* value);
   Status Write(WorkerSet& ws, WriteOp op, Key key, Value value);
-  // Entries >= cursor of the leaf covering `cursor`, appended to *out (up to `limit` in
-  // all); *next is the leaf's high fence (kPosInf at the end).
-  Status ScanLeaf(WorkerSet& ws, Key cursor, size_t limit, std::vector<KeyValue>* out, Key* next);
+  // The entries of `range` at or after `cursor` in the leaf covering `cursor`, appended to
+  // *out (up to `limit` in all); *next is the leaf's high fence (kPosInf at the end).
+  Status ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cursor, size_t limit,
+                  std::vector<KeyValue>* out, Key* next);
   Status BulkLoad(DexWorker& w, std::span<const KeyValue> sorted);
   // Moves partition boundaries (logical repartitioning, §4): under the stored map's lock,
   // every hosted compute node whose range changes writes its dirty pages back and drops its

@@ -16,8 +16,8 @@ class LocalSession final : public Session {
   Status DoInsert(Key key, Value value) override { return tree_.Upsert(key, value); }
   Status DoUpdate(Key key, Value value) override { return tree_.Update(key, value); }
   Status DoDelete(Key key) override { return tree_.Delete(key); }
-  Status DoScan(Key start, size_t count, std::vector<KeyValue>* out) override {
-    return tree_.Scan(start, count, out);
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    return tree_.Scan(range, count, out);
   }
 
   local::LocalTree& tree_;

@@ -64,13 +64,22 @@ class Node {
     }
     return lo;
   }
+  // Index of the first key > k.
+  uint32_t UpperBound(Key k) const {
+    uint32_t lo = 0, hi = count() < capacity_ ? count() : capacity_;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (!(k < key(mid))) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
   // Leaf: true if k is present, at *pos (else *pos is where it would go).
   bool Find(Key k, uint32_t* pos) const {
     *pos = LowerBound(k);
     return *pos < count() && key(*pos) == k;
   }
   // The child of an inner node responsible for k: the number of separators <= k.
-  uint32_t ChildIndex(Key k) const { return k == kMaxKey + 1 ? count() : LowerBound(k + 1); }
+  uint32_t ChildIndex(Key k) const { return UpperBound(k); }
 
   // --- Mutators (lock held, or the node not yet published) ---
   void set_count(uint32_t n) { count_.store(n, std::memory_order_relaxed); }

@@ -219,18 +219,28 @@ Node* LocalTree::SplitOff(Node* node, Key* separator) {
   return right;
 }
 
-Status LocalTree::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
+Status LocalTree::Scan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) {
   out->clear();
   Node* leaf;
   uint64_t v;
-  Restarts restarts(*this, "scan", start);
-  while (!FindLeaf(start, &leaf, &v)) DMX_RETURN_IF_ERROR(restarts.Next());
-  Key from = start;
+  Restarts restarts(*this, "scan", range.start);
+  while (!FindLeaf(range.start, &leaf, &v)) DMX_RETURN_IF_ERROR(restarts.Next());
+  // Resume point: the first key of a leaf to take is the first one after `from` (or at it,
+  // for an inclusive start).
+  Key from = range.start;
+  bool after = range.after_start;
   while (leaf != nullptr && out->size() < count) {
     const size_t mark = out->size();
     const uint32_t n = leaf->count();
-    for (uint32_t i = leaf->LowerBound(from); i < n && out->size() < count; ++i)
+    bool ended = false;
+    for (uint32_t i = after ? leaf->UpperBound(from) : leaf->LowerBound(from);
+         i < n && out->size() < count; ++i) {
+      if (range.end && leaf->key(i) >= *range.end) {
+        ended = true;
+        break;
+      }
       out->push_back({leaf->key(i), leaf->value(i)});
+    }
     Node* next = leaf->next();
     if (!leaf->lock().Validate(v)) {
       // Re-read the same leaf: keys only move right, into siblings we have yet to visit.
@@ -239,7 +249,11 @@ Status LocalTree::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
       DMX_RETURN_IF_ERROR(restarts.Next());
       continue;
     }
-    if (out->size() > mark) from = out->back().key + 1;  // valid keys: no wrap-around
+    if (ended) break;
+    if (out->size() > mark) {
+      from = out->back().key;
+      after = true;
+    }
     leaf = next;
     if (leaf != nullptr) v = leaf->lock().ReadLock();
   }

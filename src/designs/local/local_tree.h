@@ -42,7 +42,8 @@ class LocalTree {
   Status Upsert(Key key, Value value);
   Status Update(Key key, Value value);
   Status Delete(Key key);
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out);
+  // Up to `count` pairs of `range`, ascending, replacing *out.
+  Status Scan(const KeyRange& range, size_t count, std::vector<KeyValue>* out);
 
   // Builds the tree bottom-up from sorted unique pairs, leaves filled to `fill` of capacity.
   // The tree must be empty and no other operation may run concurrently.

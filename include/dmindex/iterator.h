@@ -1,0 +1,68 @@
+// Ordered iteration over an index, RocksDB-style: Seek to a key, then Next until !Valid().
+//
+//   dmindex::ReadOptions ro;
+//   ro.upper_bound = 2000;                         // stop before key 2000
+//   dmindex::Iterator it = session->NewIterator(ro);
+//   for (it.Seek(1000); it.Valid(); it.Next()) use(it.key(), it.value());
+//   if (!it.status().ok()) ...                      // why iteration stopped early, if it did
+//
+// An iterator reads the index in batches through its session (one design scan per batch, so a
+// tree design fetches the leaves of a batch in one round trip where it can) and continues each
+// batch after the last key it returned. Like Session::Scan it is not a snapshot: every key
+// present for the whole iteration (within the range it covered) is returned, once, in
+// ascending order, and each value was current at some instant while its batch was read
+// (docs/SYNCHRONIZATION.md, "Scans"). It belongs to its session: use it from the session's
+// thread, and destroy it before the session.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "dmindex/options.h"
+#include "dmindex/status.h"
+#include "dmindex/types.h"
+
+namespace dmindex {
+
+class Session;
+
+class Iterator {
+ public:
+  Iterator(Iterator&&) noexcept = default;
+  Iterator& operator=(Iterator&&) noexcept = default;
+  Iterator(const Iterator&) = delete;
+  Iterator& operator=(const Iterator&) = delete;
+
+  // Positions at the first key >= target (and below the upper bound), or makes the iterator
+  // invalid if there is none. A reserved key is InvalidArgument (in status()).
+  void Seek(Key target);
+  void SeekToFirst() { Seek(kMinKey); }
+  // Moves to the next key. Valid() must be true.
+  void Next();
+
+  // True while positioned at a pair. False at the end of the range, or after an error.
+  bool Valid() const { return pos_ < batch_.size(); }
+  Key key() const { return batch_[pos_].key; }
+  Value value() const { return batch_[pos_].value; }
+  // OK while valid and at a normal end; otherwise why iteration stopped early. NotOwner
+  // (partitioned designs): the range runs on in a partition another process serves; the
+  // pairs before it were returned (route the rest: Partitioning::RouteKey).
+  const Status& status() const { return status_; }
+
+ private:
+  friend class Session;
+  Iterator(Session& session, const ReadOptions& options);
+  // Reads the next batch of `range`; leaves the iterator invalid at the end or on an error.
+  void Fill(const KeyRange& range);
+
+  Session* session_;
+  ReadOptions options_;
+  std::vector<KeyValue> batch_;
+  size_t pos_ = 0;
+  bool more_ = false;  // the range may hold keys after the batch
+  size_t next_batch_ = 0;
+  Status status_;
+  Status pending_;     // what status() becomes once the batch is used up (NotOwner)
+};
+
+}  // namespace dmindex

@@ -1,0 +1,27 @@
+// The keys a tree scan returns: from `start` (or after it: an iterator continuing after the
+// last key it returned) up to `end`, exclusive (kPosInf: no end, since no user key is it).
+#pragma once
+
+#include "tree/key_traits.h"
+
+namespace dmindex::tree {
+
+template <KeyValueTraits KV>
+struct ScanRange {
+  using Key = typename KV::Key;
+  Key start = KV::kNegInf;
+  bool after_start = false;
+  Key end = KV::kPosInf;
+
+  // Left of the range: a scan skips it.
+  bool Before(const Key& k) const { return k < start || (after_start && k == start); }
+  // At or beyond the end: a scan stops there.
+  bool Beyond(const Key& k) const { return !(k < end); }
+};
+
+// The tree's range of a public one.
+inline ScanRange<U64KV> ToScanRange(const KeyRange& r) {
+  return {r.start, r.after_start, r.end ? *r.end : U64KV::kPosInf};
+}
+
+}  // namespace dmindex::tree
