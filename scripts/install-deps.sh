@@ -11,6 +11,7 @@ PACKAGES=(
   libbenchmark-dev                # micro-benchmarks
   libcli11-dev                    # command-line parsing of the dmindex tool
   libxxhash-dev                   # XXH3 check words of tree nodes (header-only use)
+  librocksdb-dev liblmdb-dev      # IndeXY's on-disk index Y and the rocksdb/lmdb baselines (src/tiering)
   nlohmann-json3-dev              # JSON output of the bench driver
   python3 python3-matplotlib      # dmindex plot
 )
