@@ -152,6 +152,9 @@ inline constexpr RetryLimit kOptimisticRead{"waits", 256, {}, kRetryCode, "a wri
 // Restarts of one operation of the in-memory tree (designs/local).
 inline constexpr RetryLimit kLocalTreeRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
                                                "the nodes on the path kept changing"};
+// Restarts of one operation of the adaptive radix tree (src/art: IndeXY's X).
+inline constexpr RetryLimit kArtRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
+                                         "the nodes on the path kept changing"};
 // Processes started together (dmindex check --start-barrier) waiting for each other.
 inline constexpr RetryLimit kStartBarrier{"polls", 0, std::chrono::seconds(120), Status::Code::kUnavailable,
                                           "the other processes never arrived (did one fail to start?)"};
