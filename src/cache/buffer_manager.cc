@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/pool_memory.h"
 #include "common/retry.h"
 #include "common/retry_status.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::cache {
 
@@ -164,7 +164,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     give_back();
     return Status::InvalidArgument("cache: an operation needs a second non-cacheable page");
   }
-  fabric::CopyToPool(f->page, w.staging_.get(), options_.page_bytes);
+  CopyToPool(f->page, w.staging_.get(), options_.page_bytes);
   if (!admit) {
     f->set_state(FrameState::kTransient);
     w.transient_ = f;
@@ -268,7 +268,7 @@ void BufferManager::Refresh(ExclusiveGuard& node, const std::byte* fresh) {
     const Swip s = Swip::Load(layout_.ChildSlot(node.page(), i));
     if (s.swizzled()) children.push_back(s.frame());
   }
-  fabric::CopyToPool(node.page(), fresh, options_.page_bytes);
+  CopyToPool(node.page(), fresh, options_.page_bytes);
   for (size_t i = 0, n = layout_.ChildCount(node.page()); i < n && !children.empty(); ++i) {
     uint64_t* slot = layout_.ChildSlot(node.page(), i);
     const Swip s = Swip::Load(slot);
@@ -366,7 +366,7 @@ Status BufferManager::DropAll(CacheWorker& w) {
 }
 
 void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const {
-  fabric::CopyFromPool(out, page, options_.page_bytes);
+  CopyFromPool(out, page, options_.page_bytes);
   for (size_t i = 0, n = layout_.ChildCount(out); i < n; ++i) {
     uint64_t* slot = layout_.ChildSlot(out, i);
     const Swip s = Swip::Load(slot);

@@ -4,7 +4,7 @@
 //
 // Cached pages are read optimistically while a latch holder may write them, so every
 // access to a cached page's bytes goes by whole 8-byte words with relaxed atomics (e.g.
-// fabric::CopyFromPool / CopyToPool into a private copy): never plain memcpy or field
+// CopyFromPool / CopyToPool into a private copy): never plain memcpy or field
 // access. A validated private copy can then be decoded freely.
 #pragma once
 

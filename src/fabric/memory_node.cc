@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/activity.h"
-#include "fabric/pool_memory.h"
+#include "common/pool_memory.h"
 
 namespace dmindex::fabric {
 

@@ -32,13 +32,17 @@ struct PlotFlags {
   throw CLI::RuntimeError(code);
 }
 
-// plot.py beside the executable (an installed tool) or in the source tree it was built from.
+// plot.py where `cmake --install` puts it relative to the executable (<prefix>/bin/dmindex:
+// <prefix>/share/dmindex/plot.py), so an installed tree can move; a build tree's executable
+// has none there and uses the source tree it was built from.
 std::string FindScript() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && std::filesystem::exists(exe.parent_path() / "plot.py"))
-    return (exe.parent_path() / "plot.py").string();
-  return DMINDEX_PLOT_SCRIPT;
+  if (!ec) {
+    auto installed = (exe.parent_path() / DMINDEX_PLOT_FROM_BIN).lexically_normal();
+    if (std::filesystem::exists(installed, ec)) return installed.string();
+  }
+  return DMINDEX_PLOT_IN_SOURCE;
 }
 
 // Debian's interpreter is the one python3-matplotlib installs into; another python3 earlier

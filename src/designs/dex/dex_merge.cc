@@ -46,9 +46,9 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/pool_memory.h"
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
 namespace {
@@ -172,7 +172,7 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
   AbsorbRight(w, left, lh, lcopy, rh, rcopy);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));  // the parent forgets R
   internal.Build(w.image.data(), ph, entries);
-  fabric::CopyToPool(parent.page(), w.image.data(), nb);
+  CopyToPool(parent.page(), w.image.data(), nb);
   parent.MarkDirty();
   // The pool follows in B-link order (docs/DEX.md, "What may reach the pool"): first the
   // parent without R's separator (R is still reachable from L's old image, which ends where R
@@ -220,7 +220,7 @@ void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Heade
     internal.Collect(rcopy, rh, &both);
     internal.Build(w.image.data(), mh, both);
   }
-  fabric::CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
+  CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
   // R's swizzled children now hang below L. R's frame goes only after this: a cooler that
   // gets R's latch must not find children that still name R as their parent.
   if (!lh.is_leaf()) compute_node(w.cn).bm->Adopt(left);

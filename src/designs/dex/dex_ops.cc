@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 
-#include "common/runtime.h"
+#include "common/pool_memory.h"
 #include "common/retry_status.h"
+#include "common/runtime.h"
 #include "designs/dex/dex_tree.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
 Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
@@ -128,7 +128,7 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
     return RetryStatus();  // insert again, now with room
   }
   leaf.Build(w.image.data(), h, w.leaf_entries, /*unsorted=*/false);
-  fabric::CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
+  CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
   x.MarkDirty();
   return Status::Ok();
 }

@@ -15,9 +15,9 @@
 //    node may hold dirty in its cache.
 #include <algorithm>
 
+#include "common/pool_memory.h"
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
-#include "fabric/pool_memory.h"
 #include "tree/split.h"
 
 namespace dmindex::designs::dex {
@@ -71,7 +71,7 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
     auto split = tree::SplitLeaf<KV>(w.leaf_entries);
     rh.low = lh.high = *separator = split.separator;
     leaf.Build(w.image.data(), rh, split.right, false);
-    fabric::CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
+    CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
     leaf.Build(w.image.data(), lh, split.left, false);
   } else {
     const auto& internal = shared_.validator.internal();
@@ -81,7 +81,7 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
     rh.low = lh.high = *separator = split.separator;
     rh.leftmost = split.right_leftmost;  // may be a swizzled pointer: it moves as is
     internal.Build(w.image.data(), rh, split.right);
-    fabric::CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
+    CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
     internal.Build(w.image.data(), lh, split.left);
     cn.bm->Adopt(*right);  // swizzled children that moved get their new parent
   }
@@ -90,7 +90,7 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
   // ever linked once it holds a node (docs/DEX.md, "What may reach the pool"). Its children
   // that split since their last write-back go first (BufferManager::WriteBack).
   DMX_RETURN_IF_ERROR(cn.bm->WriteBack(right->frame(), w.cw));
-  fabric::CopyToPool(node.page(), w.image.data(), layout_.node_bytes);
+  CopyToPool(node.page(), w.image.data(), layout_.node_bytes);
   // Narrowed: its parent's image with the new separator must not reach the pool before this
   // one, or the pool's old image of this node would still claim the moved keys.
   node.MarkDirtyBeforeParent();
@@ -107,7 +107,7 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
   const auto index = tree::InsertSeparator<KV>(w.internal_entries, separator, right.frame()->remote());
   if (!index) return Status::Corruption("dex: separator of a new split already in its parent");
   internal.Build(w.image.data(), ph, w.internal_entries);
-  fabric::CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
+  CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
   compute_node(w.cn).bm->Attach(parent, page_layout_.ChildSlot(parent.page(), *index + 1), right);
   parent.MarkDirty();
   return Status::Ok();
@@ -282,7 +282,7 @@ Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key 
   }
   (void)tree::InsertSeparator<KV>(w.internal_entries, separator, sibling);  // its slot was checked above
   internal.Build(w.image.data(), fh, w.internal_entries);
-  fabric::CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
+  CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
   px.MarkDirty();
   w.make_room = false;
   compute_node(w.cn).finished_splits.fetch_add(1, std::memory_order_relaxed);

@@ -3,8 +3,8 @@
 
 #include <chrono>
 
+#include "common/pool_memory.h"
 #include "common/retry_status.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
 namespace {

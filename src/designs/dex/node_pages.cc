@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/pool_memory.h"
 #include "common/retry_status.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::designs::dex {
 namespace {
@@ -33,7 +33,7 @@ uint64_t* NodePageLayout::ChildSlot(std::byte* page, size_t i) const {
 }
 
 void CopyPage(const std::byte* page, std::byte* out, uint32_t len) {
-  fabric::CopyFromPool(out, page, len);
+  CopyFromPool(out, page, len);
 }
 
 Header DecodeHeader(const std::byte* copy) {

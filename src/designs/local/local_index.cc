@@ -1,6 +1,6 @@
 #include "designs/local/local_index.h"
 
-#include "designs/input_checks.h"
+#include "common/option_checks.h"
 #include "designs/local/local_tree.h"
 
 namespace dmindex::designs {

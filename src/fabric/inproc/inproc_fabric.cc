@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include "common/pool_memory.h"
 #include "common/runtime.h"
-#include "fabric/pool_memory.h"
 
 namespace dmindex::fabric {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fabric/pool_memory.h"
+#include "common/pool_memory.h"
 
 namespace dmindex::fabric {
 

@@ -5,13 +5,16 @@
 // helpers copy 8-byte words with relaxed atomic loads/stores instead, which is also the
 // tearing granularity real NICs guarantee (an aligned word is never torn). Anything larger
 // may tear, and the index layers above must detect that (see docs/ARCHITECTURE.md).
+// In common/ because not only the fabric copies this way: the compute-side cache's pages are
+// read optimistically while a latch holder writes them (cache/page_io.h), and the cache
+// does not depend on the fabric.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-namespace dmindex::fabric {
+namespace dmindex {
 
 inline void CopyFromPool(void* dst, const std::byte* src, size_t len) {
   auto s = reinterpret_cast<uintptr_t>(src);
@@ -54,4 +57,4 @@ inline uint64_t PoolFaa(std::byte* word, uint64_t add) {
   return __atomic_fetch_add(reinterpret_cast<uint64_t*>(word), add, __ATOMIC_SEQ_CST);
 }
 
-}  // namespace dmindex::fabric
+}  // namespace dmindex

@@ -1,0 +1,49 @@
+# `cmake --install build --prefix P` puts under P:
+#   include/dmindex/*.h                  the public API (nothing of src/)
+#   lib/libdmindex.a, lib/libdmindex_<layer>.a
+#                                        dmindex::dmindex and the layers it links
+#   lib/cmake/dmindex/                   find_package(dmindex CONFIG REQUIRED)
+#   lib/pkgconfig/dmindex.pc             pkg-config --cflags --libs dmindex
+#   bin/dmindex, share/dmindex/plot.py   the command (memserver, bench, plot, ...)
+# (lib is CMAKE_INSTALL_LIBDIR, e.g. lib/x86_64-linux-gnu under /usr.) Every path in the
+# CMake package and in dmindex.pc is relative to where it is installed, so the tree can move.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+dmindex_layer_closure(api installed_layers)
+list(TRANSFORM installed_layers PREPEND dmindex_ OUTPUT_VARIABLE installed_targets)
+install(TARGETS ${installed_targets} EXPORT dmindexTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dmindex DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dmindex)
+install(EXPORT dmindexTargets NAMESPACE dmindex:: DESTINATION ${cmake_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/dmindexConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/dmindexConfig.cmake INSTALL_DESTINATION ${cmake_dir})
+# 0.x: a new minor version may change the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/dmindexConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/dmindexConfig.cmake ${PROJECT_BINARY_DIR}/dmindexConfigVersion.cmake
+        DESTINATION ${cmake_dir})
+
+# dmindex.pc: the static libraries in link order (each before the layers it calls).
+set(pc_libs "")
+foreach(target IN LISTS installed_targets)
+  get_target_property(output_name ${target} OUTPUT_NAME)
+  if(NOT output_name)
+    set(output_name ${target})
+  endif()
+  string(APPEND pc_libs " -l${output_name}")
+endforeach()
+file(RELATIVE_PATH pc_to_prefix /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" pc_to_prefix "${pc_to_prefix}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/dmindex.pc.in ${PROJECT_BINARY_DIR}/dmindex.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/dmindex.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The command, and the script `dmindex plot` runs, found relative to the executable.
+install(TARGETS dmindex RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set(plot_dir ${CMAKE_INSTALL_DATADIR}/dmindex)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/src/tools/plot.py DESTINATION ${plot_dir})
+file(RELATIVE_PATH plot_from_bin /prefix/${CMAKE_INSTALL_BINDIR} /prefix/${plot_dir}/plot.py)
+target_compile_definitions(dmindex PRIVATE DMINDEX_PLOT_FROM_BIN="${plot_from_bin}"
+                                           DMINDEX_PLOT_IN_SOURCE="${PROJECT_SOURCE_DIR}/src/tools/plot.py")
