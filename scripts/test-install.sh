@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Checks dmindex as a library a program outside the repository uses (docs/CI.md): installs
+# the build into a fresh temporary prefix, moves that prefix (nothing in it may point back
+# to where it was installed or built), then against it
+#   - compiles every public header alone, with nothing but <prefix>/include on the path;
+#   - builds examples/ with find_package(dmindex CONFIG REQUIRED) (examples/CMakeLists.txt)
+#     and quick_start with a plain compiler command line and pkg-config --cflags --libs dmindex;
+#   - runs quick_start (both builds) and range_iteration, and memory_servers against two
+#     memory servers started from the installed dmindex (scripts/with-memservers.sh);
+#   - checks that the installed `dmindex plot` runs the plot.py installed beside it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh --target dmindex  # builds every installed library too
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/dmindex-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cmake --install build --prefix "$work/installed" >/dev/null
+mv "$work/installed" "$work/prefix"
+prefix="$work/prefix"
+echo "test-install: installed and moved to $prefix:"
+(cd "$prefix" && find . -type f | sort | sed 's|^\./|  |')
+
+if grep -rIl -e "$PWD" -e "$work/installed" "$prefix"; then
+  echo "test-install: the files above name the source, build or install directory" >&2
+  exit 1
+fi
+
+cxx="${CXX:-c++}"
+for header in "$prefix"/include/dmindex/*.h; do
+  echo "#include <dmindex/$(basename "$header")>" \
+    | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ -
+done
+echo "test-install: every public header compiles alone"
+
+cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  | { grep -vP '^-- (?!Configuring incomplete)' || true; }
+ninja -C "$work/examples"
+
+pc_dir=$(dirname "$(find "$prefix" -name dmindex.pc)")
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs dmindex)
+echo "test-install: $cxx -std=c++20 -O2 examples/quick_start.cc $flags"
+# shellcheck disable=SC2086  # $flags is a list of compiler arguments
+"$cxx" -std=c++20 -O2 -Wall -Wextra -Werror examples/quick_start.cc -o "$work/quick_start_pkg_config" $flags
+
+for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration"; do
+  echo "test-install: $(basename "$example")"
+  "$example"
+done
+echo "test-install: memory_servers"
+scripts/with-memservers.sh "$prefix/bin/dmindex" "$work/examples/memory_servers"
+
+# `dmindex plot` finds plot.py relative to the executable: replace the installed one by a stub
+# that leaves a mark, so that a fallback to the source tree's plot.py would show.
+cat > "$prefix/share/dmindex/plot.py" <<STUB
+import sys
+open("$work/plot-ran", "w").write(" ".join(sys.argv[1:]))
+STUB
+echo '[]' > "$work/results.json"
+"$prefix/bin/dmindex" plot "$work/results.json" --out "$work/plot.png" >/dev/null
+if [ ! -f "$work/plot-ran" ]; then
+  echo "test-install: the installed dmindex plot did not run the installed plot.py" >&2
+  exit 1
+fi
+echo "test-install: the installed dmindex plot runs the installed plot.py"
+echo "test-install: passed"
