@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Installs every Debian package dmindex needs to build, test, benchmark and plot.
+# Installs every Debian package dmindex needs to build, test, benchmark and plot (and no
+# other: CMakeLists.txt looks for each library listed here).
 # Idempotent: apt-get skips what is already there. Run as root (or with sudo available).
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libucx-dev ucx-utils            # UCX fabric: memory-server processes, shm/TCP here, RDMA verbs on a cluster
+  libucx-dev                      # UCX fabric: memory-server processes, shm/TCP here, RDMA verbs on a cluster
   libssl-dev                      # libcrypto: HMAC-SHA256 of the memory servers' handshake (cluster key)
-  libgtest-dev libgmock-dev       # tests
-  libbenchmark-dev                # micro-benchmarks
+  libgtest-dev                    # tests
   libcli11-dev                    # command-line parsing of the dmindex tool
   libxxhash-dev                   # XXH3 check words of tree nodes (header-only use)
   librocksdb-dev liblmdb-dev      # IndeXY's on-disk index Y and the rocksdb/lmdb baselines (src/tiering)

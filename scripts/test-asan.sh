@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=address,undefined >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=address,undefined \
+  | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C build-asan -j"$(nproc)"
 cd build-asan
 # UCX's memory hooks (libucm) patch mmap/munmap/brk, which ASan intercepts too.

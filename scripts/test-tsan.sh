@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=thread >/dev/null
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=thread \
+  | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C build-tsan -j"$(nproc)"
 cd build-tsan
 # UCX's memory hooks (libucm) intercept madvise/mmap in a way TSan's runtime cannot follow.

@@ -51,8 +51,14 @@ Result<std::unique_ptr<fabric::ucx::MemserverProcess>> StartShmMemserver(uint64_
   return fabric::ucx::MemserverProcess::Start(spec);
 }
 
+std::string ShellQuote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 ToolRun RunTool(const std::string& args) {
-  std::string cmd = std::string(DMINDEX_TOOL_PATH) + " " + args + " 2>&1";
+  std::string cmd = ShellQuote(DMINDEX_TOOL_PATH) + " " + args + " 2>&1";
   ToolRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;

@@ -25,7 +25,11 @@ std::unique_ptr<fabric::Fabric> MakeTestFabric(const std::string& name,
 // the returned object is destroyed; for tests that connect to it by address.
 Result<std::unique_ptr<fabric::ucx::MemserverProcess>> StartShmMemserver(uint64_t pool_bytes = 64ull << 20);
 
-// Runs the dmindex tool (DMINDEX_TOOL_PATH) with `args`, capturing stdout and stderr.
+// `s` as one word of a shell command line, whatever it holds (a path with spaces, quotes).
+std::string ShellQuote(const std::string& s);
+
+// Runs the dmindex tool (DMINDEX_TOOL_PATH) with `args` (shell words: quote a path in them
+// with ShellQuote), capturing stdout and stderr.
 struct ToolRun {
   int exit_code = -1;  // -1 if it did not exit normally
   std::string output;

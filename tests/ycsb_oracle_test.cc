@@ -28,6 +28,7 @@
 namespace {
 
 using dmindex::testing::RunTool;
+using dmindex::testing::ShellQuote;
 using dmindex::testing::ToolRun;
 
 // YCSB 0.17.0's workloads/workload[a-f], their properties as published (comments dropped).
@@ -127,7 +128,7 @@ class YcsbOracle : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() / ("dmx_ycsb_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     const std::string out = (dir_ / "jars").string();
-    ASSERT_EQ(Shell(std::string(DMINDEX_SOURCE_DIR) + "/scripts/install-ycsb.sh --print-dir > " + out), 0)
+    ASSERT_EQ(Shell(ShellQuote(std::string(DMINDEX_SOURCE_DIR) + "/scripts/install-ycsb.sh") + " --print-dir > " + ShellQuote(out)), 0)
         << "YCSB 0.17.0 is not installed: run scripts/install-ycsb.sh (scripts/install-deps.sh does)";
     std::ifstream(out) >> jars_;
   }
