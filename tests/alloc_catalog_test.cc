@@ -98,21 +98,21 @@ TEST_P(AllocCatalogTest, ExhaustedPoolIsOutOfSpaceOnEveryNode) {
 TEST_P(AllocCatalogTest, CatalogCreatesOnceAndReopens) {
   auto ep = Connect();
   bool created = false;
-  auto e = Catalog::OpenOrCreate(*ep, "orders", "sherman", 1024, &created);
+  auto e = Catalog::OpenOrCreate(*ep, "orders", {"sherman", 1024, {}}, &created);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_TRUE(created);
   uint64_t root = 0x1234, old = 0;
   ASSERT_TRUE(ep->Cas(e->root_word, 0, root, &old).ok());
-  auto again = Catalog::OpenOrCreate(*ep, "orders", "sherman", 1024, &created);
+  auto again = Catalog::OpenOrCreate(*ep, "orders", {"sherman", 1024, {}}, &created);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(created);
   EXPECT_EQ(again->root_word, e->root_word);
   ASSERT_TRUE(ep->Read(again->root_word, &old, 8).ok());
   EXPECT_EQ(old, root);
-  auto other = Catalog::OpenOrCreate(*ep, "users", "dex", 1024, &created);
+  auto other = Catalog::OpenOrCreate(*ep, "users", {"dex", 1024, {}}, &created);
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->root_word, e->root_word);
-  EXPECT_TRUE(Catalog::OpenOrCreate(*ep, "orders", "dex", 1024, &created).status().IsInvalidArgument());
+  EXPECT_TRUE(Catalog::OpenOrCreate(*ep, "orders", {"dex", 1024, {}}, &created).status().IsInvalidArgument());
   EXPECT_TRUE(Catalog::Open(*ep, "nothing").status().IsNotFound());
   EXPECT_TRUE(Catalog::Open(*ep, std::string(40, 'x')).status().IsInvalidArgument());
 }
@@ -126,7 +126,7 @@ TEST_P(AllocCatalogTest, RacingCreatorsGetOneEntry) {
     ts.emplace_back([&, t] {
       auto ep = Connect();
       bool created = false;
-      auto e = Catalog::OpenOrCreate(*ep, "shared", "sherman", 1024, &created);
+      auto e = Catalog::OpenOrCreate(*ep, "shared", {"sherman", 1024, {}}, &created);
       ASSERT_TRUE(e.ok()) << e.status().ToString();
       creators += created;
       roots[t] = e->root_word.raw();

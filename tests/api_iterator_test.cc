@@ -8,9 +8,25 @@
 
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// The designs all take the u64 format: integers here, U64Key at the API.
+using Key = uint64_t;
+using Value = uint64_t;
+using Pair = testing::U64Pair;
+using u64::kMinKey;
+using u64::kMaxKey;
+using u64::IsValidKey;
+
+ReadOptions Bounded(std::optional<Key> upper, size_t readahead = 0) {
+  ReadOptions ro;
+  if (upper) ro.upper_bound = U64Key(*upper).str();
+  ro.readahead = readahead;
+  return ro;
+}
 
 class ApiIteratorTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -42,11 +58,12 @@ class ApiIteratorTest : public ::testing::TestWithParam<std::string> {
   }
 
   // The pairs an iterator yields from `start`, at most `limit` of them.
-  std::vector<KeyValue> Iterate(const ReadOptions& ro, Key start, size_t limit = SIZE_MAX,
-                                Status* status = nullptr) {
-    std::vector<KeyValue> got;
+  std::vector<Pair> Iterate(const ReadOptions& ro, Key start, size_t limit = SIZE_MAX,
+                            Status* status = nullptr) {
+    std::vector<Pair> got;
     Iterator it = session_->NewIterator(ro);
-    for (it.Seek(start); it.Valid() && got.size() < limit; it.Next()) got.push_back({it.key(), it.value()});
+    for (it.Seek(U64Key(start)); it.Valid() && got.size() < limit; it.Next())
+      got.push_back({u64::Decode(it.key()), u64::Decode(it.value())});
     if (status != nullptr) {
       *status = it.status();
     } else {
@@ -54,8 +71,8 @@ class ApiIteratorTest : public ::testing::TestWithParam<std::string> {
     }
     return got;
   }
-  std::vector<KeyValue> Expected(Key start, std::optional<Key> end, size_t limit = SIZE_MAX) {
-    std::vector<KeyValue> want;
+  std::vector<Pair> Expected(Key start, std::optional<Key> end, size_t limit = SIZE_MAX) {
+    std::vector<Pair> want;
     for (auto it = model_.lower_bound(start); it != model_.end() && want.size() < limit; ++it) {
       if (end && it->first >= *end) break;
       want.push_back({it->first, it->second});
@@ -70,38 +87,33 @@ class ApiIteratorTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ApiIteratorTest, IteratesEveryKeyInOrderWhateverTheBatchSize) {
   for (size_t readahead : {0, 1, 2, 7, 64, 1000}) {
-    ReadOptions ro;
-    ro.readahead = readahead;
-    EXPECT_EQ(Iterate(ro, kMinKey), Expected(kMinKey, std::nullopt)) << "readahead " << readahead;
+    EXPECT_EQ(Iterate(Bounded(std::nullopt, readahead), kMinKey), Expected(kMinKey, std::nullopt))
+        << "readahead " << readahead;
   }
 }
 
 TEST_P(ApiIteratorTest, SeeksIntoGapsAndStopsBeforeTheUpperBound) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 50; ++i) {
-    ReadOptions ro;
-    ro.readahead = rng() % 5;  // 0: growing batches; else tiny ones, continued many times
+    const size_t readahead = rng() % 5;  // 0: growing batches; else tiny ones, continued many times
     const Key start = 1 + rng() % 5200;
-    if (i % 2 == 0) ro.upper_bound = start + rng() % 400;
-    EXPECT_EQ(Iterate(ro, start), Expected(start, ro.upper_bound))
-        << "start " << start << " bound " << ro.upper_bound.value_or(0);
+    std::optional<Key> bound;
+    if (i % 2 == 0) bound = start + rng() % 400;
+    EXPECT_EQ(Iterate(Bounded(bound, readahead), start), Expected(start, bound))
+        << "start " << start << " bound " << bound.value_or(0);
   }
 }
 
 TEST_P(ApiIteratorTest, EmptyRangesAndTheEndAreNotErrors) {
-  ReadOptions ro;
-  EXPECT_TRUE(Iterate(ro, 5001).empty());       // past the last key
-  ro.upper_bound = 20;
-  EXPECT_TRUE(Iterate(ro, 20).empty());         // bound at the start
-  EXPECT_TRUE(Iterate(ro, 30).empty());         // bound before the start
-  ro.upper_bound = 21;
-  EXPECT_EQ(Iterate(ro, 11), (std::vector<KeyValue>{{20, 60}}));
-  ro.upper_bound = kMaxKey + 1;                 // the end of the key space: everything
-  EXPECT_EQ(Iterate(ro, 4990).size(), 2u);
+  EXPECT_TRUE(Iterate(Bounded(std::nullopt), 5001).empty());  // past the last key
+  EXPECT_TRUE(Iterate(Bounded(20), 20).empty());              // bound at the start
+  EXPECT_TRUE(Iterate(Bounded(20), 30).empty());              // bound before the start
+  EXPECT_EQ(Iterate(Bounded(21), 11), (std::vector<Pair>{{20, 60}}));
+  EXPECT_EQ(Iterate(Bounded(kMaxKey + 1), 4990).size(), 2u);  // the end of the key space
 
   Iterator it = session_->NewIterator();
   EXPECT_FALSE(it.Valid());                     // not positioned before a Seek
-  it.Seek(5000);
+  it.Seek(U64Key(5000));
   ASSERT_TRUE(it.Valid());
   it.Next();
   EXPECT_FALSE(it.Valid());
@@ -110,17 +122,23 @@ TEST_P(ApiIteratorTest, EmptyRangesAndTheEndAreNotErrors) {
   EXPECT_TRUE(it.status().ok());
   it.SeekToFirst();                             // an iterator can be repositioned
   ASSERT_TRUE(it.Valid());
-  EXPECT_EQ(it.key(), 10u);
+  EXPECT_EQ(u64::Decode(it.key()), 10u);
 }
 
-TEST_P(ApiIteratorTest, ReservedKeysAreInvalidArguments) {
+TEST_P(ApiIteratorTest, PositionsOfTheWrongSizeAreInvalidArguments) {
+  // Reserved integers are fine as positions: nothing is stored there.
   Status s;
+  EXPECT_EQ(Iterate(Bounded(std::nullopt), 0, 1, &s).size(), 1u);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  Iterator it = session_->NewIterator();
+  it.Seek("short");
+  EXPECT_FALSE(it.Valid());
+  EXPECT_TRUE(it.status().IsInvalidArgument()) << it.status().ToString();
   ReadOptions ro;
-  EXPECT_TRUE(Iterate(ro, 0, SIZE_MAX, &s).empty());
-  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  ro.upper_bound = 0;
-  EXPECT_TRUE(Iterate(ro, 10, SIZE_MAX, &s).empty());
-  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  ro.upper_bound = "too long for a u64 key";
+  Iterator bounded = session_->NewIterator(ro);
+  bounded.SeekToFirst();
+  EXPECT_TRUE(bounded.status().IsInvalidArgument()) << bounded.status().ToString();
 }
 
 TEST_P(ApiIteratorTest, IterationSeesWritesBehindAndAheadOfItsBatches) {
@@ -128,15 +146,15 @@ TEST_P(ApiIteratorTest, IterationSeesWritesBehindAndAheadOfItsBatches) {
   ro.readahead = 4;
   Iterator it = session_->NewIterator(ro);
   std::vector<Key> got;
-  it.Seek(kMinKey);
+  it.Seek(U64Key(kMinKey));
   ASSERT_TRUE(it.Valid());
-  got.push_back(it.key());
+  got.push_back(u64::Decode(it.key()));
   // Keys ahead of the current batch appear; deleted ones disappear; keys behind the
   // position are not revisited.
   ASSERT_TRUE(session_->Insert(2505, 1).ok());
   ASSERT_TRUE(session_->Delete(2510).ok());
   ASSERT_TRUE(session_->Insert(5, 1).ok());
-  for (it.Next(); it.Valid(); it.Next()) got.push_back(it.key());
+  for (it.Next(); it.Valid(); it.Next()) got.push_back(u64::Decode(it.key()));
   ASSERT_TRUE(it.status().ok());
   EXPECT_EQ(std::count(got.begin(), got.end(), 2505), 1);
   EXPECT_EQ(std::count(got.begin(), got.end(), 2510), 0);
@@ -147,8 +165,13 @@ TEST_P(ApiIteratorTest, IterationSeesWritesBehindAndAheadOfItsBatches) {
 
 TEST_P(ApiIteratorTest, MultiGetAnswersEveryKey) {
   std::vector<Key> keys = {10, 15, 5000, 0, 20, 20, 4990, 5010, kMaxKey + 1, 2500};
-  std::vector<Value> values;
-  const std::vector<Status> st = session_->MultiGet(keys, &values);
+  std::vector<std::string> encoded;
+  for (Key k : keys) encoded.push_back(U64Key(k).str());
+  encoded.push_back("short");  // not a u64 key
+  keys.push_back(0);
+  const std::vector<Slice> slices(encoded.begin(), encoded.end());
+  std::vector<std::string> values;
+  const std::vector<Status> st = session_->MultiGet(slices, &values);
   ASSERT_EQ(st.size(), keys.size());
   ASSERT_EQ(values.size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -156,7 +179,7 @@ TEST_P(ApiIteratorTest, MultiGetAnswersEveryKey) {
       EXPECT_TRUE(st[i].IsInvalidArgument()) << i;
     } else if (model_.count(keys[i])) {
       EXPECT_TRUE(st[i].ok()) << i << ": " << st[i].ToString();
-      EXPECT_EQ(values[i], model_[keys[i]]) << i;
+      EXPECT_EQ(u64::Decode(values[i]), model_[keys[i]]) << i;
     } else {
       EXPECT_TRUE(st[i].IsNotFound()) << i << ": " << st[i].ToString();
     }
@@ -174,22 +197,27 @@ uint64_t MultiGetRoundTrips(const std::string& design, size_t keys, bool warm, u
   auto cluster = Cluster::Open(EmbeddedCluster{});
   auto index = Index::Open(o, *cluster);
   EXPECT_TRUE(index.ok());
-  std::vector<KeyValue> data;
+  std::vector<Pair> data;
   for (Key k = 1; k <= 100000; ++k) data.push_back({2 * k, k});
-  EXPECT_TRUE((*index)->BulkLoad(data).ok());
+  EXPECT_TRUE(testing::BulkLoadU64(**index, data).ok());
   auto session = (*index)->OpenSession();
-  Value v;
+  uint64_t v;
   if (warm) {
     for (Key k = 1; k <= 100000; k += 16) EXPECT_TRUE((*session)->Lookup(2 * k, &v).ok());
   }
   std::vector<Key> batch;
-  for (size_t i = 0; i < keys; ++i) batch.push_back(2 * (1 + i * (100000 / keys)));
+  std::vector<std::string> encoded;
+  for (size_t i = 0; i < keys; ++i) {
+    batch.push_back(2 * (1 + i * (100000 / keys)));
+    encoded.push_back(U64Key(batch.back()).str());
+  }
+  const std::vector<Slice> slices(encoded.begin(), encoded.end());
   fabric::Fabric& f = (*cluster)->fabric();
   const fabric::VerbCounts before = f.TotalCounts();
-  std::vector<Value> values;
-  for (const Status& s : (*session)->MultiGet(batch, &values)) EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::string> values;
+  for (const Status& s : (*session)->MultiGet(slices, &values)) EXPECT_TRUE(s.ok()) << s.ToString();
   const fabric::VerbCounts c = f.TotalCounts() - before;
-  for (size_t i = 0; i < keys; ++i) EXPECT_EQ(values[i], batch[i] / 2);
+  for (size_t i = 0; i < keys; ++i) EXPECT_EQ(u64::Decode(values[i]), batch[i] / 2);
   *reads = c.reads;
   return c.round_trips;
 }
@@ -206,19 +234,18 @@ TEST(IteratorVerbs, AnUpperBoundKeepsShermanFromReadingLeavesPastIt) {
   auto cluster = Cluster::Open(EmbeddedCluster{});
   auto index = Index::Open(o, *cluster);
   ASSERT_TRUE(index.ok());
-  std::vector<KeyValue> data;
+  std::vector<Pair> data;
   for (Key k = 1; k <= 20000; ++k) data.push_back({k, k});
-  ASSERT_TRUE((*index)->BulkLoad(data).ok());
+  ASSERT_TRUE(testing::BulkLoadU64(**index, data).ok());
   auto session = (*index)->OpenSession();
-  Value v;
+  uint64_t v;
   for (Key k = 1; k <= 20000; k += 16) ASSERT_TRUE((*session)->Lookup(k, &v).ok());
   fabric::Fabric& f = (*cluster)->fabric();
   for (const bool bounded : {false, true}) {
-    ReadOptions ro;
-    if (bounded) ro.upper_bound = 1003;
+    const ReadOptions ro = Bounded(bounded ? std::optional<Key>(1003) : std::nullopt);
     const fabric::VerbCounts before = f.TotalCounts();
     Iterator it = (*session)->NewIterator(ro);
-    it.Seek(1001);  // 1001, 1002: both in one leaf
+    it.Seek(U64Key(1001));  // 1001, 1002: both in one leaf
     ASSERT_TRUE(it.Valid());
     const fabric::VerbCounts c = f.TotalCounts() - before;
     EXPECT_EQ(c.round_trips, 1u);

@@ -10,9 +10,19 @@
 #include "common/retry_status.h"
 #include "dmindex/index.h"
 #include "test_fabrics.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 IndexOptions Named(const std::string& design, const std::string& name) {
   IndexOptions o;
@@ -39,7 +49,7 @@ TEST_P(ApiOpenTest, OpensWritesReadsAndClosesOnItsOwnEmbeddedCluster) {
     EXPECT_EQ(v, 12340u);
     EXPECT_TRUE((*session)->Lookup(5000, &v).IsNotFound());
     std::vector<KeyValue> out;
-    ASSERT_TRUE((*session)->Scan(1998, 10, &out).ok());
+    ASSERT_TRUE(::dmindex::testing::ScanU64(*(*session), 1998, 10, &out).ok());
     EXPECT_EQ(out, (std::vector<KeyValue>{{1998, 19980}, {1999, 19990}, {2000, 20000}}));
     // Close refuses while a session is open, and the index stays usable.
     Status early = (*index)->Close();
@@ -50,7 +60,7 @@ TEST_P(ApiOpenTest, OpensWritesReadsAndClosesOnItsOwnEmbeddedCluster) {
   ASSERT_TRUE((*index)->Close().ok());
   EXPECT_TRUE((*index)->Close().ok()) << "a second Close is harmless";
   EXPECT_TRUE((*index)->OpenSession().status().IsInvalidArgument());
-  EXPECT_TRUE((*index)->BulkLoad(std::vector<KeyValue>{{1, 1}}).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*(*index), std::vector<KeyValue>{{1, 1}}).IsInvalidArgument());
 }
 
 TEST_P(ApiOpenTest, PropertiesAreListedAndReadByName) {
@@ -92,9 +102,14 @@ TEST_P(ApiOpenTest, ReservedKeysAndComputeNodesAreCheckedOnceForEveryDesign) {
   for (Key bad : {Key{0}, ~Key{0}}) {
     EXPECT_TRUE((*session)->Lookup(bad, &v).IsInvalidArgument());
     EXPECT_TRUE((*session)->Insert(bad, 1).IsInvalidArgument());
-    EXPECT_TRUE((*session)->Scan(bad, 5, &out).IsInvalidArgument());
   }
-  EXPECT_TRUE((*index)->BulkLoad(std::vector<KeyValue>{{4, 1}, {2, 1}}).IsInvalidArgument());
+  // A scan may start anywhere, reserved positions included; a position of the wrong size
+  // for the u64 format is refused.
+  std::vector<dmindex::KeyValue> pairs;
+  EXPECT_TRUE((*session)->Scan(U64Key(0), 5, &pairs).ok());
+  EXPECT_TRUE((*session)->Scan("1234567", 5, &pairs).IsInvalidArgument());
+  EXPECT_TRUE((*session)->Insert("1234567", "12345678").IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*(*index), std::vector<KeyValue>{{4, 1}, {2, 1}}).IsInvalidArgument());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDesigns, ApiOpenTest, ::testing::ValuesIn(Index::Designs()),
@@ -167,7 +182,7 @@ TEST(ApiOpen, OpensAnIndexOnTwoMemoryServers) {
     ASSERT_TRUE(session.ok());
     for (Key k = 1; k <= 500; ++k) ASSERT_TRUE((*session)->Insert(k, k).ok());
     std::vector<KeyValue> out;
-    ASSERT_TRUE((*session)->Scan(1, 1000, &out).ok());
+    ASSERT_TRUE(::dmindex::testing::ScanU64(*(*session), 1, 1000, &out).ok());
     EXPECT_EQ(out.size(), 500u);
   }
   EXPECT_GT((*cluster)->GetIntProperty("dmindex.fabric.rpcs").value_or(0), 0u) << "chunks by RPC";
@@ -182,13 +197,13 @@ class LeakyIndex final : public Index {
 
  private:
   class LeakySession final : public Session {
-    Status DoLookup(Key, Value*) override { return RetryStatus("stale path"); }
-    Status DoInsert(Key, Value) override { return RetryStatus(); }
-    Status DoUpdate(Key, Value) override { return Status::Ok(); }
-    Status DoDelete(Key) override { return Status::NotFound(); }
-    Status DoScan(const KeyRange&, size_t, std::vector<KeyValue>*) override { return RetryStatus(); }
+    Status DoLookup(Slice, std::string*) override { return RetryStatus("stale path"); }
+    Status DoInsert(Slice, Slice) override { return RetryStatus(); }
+    Status DoUpdate(Slice, Slice) override { return Status::Ok(); }
+    Status DoDelete(Slice) override { return Status::NotFound(); }
+    Status DoScan(const KeyRange&, size_t, std::vector<dmindex::KeyValue>*) override { return RetryStatus(); }
   };
-  Status DoBulkLoad(std::span<const KeyValue>) override { return RetryStatus(); }
+  Status DoBulkLoad(std::span<const dmindex::KeyValue>) override { return RetryStatus(); }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t) override {
     return std::unique_ptr<Session>(std::make_unique<LeakySession>());
   }
@@ -201,8 +216,8 @@ TEST(ApiOpen, TheInternalRetryNeverLeavesAPublicCall) {
   ASSERT_TRUE(session.ok());
   Value v = 0;
   std::vector<KeyValue> out;
-  for (Status s : {(*session)->Lookup(1, &v), (*session)->Insert(1, 1), (*session)->Scan(1, 3, &out),
-                   index.BulkLoad(std::vector<KeyValue>{{1, 1}})}) {
+  for (Status s : {(*session)->Lookup(1, &v), (*session)->Insert(1, 1), ::dmindex::testing::ScanU64(*(*session), 1, 3, &out),
+                   ::dmindex::testing::BulkLoadU64(index, std::vector<KeyValue>{{1, 1}})}) {
     EXPECT_FALSE(IsRetry(s));
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
     EXPECT_NE(s.message().find("restart signal escaped"), std::string::npos) << s.ToString();

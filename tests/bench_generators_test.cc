@@ -234,12 +234,12 @@ TEST(BenchGenerators, InsertsTakeFreshDistinctKeysAndExpectedKeysListThem) {
   constexpr uint64_t kLoaded = 2000;
   constexpr uint32_t kThreads = 4;
   auto plan = Plan(Named("insert-only"), kLoaded, kThreads);
-  std::vector<KeyValue> load = plan->LoadRecords();
+  std::vector<RecordPair> load = plan->LoadRecords();
   ASSERT_EQ(load.size(), kLoaded);
   ASSERT_TRUE(std::is_sorted(load.begin(), load.end(),
                              [](auto& a, auto& b) { return a.key < b.key; }));
   std::set<Key> all;
-  for (const KeyValue& kv : load) {
+  for (const RecordPair& kv : load) {
     EXPECT_TRUE(ValueMatchesKey(kv.key, kv.value));
     all.insert(kv.key);
   }
@@ -249,7 +249,7 @@ TEST(BenchGenerators, InsertsTakeFreshDistinctKeysAndExpectedKeysListThem) {
     for (int i = 0; i < 1000 + 100 * static_cast<int>(t); ++i) {
       Operation op = s.Next();
       ASSERT_EQ(op.kind, OpKind::kInsert);
-      EXPECT_TRUE(IsValidKey(op.key));
+      EXPECT_TRUE(u64::IsValidKey(op.key));
       EXPECT_TRUE(ValueMatchesKey(op.key, op.value));
       EXPECT_TRUE(all.insert(op.key).second) << "insert reused key " << op.key;
     }
@@ -265,10 +265,10 @@ TEST(BenchGenerators, KeySpaceIsInjectiveAndAvoidsFenceKeys) {
   std::unordered_set<Key> seen;
   for (uint64_t r = 0; r < 1'000'000; ++r) {
     Key k = KeyOfRecord(r, InsertOrder::kHashed);
-    ASSERT_TRUE(IsValidKey(k));
+    ASSERT_TRUE(u64::IsValidKey(k));
     ASSERT_TRUE(seen.insert(k).second) << "records collide at " << r;
   }
-  EXPECT_TRUE(IsValidKey(KeyOfRecord(kMaxRecords - 1, InsertOrder::kHashed)));
+  EXPECT_TRUE(u64::IsValidKey(KeyOfRecord(kMaxRecords - 1, InsertOrder::kHashed)));
   EXPECT_FALSE(ValueMatchesKey(KeyOfRecord(1, InsertOrder::kHashed),
                                MakeValue(KeyOfRecord(2, InsertOrder::kHashed), 0)));
 }

@@ -20,7 +20,7 @@ namespace dmindex::testing {
 struct TestIndexFaults {
   uint64_t drop_every_nth_insert = 0;     // silently lose inserts
   uint64_t corrupt_every_nth_update = 0;  // store a value that belongs to no key
-  std::vector<Key>* keys_at_end = nullptr;  // receives the final key set when the index dies
+  std::vector<uint64_t>* keys_at_end = nullptr;  // receives the final key set when the index dies
 };
 
 class TestIndex final : public Index {
@@ -31,7 +31,7 @@ class TestIndex final : public Index {
   ~TestIndex() override {
     if (faults_.keys_at_end == nullptr) return;
     faults_.keys_at_end->clear();
-    for (const auto& [key, value] : map_) faults_.keys_at_end->push_back(key);
+    for (const auto& [key, value] : map_) faults_.keys_at_end->push_back(U64Key::Decode(key));
   }
 
   static IndexOptions AnyComputeNode() {
@@ -63,7 +63,7 @@ class TestIndex final : public Index {
   fabric::Fabric& fabric_;
   const TestIndexFaults faults_;
   mutable std::shared_mutex mu_;
-  std::map<Key, Value> map_;
+  std::map<std::string, std::string> map_;  // the bench's u64 keys and values, 8 bytes each
   std::atomic<uint64_t> hits_{0}, misses_{0}, inserts_{0}, updates_{0};
 };
 
@@ -74,38 +74,39 @@ class TestSession final : public Session {
 
  private:
 
-  Status DoLookup(Key key, Value* value) override {
+  Status DoLookup(Slice key, std::string* value) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
     ++index_.hits_;
     std::shared_lock lock(index_.mu_);
-    auto it = index_.map_.find(key);
+    auto it = index_.map_.find(std::string(key));
     if (it == index_.map_.end()) return Status::NotFound();
     *value = it->second;
     return Status::Ok();
   }
-  Status DoInsert(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
+  Status DoInsert(Slice key, Slice value) override {
+    DMX_RETURN_IF_ERROR(ep_->Write(word_, value.data(), 8));
     const uint64_t n = ++index_.inserts_;
     if (index_.faults_.drop_every_nth_insert && n % index_.faults_.drop_every_nth_insert == 0)
       return Status::Ok();
     std::unique_lock lock(index_.mu_);
-    index_.map_[key] = value;
+    index_.map_[std::string(key)] = std::string(value);
     return Status::Ok();
   }
-  Status DoUpdate(Key key, Value value) override {
-    DMX_RETURN_IF_ERROR(ep_->Write(word_, &value, 8));
+  Status DoUpdate(Slice key, Slice value) override {
+    DMX_RETURN_IF_ERROR(ep_->Write(word_, value.data(), 8));
     const uint64_t n = ++index_.updates_;
+    std::string stored(value);
     if (index_.faults_.corrupt_every_nth_update && n % index_.faults_.corrupt_every_nth_update == 0)
-      value ^= 0xFFFF;
+      stored = U64Key(U64Key::Decode(value) ^ 0xFFFF).str();
     std::unique_lock lock(index_.mu_);
-    auto it = index_.map_.find(key);
+    auto it = index_.map_.find(std::string(key));
     if (it == index_.map_.end()) return Status::NotFound();
-    it->second = value;
+    it->second = stored;
     return Status::Ok();
   }
-  Status DoDelete(Key key) override {
+  Status DoDelete(Slice key) override {
     std::unique_lock lock(index_.mu_);
-    return index_.map_.erase(key) ? Status::Ok() : Status::NotFound();
+    return index_.map_.erase(std::string(key)) ? Status::Ok() : Status::NotFound();
   }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));

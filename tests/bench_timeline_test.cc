@@ -70,20 +70,23 @@ class FakePartitioned final : public Index, public Partitioning {
   explicit FakePartitioned(std::vector<Key> b, bool partitioned = true)
       : Index("fake", IndexOptions{}), b_(std::move(b)), partitioned_(partitioned) {}
   uint32_t partitions() const override { return static_cast<uint32_t>(b_.size() + 1); }
-  Route RouteKey(Key key) const override {
+  Route RouteKey(Slice encoded) const override {
+    const Key key = u64::Decode(encoded);
     const uint32_t owner = static_cast<uint32_t>(std::upper_bound(b_.begin(), b_.end(), key) - b_.begin());
-    return {owner, owner == 0 ? kMinKey : b_[owner - 1],
-            owner < b_.size() ? std::optional<Key>(b_[owner]) : std::nullopt, true};
+    Route r{owner, u64::Encode(owner == 0 ? kMinKey : b_[owner - 1]), std::nullopt, true};
+    if (owner < b_.size()) r.end = u64::Encode(b_[owner]);
+    return r;
   }
-  Result<double> Repartition(std::vector<Key> b) override {
-    b_ = std::move(b);
+  Result<double> Repartition(std::vector<std::string> b) override {
+    b_.clear();
+    for (const std::string& k : b) b_.push_back(u64::Decode(k));
     ++repartitions;
     return 0.001;
   }
   int repartitions = 0;
 
  private:
-  Status DoBulkLoad(std::span<const KeyValue>) override { return Status::Ok(); }
+  Status DoBulkLoad(std::span<const dmindex::KeyValue>) override { return Status::Ok(); }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t) override {
     return Status::NotSupported("no sessions");
   }
@@ -107,7 +110,7 @@ TEST(BenchRepartitionPlan, BoundariesReadBackThroughRouteKey) {
 }
 
 TEST(BenchRepartitionPlan, MovesAShareOfTheGiversLoadedKeys) {
-  std::vector<KeyValue> loaded;
+  std::vector<RecordPair> loaded;
   for (Key k = 1; k <= 300; ++k) loaded.push_back({k, k});
   FakePartitioned index({101, 201});
   RepartitionSpec spec;  // node 0 gives half of its keys to node 1

@@ -181,8 +181,8 @@ TEST(BenchYcsbGenerators, OrderedKeysSortAsYcsbsStrings) {
   for (uint64_t r = 0; r < 200'000; ++r) keys.push_back(key(r, 3));
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end()) << "distinct records, distinct keys";
-  EXPECT_TRUE(IsValidKey(key(kMaxRecords - 1, 18)));
-  EXPECT_TRUE(IsValidKey(key(0, 1)));
+  EXPECT_TRUE(u64::IsValidKey(key(kMaxRecords - 1, 18)));
+  EXPECT_TRUE(u64::IsValidKey(key(0, 1)));
 }
 
 TEST(BenchYcsbGenerators, InsertStartAndCountRestrictTheRequests) {

@@ -14,42 +14,55 @@
 namespace dmindex::check {
 namespace {
 
-Operation Op(OpKind kind, Key key, Value value, Outcome outcome, int64_t invoke, int64_t response,
-             uint32_t thread = 0) {
+// The histories below name keys and values by integers: the u64 format's 8-byte strings.
+Key K(uint64_t k) { return U64Key(k).str(); }
+Value V(uint64_t v) { return U64Key(v).str(); }
+
+Operation Op(OpKind kind, uint64_t key, uint64_t value, Outcome outcome, int64_t invoke,
+             int64_t response, uint32_t thread = 0) {
   Operation op;
   op.kind = kind;
-  op.key = key;
-  op.value = value;
+  op.key = K(key);
+  if (kind == OpKind::kInsert || kind == OpKind::kUpdate || (kind == OpKind::kLookup && outcome == Outcome::kOk))
+    op.value = V(value);
   op.outcome = outcome;
   op.invoke_ns = invoke;
   op.response_ns = response;
   op.thread = thread;
   return op;
 }
-Operation Put(Key k, Value v, int64_t from, int64_t to, uint32_t t = 0) {
+Operation Put(uint64_t k, uint64_t v, int64_t from, int64_t to, uint32_t t = 0) {
   return Op(OpKind::kInsert, k, v, Outcome::kOk, from, to, t);
 }
-Operation Get(Key k, Value v, int64_t from, int64_t to, uint32_t t = 1) {
+Operation Get(uint64_t k, uint64_t v, int64_t from, int64_t to, uint32_t t = 1) {
   return Op(OpKind::kLookup, k, v, Outcome::kOk, from, to, t);
 }
-Operation Miss(OpKind kind, Key k, int64_t from, int64_t to, uint32_t t = 1) {
+Operation Miss(OpKind kind, uint64_t k, int64_t from, int64_t to, uint32_t t = 1) {
   return Op(kind, k, 0, Outcome::kNotFound, from, to, t);
 }
-Operation Del(Key k, int64_t from, int64_t to, uint32_t t = 2) {
+Operation Del(uint64_t k, int64_t from, int64_t to, uint32_t t = 2) {
   return Op(OpKind::kDelete, k, 0, Outcome::kOk, from, to, t);
 }
-Operation ScanOp(Key start, uint32_t count, std::vector<KeyValue> result, int64_t from, int64_t to) {
+using IntPairs = std::vector<std::pair<uint64_t, uint64_t>>;
+std::vector<KeyValue> Pairs(const IntPairs& pairs) {
+  std::vector<KeyValue> out;
+  for (const auto& [k, v] : pairs) out.push_back({K(k), V(v)});
+  return out;
+}
+Operation ScanOp(uint64_t start, uint32_t count, const IntPairs& result, int64_t from, int64_t to) {
   Operation op = Op(OpKind::kScan, start, 0, Outcome::kOk, from, to, 3);
   op.scan_count = count;
-  op.scan_result = std::move(result);
+  op.scan_result = Pairs(result);
   return op;
 }
-History Hist(std::vector<Operation> ops, std::map<Key, Value> initial = {}) {
-  return History{std::move(ops), std::move(initial)};
+History Hist(std::vector<Operation> ops, const IntPairs& initial = {}) {
+  History h{std::move(ops), {}};
+  for (const auto& [k, v] : initial) h.initial[K(k)] = V(v);
+  return h;
 }
-bool HasViolation(const CheckReport& r, const std::string& kind, Key key) {
+bool HasViolation(const CheckReport& r, const std::string& kind, uint64_t key) {
   for (const Violation& v : r.violations)
-    if (v.kind == kind && v.key == key) return true;
+    if (v.kind == kind && v.key == K(key)) return true;
   return false;
 }
 
@@ -72,7 +85,7 @@ TEST(LinearizabilityChecker, ReportsStaleRead) {
   History h = Hist({Put(9, 100, 0, 10), Put(9, 200, 20, 30), Get(9, 100, 40, 50), Put(4, 1, 0, 1)});
   CheckReport r = CheckLinearizability(h);
   ASSERT_EQ(r.violations.size(), 1u) << r.ToString();
-  EXPECT_EQ(r.violations[0].key, 9u);
+  EXPECT_EQ(r.violations[0].key, K(9));
   EXPECT_EQ(r.violations[0].kind, "not linearizable");
   // The excerpt names the read that cannot be placed.
   EXPECT_NE(r.violations[0].detail.find(">> T1 Lookup(9) -> 0x64"), std::string::npos)
@@ -110,12 +123,12 @@ TEST(LinearizabilityChecker, ManyConcurrentWritersStaySmall) {
   // finish quickly (this is the shape of the harness's hot-key histories).
   std::vector<Operation> ops;
   std::mt19937_64 rng(3);
-  Value current = 0;
+  uint64_t current = 0;
   for (int64_t step = 0; step < 1600; ++step) {
     const uint32_t t = static_cast<uint32_t>(step % 8);
     const int64_t from = step * 10, to = from + 75;  // overlaps the next 7 operations
     if (rng() % 2) {
-      current = static_cast<Value>(step + 1);
+      current = static_cast<uint64_t>(step + 1);
       ops.push_back(Put(1, current, from, to, t));
     } else if (current != 0) {
       ops.push_back(Get(1, current, from, to, t));
@@ -189,10 +202,10 @@ TEST(ScanChecker, ReportsDisorder) {
 
 TEST(ScanChecker, HoldsIteratorBatchesToTheirRange) {
   History base = Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1)});
-  auto batch = [](Key start, bool after, Key end, std::vector<KeyValue> result, uint32_t count) {
-    Operation op = ScanOp(start, count, std::move(result), 10, 20);
+  auto batch = [](uint64_t start, bool after, uint64_t end, const IntPairs& result, uint32_t count) {
+    Operation op = ScanOp(start, count, result, 10, 20);
     op.scan_after = after;
-    op.scan_end = end;
+    if (end != 0) op.scan_end = K(end);
     return op;
   };
   // A batch after key 10 that stops below 30 owes 20 and nothing else.
@@ -237,7 +250,7 @@ class LyingIndex final : public Index {
   bool Previous(Key k, Value* v) {
     std::lock_guard<std::mutex> guard(mu_);
     auto it = values_.find(k);
-    if (it == values_.end() || it->second.first == 0) return false;
+    if (it == values_.end() || it->second.first.empty()) return false;
     *v = it->second.first;
     return true;
   }
@@ -257,18 +270,20 @@ class LyingIndex final : public Index {
 class LyingSession final : public Session {
  public:
   LyingSession(std::unique_ptr<Session> inner, LyingIndex& index, uint64_t seed)
-      : inner_(std::move(inner)), index_(index), rng_(seed) {}
+      : inner_(std::move(inner)), index_(index), rng_(seed) {
+    AdoptRules(*inner_);
+  }
 
  private:
-  Status DoLookup(Key key, Value* value) override {
+  Status DoLookup(Slice key, std::string* value) override {
     Status s = inner_->Lookup(key, value);
     Value old;
-    if (s.ok() && Roll(index_.lies().stale_lookups) && index_.Previous(key, &old)) *value = old;
+    if (s.ok() && Roll(index_.lies().stale_lookups) && index_.Previous(Key(key), &old)) *value = old;
     return s;
   }
-  Status DoInsert(Key key, Value value) override { return Wrote(key, value, inner_->Insert(key, value)); }
-  Status DoUpdate(Key key, Value value) override { return Wrote(key, value, inner_->Update(key, value)); }
-  Status DoDelete(Key key) override { return inner_->Delete(key); }
+  Status DoInsert(Slice key, Slice value) override { return Wrote(key, value, inner_->Insert(key, value)); }
+  Status DoUpdate(Slice key, Slice value) override { return Wrote(key, value, inner_->Update(key, value)); }
+  Status DoDelete(Slice key) override { return inner_->Delete(key); }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     Status s = ScanRangeOf(*inner_, range, count, out);
     if (!s.ok() || out->empty()) return s;
@@ -282,8 +297,8 @@ class LyingSession final : public Session {
   }
 
   bool Roll(uint32_t percent) { return rng_() % 100 < percent; }
-  Status Wrote(Key key, Value value, Status s) {
-    if (s.ok()) index_.NoteWrite(key, value);
+  Status Wrote(Slice key, Slice value, Status s) {
+    if (s.ok()) index_.NoteWrite(Key(key), Value(value));
     return s;
   }
   std::unique_ptr<Session> inner_;

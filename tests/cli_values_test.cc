@@ -39,7 +39,7 @@ TEST(CliValues, CheckSecondsBeyondAMonthIsRefused) {
 
 TEST(CliValues, ACheckThatCheckedNothingIsNeverOk) {
   const std::string empty = TempPath("empty.json");
-  std::ofstream(empty) << R"({"format":"dmindex-history","version":1,"design":"sherman",)"
+  std::ofstream(empty) << R"({"format":"dmindex-history","version":3,"design":"sherman",)"
                        << R"("index":"x","process":0,"clock_origin_ns":0,"initial":[],"ops":[]})";
   ToolRun r = RunTool("check --merge " + empty);
   EXPECT_EQ(r.exit_code, 1) << r.output;

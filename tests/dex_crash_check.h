@@ -28,8 +28,18 @@
 #include "fabric/fabric.h"
 #include "tree/node_layout.h"
 #include "tree/pool_audit.h"
+#include "u64_api.h"
 
 namespace dmindex::testing {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 // Per key, every value an acknowledged write gave it (nullopt: an acknowledged delete).
 using AckedWrites = std::map<Key, std::vector<std::optional<Value>>>;
@@ -90,7 +100,7 @@ inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name
   std::vector<KeyValue> scanned, all;
   Key from = kMinKey;
   for (;;) {
-    Status s = (*session)->Scan(from, 256, &scanned);
+    Status s = ::dmindex::testing::ScanU64(*(*session), from, 256, &scanned);
     ASSERT_TRUE(s.ok()) << "scan from " << from << ": " << s.ToString();
     all.insert(all.end(), scanned.begin(), scanned.end());
     if (scanned.size() < 256) break;

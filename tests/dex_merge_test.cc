@@ -15,9 +15,19 @@
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using designs::dex::DexTree;
 using designs::dex::WorkerSet;
@@ -78,7 +88,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
       }
     } else {
       std::vector<KeyValue> got;
-      ASSERT_TRUE(s.Scan(k, 30, &got).ok());
+      ASSERT_TRUE(::dmindex::testing::ScanU64(s, k, 30, &got).ok());
       auto it = model.lower_bound(k);
       for (size_t j = 0; j < got.size(); ++j, ++it) {
         ASSERT_NE(it, model.end()) << "op " << i;
@@ -216,7 +226,7 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
     while (!stop.load()) {
       const Key start = 1 + rng() % kKeys;
       std::vector<KeyValue> got;
-      if (!s->Scan(start, 40, &got).ok()) {
+      if (!::dmindex::testing::ScanU64(*s, start, 40, &got).ok()) {
         failures.fetch_add(1);
         continue;
       }

@@ -16,9 +16,19 @@
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
   return testing::DexTestFabric(faults);
@@ -39,10 +49,10 @@ TEST(DexProcesses, EachComputeNodeIsHostedOnce) {
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   auto b = OpenProcess(*fabric, 1, {});  // adopts the stored partition count, claims node 1
   ASSERT_TRUE(b.ok()) << b.status().ToString();
-  EXPECT_TRUE((*a)->partitioning()->RouteKey(kMinKey).hosted);
-  EXPECT_FALSE((*b)->partitioning()->RouteKey(kMinKey).hosted);
-  EXPECT_EQ((*b)->partitioning()->RouteKey(kMaxKey / 2 + 1).compute_node, 1u);
-  EXPECT_TRUE((*b)->partitioning()->RouteKey(kMaxKey / 2 + 1).hosted);
+  EXPECT_TRUE(::dmindex::testing::RouteU64(*(*a)->partitioning(), kMinKey).hosted);
+  EXPECT_FALSE(::dmindex::testing::RouteU64(*(*b)->partitioning(), kMinKey).hosted);
+  EXPECT_EQ(::dmindex::testing::RouteU64(*(*b)->partitioning(), kMaxKey / 2 + 1).compute_node, 1u);
+  EXPECT_TRUE(::dmindex::testing::RouteU64(*(*b)->partitioning(), kMaxKey / 2 + 1).hosted);
 
   auto taken = OpenProcess(*fabric, 1, {{"first_node", "0"}});
   ASSERT_FALSE(taken.ok());
@@ -73,8 +83,8 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
   for (Key k = 1; k <= 4000; ++k) load.push_back({k, k});
   // Equal-width partitions put every loaded key on node 0 (A's); loading rebalances them
   // on leaf fences, moving the upper half to B - A may give them away, it hosts node 0.
-  ASSERT_TRUE((*a)->BulkLoad(load).ok());
-  const Route r = (*a)->partitioning()->RouteKey(3000);
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*(*a), load).ok());
+  const ::dmindex::testing::U64Route r = ::dmindex::testing::RouteU64(*(*a)->partitioning(), 3000);
   ASSERT_EQ(r.compute_node, 1u);
   ASSERT_FALSE(r.hosted);
   const Key boundary = r.begin;
@@ -94,7 +104,7 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
   for (Key k = 1; k < boundary; ++k) ASSERT_TRUE(sa->Update(k, k + 100000).ok());
   for (Key k = 1; k < boundary; k += 2) ASSERT_TRUE(sa->Delete(k).ok());
   const Key half = boundary / 2;
-  auto moved = (*a)->partitioning()->Repartition({half});
+  auto moved = ::dmindex::testing::RepartitionU64(*(*a)->partitioning(), {half});
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_TRUE(sa->Lookup(half, &v).IsNotOwner());
   for (Key k = half; k < boundary; ++k) {
@@ -108,9 +118,9 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
     ASSERT_TRUE(sb->Insert(k, k + 200000).ok());
   }
   // B may not take keys back; it may give them.
-  auto grab = (*b)->partitioning()->Repartition({1});
+  auto grab = ::dmindex::testing::RepartitionU64(*(*b)->partitioning(), {1});
   EXPECT_TRUE(grab.status().IsNotOwner()) << grab.status().ToString();
-  ASSERT_TRUE((*b)->partitioning()->Repartition({boundary + 100}).ok());
+  ASSERT_TRUE(::dmindex::testing::RepartitionU64(*(*b)->partitioning(), {boundary + 100}).ok());
   for (Key k = half; k < boundary + 100; ++k) {
     ASSERT_TRUE(sa->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, k < boundary ? k + 200000 : k) << "A lost B's write of key " << k;
@@ -118,13 +128,13 @@ TEST(DexProcesses, KeysMoveBetweenProcessesWithTheirWrites) {
 
   // A scan running into B's keys stops there with what it found, and says so.
   std::vector<KeyValue> out;
-  s = sa->Scan(boundary, 1000, &out);
+  s = ::dmindex::testing::ScanU64(*sa, boundary, 1000, &out);
   ASSERT_TRUE(s.IsNotOwner()) << s.ToString();
   // (A leaf crossing the boundary is shared: its keys beyond it come along.)
   ASSERT_GE(out.size(), 100u);
   ASSERT_LT(out.size(), 1000u);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].key, boundary + i);
-  ASSERT_TRUE(sb->Scan(boundary + 100, 10, &out).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*sb, boundary + 100, 10, &out).ok());
   EXPECT_EQ(out.front().key, boundary + 100);
 
   // Everything written survives both processes closing (dirty pages go back at close).
@@ -167,7 +177,7 @@ TEST(DexProcesses, RacingProcessesWithRepartitioningAreLinearizable) {
   wb.process = 2;
   wb.seed = 23;
   // A loader hosting all four compute nodes loads and balances the partitions, and leaves.
-  std::map<Key, Value> loaded;
+  std::map<check::Key, check::Value> loaded;
   {
     auto loader = OpenProcess(*fabric, 4, {{"partitions", "4"}});
     ASSERT_TRUE(loader.ok()) << loader.status().ToString();
@@ -178,8 +188,8 @@ TEST(DexProcesses, RacingProcessesWithRepartitioningAreLinearizable) {
   auto a = OpenProcess(*fabric, 2, {});
   auto b = OpenProcess(*fabric, 2, {});
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << b.status().ToString();
-  EXPECT_TRUE((*a)->partitioning()->RouteKey(1).hosted);
-  EXPECT_TRUE((*b)->partitioning()->RouteKey(w.key_stride * (w.keys - 1)).hosted);
+  EXPECT_TRUE(::dmindex::testing::RouteU64(*(*a)->partitioning(), 1).hosted);
+  EXPECT_TRUE(::dmindex::testing::RouteU64(*(*b)->partitioning(), w.key_stride * (w.keys - 1)).hosted);
   check::ConcurrentWorkload load_a(**a, w), load_b(**b, wb);
   check::RoundsPlan plan;
   plan.rounds = 4;
@@ -198,7 +208,8 @@ TEST(DexProcesses, RacingProcessesWithRepartitioningAreLinearizable) {
   for (const auto* r : {&*ra, &*rb})
     for (const auto& op : r->history.ops)
       cross_reads += op.kind == check::OpKind::kLookup && op.outcome == check::Outcome::kOk &&
-                     (op.value >> 56) != 0 && (op.value >> 56) != op.process;
+                     op.value.size() == 8 && (u64::Decode(op.value) >> 56) != 0 &&
+                     (u64::Decode(op.value) >> 56) != op.process;
   EXPECT_GT(cross_reads, 0u) << "no process read the other's writes";
   std::vector<check::History> histories;
   histories.push_back(check::History::StartingNow(loaded));

@@ -29,9 +29,19 @@
 #include "designs/registry.h"
 #include "dex_crash_check.h"
 #include "dex_test_env.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 constexpr uint32_t kNodeBytes = 512;
 

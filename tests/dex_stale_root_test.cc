@@ -14,9 +14,19 @@
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "tree/node_layout.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 TEST(DexStaleRoot, SplittingAFormerRootKeepsItsSiblingReachable) {
   auto fabric = testing::DexTestFabric();
@@ -58,7 +68,7 @@ TEST(DexStaleRoot, SplittingAFormerRootKeepsItsSiblingReachable) {
     EXPECT_EQ(v, k + 7);
   }
   std::vector<KeyValue> all;
-  ASSERT_TRUE((*s)->Scan(kMinKey, inserted.size() + 1, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*(*s), kMinKey, inserted.size() + 1, &all).ok());
   EXPECT_EQ(all.size(), inserted.size());
 }
 

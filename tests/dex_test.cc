@@ -11,9 +11,19 @@
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
   return testing::DexTestFabric(faults);
@@ -54,7 +64,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
       ASSERT_EQ(st.ok(), model.erase(k) == 1) << "op " << i << " delete " << k << ": " << st.ToString();
     } else {
       std::vector<KeyValue> got;
-      ASSERT_TRUE(s.Scan(k, 20, &got).ok());
+      ASSERT_TRUE(::dmindex::testing::ScanU64(s, k, 20, &got).ok());
       auto it = model.lower_bound(k);
       for (size_t j = 0; j < got.size(); ++j, ++it) {
         ASSERT_NE(it, model.end()) << "op " << i;
@@ -62,7 +72,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
           Value lv = 0;
           Status ls = s.Lookup(it->first, &lv);
           std::vector<KeyValue> again;
-          Status ss = s.Scan(it->first, 3, &again);
+          Status ss = ::dmindex::testing::ScanU64(s, it->first, 3, &again);
           ADD_FAILURE() << "lookup of missed key " << it->first << ": " << ls.ToString() << "; scan from it: " << ss.ToString() << " first " << (again.empty() ? 0 : again[0].key);
         }
         ASSERT_EQ(got[j].key, it->first) << "op " << i << " scan from " << k << " item " << j;
@@ -72,7 +82,7 @@ void RandomOpsMatchMap(uint32_t compute_nodes, std::map<std::string, std::string
     }
   }
   std::vector<KeyValue> all;
-  ASSERT_TRUE(sessions[0]->Scan(kMinKey, 1 << 20, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*sessions[0], kMinKey, 1 << 20, &all).ok());
   ASSERT_EQ(all.size(), model.size());
 }
 
@@ -280,27 +290,27 @@ TEST(Dex, RouteKeyFollowsRepartitioning) {
   Partitioning* parts = (*index)->partitioning();
   ASSERT_NE(parts, nullptr);
   EXPECT_EQ(parts->partitions(), 3u);
-  Route r = parts->RouteKey(1500);
+  ::dmindex::testing::U64Route r = ::dmindex::testing::RouteU64(*parts, 1500);
   EXPECT_EQ(r.compute_node, 1u);
   EXPECT_EQ(r.begin, 1000u);  // half-open: [1000, 2000)
   EXPECT_EQ(r.end, std::optional<Key>(2000));
   EXPECT_TRUE(r.hosted);
   EXPECT_TRUE(r.Contains(1999));
   EXPECT_FALSE(r.Contains(2000));
-  EXPECT_EQ(parts->RouteKey(kMinKey).begin, kMinKey);
-  EXPECT_EQ(parts->RouteKey(kMaxKey).compute_node, 2u);
-  EXPECT_FALSE(parts->RouteKey(kMaxKey).end.has_value()) << "the last partition has no end";
+  EXPECT_EQ(::dmindex::testing::RouteU64(*parts, kMinKey).begin, kMinKey);
+  EXPECT_EQ(::dmindex::testing::RouteU64(*parts, kMaxKey).compute_node, 2u);
+  EXPECT_FALSE(::dmindex::testing::RouteU64(*parts, kMaxKey).end.has_value()) << "the last partition has no end";
   auto s = std::move((*index)->OpenSession(0)).value();
   for (Key k = 1; k < 3000; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
-  ASSERT_TRUE(parts->Repartition({1000, 1200}).ok());
-  EXPECT_EQ(parts->RouteKey(1500).compute_node, 2u);
-  EXPECT_EQ(parts->RouteKey(1500).begin, 1200u);
+  ASSERT_TRUE(::dmindex::testing::RepartitionU64(*parts, {1000, 1200}).ok());
+  EXPECT_EQ(::dmindex::testing::RouteU64(*parts, 1500).compute_node, 2u);
+  EXPECT_EQ(::dmindex::testing::RouteU64(*parts, 1500).begin, 1200u);
   Value v = 0;
   for (Key k = 1; k < 3000; ++k) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, k);
   }
-  EXPECT_TRUE(parts->Repartition({1}).status().IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::RepartitionU64(*parts, {1}).status().IsInvalidArgument());
 
   IndexOptions so = Options(1);
   so.name = "sherman-beside";

@@ -9,25 +9,42 @@
 
 #include "check/checker.h"
 #include "check/history_file.h"
+#include "common/u64.h"
 
 namespace dmindex::check {
 namespace {
 
-Operation Op(OpKind kind, Key key, Value value, int64_t invoke, int64_t response,
-             uint32_t process = 0, Outcome outcome = Outcome::kOk) {
-  return {.kind = kind, .outcome = outcome, .process = process, .key = key, .value = value,
-          .invoke_ns = invoke, .response_ns = response, .scan_count = 0, .scan_result = {}};
+// Keys and values named by integers: the u64 format's 8-byte strings.
+Key K(uint64_t k) { return U64Key(k).str(); }
+using IntMap = std::map<uint64_t, uint64_t>;
+std::map<Key, Value> M(const IntMap& m) {
+  std::map<Key, Value> out;
+  for (const auto& [k, v] : m) out[K(k)] = K(v);
+  return out;
 }
 
-History At(int64_t origin, std::vector<Operation> ops, std::map<Key, Value> initial = {}) {
-  History h{std::move(ops), std::move(initial)};
+Operation Op(OpKind kind, uint64_t key, uint64_t value, int64_t invoke, int64_t response,
+             uint32_t process = 0, Outcome outcome = Outcome::kOk) {
+  Operation op;
+  op.kind = kind;
+  op.outcome = outcome;
+  op.process = process;
+  op.key = K(key);
+  if (kind == OpKind::kInsert || kind == OpKind::kUpdate || kind == OpKind::kLookup) op.value = K(value);
+  op.invoke_ns = invoke;
+  op.response_ns = response;
+  return op;
+}
+
+History At(int64_t origin, std::vector<Operation> ops, const IntMap& initial = {}) {
+  History h{std::move(ops), M(initial)};
   h.clock_origin_ns = origin;
   return h;
 }
 
-bool Names(const CheckReport& r, const std::string& kind, Key key) {
+bool Names(const CheckReport& r, const std::string& kind, uint64_t key) {
   for (const Violation& v : r.violations)
-    if (v.kind == kind && v.key == key) return true;
+    if (v.kind == kind && v.key == K(key)) return true;
   return false;
 }
 
@@ -56,7 +73,7 @@ TEST(MergeHistories, RebasesOntoTheEarliestOriginAndOrdersByInvocation) {
 TEST(MergeHistories, UnitesInitialStatesAndRejectsDisagreement) {
   auto merged = MergeHistories({At(1, {}, {{3, 30}}), At(2, {}, {}), At(3, {}, {{3, 30}, {4, 40}})});
   ASSERT_TRUE(merged.ok());
-  EXPECT_EQ(merged->initial, (std::map<Key, Value>{{3, 30}, {4, 40}}));
+  EXPECT_EQ(merged->initial, M({{3, 30}, {4, 40}}));
   auto bad = MergeHistories({At(1, {}, {{3, 30}}), At(2, {}, {{3, 31}})});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("key 3"), std::string::npos) << bad.status().ToString();
@@ -65,7 +82,7 @@ TEST(MergeHistories, UnitesInitialStatesAndRejectsDisagreement) {
 TEST(AppendHistory, KeepsTheInitialStateAndRebases) {
   History run = At(100, {Op(OpKind::kInsert, 1, 10, 0, 10)}, {{1, 5}});
   AppendHistory(&run, At(200, {Op(OpKind::kDelete, 1, 0, 0, 10)}, {{1, 10}, {9, 9}}));
-  EXPECT_EQ(run.initial, (std::map<Key, Value>{{1, 5}}));
+  EXPECT_EQ(run.initial, M({{1, 5}}));
   ASSERT_EQ(run.ops.size(), 2u);
   EXPECT_EQ(run.ops[1].invoke_ns, 100);
   EXPECT_EQ(run.ops[1].kind, OpKind::kDelete);
@@ -74,11 +91,12 @@ TEST(AppendHistory, KeepsTheInitialStateAndRebases) {
 TEST(HistoryFile, RoundTripsEveryField) {
   Operation scan = Op(OpKind::kScan, 2, 0, 30, 40, 3);
   scan.scan_count = 5;
-  scan.scan_result = {{3, ~Value{0}}, {kMaxKey - 1, 7}};
-  scan.scan_after = true;  // an iterator's batch: after key 2, below kMaxKey
-  scan.scan_end = kMaxKey;
+  // Byte keys and values of any bytes and sizes, empty values included.
+  scan.scan_result = {{K(3), K(~uint64_t{0})}, {std::string("b\0\xff\n\"", 5), ""}, {"user1", std::string(3000, 'v')}};
+  scan.scan_after = true;  // an iterator's batch: after key 2, below "z"
+  scan.scan_end = "z";
   HistoryFile file{"sherman:hocl=off", "idx", 3,
-                   At(-77, {Op(OpKind::kUpdate, kMaxKey, 0xff00000000000001, 1, 2, 3, Outcome::kNotFound),
+                   At(-77, {Op(OpKind::kUpdate, u64::kMaxKey, 0xff00000000000001, 1, 2, 3, Outcome::kNotFound),
                             Op(OpKind::kDelete, 4, 0, 5, 6, 3, Outcome::kUnknown), scan},
                       {{4, 44}})};
   file.history.ops[0].thread = 254;
@@ -104,7 +122,7 @@ TEST(HistoryFile, RoundTripsEveryField) {
   }
   EXPECT_EQ(Describe(read->history.ops[0]).substr(0, 7), "C3.T254");
 
-  std::ofstream(path) << "{\"format\": \"dmindex-history\", \"version\": 1, \"ops\": [[9]]}";
+  std::ofstream(path) << "{\"format\": \"dmindex-history\", \"version\": 3, \"ops\": [[9]]}";
   auto bad = ReadHistoryFile(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(path), std::string::npos);
@@ -122,8 +140,8 @@ TEST(CheckFinalState, AcceptsTheLastAcknowledgedWriteOrAnyOverlappingOne) {
                      Op(OpKind::kInsert, 3, 30, 0, 10), Op(OpKind::kDelete, 3, 0, 20, 30),
                      Op(OpKind::kLookup, 4, 40, 0, 10)},
                  {{4, 40}});
-  EXPECT_TRUE(CheckFinalState(h, {{1, 11}, {2, 20}, {4, 40}}).ok());
-  EXPECT_TRUE(CheckFinalState(h, {{1, 11}, {2, 21}, {4, 40}}).ok());
+  EXPECT_TRUE(CheckFinalState(h, M({{1, 11}, {2, 20}, {4, 40}})).ok());
+  EXPECT_TRUE(CheckFinalState(h, M({{1, 11}, {2, 21}, {4, 40}})).ok());
 }
 
 TEST(CheckFinalState, NamesTheKeyOfALostWriteOrDelete) {
@@ -132,10 +150,9 @@ TEST(CheckFinalState, NamesTheKeyOfALostWriteOrDelete) {
                      // A failed Update or Delete is no write: key 5 keeps 50.
                      Op(OpKind::kInsert, 5, 50, 0, 10), Op(OpKind::kDelete, 6, 0, 20, 30, 0, Outcome::kNotFound)},
                  {});
-  const std::map<Key, Value> right = {{1, 11}, {5, 50}};
-  EXPECT_TRUE(CheckFinalState(h, right).ok());
-  auto wrong = [&](std::map<Key, Value> final_state, Key key) {
-    CheckReport r = CheckFinalState(h, final_state);
+  EXPECT_TRUE(CheckFinalState(h, M({{1, 11}, {5, 50}})).ok());
+  auto wrong = [&](const IntMap& final_state, uint64_t key) {
+    CheckReport r = CheckFinalState(h, M(final_state));
     EXPECT_TRUE(Names(r, "wrong final state", key)) << r.ToString();
     EXPECT_EQ(r.violations.size(), 1u) << r.ToString();
   };
@@ -150,9 +167,9 @@ TEST(CheckFinalState, WritesOfUnknownOutcomeMayOrMayNotHaveHappened) {
   History h = At(0, {Op(OpKind::kInsert, 1, 10, 0, 10), Op(OpKind::kUpdate, 1, 11, 20, 30, 0, Outcome::kUnknown),
                      Op(OpKind::kInsert, 2, 20, 0, 10, 0, Outcome::kUnknown)},
                  {});
-  EXPECT_TRUE(CheckFinalState(h, {{1, 10}}).ok());
-  EXPECT_TRUE(CheckFinalState(h, {{1, 11}, {2, 20}}).ok());
-  EXPECT_TRUE(Names(CheckFinalState(h, {{1, 12}}), "wrong final state", 1));
+  EXPECT_TRUE(CheckFinalState(h, M({{1, 10}})).ok());
+  EXPECT_TRUE(CheckFinalState(h, M({{1, 11}, {2, 20}})).ok());
+  EXPECT_TRUE(Names(CheckFinalState(h, M({{1, 12}})), "wrong final state", 1));
 }
 
 }  // namespace

@@ -27,9 +27,19 @@
 #include "check/workload.h"
 #include "common/sync.h"
 #include "harness_config.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using testing::SoakFactor;
 
@@ -57,12 +67,9 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
   }
   // Iterates over everything in batches of `page` pairs.
   static std::vector<KeyValue> ScanAll(Session& s, size_t page = 97) {
-    std::vector<KeyValue> all;
-    ReadOptions ro;
-    ro.readahead = page;
-    Iterator it = s.NewIterator(ro);
-    for (it.SeekToFirst(); it.Valid(); it.Next()) all.push_back({it.key(), it.value()});
-    EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+    Status st;
+    std::vector<KeyValue> all = testing::IterateU64(s, page, &st);
+    EXPECT_TRUE(st.ok()) << st.ToString();
     return all;
   }
   // Preloads, runs the rounds, checks each; returns the report's one-line summary.
@@ -123,7 +130,7 @@ TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
       }
       case 6: {
         const size_t count = rng() % 150;
-        ASSERT_TRUE(s->Scan(k, count, &got).ok()) << "op " << i;
+        ASSERT_TRUE(::dmindex::testing::ScanU64(*s, k, count, &got).ok()) << "op " << i;
         std::vector<KeyValue> want;
         for (auto it = model.lower_bound(k); it != model.end() && want.size() < count; ++it)
           want.push_back({it->first, it->second});
@@ -149,7 +156,7 @@ TEST_P(IndexHarnessTest, BulkLoadThenScanAndLookup) {
   const uint64_t n = 30'000ull * SoakFactor();
   for (uint64_t i = 0; i < n; ++i) model[7 * i + 3] = (7 * i + 3) * 3;
   const std::vector<KeyValue> sorted = Pairs(model);
-  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, sorted).ok());
   auto s = Session0(*index);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(ScanAll(*s), sorted);
@@ -161,7 +168,7 @@ TEST_P(IndexHarnessTest, BulkLoadThenScanAndLookup) {
   }
   // A scan starting between keys begins at the next one.
   std::vector<KeyValue> got;
-  ASSERT_TRUE(s->Scan(7 * 100 + 4, 3, &got).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, 7 * 100 + 4, 3, &got).ok());
   EXPECT_EQ(got, (std::vector<KeyValue>{sorted[101], sorted[102], sorted[103]}));
   // Inserting between the keys splits the bulk-loaded leaves; nothing may get lost.
   for (uint64_t i = 0; i < n; i += 3) {
@@ -223,7 +230,7 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
         Status inserted = s.Insert(key_of(i, t), value_of(key_of(i, t)));
         ASSERT_TRUE(inserted.ok()) << "key " << key_of(i, t) << ": " << inserted.ToString();
         const Key recent = key_of(i - rng() % (i + 1), rng() % kThreads);
-        Status st = i % 8 == 7 ? s.Scan(recent, 16, &out) : s.Lookup(recent, &v);
+        Status st = i % 8 == 7 ? ::dmindex::testing::ScanU64(s, recent, 16, &out) : s.Lookup(recent, &v);
         ASSERT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
       }
     });
@@ -260,17 +267,24 @@ TEST_P(IndexHarnessTest, InvalidKeysAreRejected) {
     EXPECT_TRUE(s->Insert(bad, 1).IsInvalidArgument()) << bad;
     EXPECT_TRUE(s->Update(bad, 1).IsInvalidArgument()) << bad;
     EXPECT_TRUE(s->Delete(bad).IsInvalidArgument()) << bad;
-    EXPECT_TRUE(s->Scan(bad, 10, &out).IsInvalidArgument()) << bad;
+    // A scan may start at a reserved position (nothing is stored there).
+    EXPECT_TRUE(::dmindex::testing::ScanU64(*s, bad, 10, &out).ok()) << bad;
   }
+  // Keys that are not 8 bytes are no keys of a u64 index.
+  std::string v;
+  EXPECT_TRUE(s->Lookup("", &v).IsInvalidArgument());
+  EXPECT_TRUE(s->Insert("123456789", "12345678").IsInvalidArgument());
+  std::vector<dmindex::KeyValue> pairs;
+  EXPECT_TRUE(s->Scan("1234", 3, &pairs).IsInvalidArgument());
   // The extreme valid keys work, and the rejected calls left nothing behind.
   ASSERT_TRUE(s->Insert(kMinKey, 11).ok());
   ASSERT_TRUE(s->Insert(kMaxKey, 22).ok());
   std::vector<KeyValue> all;
-  ASSERT_TRUE(s->Scan(kMinKey, 10, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMinKey, 10, &all).ok());
   EXPECT_EQ(all, (std::vector<KeyValue>{{kMinKey, 11}, {kMaxKey, 22}}));
-  ASSERT_TRUE(s->Scan(kMaxKey, 10, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMaxKey, 10, &all).ok());
   EXPECT_EQ(all, (std::vector<KeyValue>{{kMaxKey, 22}}));
-  ASSERT_TRUE(s->Scan(kMinKey, 0, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMinKey, 0, &all).ok());
   EXPECT_TRUE(all.empty());
 }
 
@@ -284,13 +298,13 @@ TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
   const std::vector<KeyValue> unsorted = {{5, 1}, {3, 1}};
   const std::vector<KeyValue> duplicate = {{3, 1}, {3, 2}};
   const std::vector<KeyValue> reserved = {{0, 1}, {3, 2}};
-  EXPECT_TRUE(index->BulkLoad(unsorted).IsInvalidArgument());
-  EXPECT_TRUE(index->BulkLoad(duplicate).IsInvalidArgument());
-  EXPECT_TRUE(index->BulkLoad(reserved).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, unsorted).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, duplicate).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, reserved).IsInvalidArgument());
   // The rejected loads left the index empty and usable; a second load into it is refused.
   const std::vector<KeyValue> good = {{3, 1}, {5, 2}};
-  ASSERT_TRUE(index->BulkLoad(good).ok());
-  Status again = index->BulkLoad(std::vector<KeyValue>{{9, 1}});
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, good).ok());
+  Status again = ::dmindex::testing::BulkLoadU64(*index, std::vector<KeyValue>{{9, 1}});
   EXPECT_FALSE(again.ok());
   EXPECT_FALSE(again.message().empty());
   auto s = Session0(*index);

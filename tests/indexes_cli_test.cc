@@ -97,7 +97,7 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_NE(Indexes("--index parted").output.find("LOCKED"), std::string::npos);
   testing::ToolRun unlocked = Indexes("--index parted --unlock-map");
   EXPECT_EQ(unlocked.exit_code, 0) << unlocked.output;
-  auto moved = (*dex)->partitioning()->Repartition({500});  // the repartitioning that was blocked works again
+  auto moved = (*dex)->partitioning()->Repartition({U64Key(500).str()});  // the repartitioning that was blocked works again
   EXPECT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_NE(Indexes("--index parted").output.find("compute node 0: keys [1, 500)"), std::string::npos);
   EXPECT_EQ(Indexes("--index parted --unlock-map").exit_code, 1);  // not locked
@@ -116,7 +116,7 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_EQ(Indexes("--index parted").output.find("parted"), std::string::npos);
   auto again = Open("dex", "parted");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  Value v = 0;
+  uint64_t v = 0;
   EXPECT_TRUE(std::move((*again)->OpenSession()).value()->Lookup(5, &v).IsNotFound());
 }
 

@@ -21,9 +21,19 @@
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
 #include "test_fabrics.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using testing::RunTool;
 using testing::ToolRun;
@@ -122,7 +132,7 @@ TEST_P(MultiProcessCheckTest, TwoOpenersOfOneNameShareTheIndex) {
     }
   }
   std::vector<KeyValue> all;
-  ASSERT_TRUE(sa->Scan(kMinKey, 5000, &all).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*sa, kMinKey, 5000, &all).ok());
   std::vector<KeyValue> want;
   for (const auto& [k, val] : model) want.push_back({k, val});
   EXPECT_EQ(all, want);
@@ -164,7 +174,8 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
   auto reads_of = [](const check::HistoryFile& reader, uint32_t writer) {
     size_t n = 0;
     for (const auto& op : reader.history.ops)
-      n += op.kind == check::OpKind::kLookup && op.outcome == check::Outcome::kOk && op.value >> 56 == writer;
+      n += op.kind == check::OpKind::kLookup && op.outcome == check::Outcome::kOk &&
+           op.value.size() == 8 && u64::Decode(op.value) >> 56 == writer;
     return n;
   };
   const size_t one_reads_two = reads_of(*f1, 2), two_reads_one = reads_of(*f2, 1);

@@ -12,9 +12,19 @@
 
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 struct Config {
   std::string name;
@@ -65,15 +75,10 @@ class RemoteTreeTest : public ::testing::TestWithParam<Config> {
   // The whole tree through an iterator reading `chunk` entries per batch, checked to be
   // strictly ascending.
   static std::vector<KeyValue> ScanAll(Session& s, size_t chunk) {
-    std::vector<KeyValue> all;
-    ReadOptions ro;
-    ro.readahead = chunk;
-    Iterator it = s.NewIterator(ro);
-    for (it.SeekToFirst(); it.Valid(); it.Next()) {
-      if (!all.empty()) { EXPECT_LT(all.back().key, it.key()); }
-      all.push_back({it.key(), it.value()});
-    }
-    EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+    Status st;
+    std::vector<KeyValue> all = testing::IterateU64(s, chunk, &st);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1].key, all[i].key);
     return all;
   }
 };
@@ -87,7 +92,7 @@ TEST_P(RemoteTreeTest, EmptyTreeAnswersNotFound) {
   EXPECT_TRUE(s->Update(5, 1).IsNotFound());
   EXPECT_TRUE(s->Delete(5).IsNotFound());
   std::vector<KeyValue> out{{1, 1}};
-  EXPECT_TRUE(s->Scan(1, 10, &out).ok());
+  EXPECT_TRUE(::dmindex::testing::ScanU64(*s, 1, 10, &out).ok());
   EXPECT_TRUE(out.empty());
   EXPECT_TRUE(s->Insert(0, 1).IsInvalidArgument());
   EXPECT_TRUE(s->Lookup(~Key{0}, &v).IsInvalidArgument());
@@ -138,7 +143,7 @@ TEST_P(RemoteTreeTest, RandomOperationsMatchAReferenceMap) {
   }
   // Scans starting between keys and running off the end.
   std::vector<KeyValue> out;
-  ASSERT_TRUE(s->Scan(1500, 10, &out).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, 1500, 10, &out).ok());
   auto it = ref.lower_bound(1500);
   for (const auto& kv : out) ASSERT_EQ(kv.key, (it++)->first);
 }
@@ -148,7 +153,7 @@ TEST_P(RemoteTreeTest, BulkLoadBuildsASearchableTree) {
   auto index = Open(*f, 1024);
   std::vector<KeyValue> data;
   for (Key k = 1; k <= 50000; ++k) data.push_back({k * 3, k});
-  ASSERT_TRUE(index->BulkLoad(data).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, data).ok());
   auto s = Sess(*index);
   for (Key k = 1; k <= 50000; k += 7) {
     Value v = 0;
@@ -157,27 +162,27 @@ TEST_P(RemoteTreeTest, BulkLoadBuildsASearchableTree) {
     ASSERT_TRUE(s->Lookup(k * 3 + 1, &v).IsNotFound());
   }
   std::vector<KeyValue> out;
-  ASSERT_TRUE(s->Scan(3 * 1000 + 1, 100, &out).ok());
+  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, 3 * 1000 + 1, 100, &out).ok());
   ASSERT_EQ(out.size(), 100u);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].key, 3 * (1001 + i));
   EXPECT_EQ(ScanAll(*s, 1000).size(), 50000u);
   // Writes on a bulk-loaded tree, splitting its 80% full leaves.
   for (Key k = 1; k <= 5000; ++k) ASSERT_TRUE(s->Insert(k * 3 + 1, k).ok());
   EXPECT_EQ(ScanAll(*s, 1000).size(), 55000u);
-  EXPECT_TRUE(index->BulkLoad(data).IsInvalidArgument()) << "not empty";
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, data).IsInvalidArgument()) << "not empty";
 }
 
 TEST_P(RemoteTreeTest, BulkLoadRejectsBadInput) {
   auto f = MakeFabric();
   auto index = Open(*f, 1024);
   std::vector<KeyValue> unsorted = {{5, 1}, {3, 1}};
-  EXPECT_TRUE(index->BulkLoad(unsorted).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, unsorted).IsInvalidArgument());
   std::vector<KeyValue> dup = {{5, 1}, {5, 2}};
-  EXPECT_TRUE(index->BulkLoad(dup).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, dup).IsInvalidArgument());
   std::vector<KeyValue> reserved = {{0, 1}};
-  EXPECT_TRUE(index->BulkLoad(reserved).IsInvalidArgument());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, reserved).IsInvalidArgument());
   std::vector<KeyValue> one = {{42, 7}};
-  ASSERT_TRUE(index->BulkLoad(one).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, one).ok());
   Value v;
   ASSERT_TRUE(Sess(*index)->Lookup(42, &v).ok());
   EXPECT_EQ(v, 7u);
@@ -191,7 +196,7 @@ TEST_P(RemoteTreeTest, StaleCacheOfAnotherComputeNodeIsHarmless) {
   auto index = Open(*f, 256, 2);
   std::vector<KeyValue> data;
   for (Key k = 1; k <= 3000; ++k) data.push_back({10 * k, k});
-  ASSERT_TRUE(index->BulkLoad(data).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, data).ok());
   auto a = Sess(*index, 0), b = Sess(*index, 1);
   ASSERT_EQ(ScanAll(*a, 50).size(), 3000u);  // warms node 0's cache
   Value v;
@@ -204,7 +209,7 @@ TEST_P(RemoteTreeTest, StaleCacheOfAnotherComputeNodeIsHarmless) {
   }
   std::vector<KeyValue> out;
   for (Key k = 1; k <= 3000; k += 97) {
-    ASSERT_TRUE(a->Scan(10 * k, 100, &out).ok());
+    ASSERT_TRUE(::dmindex::testing::ScanU64(*a, 10 * k, 100, &out).ok());
     ASSERT_EQ(out.size(), 100u);
     for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].key, 10 * (k + i / 4) + i % 4);
   }
@@ -250,7 +255,7 @@ TEST_P(RemoteTreeTest, TornReadsNeverLoseAStableKey) {
   constexpr Key kStable = 4000;
   std::vector<KeyValue> data;
   for (Key k = 1; k <= kStable; ++k) data.push_back({2 * k + 1, k});
-  ASSERT_TRUE(index->BulkLoad(data).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, data).ok());
   std::atomic<bool> stop{false};
   std::atomic<int> writers_done{0};
   constexpr int kWriters = 3;
@@ -286,7 +291,7 @@ TEST_P(RemoteTreeTest, TornReadsNeverLoseAStableKey) {
         Value v = 0;
         ASSERT_TRUE(s->Lookup(2 * k + 1, &v).ok()) << "stable key " << 2 * k + 1 << " lost";
         ASSERT_EQ(v, k);
-        ASSERT_TRUE(s->Scan(2 * k + 1, 60, &out).ok());
+        ASSERT_TRUE(::dmindex::testing::ScanU64(*s, 2 * k + 1, 60, &out).ok());
         Key expect = k;
         for (const auto& kv : out) {
           if (kv.key % 2 == 0) continue;

@@ -11,9 +11,19 @@
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "tree/node_layout.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using Layout = tree::NodeLayout<tree::U64KV>;
 using fabric::HeldVerb;
@@ -41,7 +51,7 @@ Bed MakeBed() {
   b.index = std::move(designs::MakeIndex("sherman", *b.fabric, o)).value();
   std::vector<KeyValue> data;
   for (Key k = 10; k <= 100; k += 10) data.push_back({k, k});
-  EXPECT_TRUE(b.index->BulkLoad(data).ok());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*b.index, data).ok());
   b.writer = std::move(b.index->OpenSession(0)).value();
   b.reader = std::move(b.index->OpenSession(0)).value();
   EXPECT_TRUE(b.writer->Delete(10).ok());
@@ -83,7 +93,7 @@ TEST(ScriptedTear, ShermanScanAcrossDeleteAndReinsertReturnsTheKeyOnce) {
   Bed b = MakeBed();
   std::vector<KeyValue> got;
   Status scanned;
-  ASSERT_TRUE(ReadAcrossWrites(b, 0, [&] { scanned = b.reader->Scan(1, 100, &got); },
+  ASSERT_TRUE(ReadAcrossWrites(b, 0, [&] { scanned = ::dmindex::testing::ScanU64(*b.reader, 1, 100, &got); },
                                [&] { DeleteAndReinsert50(b); }))
       << "the scan never READ the leaf";
   ASSERT_TRUE(scanned.ok()) << scanned.ToString();

@@ -16,9 +16,19 @@
 
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 uint64_t FigureKeys() {
   const char* env = std::getenv("DMINDEX_FIGURE_KEYS");
@@ -53,7 +63,7 @@ Bed MakeBed(const std::string& design, uint64_t keys) {
   b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
   std::vector<KeyValue> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
-  EXPECT_TRUE(b.index->BulkLoad(data).ok());
+  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*b.index, data).ok());
   b.session = std::move(b.index->OpenSession(0)).value();
   Value v;
   for (uint64_t k = 1; k <= keys; k += 16) EXPECT_TRUE(b.session->Lookup(2 * k, &v).ok());
@@ -172,7 +182,7 @@ TEST(TreeVerbs, Table) {
     row("insert (append, splits)", [&] { ASSERT_TRUE(b.session->Insert(next++, 7).ok()); });
     row("update", [&] { ASSERT_TRUE(b.session->Update(2 * (1 + rng() % keys), 9).ok()); });
     row("scan(100)", [&] {
-      ASSERT_TRUE(b.session->Scan(2 * (1 + rng() % keys), 100, &out).ok());
+      ASSERT_TRUE(::dmindex::testing::ScanU64(*b.session, 2 * (1 + rng() % keys), 100, &out).ok());
       ASSERT_GT(out.size(), 0u);
     });
   }

@@ -14,9 +14,19 @@
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
 #include "test_fabrics.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using std::chrono::milliseconds;
 
@@ -45,7 +55,7 @@ TEST(UcxMemoryNodeId, SecondServerAcceptsOffloads) {
   const Key n = 60000;
   std::vector<KeyValue> records;
   for (Key k = 1; k <= n; ++k) records.push_back({3 * k, k});
-  ASSERT_TRUE((*index)->BulkLoad(records).ok());
+  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*(*index), records).ok());
   {
     auto ep = std::move(fabric->Connect()).value();
     EXPECT_GT(ChunksInUse(*ep, 0), 0u);

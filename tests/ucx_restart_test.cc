@@ -15,9 +15,19 @@
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
 #include "test_fabrics.h"
+#include "u64_api.h"
 
 namespace dmindex {
 namespace {
+
+// This file's tests speak the u64 key format in integers (u64_api.h).
+using Key = uint64_t;
+using Value = uint64_t;
+using KeyValue = ::dmindex::testing::U64Pair;
+using ::dmindex::u64::kMinKey;
+using ::dmindex::u64::kMaxKey;
+using ::dmindex::u64::IsValidKey;
+
 
 using fabric::ucx::MemserverProcess;
 using fabric::ucx::MemserverSpec;

@@ -70,22 +70,24 @@ class StallingIndex final : public Index {
 class StallingSession final : public Session {
  public:
   StallingSession(std::unique_ptr<Session> inner, StallingIndex& index)
-      : inner_(std::move(inner)), index_(index) {}
+      : inner_(std::move(inner)), index_(index) {
+    AdoptRules(*inner_);
+  }
 
  private:
-  Status DoLookup(Key key, Value* value) override {
+  Status DoLookup(Slice key, std::string* value) override {
     index_.BeforeOperation();
     return inner_->Lookup(key, value);
   }
-  Status DoInsert(Key key, Value value) override {
+  Status DoInsert(Slice key, Slice value) override {
     index_.BeforeOperation();
     return inner_->Insert(key, value);
   }
-  Status DoUpdate(Key key, Value value) override {
+  Status DoUpdate(Slice key, Slice value) override {
     index_.BeforeOperation();
     return inner_->Update(key, value);
   }
-  Status DoDelete(Key key) override {
+  Status DoDelete(Slice key) override {
     index_.BeforeOperation();
     return inner_->Delete(key);
   }

@@ -26,6 +26,16 @@
 
 namespace dmindex {
 
+// The rules a session checks keys and values against: the index's key format and limits.
+struct KeyRules {
+  KeyFormat format = KeyFormat::kU64;
+  uint32_t max_key_bytes = kU64KeyBytes;
+  uint32_t max_value_bytes = 1u << 20;
+  // OK, or InvalidArgument naming the rule a key or value breaks (and the limit).
+  Status CheckKey(Slice key) const;
+  Status CheckValue(Slice value) const;
+};
+
 // One thread's handle. Point operations are linearizable; Scan is not a snapshot (below).
 // The public calls check their arguments once, here, and call the design's Do* functions.
 class Session {
@@ -35,20 +45,20 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // NotFound if absent.
-  Status Lookup(Key key, Value* value);
+  Status Lookup(Slice key, std::string* value);
   // Inserts, or overwrites the value of an existing key (upsert).
-  Status Insert(Key key, Value value);
+  Status Insert(Slice key, Slice value);
   // Overwrites an existing key's value; NotFound if absent.
-  Status Update(Key key, Value value);
+  Status Update(Slice key, Slice value);
   // NotFound if absent.
-  Status Delete(Key key);
+  Status Delete(Slice key);
   // Up to `count` pairs with key >= start, in ascending key order, replacing *out. Not a
   // snapshot: each returned value was current at some instant during the scan, and every
   // key present for the whole scan (within the range it covered) is returned.
   // NotOwner (partitioned designs): the range runs into a partition another process serves;
   // *out holds the pairs found before it, to be continued there (Partitioning::RouteKey).
   // To read on from where a scan stopped, use an iterator.
-  Status Scan(Key start, size_t count, std::vector<KeyValue>* out);
+  Status Scan(Slice start, size_t count, std::vector<KeyValue>* out);
   // An iterator over this session's index (iterator.h). ReadOptions::upper_bound limits
   // the range; readahead sets how many pairs it reads per batch.
   Iterator NewIterator(const ReadOptions& options = {});
@@ -56,7 +66,18 @@ class Session {
   // found into (*values)[i]. Designs that can issue the READs of several lookups in one round
   // trip do so (naive, sherman: one batch per tree level); each key's answer is linearizable
   // within the call, as a Lookup's.
-  std::vector<Status> MultiGet(std::span<const Key> keys, std::vector<Value>* values);
+  std::vector<Status> MultiGet(std::span<const Slice> keys, std::vector<std::string>* values);
+
+  // Integer convenience for the u64 format: the key is U64Key(key), the value the 8-byte
+  // big-endian encoding of the integer (a stored value of another size is InvalidArgument
+  // for the integer Lookup).
+  Status Lookup(uint64_t key, uint64_t* value);
+  Status Insert(uint64_t key, uint64_t value);
+  Status Update(uint64_t key, uint64_t value);
+  Status Delete(uint64_t key);
+
+  // The key format and limits this session's calls are checked against.
+  const KeyRules& rules() const { return rules_; }
 
  protected:
   Session() = default;
@@ -64,21 +85,25 @@ class Session {
   // as an iterator of `inner` would run it (arguments checked, restarts kept internal).
   static Status ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
                             std::vector<KeyValue>* out);
+  // A wrapper checks what its inner session checks.
+  void AdoptRules(const Session& inner) { rules_ = inner.rules_; }
 
  private:
   friend class Index;
   friend class Iterator;
-  virtual Status DoLookup(Key key, Value* value) = 0;
-  virtual Status DoInsert(Key key, Value value) = 0;
-  virtual Status DoUpdate(Key key, Value value) = 0;
-  virtual Status DoDelete(Key key) = 0;
+  // Keys and values reach the design checked against rules().
+  virtual Status DoLookup(Slice key, std::string* value) = 0;
+  virtual Status DoInsert(Slice key, Slice value) = 0;
+  virtual Status DoUpdate(Slice key, Slice value) = 0;
+  virtual Status DoDelete(Slice key) = 0;
   // Up to `count` pairs of `range` (never empty, keys valid), ascending, appended to the
   // empty *out. Fewer than `count` only when the range holds no more (or NotOwner, above).
   virtual Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) = 0;
   // Fills values[i] and statuses[i] for keys[i] (valid keys). The default looks each key up.
-  virtual void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+  virtual void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                           std::span<Status> statuses);
 
+  KeyRules rules_;
   // The index's count of open sessions (Close refuses while sessions are open).
   std::shared_ptr<std::atomic<uint32_t>> open_sessions_;
 };
@@ -111,10 +136,13 @@ class Index {
 
   const std::string& design() const { return design_; }
   const IndexOptions& options() const { return options_; }
+  // The key format and limits every session of this index checks (from options()).
+  const KeyRules& rules() const { return rules_; }
   // The cluster the index lives on (its verb counters: Cluster::GetIntProperty).
   const std::shared_ptr<Cluster>& cluster() const { return cluster_; }
 
-  // Loads sorted, unique, valid keys into an empty index, bottom-up at options.bulk_fill.
+  // Loads sorted, unique, valid keys and values into an empty index, bottom-up at
+  // options.bulk_fill.
   Status BulkLoad(std::span<const KeyValue> sorted);
   // A session on logical compute node `compute_node` (< options().compute_nodes).
   Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node = 0);
@@ -153,6 +181,7 @@ class Index {
 
   const std::string design_;
   const IndexOptions options_;
+  const KeyRules rules_;
   std::shared_ptr<Cluster> cluster_;  // set by Open; null for indexes built on a bare fabric
   std::shared_ptr<std::atomic<uint32_t>> open_sessions_;
   bool closed_ = false;

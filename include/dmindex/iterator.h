@@ -1,9 +1,9 @@
 // Ordered iteration over an index, RocksDB-style: Seek to a key, then Next until !Valid().
 //
 //   dmindex::ReadOptions ro;
-//   ro.upper_bound = 2000;                         // stop before key 2000
+//   ro.upper_bound = "user2000";                   // stop before this key
 //   dmindex::Iterator it = session->NewIterator(ro);
-//   for (it.Seek(1000); it.Valid(); it.Next()) use(it.key(), it.value());
+//   for (it.Seek("user1000"); it.Valid(); it.Next()) use(it.key(), it.value());
 //   if (!it.status().ok()) ...                      // why iteration stopped early, if it did
 //
 // An iterator reads the index in batches through its session (one design scan per batch, so a
@@ -34,16 +34,19 @@ class Iterator {
   Iterator& operator=(const Iterator&) = delete;
 
   // Positions at the first key >= target (and below the upper bound), or makes the iterator
-  // invalid if there is none. A reserved key is InvalidArgument (in status()).
-  void Seek(Key target);
-  void SeekToFirst() { Seek(kMinKey); }
+  // invalid if there is none. A key the index's format does not allow is InvalidArgument
+  // (in status()).
+  void Seek(Slice target);
+  // Positions at the first key of the index (and below the upper bound).
+  void SeekToFirst();
   // Moves to the next key. Valid() must be true.
   void Next();
 
   // True while positioned at a pair. False at the end of the range, or after an error.
   bool Valid() const { return pos_ < batch_.size(); }
-  Key key() const { return batch_[pos_].key; }
-  Value value() const { return batch_[pos_].value; }
+  // The current pair; valid until the next call on the iterator.
+  Slice key() const { return batch_[pos_].key; }
+  Slice value() const { return batch_[pos_].value; }
   // OK while valid and at a normal end; otherwise why iteration stopped early. NotOwner
   // (partitioned designs): the range runs on in a partition another process serves; the
   // pairs before it were returned (route the rest: Partitioning::RouteKey).

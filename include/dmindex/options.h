@@ -22,6 +22,16 @@ struct IndexOptions {
   // absent index is NotFound, e.g. one lost when its memory server restarted (pools are
   // volatile), instead of a new empty index.
   bool create_if_missing = true;
+  // Keys: bytes (1 .. max_key_bytes of any bytes) or u64 (8-byte big-endian integers, the
+  // fixed-size fast path); types.h. Stored with the index: a second opener must ask for the
+  // same format and limits (InvalidArgument naming the stored ones otherwise).
+  KeyFormat key_format = KeyFormat::kU64;
+  uint32_t max_key_bytes = 255;  // bytes format: 1 .. kMaxKeyBytes; u64: always 8
+  // Values of up to inline_value_bytes live in the leaf (a lookup is one READ with the inner
+  // nodes cached); larger ones, up to max_value_bytes, out of line in the pool (one READ
+  // more). The u64 format's slots hold 8 value bytes inline.
+  uint32_t inline_value_bytes = 128;
+  uint32_t max_value_bytes = 1u << 20;
   // Tree node size; fan-out follows from it. A multiple of 64 (a cache line) up to
   // kMaxNodeBytes, and room for a few entries (each design names its minimum when refusing).
   uint32_t node_bytes = 1024;
@@ -36,7 +46,7 @@ struct IndexOptions {
 struct ReadOptions {
   // Iteration stops before this key: the range is [Seek target, upper_bound), half-open as
   // RocksDB's iterate_upper_bound. Designs do not read past it.
-  std::optional<Key> upper_bound;
+  std::optional<std::string> upper_bound;
   // How many entries the caller expects to read: designs that can fetch several leaves in
   // one round trip fetch enough for this many (0: one leaf at a time).
   size_t readahead = 0;

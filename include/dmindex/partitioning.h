@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dmindex/status.h"
@@ -16,10 +17,10 @@ namespace dmindex {
 // every range of the API (no end: to the end of the key space).
 struct Route {
   uint32_t compute_node = 0;  // cluster-wide id of the serving compute node
-  Key begin = kMinKey;
-  std::optional<Key> end;
+  std::string begin;          // empty: from the start of the key space
+  std::optional<std::string> end;
   bool hosted = true;  // by this process; otherwise sessions answer NotOwner for its keys
-  bool Contains(Key key) const { return key >= begin && (!end || key < *end); }
+  bool Contains(Slice key) const { return key >= Slice(begin) && (!end || key < Slice(*end)); }
 };
 
 class Partitioning {
@@ -28,11 +29,11 @@ class Partitioning {
   virtual uint32_t partitions() const = 0;
   // From this process's view of the partition map (a session that gets NotOwner refreshes
   // that view, so route again after one).
-  virtual Route RouteKey(Key key) const = 0;
+  virtual Route RouteKey(Slice key) const = 0;
   // Compute node i serves [boundaries[i-1], boundaries[i]) (partitions() - 1 ascending
   // boundaries). A range may only move away from a compute node hosted by this process, which
   // writes its dirty pages back first (NotOwner otherwise). Returns the seconds it took.
-  virtual Result<double> Repartition(std::vector<Key> boundaries) = 0;
+  virtual Result<double> Repartition(std::vector<std::string> boundaries) = 0;
 
  protected:
   ~Partitioning() = default;

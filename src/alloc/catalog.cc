@@ -11,7 +11,7 @@
 namespace dmindex::alloc {
 namespace {
 
-// One 128-byte entry; two cache lines. Everything but state, root and aux is written once,
+// One 192-byte entry; three cache lines. Everything but state, root and aux is written once,
 // before state becomes kReady, and never changes afterwards.
 struct RawEntry {
   uint64_t state;  // kFree -> kClaimed (CAS) -> kReady (ordered write after the fields)
@@ -22,8 +22,13 @@ struct RawEntry {
   uint32_t node_bytes;
   uint32_t format;
   uint64_t magic;
+  uint32_t key_format;
+  uint32_t max_key_bytes;
+  uint32_t inline_value_bytes;
+  uint32_t max_value_bytes;
+  uint64_t reserved[6];  // for later schema fields; zero
 };
-static_assert(sizeof(RawEntry) == 128);
+static_assert(sizeof(RawEntry) == 192);
 
 constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2;
 constexpr uint64_t kMagic = 0x3130544143584d44ull;  // "DMXCAT01"
@@ -59,6 +64,10 @@ Result<CatalogEntry> ToEntry(const RawEntry& raw, uint32_t slot) {
   e.name = Field(raw.name, sizeof raw.name);
   e.design = Field(raw.design, sizeof raw.design);
   e.node_bytes = raw.node_bytes;
+  e.schema.format = static_cast<KeyFormat>(raw.key_format);
+  e.schema.max_key_bytes = raw.max_key_bytes;
+  e.schema.inline_value_bytes = raw.inline_value_bytes;
+  e.schema.max_value_bytes = raw.max_value_bytes;
   e.slot = slot;
   e.root_word = EntryAddress(slot) + offsetof(RawEntry, root);
   return e;
@@ -116,9 +125,28 @@ Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name) {
   return old == kReady ? Status::Ok() : Status::NotFound("index '" + std::string(name) + "' was dropped meanwhile");
 }
 
+KeySchema KeySchema::Of(const IndexOptions& options) {
+  KeySchema s;
+  s.format = options.key_format;
+  s.max_value_bytes = options.max_value_bytes;
+  if (s.format == KeyFormat::kBytes) {
+    s.max_key_bytes = options.max_key_bytes;
+    s.inline_value_bytes = options.inline_value_bytes;
+  }
+  return s;
+}
+
+std::string KeySchema::ToString() const {
+  return (format == KeyFormat::kU64 ? std::string("u64 keys")
+                                    : "byte keys of up to " + std::to_string(max_key_bytes) + " bytes") +
+         ", values inline up to " + std::to_string(inline_value_bytes) + " of at most " +
+         std::to_string(max_value_bytes) + " bytes";
+}
+
 Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
-                                           std::string_view design, uint32_t node_bytes,
-                                           bool* created, bool create_if_missing) {
+                                           const CatalogSpec& spec, bool* created,
+                                           bool create_if_missing) {
+  const std::string_view design = spec.design;
   DMX_RETURN_IF_ERROR(CheckName(name));
   if (design.empty() || design.size() > kMaxDesignBytes)
     return Status::InvalidArgument("design name must have 1.." + std::to_string(kMaxDesignBytes) + " bytes");
@@ -145,10 +173,13 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
       if (raw.state != kReady || Field(raw.name, sizeof raw.name) != name) continue;
       auto entry = ToEntry(raw, i);
       if (!entry.ok()) return entry;
-      if (entry->design != design || entry->node_bytes != node_bytes)
+      if (entry->design != design || entry->node_bytes != spec.node_bytes || !(entry->schema == spec.schema))
         return Status::InvalidArgument("index '" + std::string(name) + "' exists as design " +
                                        entry->design + " with " + std::to_string(entry->node_bytes) +
-                                       "-byte nodes");
+                                       "-byte nodes and " + entry->schema.ToString() +
+                                       "; opened as " + spec.design + " with " +
+                                       std::to_string(spec.node_bytes) + "-byte nodes and " +
+                                       spec.schema.ToString());
       return entry;
     }
     // An entry being created may be ours under another creator: wait for it to be ready.
@@ -170,7 +201,11 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     raw.state = kClaimed;
     std::memcpy(raw.name, name.data(), name.size());
     std::memcpy(raw.design, design.data(), design.size());
-    raw.node_bytes = node_bytes;
+    raw.node_bytes = spec.node_bytes;
+    raw.key_format = static_cast<uint32_t>(spec.schema.format);
+    raw.max_key_bytes = spec.schema.max_key_bytes;
+    raw.inline_value_bytes = spec.schema.inline_value_bytes;
+    raw.max_value_bytes = spec.schema.max_value_bytes;
     raw.format = kFormatVersion;
     raw.magic = kMagic;
     uint64_t ready = kReady;

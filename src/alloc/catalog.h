@@ -10,10 +10,32 @@
 #include <vector>
 
 #include "dmindex/global_address.h"
+#include "dmindex/options.h"
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
 
 namespace dmindex::alloc {
+
+// The key format and limits an index was created with: stored in its entry, so a second
+// opener cannot read the index with other rules. u64 indexes store their fixed sizes (8-byte
+// keys, 8 value bytes inline), whatever the opener's byte-format fields say.
+struct KeySchema {
+  KeyFormat format = KeyFormat::kU64;
+  uint32_t max_key_bytes = kU64KeyBytes;
+  uint32_t inline_value_bytes = 8;
+  uint32_t max_value_bytes = 1u << 20;
+
+  static KeySchema Of(const IndexOptions& options);
+  std::string ToString() const;  // "u64 keys, values inline up to 8 of at most 1048576 bytes"
+  friend bool operator==(const KeySchema&, const KeySchema&) = default;
+};
+
+// What an index is created as.
+struct CatalogSpec {
+  std::string design;
+  uint32_t node_bytes = 0;
+  KeySchema schema;
+};
 
 struct CatalogEntry {
   static constexpr int kAuxWords = 6;
@@ -21,6 +43,7 @@ struct CatalogEntry {
   std::string name;
   std::string design;
   uint32_t node_bytes = 0;
+  KeySchema schema;
   uint32_t slot = 0;
   GlobalAddress root_word;  // remote 8-byte word holding the root node's GlobalAddress
   GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
@@ -28,17 +51,17 @@ struct CatalogEntry {
 
 class Catalog {
  public:
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2;  // 2: entries carry the key schema
   static constexpr size_t kMaxNameBytes = 31;
   static constexpr size_t kMaxDesignBytes = 15;
 
   // Opens entry `name`, or creates it (root and aux words zero) if absent. Two processes
   // racing to create one name get one entry: exactly one of them sees *created = true.
-  // InvalidArgument if it exists with another design or node size. Without
-  // `create_if_missing` an absent entry is NotFound, as from Open.
+  // InvalidArgument if it exists with another design, node size or key schema (naming the
+  // stored ones). Without `create_if_missing` an absent entry is NotFound, as from Open.
   static Result<CatalogEntry> OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
-                                           std::string_view design, uint32_t node_bytes,
-                                           bool* created, bool create_if_missing = true);
+                                           const CatalogSpec& spec, bool* created,
+                                           bool create_if_missing = true);
   // Opens an existing entry; NotFound if there is none, saying when memory node 0's pool
   // was created (a memory server that restarted lost every index it held).
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);

@@ -7,10 +7,19 @@
 #include <string>
 #include <string_view>
 
+#include "common/u64.h"
 #include "dmindex/index.h"
 #include "dmindex/status.h"
 
 namespace dmindex::bench {
+
+// The benchmark's records are integers (the u64 key format); the runner and the executor
+// encode them at the public API.
+using u64::Key;
+using u64::Value;
+using u64::kMinKey;
+using u64::kMaxKey;
+using RecordPair = u64::KeyValue;
 
 // YCSB's `insertorder`: hashed scatters consecutive records over the key space (so inserts
 // land all over the tree, YCSB's default); ordered names record r "user" + r zero-padded to

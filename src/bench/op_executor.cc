@@ -43,7 +43,7 @@ Status OpExecutor::CheckScan(const Operation& op) const {
     return Status::Corruption("scan from " + KeyText(op.key) + " returned the smaller " +
                               KeyText(scan_buffer_.front().key));
   for (size_t i = 0; i < scan_buffer_.size(); ++i) {
-    const KeyValue& kv = scan_buffer_[i];
+    const RecordPair& kv = scan_buffer_[i];
     if (i > 0 && kv.key <= scan_buffer_[i - 1].key)
       return Status::Corruption("scan from " + KeyText(op.key) + " is not in ascending order at " +
                                 KeyText(kv.key));
@@ -72,8 +72,17 @@ Status OpExecutor::Execute(const Operation& op) {
       return s.ok() ? s : Failed("insert", op.key, s);
     }
     case OpKind::kScan: {
-      Status s = session_.Scan(op.key, op.scan_length, &scan_buffer_);
-      return s.ok() ? CheckScan(op) : Failed("scan", op.key, s);
+      Status s = session_.Scan(U64Key(op.key), op.scan_length, &pairs_);
+      if (!s.ok()) return Failed("scan", op.key, s);
+      scan_buffer_.clear();
+      for (const KeyValue& kv : pairs_) {
+        if (kv.key.size() != 8 || kv.value.size() != 8)
+          return Status::Corruption("scan from " + KeyText(op.key) + " returned a pair of " +
+                                    std::to_string(kv.key.size()) + "+" + std::to_string(kv.value.size()) +
+                                    " bytes in a u64 index");
+        scan_buffer_.push_back({u64::Decode(kv.key), u64::Decode(kv.value)});
+      }
+      return CheckScan(op);
     }
     case OpKind::kReadModifyWrite: {
       DMX_RETURN_IF_ERROR(Lookup(op));

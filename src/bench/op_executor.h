@@ -21,7 +21,8 @@ class OpExecutor {
   Status CheckScan(const Operation& op) const;
 
   Session& session_;
-  std::vector<KeyValue> scan_buffer_;
+  std::vector<KeyValue> pairs_;          // a scan's answer
+  std::vector<RecordPair> scan_buffer_;  // the same as integers
 };
 
 }  // namespace dmindex::bench

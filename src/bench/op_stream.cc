@@ -61,14 +61,14 @@ Result<std::shared_ptr<const StreamPlan>> StreamPlan::Make(const WorkloadSpec& s
   return std::shared_ptr<const StreamPlan>(std::move(plan));
 }
 
-std::vector<KeyValue> StreamPlan::LoadRecords() const {
-  std::vector<KeyValue> records(loaded_);
+std::vector<RecordPair> StreamPlan::LoadRecords() const {
+  std::vector<RecordPair> records(loaded_);
   for (uint64_t r = 0; r < loaded_; ++r) {
     Key k = KeyOf(r);
     records[r] = {k, MakeValue(k, 0)};
   }
   std::sort(records.begin(), records.end(),
-            [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
+            [](const RecordPair& a, const RecordPair& b) { return a.key < b.key; });
   return records;
 }
 

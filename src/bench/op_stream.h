@@ -25,6 +25,7 @@
 #include "bench/random.h"
 #include "bench/workload_spec.h"
 #include "bench/zipfian.h"
+#include "bench/key_space.h"
 #include "dmindex/index.h"
 
 namespace dmindex::bench {
@@ -93,7 +94,7 @@ class StreamPlan {
   std::atomic<uint64_t>& sequential() const { return *sequential_; }
 
   // The bulk load: keys of records [0, loaded) with stamp-0 values, sorted by key.
-  std::vector<KeyValue> LoadRecords() const;
+  std::vector<RecordPair> LoadRecords() const;
   // Every key present after `inserted` inserts (all threads together), sorted.
   std::vector<Key> ExpectedKeys(uint64_t inserted) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace dmindex::bench {
@@ -22,7 +23,26 @@ std::vector<Key> EmptyRange(std::vector<Key> b, uint32_t from, uint32_t to) {
   return b;
 }
 
+// The design's route of an integer key, in integers (the benchmark's indexes are u64).
+struct IntRoute {
+  uint32_t compute_node = 0;
+  Key begin = kMinKey;
+  std::optional<Key> end;
+};
+IntRoute RouteOf(const Partitioning& parts, Key key) {
+  const Route r = parts.RouteKey(U64Key(key));
+  IntRoute out{r.compute_node, r.begin.size() == kU64KeyBytes ? u64::Decode(r.begin) : kMinKey, {}};
+  if (r.end) out.end = u64::Decode(*r.end);
+  return out;
+}
+
 }  // namespace
+
+Result<double> RepartitionTo(Index& index, const std::vector<Key>& boundaries) {
+  std::vector<std::string> encoded;
+  for (Key b : boundaries) encoded.push_back(u64::Encode(b));
+  return index.partitioning()->Repartition(std::move(encoded));
+}
 
 Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_nodes) {
   const Partitioning* parts = index.partitioning();
@@ -32,7 +52,7 @@ Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_n
                                 "partitions to repartition");
   std::vector<Key> b;  // b[i]: where node i's range ends and node i+1's begins
   for (Key key = kMinKey;;) {
-    const Route r = parts->RouteKey(key);
+    const IntRoute r = RouteOf(*parts, key);
     if (compute_nodes > 1 && b.empty() && r.begin == kMinKey && !r.end)
       return Status::NotSupported("design " + index.design() + " serves every key on one compute "
                                   "node: there is no neighbour to repartition with");
@@ -54,7 +74,7 @@ Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_n
 
 Result<RepartitionMove> PrepareRepartition(Index& index, const RepartitionSpec& spec,
                                            uint32_t compute_nodes,
-                                           std::span<const KeyValue> loaded) {
+                                           std::span<const RecordPair> loaded) {
   if (spec.from >= compute_nodes || spec.to >= compute_nodes ||
       (spec.to != spec.from + 1 && spec.from != spec.to + 1))
     return Status::InvalidArgument("repartitioning needs two neighbouring compute nodes below " +
@@ -65,11 +85,11 @@ Result<RepartitionMove> PrepareRepartition(Index& index, const RepartitionSpec& 
   move.initial = std::move(routed).value();
   if (spec.scale_out) {
     move.initial = EmptyRange(std::move(move.initial), spec.from, spec.to);
-    auto took = index.partitioning()->Repartition(move.initial);
+    auto took = RepartitionTo(index, move.initial);
     if (!took.ok()) return took.status();
   }
   const std::vector<Key>& b = move.initial;
-  const auto by_key = [](const KeyValue& kv, Key k) { return kv.key < k; };
+  const auto by_key = [](const RecordPair& kv, Key k) { return kv.key < k; };
   const auto first = std::lower_bound(loaded.begin(), loaded.end(), Begin(b, spec.from), by_key);
   const auto last = End(b, spec.from) == std::numeric_limits<Key>::max()
                         ? loaded.end()

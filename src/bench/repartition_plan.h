@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "bench/key_space.h"
 #include "dmindex/index.h"
 
 namespace dmindex::bench {
@@ -34,8 +35,10 @@ Result<std::vector<Key>> RoutedBoundaries(const Index& index, uint32_t compute_n
 
 // Plans the move over the index's current partitions and, for a scale-out, applies its first
 // step (Repartition) now. `loaded` are the bulk-loaded records, sorted.
+// Index::partitioning()->Repartition with integer boundaries (as 8-byte keys).
+Result<double> RepartitionTo(Index& index, const std::vector<Key>& boundaries);
 Result<RepartitionMove> PrepareRepartition(Index& index, const RepartitionSpec& spec,
                                            uint32_t compute_nodes,
-                                           std::span<const KeyValue> loaded);
+                                           std::span<const RecordPair> loaded);
 
 }  // namespace dmindex::bench

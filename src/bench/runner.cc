@@ -71,9 +71,13 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   auto index = indexes_(options, *cluster);
   if (!index.ok()) return index.status();
   const std::string label = design.label + " " + spec.name;
-  const std::vector<KeyValue> loaded = config.trace ? config.trace->load : (*plan)->LoadRecords();
-  Status load = InBackground(label + " bulk load of " + std::to_string(loaded.size()) + " keys",
-                             [&] { return (*index)->BulkLoad(loaded); });
+  const std::vector<RecordPair> loaded = config.trace ? config.trace->load : (*plan)->LoadRecords();
+  Status load = InBackground(label + " bulk load of " + std::to_string(loaded.size()) + " keys", [&] {
+    std::vector<KeyValue> pairs;
+    pairs.reserve(loaded.size());
+    for (const RecordPair& kv : loaded) pairs.push_back({u64::Encode(kv.key), u64::Encode(kv.value)});
+    return (*index)->BulkLoad(pairs);
+  });
   if (Status s = load; !s.ok())
     return Status::Aborted(label + ": bulk load failed: " + s.ToString());
   // A repartitioning is planned (and a scale-out's first step taken) before the warmup, so
@@ -115,7 +119,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.watchdog = config.watchdog;
   if (repartition) {
     mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
-      auto took = (*index)->partitioning()->Repartition(repartition->move.after);
+      auto took = RepartitionTo(**index, repartition->move.after);
       if (!took.ok()) return Status::Aborted("repartitioning failed: " + took.status().ToString());
       repartition->reported_s = *took;
       return Status::Ok();

@@ -108,7 +108,7 @@ Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_pat
   if (t.ops.empty()) return Status::InvalidArgument("trace '" + run_path + "' holds no operation");
   // Which keys exist at each line, by the trace's own inserts and deletes.
   std::unordered_set<Key> present;
-  for (const KeyValue& kv : t.load) present.insert(kv.key);
+  for (const RecordPair& kv : t.load) present.insert(kv.key);
   for (Operation& op : t.ops) {
     op.may_be_absent = !present.contains(op.key);
     if (op.kind == OpKind::kInsert) present.insert(op.key);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/op_stream.h"
+#include "bench/key_space.h"
 #include "dmindex/index.h"
 #include "dmindex/status.h"
 
@@ -34,7 +35,7 @@ Result<Key> KeyOfYcsbName(std::string_view name);
 
 struct Trace {
   std::string name;              // the run trace's file name
-  std::vector<KeyValue> load;    // bulk loaded first: the load trace's INSERTs, sorted, unique
+  std::vector<RecordPair> load;    // bulk loaded first: the load trace's INSERTs, sorted, unique
   std::vector<Operation> ops;    // the run trace, in file order
   std::vector<Key> final_keys;   // every key present after all of `ops`, sorted
 };

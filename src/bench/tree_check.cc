@@ -15,7 +15,11 @@ Status CheckFullScan(Session& session, std::span<const Key> expected, size_t bat
   Iterator it = session.NewIterator(ro);
   std::optional<Key> last;
   for (it.SeekToFirst(); it.Valid(); it.Next()) {
-    const Key key = it.key();
+    if (it.key().size() != 8 || it.value().size() != 8)
+      return Status::Corruption("full scan: a pair of " + std::to_string(it.key().size()) + "+" +
+                                std::to_string(it.value().size()) + " bytes in a u64 index");
+    const Key key = u64::Decode(it.key());
+    const Value value = u64::Decode(it.value());
     if (last && key <= *last)
       return Status::Corruption("full scan: key " + std::to_string(key) + " after key " +
                                 std::to_string(*last) + " (out of order)");
@@ -26,9 +30,9 @@ Status CheckFullScan(Session& session, std::span<const Key> expected, size_t bat
     if (key > expected[seen])
       return Status::Corruption("full scan: key " + std::to_string(expected[seen]) +
                                 " is missing (next key returned: " + std::to_string(key) + ")");
-    if (!ValueMatchesKey(key, it.value()))
+    if (!ValueMatchesKey(key, value))
       return Status::Corruption("full scan: key " + std::to_string(key) + " holds value " +
-                                std::to_string(it.value()) + ", never written to it");
+                                std::to_string(value) + ", never written to it");
     ++seen;
   }
   if (!it.status().ok())

@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "bench/key_space.h"
 #include "dmindex/index.h"
 
 namespace dmindex::bench {

@@ -27,7 +27,7 @@ std::string CheckReport::ToString(size_t max_details) const {
   }
   s += ")\n";
   for (size_t i = 0; i < violations.size() && i < max_details; ++i)
-    s += "--- " + violations[i].kind + ", key " + std::to_string(violations[i].key) + ":\n" +
+    s += "--- " + violations[i].kind + ", key " + KeyStr(violations[i].key) + ":\n" +
          violations[i].detail + "\n";
   return s;
 }

@@ -24,7 +24,7 @@ namespace dmindex::check {
 
 struct Violation {
   std::string kind;    // e.g. "not linearizable", "scan missed a key"
-  Key key = 0;         // the key the violation is about
+  Key key;             // the key the violation is about
   std::string detail;  // readable excerpt of the history that shows it
 };
 

@@ -21,7 +21,7 @@ Result<std::map<Key, Value>> ReadBackFinalState(Index& index, uint32_t process, 
   RecordingSession reader(**opened, recorder.log(0));
   std::map<Key, Value> present;
   for (Key key : keys) {
-    Value v = 0;
+    Value v;
     Status s = reader.Lookup(key, &v);
     if (s.ok())
       present[key] = v;

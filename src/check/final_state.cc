@@ -20,7 +20,7 @@ std::optional<Value> EffectOf(const Operation& write) {
 }
 
 std::string StateName(const std::optional<Value>& state) {
-  return state ? "present with value " + HexValue(*state) : "absent";
+  return state ? "present with value " + ValueStr(*state) : "absent";
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "check/history.h"
 
+#include "common/key_text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -32,9 +34,15 @@ Outcome OutcomeOf(const Status& s) {
 
 }  // namespace
 
-std::string HexValue(Value v) {
+std::string KeyStr(const Key& key) {
+  const bool integer = key.size() == kU64KeyBytes && static_cast<unsigned char>(key[0]) < 0x20;
+  return KeyText(key, integer ? KeyFormat::kU64 : KeyFormat::kBytes);
+}
+
+std::string ValueStr(const Value& value) {
+  if (value.size() != 8) return BytesText(value);
   char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(U64Key::Decode(value)));
   return buf;
 }
 
@@ -42,12 +50,12 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
   std::string s;  // appended piece by piece: "C" + std::to_string(...) trips GCC 12's -Wrestrict
   if (op.process > 0) s.append("C").append(std::to_string(op.process)).append(".");
   s.append("T").append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
-  s.append(std::to_string(op.key));
-  if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + HexValue(op.value);
+  s.append(KeyStr(op.key));
+  if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + ValueStr(op.value);
   if (op.kind == OpKind::kScan) {
     s += ", " + std::to_string(op.scan_count);
     if (op.scan_after) s += ", after start";
-    if (op.scan_end != 0) s += ", below " + std::to_string(op.scan_end);
+    if (op.scan_end) s += ", below " + KeyStr(*op.scan_end);
   }
   s += ") -> ";
   if (op.outcome == Outcome::kNotFound) {
@@ -55,7 +63,7 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
   } else if (op.outcome == Outcome::kUnknown) {
     s += "error (effect unknown)";
   } else if (op.kind == OpKind::kLookup) {
-    s += HexValue(op.value);
+    s += ValueStr(op.value);
   } else if (op.kind == OpKind::kScan) {
     s += "[";
     for (size_t i = 0; i < op.scan_result.size(); ++i) {
@@ -64,7 +72,7 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
         break;
       }
       if (i > 0) s += ' ';
-      s.append(std::to_string(op.scan_result[i].key)).append("=").append(HexValue(op.scan_result[i].value));
+      s.append(KeyStr(op.scan_result[i].key)).append("=").append(ValueStr(op.scan_result[i].value));
     }
     s += "]";
   } else {
@@ -140,8 +148,8 @@ Result<History> MergeHistories(std::vector<History> histories) {
       auto [it, fresh] = merged.initial.emplace(key, value);
       if (!fresh && it->second != value)
         return Status::InvalidArgument("histories disagree on the initial value of key " +
-                                       std::to_string(key) + " (" + HexValue(it->second) +
-                                       " vs " + HexValue(value) + ")");
+                                       KeyStr(key) + " (" + ValueStr(it->second) +
+                                       " vs " + ValueStr(value) + ")");
     }
     MoveRebased(std::move(h), merged.clock_origin_ns, &merged.ops);
   }
@@ -149,7 +157,7 @@ Result<History> MergeHistories(std::vector<History> histories) {
   return merged;
 }
 
-Operation RecordingSession::Begin(OpKind kind, Key key, Value value) const {
+Operation RecordingSession::Begin(OpKind kind, Slice key, Slice value) const {
   Operation op;
   op.kind = kind;
   op.key = key;
@@ -171,37 +179,36 @@ void RecordingSession::Log(Operation op, const Status& s) {
   log_.Add(std::move(op));
 }
 
-Status RecordingSession::DoLookup(Key key, Value* value) {
-  Operation op = Begin(OpKind::kLookup, key, 0);
-  Value v = 0;
-  Status s = inner_.Lookup(key, &v);
-  if (s.ok()) op.value = *value = v;
+Status RecordingSession::DoLookup(Slice key, std::string* value) {
+  Operation op = Begin(OpKind::kLookup, key, {});
+  Status s = inner_.Lookup(key, value);
+  if (s.ok()) op.value = *value;
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::DoInsert(Key key, Value value) {
+Status RecordingSession::DoInsert(Slice key, Slice value) {
   Operation op = Begin(OpKind::kInsert, key, value);
   Status s = inner_.Insert(key, value);
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::DoUpdate(Key key, Value value) {
+Status RecordingSession::DoUpdate(Slice key, Slice value) {
   Operation op = Begin(OpKind::kUpdate, key, value);
   Status s = inner_.Update(key, value);
   return Record(std::move(op), s);
 }
 
-Status RecordingSession::DoDelete(Key key) {
-  Operation op = Begin(OpKind::kDelete, key, 0);
+Status RecordingSession::DoDelete(Slice key) {
+  Operation op = Begin(OpKind::kDelete, key, {});
   Status s = inner_.Delete(key);
   return Record(std::move(op), s);
 }
 
 Status RecordingSession::DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) {
-  Operation op = Begin(OpKind::kScan, range.start, 0);
+  Operation op = Begin(OpKind::kScan, range.start, {});
   op.scan_count = static_cast<uint32_t>(count);
   op.scan_after = range.after_start;
-  op.scan_end = range.end.value_or(0);
+  op.scan_end = range.end;
   Status s = ScanRangeOf(inner_, range, count, out);
   if (s.ok()) op.scan_result = *out;
   if (s.IsNotOwner() && !out->empty()) {
@@ -215,10 +222,10 @@ Status RecordingSession::DoScan(const KeyRange& range, size_t count, std::vector
   return Record(std::move(op), s);
 }
 
-void RecordingSession::DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+void RecordingSession::DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                                   std::span<Status> statuses) {
   const int64_t invoke = log_.Now();
-  std::vector<Value> found;
+  std::vector<std::string> found;
   const std::vector<Status> answers = inner_.MultiGet(keys, &found);
   const int64_t response = log_.Now();
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -228,7 +235,7 @@ void RecordingSession::DoMultiGet(std::span<const Key> keys, std::span<Value> va
     Operation op;
     op.kind = OpKind::kLookup;
     op.key = keys[i];
-    op.value = answers[i].ok() ? found[i] : 0;
+    if (answers[i].ok()) op.value = found[i];
     op.invoke_ns = invoke;
     op.response_ns = response;
     op.outcome = OutcomeOf(answers[i]);

@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@
 #include "dmindex/index.h"
 
 namespace dmindex::check {
+
+// Keys and values as the checkers hold them: the public byte strings.
+using Key = std::string;
+using Value = std::string;
 
 enum class OpKind : uint8_t { kLookup, kInsert, kUpdate, kDelete, kScan };
 
@@ -35,27 +40,25 @@ struct Operation {
   Outcome outcome = Outcome::kOk;
   uint32_t thread = 0;
   uint32_t process = 0;  // the compute process (dmindex check --compute-node) in merged histories
-  Key key = 0;       // Scan: the start key
-  Value value = 0;   // Insert/Update: the argument; Lookup: the result (if kOk)
+  Key key;           // Scan: the start key
+  Value value;       // Insert/Update: the argument; Lookup: the result (if kOk)
   int64_t invoke_ns = 0;
   int64_t response_ns = 0;
   uint32_t scan_count = 0;              // Scan: requested pairs
   std::vector<KeyValue> scan_result;    // Scan: returned pairs
   // Scan: the range beyond `key` (an iterator's batch continues after its last key and may
-  // stop at an upper bound): key excluded, and the exclusive end (0: none).
+  // stop at an upper bound): key excluded, and the exclusive end (none: no bound).
   bool scan_after = false;
-  Key scan_end = 0;
+  std::optional<Key> scan_end;
 
-  KeyRange scan_range() const {
-    KeyRange r{key, scan_after, {}};
-    if (scan_end != 0) r.end = scan_end;
-    return r;
-  }
+  KeyRange scan_range() const { return KeyRange{key, scan_after, scan_end}; }
 };
 
-// Values print in hex: the workload puts the writer's process, round and thread in the
-// high bits.
-std::string HexValue(Value v);
+// Keys and values as reports print them: a u64-format key (8 bytes starting below 0x20) as
+// its integer, a byte key as text with escapes; an 8-byte value (the workload's unique
+// write ids) in hex, others as text with escapes and their size.
+std::string KeyStr(const Key& key);
+std::string ValueStr(const Value& value);
 
 // One line, e.g. "T3 Update(17, 0x30000000005) -> NotFound  [12.345 .. 12.901 us]".
 // Operations of compute process p > 0 name their thread "Cp.T3". Times are printed relative
@@ -124,19 +127,19 @@ class HistoryRecorder {
 // A Session that forwards to another and logs every call with its timing and result.
 class RecordingSession final : public Session {
  public:
-  RecordingSession(Session& inner, ThreadLog& log) : inner_(inner), log_(log) {}
+  RecordingSession(Session& inner, ThreadLog& log) : inner_(inner), log_(log) { AdoptRules(inner); }
 
  private:
-  Status DoLookup(Key key, Value* value) override;
-  Status DoInsert(Key key, Value value) override;
-  Status DoUpdate(Key key, Value value) override;
-  Status DoDelete(Key key) override;
+  Status DoLookup(Slice key, std::string* value) override;
+  Status DoInsert(Slice key, Slice value) override;
+  Status DoUpdate(Slice key, Slice value) override;
+  Status DoDelete(Slice key) override;
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override;
   // Each key is recorded as a Lookup spanning the whole call (it is linearizable within it).
-  void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+  void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override;
 
-  Operation Begin(OpKind kind, Key key, Value value) const;  // stamps the invocation
+  Operation Begin(OpKind kind, Slice key, Slice value) const;  // stamps the invocation
   Status Record(Operation op, const Status& s);              // stamps the response
   void Log(Operation op, const Status& s);                   // Record, also for NotOwner
   Session& inner_;

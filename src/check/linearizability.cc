@@ -21,12 +21,12 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 struct Register {
   bool present = false;
-  Value value = 0;
+  Value value;
   friend bool operator==(const Register&, const Register&) = default;
 };
 
 std::string ToString(const Register& r) {
-  return r.present ? "present with value " + HexValue(r.value) : "absent";
+  return r.present ? "present with value " + ValueStr(r.value) : "absent";
 }
 
 // The register after `op`, or nullopt if `op` cannot take effect in state `r`.
@@ -86,7 +86,7 @@ class KeySearch {
   };
   struct ConfigHash {
     size_t operator()(const Config& c) const {
-      uint64_t h = c.state.value * 0x9E3779B97F4A7C15ull + c.state.present;
+      uint64_t h = std::hash<std::string>()(c.state.value) * 0x9E3779B97F4A7C15ull + c.state.present;
       for (uint64_t w : c.placed) h = (h ^ w) * 0x100000001B3ull + (h >> 29);
       return static_cast<size_t>(h);
     }
@@ -203,7 +203,7 @@ KeySearch::Verdict KeySearch::Run(uint64_t max_steps) {
 std::string KeySearch::Explain(Key key, size_t excerpt_ops) const {
   const int64_t origin = 0;  // the recorder's clock origin, shared by every report
   std::string s = "no linearization of the " + std::to_string(ops_.size()) +
-                  " operations on key " + std::to_string(key) + " (initially " +
+                  " operations on key " + KeyStr(key) + " (initially " +
                   ToString(initial_) + ").\n";
   s += "The longest linearizable prefix places " + std::to_string(best_prefix_.size()) +
        " operations and leaves the key " + ToString(best_state_) + "; its last ones:\n";

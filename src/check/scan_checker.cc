@@ -48,7 +48,7 @@ bool MayDelete(const Operation& op) {
 struct KeyHistory {
   std::vector<const Operation*> ops;  // point operations on the key, by invocation
   bool initially_present = false;
-  Value initial_value = 0;
+  Value initial_value;
 
   // Built by Index():
   std::vector<int64_t> invokes;                  // ops[i]->invoke_ns
@@ -164,12 +164,12 @@ std::string CheckOrder(const Operation& scan) {
     return "returned " + std::to_string(r.size()) + " pairs, more than the " +
            std::to_string(scan.scan_count) + " asked for";
   for (size_t i = 0; i < r.size(); ++i) {
-    if (!IsValidKey(r[i].key)) return "returned the reserved key " + std::to_string(r[i].key);
+    if (r[i].key.empty()) return "returned an empty key";
     if (!scan.scan_range().Contains(r[i].key))
-      return "returned key " + std::to_string(r[i].key) + " outside the scanned range";
+      return "returned key " + KeyStr(r[i].key) + " outside the scanned range";
     if (i > 0 && r[i].key <= r[i - 1].key)
       return "keys not strictly ascending at position " + std::to_string(i) + " (" +
-             std::to_string(r[i - 1].key) + " then " + std::to_string(r[i].key) + ")";
+             KeyStr(r[i - 1].key) + " then " + KeyStr(r[i].key) + ")";
   }
   return {};
 }
@@ -200,7 +200,7 @@ CheckReport CheckScans(const History& history) {
       std::string why = it == keys.end() ? "  no operation ever wrote this key\n"
                                          : CheckFresh(it->second, kv.value, scan);
       if (why.empty()) continue;
-      std::string detail = scan_line + "  returned value " + HexValue(kv.value) +
+      std::string detail = scan_line + "  returned value " + ValueStr(kv.value) +
                            ", which was not current at any instant during the scan:\n" + why;
       if (it != keys.end())
         detail += "  operations on the key around the scan:\n" +
@@ -209,17 +209,19 @@ CheckReport CheckScans(const History& history) {
     }
     const bool full = scan.scan_result.size() == scan.scan_count;
     if (full && scan.scan_count == 0) continue;
-    const Key covered_end = full ? scan.scan_result.back().key : kMaxKey;
+    // A full scan covered its range up to its last key; a short one all of it.
+    const Key* covered_end = full ? &scan.scan_result.back().key : nullptr;
     const KeyRange range = scan.scan_range();
     auto returned = scan.scan_result.begin();
-    for (auto it = keys.lower_bound(scan.key); it != keys.end() && it->first <= covered_end; ++it) {
+    for (auto it = keys.lower_bound(scan.key);
+         it != keys.end() && (covered_end == nullptr || it->first <= *covered_end); ++it) {
       if (!range.Contains(it->first)) continue;
       while (returned != scan.scan_result.end() && returned->key < it->first) ++returned;
       if (returned != scan.scan_result.end() && returned->key == it->first) continue;
       bool initially = false;
       const Operation* witness = SurelyPresentWitness(it->second, scan, &initially);
       if (witness == nullptr) continue;
-      std::string detail = scan_line + "  covered key " + std::to_string(it->first) +
+      std::string detail = scan_line + "  covered key " + KeyStr(it->first) +
                            " but did not return it, though it was present for the whole scan:\n";
       detail += initially ? "  present from the start, " : "  shown present before the scan by\n    " +
                                                              Describe(*witness) + "\n  and ";

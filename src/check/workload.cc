@@ -10,7 +10,7 @@
 namespace dmindex::check {
 
 ConcurrentWorkload::ConcurrentWorkload(Index& index, const WorkloadOptions& options)
-    : index_(index), partitioning_(index.partitioning()), options_(options) {
+    : index_(index), partitioning_(index.partitioning()), options_(options), rules_(index.rules()) {
   for (uint32_t t = 0; t < options.threads; ++t)
     activities_.push_back(std::make_unique<Activity>("thread " + std::to_string(t)));
   activities_.push_back(std::make_unique<Activity>("read-back"));
@@ -34,9 +34,40 @@ void ConcurrentWorkload::NoteError(const Status& s, const char* what) {
   first_error_ = std::string(what) + ": " + s.ToString();
 }
 
+Key ConcurrentWorkload::KeyOf(uint64_t n) const {
+  if (rules_.format == KeyFormat::kU64) return U64Key(n).str();
+  const std::string digits = std::to_string(n);
+  const size_t room = rules_.max_key_bytes > digits.size() + 1 ? rules_.max_key_bytes - digits.size() - 1 : 0;
+  Key key;
+  for (size_t i = 0; i < std::min<size_t>(options_.key_prefix_bytes, room); ++i)
+    key.push_back(static_cast<char>("prefix-\x01\xfe"[i % 9]));
+  key += digits;
+  if (n % 5 == 1) key.push_back('\0');  // "..1" and "..1\0": a key and its extension by a zero byte
+  if (n % 5 == 3) {                      // the longest keys, filled with bytes of every kind
+    for (uint64_t x = n * 0x9E3779B97F4A7C15ull; key.size() < rules_.max_key_bytes; x = x * 6364136223846793005ull + 1)
+      key.push_back(static_cast<char>(x >> 56));
+  }
+  return key;
+}
+
+Value ConcurrentWorkload::ValueOf(uint64_t id) const {
+  Value v = U64Key(id).str();
+  if (rules_.format == KeyFormat::kU64) return v;
+  // Tails of several sizes, some beyond any inline limit; bytes derived from the id, so a
+  // value torn from two writes does not pass for either.
+  static constexpr uint32_t kTails[] = {0, 0, 3, 24, 100, 300, 2000};
+  const uint64_t mixed = id * 0x9E3779B97F4A7C15ull;
+  size_t tail = std::min<size_t>(kTails[(mixed >> 40) % std::size(kTails)], options_.max_value_tail);
+  tail = std::min<size_t>(tail, rules_.max_value_bytes > 8 ? rules_.max_value_bytes - 8 : 0);
+  for (uint64_t x = mixed | 1; v.size() < 8 + tail; x = x * 6364136223846793005ull + 1442695040888963407ull)
+    v.push_back(static_cast<char>(x >> 57));
+  return v;
+}
+
 Status ConcurrentWorkload::Preload() {
   std::vector<KeyValue> pairs;
-  for (uint32_t i = 0; i < options_.keys; i += 2) pairs.push_back({KeyAt(i), 1 + i});
+  for (uint32_t i = 0; i < options_.keys; i += 2) pairs.push_back({KeyAt(i), ValueOf(1 + i)});
+  std::sort(pairs.begin(), pairs.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
   DMX_RETURN_IF_ERROR(index_.BulkLoad(pairs));
   for (const KeyValue& kv : pairs) state_[kv.key] = kv.value;
   return Status::Ok();
@@ -50,42 +81,44 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
   // Unique values: process (8 bits), round (16 bits, wrapping after 65535 rounds: far apart
   // in time, and rounds are checked one by one) and thread (8 bits) in the high bits, a
   // per-thread sequence number below. Preloaded values (round bits 0) never collide.
-  const Value value_base = Value{options_.process} << 56 |
-                           ((Value{round_} % 0xffff) + 1) << 40 | (Value{thread} + 1) << 32;
-  Value sequence = 0;
+  const uint64_t value_base = uint64_t{options_.process} << 56 |
+                              ((uint64_t{round_} % 0xffff) + 1) << 40 | (uint64_t{thread} + 1) << 32;
+  uint64_t sequence = 0;
   std::vector<KeyValue> scanned;
   Activity& activity = *activities_[thread];
   ActivityScope scope(&activity);
   for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
-    const Key key = DrawKey(rng, false);
+    const uint64_t number = DrawKey(rng, false);
+    const Key key = KeyOf(number);
     uint32_t dice = static_cast<uint32_t>(rng() % 100);
     Status s;
     if (dice < options_.insert_pct) {
-      activity.Begin("insert", key);
-      s = session.Insert(key, value_base | ++sequence);
+      activity.Begin("insert", number);
+      s = session.Insert(key, ValueOf(value_base | ++sequence));
     } else if ((dice -= options_.insert_pct) < options_.update_pct) {
-      activity.Begin("update", key);
-      s = session.Update(key, value_base | ++sequence);
+      activity.Begin("update", number);
+      s = session.Update(key, ValueOf(value_base | ++sequence));
     } else if ((dice -= options_.update_pct) < options_.delete_pct) {
-      activity.Begin("delete", key);
+      activity.Begin("delete", number);
       s = session.Delete(key);
     } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
-      const Key start = DrawKey(rng, true);
+      const uint64_t start = DrawKey(rng, true);
       const size_t count = 1 + rng() % options_.max_scan_count;
       activity.Begin("scan", start);
       // Half the scans go through an iterator, in batches that each continue after the last
       // key of the one before, some with an upper bound.
-      s = rng() % 2 == 0 ? session.Scan(start, count, &scanned) : Iterate(session, rng, start, count);
+      s = rng() % 2 == 0 ? session.Scan(KeyOf(start), count, &scanned) : Iterate(session, rng, start, count);
     } else if (rng() % 4 == 0) {
       std::vector<Key> keys(1 + rng() % 8);
-      for (Key& k : keys) k = DrawKey(rng, false);
+      for (Key& k : keys) k = KeyOf(DrawKey(rng, false));
+      const std::vector<Slice> slices(keys.begin(), keys.end());
       std::vector<Value> values;
-      activity.Begin("multiget", keys.front());
-      for (const Status& each : session.MultiGet(keys, &values))
+      activity.Begin("multiget", number);
+      for (const Status& each : session.MultiGet(slices, &values))
         if (!each.ok() && !each.IsNotFound()) s = each;
     } else {
       Value v;
-      activity.Begin("lookup", key);
+      activity.Begin("lookup", number);
       s = session.Lookup(key, &v);
     }
     activity.End();
@@ -93,32 +126,32 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
   }
 }
 
-Status ConcurrentWorkload::Iterate(Session& session, std::mt19937_64& rng, Key start,
+Status ConcurrentWorkload::Iterate(Session& session, std::mt19937_64& rng, uint64_t start,
                                    size_t count) const {
   ReadOptions ro;
   ro.readahead = 1 + rng() % count;
-  if (rng() % 2 == 0) ro.upper_bound = start + 1 + rng() % (count * options_.key_stride);
+  if (rng() % 2 == 0) ro.upper_bound = KeyOf(start + 1 + rng() % (count * options_.key_stride));
   Iterator it = session.NewIterator(ro);
   size_t n = 0;
-  for (it.Seek(start); it.Valid() && n < count; it.Next()) ++n;
+  for (it.Seek(KeyOf(start)); it.Valid() && n < count; it.Next()) ++n;
   return it.status();
 }
 
-Key ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {
-  Key key = 0;
+uint64_t ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {
+  uint64_t number = 0;
   for (int attempt = 0; attempt < 8; ++attempt) {
     // A scan starts anywhere in the key space, also between keys and before the first one.
-    key = start ? 1 + rng() % (KeyAt(options_.keys - 1) + options_.key_stride)
-                : KeyAt(static_cast<uint32_t>(rng() % options_.keys));
-    if (partitioning_ == nullptr || partitioning_->RouteKey(key).hosted) break;
+    number = start ? 1 + rng() % (NumberAt(options_.keys - 1) + options_.key_stride)
+                   : NumberAt(static_cast<uint32_t>(rng() % options_.keys));
+    if (partitioning_ == nullptr || partitioning_->RouteKey(KeyOf(number)).hosted) break;
   }
-  return key;
+  return number;
 }
 
 void ConcurrentWorkload::RepartitionOnce(std::mt19937_64& rng) {
   if (partitioning_ == nullptr) return;
   std::vector<Route> parts;
-  for (Key k = kMinKey;;) {
+  for (Key k = KeyOf(0);;) {  // below every key the workload uses
     parts.push_back(partitioning_->RouteKey(k));
     if (!parts.back().end) break;
     k = *parts.back().end;
@@ -196,9 +229,9 @@ Result<History> ConcurrentWorkload::RunRound() {
   RecordingSession reader(**opened, recorder.log(0));
   Activity& activity = *activities_[options_.threads];
   ActivityScope scope(&activity);
-  for (Key key : may_hold) {
+  for (const Key& key : may_hold) {
     Value v;
-    activity.Begin("lookup", key);
+    activity.Begin("lookup", 0);
     Status s = reader.Lookup(key, &v);
     activity.End();
     if (s.ok()) {

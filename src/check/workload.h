@@ -49,6 +49,13 @@ struct WorkloadOptions {
   // Partitioned designs (DEX): every this many ms during a round, one compute node hosted
   // here gives half of its hot keys to a neighbour (Partitioning::Repartition). 0: never.
   uint32_t repartition_ms = 0;
+  // Bytes-format indexes (the key format is the index's, IndexOptions::key_format): keys
+  // share a prefix of this many bytes (cut to fit max_key_bytes), followed by the key
+  // number in decimal, so keys are prefixes of one another ("p..1" < "p..17" < "p..177");
+  // some end in a 0x00 byte and some are padded to max_key_bytes exactly. Values carry the
+  // write's unique 8-byte id and a tail of 0 to `max_value_tail` bytes.
+  uint32_t key_prefix_bytes = 40;
+  uint32_t max_value_tail = 2000;
 };
 
 // Largest WorkloadOptions::threads and ::process: each has 8 bits of every written value.
@@ -73,8 +80,12 @@ class ConcurrentWorkload {
   Result<History> RunRound();
   bool ended() const { return ended_; }
 
-  // The i-th hot key of the current round.
-  Key KeyAt(uint32_t i) const { return 1 + i * options_.key_stride + round_ % options_.key_stride; }
+  // The i-th hot key of the current round: its number, and the key (in the index's format).
+  uint64_t NumberAt(uint32_t i) const { return 1 + i * options_.key_stride + round_ % options_.key_stride; }
+  Key KeyAt(uint32_t i) const { return KeyOf(NumberAt(i)); }
+  // Key number n in the index's format; a value carrying write id `id`.
+  Key KeyOf(uint64_t n) const;
+  Value ValueOf(uint64_t id) const;
   // The state the next round starts from (after Preload: the loaded pairs).
   const std::map<Key, Value>& start_state() const { return state_; }
   uint64_t errors() const { return errors_.load(); }
@@ -91,14 +102,16 @@ class ConcurrentWorkload {
   // this process serves: others answer NotOwner and do not count.
   // Reads up to `count` pairs from `start` through an iterator (random batch size, sometimes
   // an upper bound); its status.
-  Status Iterate(Session& session, std::mt19937_64& rng, Key start, size_t count) const;
-  Key DrawKey(std::mt19937_64& rng, bool start) const;
+  Status Iterate(Session& session, std::mt19937_64& rng, uint64_t start, size_t count) const;
+  // The number of a key drawn as above.
+  uint64_t DrawKey(std::mt19937_64& rng, bool start) const;
   // Moves one partition boundary (see WorkloadOptions::repartition_ms).
   void RepartitionOnce(std::mt19937_64& rng);
 
   Index& index_;
   Partitioning* const partitioning_;  // null: every compute node serves every key
   const WorkloadOptions options_;
+  const KeyRules rules_;         // the index's key format and limits
   std::map<Key, Value> state_;  // where the next round starts
   uint32_t round_ = 0;
   bool ended_ = false;

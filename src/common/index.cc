@@ -2,21 +2,52 @@
 // design's Do* functions; the internal restart signal never leaves a public call.
 #include "dmindex/index.h"
 
+#include "common/key_text.h"
 #include "common/retry_status.h"
 
 namespace dmindex {
-namespace {
 
-Status CheckKey(Key key) {
-  if (IsValidKey(key)) return Status::Ok();
-  return Status::InvalidArgument("key " + std::to_string(key) +
-                                 " is reserved (valid keys are 1 .. 2^64-2)");
+Status KeyRules::CheckKey(Slice key) const {
+  if (format == KeyFormat::kU64) {
+    if (key.size() != kU64KeyBytes)
+      return Status::InvalidArgument("a key of a u64-format index has 8 bytes (U64Key), not " +
+                                     std::to_string(key.size()));
+    const uint64_t k = U64Key::Decode(key);
+    if (k < kMinU64Key || k > kMaxU64Key)
+      return Status::InvalidArgument("key " + std::to_string(k) +
+                                     " is reserved (valid u64 keys are 1 .. 2^64-2)");
+    return Status::Ok();
+  }
+  if (key.empty()) return Status::InvalidArgument("empty key (keys have 1 .. " + std::to_string(max_key_bytes) + " bytes)");
+  if (key.size() > max_key_bytes)
+    return Status::InvalidArgument("key of " + std::to_string(key.size()) + " bytes " +
+                                   KeyText(key.substr(0, 16)) + "... is longer than max_key_bytes = " +
+                                   std::to_string(max_key_bytes));
+  return Status::Ok();
 }
 
-// A range's keys are checked like any key; an end bound may be one past the largest key.
-Status CheckRange(const KeyRange& range) {
-  DMX_RETURN_IF_ERROR(CheckKey(range.start));
-  if (range.end && *range.end != kMaxKey + 1) DMX_RETURN_IF_ERROR(CheckKey(*range.end));
+Status KeyRules::CheckValue(Slice value) const {
+  if (value.size() <= max_value_bytes) return Status::Ok();
+  return Status::InvalidArgument("value of " + std::to_string(value.size()) +
+                                 " bytes is longer than max_value_bytes = " + std::to_string(max_value_bytes));
+}
+
+namespace {
+
+// Where an iteration may start or stop: any key-shaped position, reserved ones and (bytes
+// format) the empty string included - none of them needs to be a key of the index.
+Status CheckPosition(const KeyRules& rules, Slice pos, const char* what) {
+  if (rules.format == KeyFormat::kU64 ? pos.size() == kU64KeyBytes : pos.size() <= rules.max_key_bytes)
+    return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " of " + std::to_string(pos.size()) +
+                                 " bytes: " + (rules.format == KeyFormat::kU64
+                                                   ? "a u64-format index takes 8-byte positions (U64Key)"
+                                                   : "longer than max_key_bytes = " + std::to_string(rules.max_key_bytes)));
+}
+
+Status CheckRange(const KeyRules& rules, const KeyRange& range) {
+  DMX_RETURN_IF_ERROR(CheckPosition(rules, range.start, "scan start"));
+  if (range.end) DMX_RETURN_IF_ERROR(CheckPosition(rules, *range.end, "upper bound"));
   return Status::Ok();
 }
 
@@ -28,15 +59,24 @@ Status Public(Status s, const char* call) {
                             "a public call (a bug in dmindex): " + s.message());
 }
 
-Status CheckBulkInput(std::span<const KeyValue> sorted) {
+Status CheckBulkInput(const KeyRules& rules, std::span<const KeyValue> sorted) {
   for (size_t i = 0; i < sorted.size(); ++i) {
-    DMX_RETURN_IF_ERROR(CheckKey(sorted[i].key));
+    DMX_RETURN_IF_ERROR(rules.CheckKey(sorted[i].key));
+    DMX_RETURN_IF_ERROR(rules.CheckValue(sorted[i].value));
     if (i > 0 && sorted[i].key <= sorted[i - 1].key)
       return Status::InvalidArgument("BulkLoad input not sorted and unique at position " +
-                                     std::to_string(i) + " (key " + std::to_string(sorted[i].key) +
-                                     " after " + std::to_string(sorted[i - 1].key) + ")");
+                                     std::to_string(i) + " (key " + KeyText(sorted[i].key, rules.format) +
+                                     " after " + KeyText(sorted[i - 1].key, rules.format) + ")");
   }
   return Status::Ok();
+}
+
+KeyRules RulesOf(const IndexOptions& o) {
+  KeyRules r;
+  r.format = o.key_format;
+  r.max_key_bytes = o.key_format == KeyFormat::kU64 ? kU64KeyBytes : o.max_key_bytes;
+  r.max_value_bytes = o.max_value_bytes;
+  return r;
 }
 
 }  // namespace
@@ -45,53 +85,69 @@ Session::~Session() {
   if (open_sessions_) open_sessions_->fetch_sub(1, std::memory_order_acq_rel);
 }
 
-Status Session::Lookup(Key key, Value* value) {
-  DMX_RETURN_IF_ERROR(CheckKey(key));
+Status Session::Lookup(Slice key, std::string* value) {
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
   return Public(DoLookup(key, value), "Lookup");
 }
 
-Status Session::Insert(Key key, Value value) {
-  DMX_RETURN_IF_ERROR(CheckKey(key));
+Status Session::Insert(Slice key, Slice value) {
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
+  DMX_RETURN_IF_ERROR(rules_.CheckValue(value));
   return Public(DoInsert(key, value), "Insert");
 }
 
-Status Session::Update(Key key, Value value) {
-  DMX_RETURN_IF_ERROR(CheckKey(key));
+Status Session::Update(Slice key, Slice value) {
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
+  DMX_RETURN_IF_ERROR(rules_.CheckValue(value));
   return Public(DoUpdate(key, value), "Update");
 }
 
-Status Session::Delete(Key key) {
-  DMX_RETURN_IF_ERROR(CheckKey(key));
+Status Session::Delete(Slice key) {
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
   return Public(DoDelete(key), "Delete");
 }
 
-Status Session::Scan(Key start, size_t count, std::vector<KeyValue>* out) {
+Status Session::Lookup(uint64_t key, uint64_t* value) {
+  std::string v;
+  DMX_RETURN_IF_ERROR(Lookup(U64Key(key), &v));
+  if (v.size() != 8)
+    return Status::InvalidArgument("key " + std::to_string(key) + " holds a value of " +
+                                   std::to_string(v.size()) + " bytes; the integer Lookup reads 8-byte values");
+  *value = U64Key::Decode(v);
+  return Status::Ok();
+}
+
+Status Session::Insert(uint64_t key, uint64_t value) { return Insert(U64Key(key), U64Key(value)); }
+Status Session::Update(uint64_t key, uint64_t value) { return Update(U64Key(key), U64Key(value)); }
+Status Session::Delete(uint64_t key) { return Delete(U64Key(key)); }
+
+Status Session::Scan(Slice start, size_t count, std::vector<KeyValue>* out) {
   out->clear();
-  DMX_RETURN_IF_ERROR(CheckKey(start));
+  DMX_RETURN_IF_ERROR(CheckPosition(rules_, start, "scan start"));
   if (count == 0) return Status::Ok();
-  return Public(DoScan(KeyRange{start, false, std::nullopt}, count, out), "Scan");
+  return Public(DoScan(KeyRange{std::string(start), false, std::nullopt}, count, out), "Scan");
 }
 
 Status Session::ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
                             std::vector<KeyValue>* out) {
   out->clear();
-  DMX_RETURN_IF_ERROR(CheckRange(range));
+  DMX_RETURN_IF_ERROR(CheckRange(inner.rules_, range));
   if (count == 0 || range.Empty()) return Status::Ok();
   return Public(inner.DoScan(range, count, out), "Scan");
 }
 
 Iterator Session::NewIterator(const ReadOptions& options) { return Iterator(*this, options); }
 
-std::vector<Status> Session::MultiGet(std::span<const Key> keys, std::vector<Value>* values) {
-  values->assign(keys.size(), Value{});
+std::vector<Status> Session::MultiGet(std::span<const Slice> keys, std::vector<std::string>* values) {
+  values->assign(keys.size(), std::string());
   std::vector<Status> statuses(keys.size());
   // Invalid keys are answered here; the design sees only valid ones.
-  std::vector<Key> valid;
+  std::vector<Slice> valid;
   std::vector<size_t> where;
   valid.reserve(keys.size());
   where.reserve(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    statuses[i] = CheckKey(keys[i]);
+    statuses[i] = rules_.CheckKey(keys[i]);
     if (!statuses[i].ok()) continue;
     valid.push_back(keys[i]);
     where.push_back(i);
@@ -102,17 +158,17 @@ std::vector<Status> Session::MultiGet(std::span<const Key> keys, std::vector<Val
     for (Status& s : statuses) s = Public(std::move(s), "MultiGet");
     return statuses;
   }
-  std::vector<Value> found(valid.size());
+  std::vector<std::string> found(valid.size());
   std::vector<Status> answers(valid.size());
   DoMultiGet(valid, found, answers);
   for (size_t j = 0; j < valid.size(); ++j) {
-    (*values)[where[j]] = found[j];
+    (*values)[where[j]] = std::move(found[j]);
     statuses[where[j]] = Public(std::move(answers[j]), "MultiGet");
   }
   return statuses;
 }
 
-void Session::DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+void Session::DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                          std::span<Status> statuses) {
   for (size_t i = 0; i < keys.size(); ++i) statuses[i] = DoLookup(keys[i], &values[i]);
 }
@@ -120,6 +176,7 @@ void Session::DoMultiGet(std::span<const Key> keys, std::span<Value> values,
 Index::Index(std::string design, IndexOptions options)
     : design_(std::move(design)),
       options_(std::move(options)),
+      rules_(RulesOf(options_)),
       open_sessions_(std::make_shared<std::atomic<uint32_t>>(0)) {}
 
 Index::~Index() = default;
@@ -142,7 +199,7 @@ Status Index::Close() {
 
 Status Index::BulkLoad(std::span<const KeyValue> sorted) {
   if (closed_) return Status::InvalidArgument("BulkLoad: the index is closed");
-  DMX_RETURN_IF_ERROR(CheckBulkInput(sorted));
+  DMX_RETURN_IF_ERROR(CheckBulkInput(rules_, sorted));
   return Public(DoBulkLoad(sorted), "BulkLoad");
 }
 
@@ -155,6 +212,7 @@ Result<std::unique_ptr<Session>> Index::OpenSession(uint32_t compute_node) {
   auto session = DoOpenSession(compute_node);
   if (!session.ok()) return Public(session.status(), "OpenSession");
   (*session)->open_sessions_ = open_sessions_;
+  (*session)->rules_ = rules_;
   open_sessions_->fetch_add(1, std::memory_order_acq_rel);
   return session;
 }

@@ -20,9 +20,15 @@ constexpr size_t kLargestBatch = 1024;
 Iterator::Iterator(Session& session, const ReadOptions& options)
     : session_(&session), options_(options) {}
 
-void Iterator::Seek(Key target) {
+void Iterator::Seek(Slice target) {
   next_batch_ = options_.readahead > 0 ? options_.readahead : kFirstBatch;
-  Fill(KeyRange{target, false, options_.upper_bound});
+  Fill(KeyRange{std::string(target), false, options_.upper_bound});
+}
+
+void Iterator::SeekToFirst() {
+  // The first position of the key space: below every key of either format.
+  if (session_->rules().format == KeyFormat::kU64) Seek(U64Key(0));
+  else Seek(Slice());
 }
 
 void Iterator::Next() {
@@ -32,9 +38,9 @@ void Iterator::Next() {
     status_ = pending_;
     return;
   }
-  const Key last = batch_.back().key;
+  std::string last = std::move(batch_.back().key);
   if (options_.readahead == 0) next_batch_ = std::min(kLargestBatch, next_batch_ * 2);
-  Fill(KeyRange{last, true, options_.upper_bound});
+  Fill(KeyRange{std::move(last), true, options_.upper_bound});
 }
 
 void Iterator::Fill(const KeyRange& range) {

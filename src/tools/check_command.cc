@@ -39,6 +39,8 @@ struct CheckFlags {
   uint32_t rounds = 2;
   double seconds = 0;
   uint32_t node_bytes = 512;
+  std::string key_format = "u64";
+  uint32_t max_key_bytes = 255;
   bool tear = false;
   double delay = 0;
   std::string index_name;
@@ -79,10 +81,14 @@ std::string FabricName(const CheckFlags& f) {
 }
 
 IndexOptions IndexOptionsFor(const bench::DesignChoice& design, const std::string& name,
-                             uint32_t node_bytes, uint32_t compute_nodes) {
+                             uint32_t node_bytes, uint32_t compute_nodes, const alloc::KeySchema& schema) {
   IndexOptions o;
   o.name = name;
   o.node_bytes = node_bytes;
+  o.key_format = schema.format;
+  o.max_key_bytes = schema.max_key_bytes;
+  o.inline_value_bytes = schema.inline_value_bytes;
+  o.max_value_bytes = schema.max_value_bytes;
   o.compute_nodes = compute_nodes;
   o.design = design.name;
   o.knobs = design.knobs;
@@ -156,7 +162,11 @@ void RunWorkload(CheckFlags& f) {
   // A process joining a shared index that is not there probably lost it to a memory-server
   // restart (or misspelled it): say so (and with --no-create, refuse).
   const bool existed = shared && !f.load && IndexExists((*cluster)->fabric(), name);
-  IndexOptions options = IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes);
+  IndexOptions keyed;
+  keyed.key_format = f.key_format == "bytes" ? KeyFormat::kBytes : KeyFormat::kU64;
+  keyed.max_key_bytes = f.max_key_bytes;
+  IndexOptions options = IndexOptionsFor(*design, name, f.node_bytes, f.workload.compute_nodes,
+                                         alloc::KeySchema::Of(keyed));
   options.create_if_missing = !f.no_create;
   auto index = Index::Open(options, *cluster);
   FailIfError(index.status(), "opening index " + name, 2);
@@ -243,7 +253,8 @@ void RunMerge(CheckFlags& f) {
     // Open, never create: reading back an index that does not exist is a mistake.
     auto entry = alloc::Catalog::Open(**ep, index);
     FailIfError(entry.status(), "index " + index + " in the catalog", 2);
-    IndexOptions options = IndexOptionsFor(*choice, index, entry->node_bytes, f.workload.compute_nodes);
+    IndexOptions options =
+        IndexOptionsFor(*choice, index, entry->node_bytes, f.workload.compute_nodes, entry->schema);
     options.create_if_missing = false;
     auto opened = Index::Open(options, *cluster);
     FailIfError(opened.status(), "opening index " + index, 2);
@@ -283,6 +294,13 @@ void AddCheckCommand(CLI::App& app) {
            "keys; default 16)");
   AddCount(*cmd, "--seed", &w.seed, 0, UINT64_MAX, "Seed of the operation streams and faults (default 1)");
   AddCount(*cmd, "--node-size", &f->node_bytes, 64, 1u << 20, "Tree node bytes (default 512)");
+  cmd->add_option("--key-format", f->key_format,
+                  "Keys of the index: u64 (8-byte integers) or bytes (byte strings of shared prefixes, "
+                  "extensions of one another and the longest allowed length, with values of 8 to 2008 bytes)")
+      ->check(CLI::IsMember({"u64", "bytes"}))
+      ->capture_default_str();
+  AddCount(*cmd, "--max-key-bytes", &f->max_key_bytes, 1, kMaxKeyBytes,
+           "Longest key of a bytes-format index (default 255)");
   cmd->add_flag("--tear", f->tear, "In-process fabric: tear READs/WRITEs into 64-byte pieces in random order");
   AddReal(*cmd, "--delay", &f->delay, {0, 1},
           "In-process fabric: probability that a round trip is delayed (up to 50 us)");

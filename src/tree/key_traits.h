@@ -9,7 +9,7 @@
 #include <string>
 #include <type_traits>
 
-#include "dmindex/index.h"
+#include "common/u64.h"
 
 namespace dmindex::tree {
 
@@ -27,11 +27,11 @@ concept KeyValueTraits = requires(const typename T::Key& a, const typename T::Ke
   { a == b } -> std::convertible_to<bool>;
 } && std::is_trivially_copyable_v<typename T::Key> && std::is_trivially_copyable_v<typename T::Value>;
 
-// 8-byte integer keys and values: dmindex::Key / dmindex::Value. The reserved keys 0 and
-// 2^64-1 of the public API are exactly the fences.
+// 8-byte integer keys and values: the u64 key format (common/u64.h). Its reserved keys 0
+// and 2^64-1 are exactly the fences.
 struct U64KV {
-  using Key = dmindex::Key;
-  using Value = dmindex::Value;
+  using Key = u64::Key;
+  using Value = u64::Value;
   static constexpr Key kNegInf = 0;
   static constexpr Key kPosInf = std::numeric_limits<Key>::max();
 };

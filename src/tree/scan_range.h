@@ -2,6 +2,7 @@
 // last key it returned) up to `end`, exclusive (kPosInf: no end, since no user key is it).
 #pragma once
 
+#include "common/u64.h"
 #include "tree/key_traits.h"
 
 namespace dmindex::tree {
@@ -19,9 +20,9 @@ struct ScanRange {
   bool Beyond(const Key& k) const { return !(k < end); }
 };
 
-// The tree's range of a public one.
+// The tree's range of a public one of the u64 format (8-byte positions, checked by Session).
 inline ScanRange<U64KV> ToScanRange(const KeyRange& r) {
-  return {r.start, r.after_start, r.end ? *r.end : U64KV::kPosInf};
+  return {u64::Decode(r.start), r.after_start, r.end ? u64::Decode(*r.end) : U64KV::kPosInf};
 }
 
 }  // namespace dmindex::tree

@@ -8,30 +8,52 @@ namespace {
 
 using Tree = RemoteTree<U64KV>;
 
-// Keys reach it checked (Session's public calls).
+// Keys reach it checked against the u64 format (Session's public calls): 8 bytes, not reserved.
 class TreeSession final : public Session {
  public:
-  TreeSession(const Tree& tree, std::unique_ptr<Tree::Ctx> ctx) : tree_(tree), ctx_(std::move(ctx)) {}
+  TreeSession(const Tree& tree, std::unique_ptr<Tree::Ctx> ctx, const char* design)
+      : tree_(tree), ctx_(std::move(ctx)), design_(design) {}
 
  private:
-  Status DoLookup(Key key, Value* value) override { return tree_.Lookup(*ctx_, key, value); }
-  Status DoInsert(Key key, Value value) override { return tree_.Upsert(*ctx_, key, value); }
-  Status DoUpdate(Key key, Value value) override { return tree_.Update(*ctx_, key, value); }
-  Status DoDelete(Key key) override { return tree_.Delete(*ctx_, key); }
+  Status DoLookup(Slice key, std::string* value) override {
+    u64::Value v = 0;
+    DMX_RETURN_IF_ERROR(tree_.Lookup(*ctx_, u64::Decode(key), &v));
+    *value = u64::Encode(v);
+    return Status::Ok();
+  }
+  Status DoInsert(Slice key, Slice value) override {
+    u64::Value v = 0;
+    DMX_RETURN_IF_ERROR(u64::ValueOf(value, &v, design_));
+    return tree_.Upsert(*ctx_, u64::Decode(key), v);
+  }
+  Status DoUpdate(Slice key, Slice value) override {
+    u64::Value v = 0;
+    DMX_RETURN_IF_ERROR(u64::ValueOf(value, &v, design_));
+    return tree_.Update(*ctx_, u64::Decode(key), v);
+  }
+  Status DoDelete(Slice key) override { return tree_.Delete(*ctx_, u64::Decode(key)); }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, ToScanRange(range), count, &entries_));
     out->reserve(entries_.size());
-    for (const auto& e : entries_) out->push_back({e.key, e.value});
+    for (const auto& e : entries_) out->push_back({u64::Encode(e.key), u64::Encode(e.value)});
     return Status::Ok();
   }
-  void DoMultiGet(std::span<const Key> keys, std::span<Value> values,
+  void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override {
-    tree_.MultiLookup(*ctx_, keys, values, statuses);
+    keys_.clear();
+    for (Slice k : keys) keys_.push_back(u64::Decode(k));
+    values_.assign(keys.size(), 0);
+    tree_.MultiLookup(*ctx_, keys_, values_, statuses);
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (statuses[i].ok()) values[i] = u64::Encode(values_[i]);
   }
 
   const Tree& tree_;
   std::unique_ptr<Tree::Ctx> ctx_;
+  const char* design_;
   std::vector<LeafEntry<U64KV>> entries_;
+  std::vector<u64::Key> keys_;
+  std::vector<u64::Value> values_;
 };
 
 class TreeIndex final : public Index {
@@ -45,14 +67,18 @@ class TreeIndex final : public Index {
     if (!ctx.ok()) return ctx.status();
     std::vector<LeafEntry<U64KV>> entries;
     entries.reserve(sorted.size());
-    for (const KeyValue& kv : sorted) entries.push_back({kv.key, kv.value});
+    for (const KeyValue& kv : sorted) {
+      u64::Value v = 0;
+      DMX_RETURN_IF_ERROR(u64::ValueOf(kv.value, &v, design().c_str()));
+      entries.push_back({u64::Decode(kv.key), v});
+    }
     return tree_->BulkLoad(**ctx, entries);
   }
 
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
     auto ctx = tree_->NewContext(compute_node);
     if (!ctx.ok()) return ctx.status();
-    return std::unique_ptr<Session>(new TreeSession(*tree_, std::move(ctx).value()));
+    return std::unique_ptr<Session>(new TreeSession(*tree_, std::move(ctx).value(), design().c_str()));
   }
 
   IndexStats DoStats() const override {
@@ -74,6 +100,9 @@ class TreeIndex final : public Index {
 Result<std::unique_ptr<Index>> OpenTreeIndex(fabric::Fabric& fabric, const std::string& design,
                                              const IndexOptions& options,
                                              const TreeOptions& defaults) {
+  if (options.key_format != KeyFormat::kU64)
+    return Status::NotSupported("design " + design + " takes u64 keys for now: the tree core's "
+                                "byte-key layout is not built yet (key_format = bytes)");
   auto resolved = ResolveTreeOptions(options, defaults);
   if (!resolved.ok()) return resolved.status();
   auto layout = NodeLayout<U64KV>::For(resolved->node_bytes);
@@ -81,8 +110,9 @@ Result<std::unique_ptr<Index>> OpenTreeIndex(fabric::Fabric& fabric, const std::
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   bool created = false;
-  auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, design, options.node_bytes, &created,
-                                            options.create_if_missing);
+  auto entry = alloc::Catalog::OpenOrCreate(
+      **ep, options.name, {design, options.node_bytes, alloc::KeySchema::Of(options)}, &created,
+      options.create_if_missing);
   if (!entry.ok()) return entry.status();
   auto tree = Tree::Create(fabric, *resolved, entry->root_word);
   if (!tree.ok()) return tree.status();

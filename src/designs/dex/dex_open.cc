@@ -41,8 +41,9 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   bool created = false;
-  auto entry = alloc::Catalog::OpenOrCreate(**ep, index.name, "dex", index.node_bytes, &created,
-                                            index.create_if_missing);
+  auto entry = alloc::Catalog::OpenOrCreate(
+      **ep, index.name, {"dex", index.node_bytes, alloc::KeySchema::Of(index)}, &created,
+      index.create_if_missing);
   if (!entry.ok()) return entry.status();
   // This process's host-lease token: random, so two processes (on any machines) differ.
   const uint64_t token = ((uint64_t{std::random_device{}()} * 0x9E3779B97F4A7C15ull) ^

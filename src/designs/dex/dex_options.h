@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "designs/dex/dex_keys.h"
 #include "dmindex/index.h"
 #include "tree/tree_options.h"
 

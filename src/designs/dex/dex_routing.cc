@@ -10,11 +10,11 @@
 
 namespace dmindex::designs::dex {
 
-Route DexTree::RouteOf(Key key) const {
+KeyRoute DexTree::RouteOf(Key key) const {
   const PartitionMap& m = *map_.load(std::memory_order_acquire);
-  if (!m.partitioned()) return Route{};  // any compute node serves any key
+  if (!m.partitioned()) return KeyRoute{};  // any compute node serves any key
   const uint32_t owner = m.Owner(key);
-  return Route{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
+  return KeyRoute{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
 }
 
 Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<runtime::SharedMutex>* gate) {

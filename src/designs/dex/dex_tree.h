@@ -136,7 +136,7 @@ class DexTree {
   // destructor does it too, ignoring errors). Operations must have ended.
   Status Close();
   // Partitioning::RouteKey: the serving compute node and its partition.
-  Route RouteOf(Key key) const;
+  KeyRoute RouteOf(Key key) const;
   const DexOptions& options() const { return options_; }
   const PartitionMap& partition_map() const { return *map_.load(std::memory_order_acquire); }
   // Hosted compute nodes are first_node() .. first_node() + compute_nodes() - 1, of

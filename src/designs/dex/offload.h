@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <random>
 
+#include "designs/dex/dex_keys.h"
 #include "dmindex/global_address.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"

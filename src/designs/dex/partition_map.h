@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "dmindex/index.h"
+#include "designs/dex/dex_keys.h"
 #include "dmindex/status.h"
 
 namespace dmindex::designs::dex {

@@ -12,11 +12,28 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
 
 #include "designs/local/opt_lock.h"
+#include "common/u64.h"
 #include "dmindex/index.h"
 
 namespace dmindex::designs::local {
+
+// The local tree stores the u64 key format (8-byte integer keys and values in atomic slots);
+// its adapter (local_index.cc) converts the public byte strings.
+using u64::Key;
+using u64::Value;
+using u64::KeyValue;
+using u64::kMinKey;
+using u64::kMaxKey;
+
+// A range of integer keys, as the adapter converts a public KeyRange.
+struct KeyRange {
+  Key start = kMinKey;
+  bool after_start = false;
+  std::optional<Key> end;  // exclusive
+};
 
 class Node {
  public:
