@@ -67,11 +67,11 @@ int main(int argc, char** argv) {
     Check(session.status(), "opening a session");
     dmindex::Session& db = **session;
 
-    constexpr dmindex::Key kKeys = 1000;
+    constexpr uint64_t kKeys = 1000;
     const uint64_t trips_before = Counter(**cluster, "dmindex.fabric.round-trips");
-    for (dmindex::Key key = 1; key <= kKeys; ++key) Check(db.Insert(key, key + 7), "insert");
-    for (dmindex::Key key = 1; key <= kKeys; ++key) {
-      dmindex::Value value = 0;
+    for (uint64_t key = 1; key <= kKeys; ++key) Check(db.Insert(key, key + 7), "insert");
+    for (uint64_t key = 1; key <= kKeys; ++key) {
+      uint64_t value = 0;
       Check(db.Lookup(key, &value), "lookup " + std::to_string(key));
       if (value != key + 7) {
         std::cerr << "memory_servers: key " << key << " holds " << value << "\n";

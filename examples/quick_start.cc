@@ -43,10 +43,12 @@ int main(int argc, char** argv) {
     Check(session.status(), "opening a session");
     dmindex::Session& db = **session;
 
-    // Keys and values are 8-byte unsigned integers; keys 0 and 2^64-1 are reserved.
-    for (dmindex::Key key = 1; key <= 100; ++key) Check(db.Insert(key, key * 10), "insert");
+    // Keys and values are byte strings; this index has the u64 key format (the default for
+    // now): 8-byte integer keys, which Session also takes as integers (keys 0 and 2^64-1 are
+    // reserved), with 8-byte values.
+    for (uint64_t key = 1; key <= 100; ++key) Check(db.Insert(key, key * 10), "insert");
 
-    dmindex::Value value = 0;
+    uint64_t value = 0;
     Check(db.Lookup(42, &value), "lookup 42");
     std::cout << "42 -> " << value << "\n";
 
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     }
     std::cout << "42 is gone after the delete\n";
 
-    dmindex::Status bad = db.Insert(0, 1);  // a reserved key is refused, with a reason
+    dmindex::Status bad = db.Insert(uint64_t{0}, 1);  // a reserved key is refused, with a reason
     std::cout << "inserting key 0: " << bad.ToString() << "\n";
     if (!bad.IsInvalidArgument()) return 1;
   }  // the session closes here: Close() refuses while sessions are open

@@ -27,10 +27,13 @@ int main(int argc, char** argv) {
   auto index = dmindex::Index::Open(options);
   Check(index.status(), "opening the index");
 
-  // The even keys 2..20000, value = key * 3. BulkLoad wants them sorted and unique, into an
-  // empty index, and builds the tree bottom-up (much faster than 10000 inserts).
+  // The even keys 2..20000, value = key * 3. Keys are byte strings; this index has the u64
+  // key format (the default for now), whose keys are integers in 8-byte big-endian form
+  // (dmindex::U64Key), so byte order is numeric order. BulkLoad wants them sorted and
+  // unique, into an empty index, and builds the tree bottom-up (much faster than inserts).
   std::vector<dmindex::KeyValue> pairs;
-  for (dmindex::Key key = 2; key <= 20000; key += 2) pairs.push_back({key, key * 3});
+  for (uint64_t key = 2; key <= 20000; key += 2)
+    pairs.push_back({dmindex::U64Key(key).str(), dmindex::U64Key(key * 3).str()});
   Check((*index)->BulkLoad(pairs), "bulk load");
 
   {
@@ -40,17 +43,19 @@ int main(int argc, char** argv) {
     // The keys in [1001, 2001): half-open, like every range of the API. The iterator reads
     // in batches and stops before the upper bound, without reading past it.
     dmindex::ReadOptions range;
-    range.upper_bound = 2001;
+    range.upper_bound = dmindex::U64Key(2001).str();
     dmindex::Iterator it = (*session)->NewIterator(range);
     size_t count = 0;
-    dmindex::Key first = 0, last = 0;
-    for (it.Seek(1001); it.Valid(); it.Next()) {
-      if (it.value() != it.key() * 3) {
-        std::cerr << "range_iteration: key " << it.key() << " holds " << it.value() << "\n";
+    uint64_t first = 0, last = 0;
+    for (it.Seek(dmindex::U64Key(1001)); it.Valid(); it.Next()) {
+      const uint64_t key = dmindex::U64Key::Decode(it.key());
+      const uint64_t value = dmindex::U64Key::Decode(it.value());
+      if (value != key * 3) {
+        std::cerr << "range_iteration: key " << key << " holds " << value << "\n";
         return 1;
       }
-      if (count++ == 0) first = it.key();
-      last = it.key();
+      if (count++ == 0) first = key;
+      last = key;
     }
     // !Valid() at the end of the range, or because something failed: status() says which.
     Check(it.status(), "iterating [1001, 2001)");
@@ -62,7 +67,7 @@ int main(int argc, char** argv) {
     Check((*session)->Delete(19000), "delete 19000");
     dmindex::Iterator tail = (*session)->NewIterator();
     count = 0;
-    for (tail.Seek(18001); tail.Valid(); tail.Next()) ++count;
+    for (tail.Seek(dmindex::U64Key(18001)); tail.Valid(); tail.Next()) ++count;
     Check(tail.status(), "iterating from 18001");
     std::cout << "from 18001 to the end: " << count << " keys (19000 deleted)\n";
     if (count != 999) return 1;
