@@ -34,7 +34,8 @@ TEST(BenchCli, HelpDocumentsEveryFlag) {
   for (const char* flag : {"--design", "--workload", "-P", "--keys", "--warmup-ops", "--ops",
                            "--duration", "--threads", "--compute-nodes", "--cache-mb", "--cache-pct",
                            "--node-size", "--theta", "--seed", "--latency-us", "--bandwidth-gbps",
-                           "--memservers", "--baseline", "--json", "--csv", "--stall-timeout"})
+                           "--memservers", "--baseline", "--json", "--csv", "--stall-timeout", "--key-format",
+                           "--key-style", "--key-bytes", "--value-bytes", "--value-dist"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
 }
 
@@ -53,6 +54,11 @@ TEST(BenchCli, BadFlagsAndValuesAreClearErrors) {
   std::ofstream(bad) << "# a YCSB file with a bad escape\nreadproportion=\\u00\n";
   ExpectError("bench -P " + bad, "malformed");
   ExpectError("bench -p readproportoin=0.5", "unknown property 'readproportoin'");
+  ExpectError("bench --key-bytes 32", "give --key-format bytes");
+  ExpectError("bench --key-format bytes --key-bytes 4", "binary keys have 8 ..");
+  ExpectError("bench --key-format strings", "--key-format");
+  ExpectError("bench --key-format bytes --value-bytes 4", "--value-bytes");
+  ExpectError("bench --key-format bytes --value-dist histogram", "--value-dist");
   std::filesystem::remove(bad);
 }
 

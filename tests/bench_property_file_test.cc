@@ -176,9 +176,17 @@ TEST(BenchPropertyFile, YcsbQuirksAndPropertiesYcsbDoesNotHave) {
   EXPECT_EQ(sizes->thread_count, 3u);
   EXPECT_FALSE(FromText("insertstart=900\ninsertcount=200\nrecordcount=1000\n").ok());
   EXPECT_FALSE(FromText("zeropadding=19\n").ok());
-  auto target = FromText("target=1000\nfieldlength=10\n");
+  auto target = FromText("target=1000\nreadallfields=false\n");
   ASSERT_TRUE(target.ok());
   EXPECT_EQ(target->warnings.size(), 2u);
+  // YCSB's record shape is taken (values of a bytes-format run).
+  auto fields = FromText("fieldcount=4\nfieldlength=25\nfieldlengthdistribution=uniform\n");
+  ASSERT_TRUE(fields.ok()) << fields.status().ToString();
+  EXPECT_TRUE(fields->warnings.empty());
+  EXPECT_EQ(fields->field_count, 4u);
+  EXPECT_EQ(fields->field_length, 25u);
+  EXPECT_EQ(fields->field_length_distribution, "uniform");
+  EXPECT_FALSE(FromText("fieldlengthdistribution=histogram\n").ok());
 }
 
 TEST(BenchPropertyFile, HotspotAndExponentialTakeTheirYcsbProperties) {

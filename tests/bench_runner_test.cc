@@ -25,7 +25,7 @@ class BenchRunnerTest : public ::testing::Test {
                                     std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
       if (o.design != "test-map") return Status::InvalidArgument("unknown design");
       if (!o.knobs.empty()) return Status::InvalidArgument("test-map has no knobs");
-      return std::unique_ptr<Index>(std::make_unique<TestIndex>(c->fabric(), faults));
+      return std::unique_ptr<Index>(std::make_unique<TestIndex>(c->fabric(), faults, o));
     };
     Runner runner(&dmindex::testing::TestCluster, indexes, interrupt_, progress_);
     return runner.Run(*ParseDesignChoice(design), *spec, config);
@@ -106,6 +106,38 @@ TEST_F(BenchRunnerTest, CorruptedValuesAreCaught) {
   EXPECT_FALSE(r->ok());
   EXPECT_NE((r->error + r->verify_error).find("never written"), std::string::npos)
       << r->error << r->verify_error;
+}
+
+// Byte-string records: binary and YCSB keys, constant and varying values, every workload;
+// the checks still catch values that belong to no key.
+TEST_F(BenchRunnerTest, ByteRecordsPassTheChecksAndCorruptionIsCaught) {
+  RecordShape binary;
+  binary.format = KeyFormat::kBytes;
+  binary.key_bytes = 40;
+  binary.field_bytes = 100;
+  RecordShape ycsb = binary;
+  ycsb.style = KeyStyle::kYcsb;
+  ycsb.key_bytes = 0;
+  ycsb.fields = 4;
+  ycsb.field_bytes = 50;
+  ycsb.field_lengths = FieldLengths::kUniform;
+  for (const RecordShape& shape : {binary, ycsb}) {
+    for (const char* w : {"ycsb-a", "ycsb-e", "insert-only"}) {
+      RunConfig c = Small(4000);
+      c.shape = shape;
+      auto r = Run(w, c);
+      ASSERT_TRUE(r.ok()) << w << ": " << r.status().ToString();
+      EXPECT_TRUE(r->ok()) << shape.ToString() << " " << w << ": " << r->error << r->verify_error;
+      EXPECT_TRUE(r->verified) << w;
+    }
+    RunConfig c = Small();
+    c.shape = shape;
+    auto r = Run("ycsb-a", c, {.corrupt_every_nth_update = 100});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->ok()) << shape.ToString();
+    EXPECT_NE((r->error + r->verify_error).find("written to another key"), std::string::npos)
+        << r->error << r->verify_error;
+  }
 }
 
 TEST_F(BenchRunnerTest, SetupErrorsAreStatuses) {

@@ -26,16 +26,17 @@ struct TestIndexFaults {
 class TestIndex final : public Index {
  public:
   // Any number of compute nodes: the bench driver opens sessions on as many as it runs.
-  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults)
-      : Index("test-map", AnyComputeNode()), fabric_(fabric), faults_(faults) {}
+  // `options`: the key format and limits the runner asks for (any number of compute nodes).
+  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults, IndexOptions options = {})
+      : Index("test-map", AnyComputeNode(std::move(options))), fabric_(fabric), faults_(faults) {}
   ~TestIndex() override {
     if (faults_.keys_at_end == nullptr) return;
     faults_.keys_at_end->clear();
-    for (const auto& [key, value] : map_) faults_.keys_at_end->push_back(U64Key::Decode(key));
+    for (const auto& [key, value] : map_)
+      if (key.size() == 8) faults_.keys_at_end->push_back(U64Key::Decode(key));
   }
 
-  static IndexOptions AnyComputeNode() {
-    IndexOptions o;
+  static IndexOptions AnyComputeNode(IndexOptions o = {}) {
     o.compute_nodes = 1u << 16;
     return o;
   }

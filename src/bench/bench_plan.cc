@@ -28,6 +28,7 @@ Result<std::vector<WorkloadSpec>> ResolveWorkloads(const BenchOptions& o) {
     WorkloadSpec spec;  // only names the run: the trace says what to do
     spec.name = std::filesystem::path(o.trace).filename().string();
     spec.proportion[0] = 1;
+    spec.ycsb_records = true;  // its keys are YCSB's "user<N>"
     return std::vector<WorkloadSpec>{spec};
   }
   if (!o.trace_load.empty()) return Status::InvalidArgument("--trace-load goes with --trace");
@@ -41,6 +42,7 @@ Result<std::vector<WorkloadSpec>> ResolveWorkloads(const BenchOptions& o) {
   for (const std::string& path : o.workload_files) {
     auto spec = LoadWorkloadFile(path);
     if (!spec.ok()) return Status::InvalidArgument("-P: " + spec.status().message());
+    spec->ycsb_records = true;
     specs.push_back(*spec);
   }
   for (WorkloadSpec& spec : specs) {
@@ -72,10 +74,44 @@ Result<std::vector<DesignChoice>> ResolveDesigns(const BenchOptions& o,
   return designs;
 }
 
-uint64_t CacheBytes(const BenchOptions& o, uint64_t keys) {
+uint64_t CacheBytes(const BenchOptions& o, uint64_t keys, const RecordShape& shape) {
   if (o.cache_mb) return static_cast<uint64_t>(std::llround(*o.cache_mb * (1 << 20)));
   const double pct = o.cache_pct.value_or(kDefaultCachePct);
-  return static_cast<uint64_t>(std::llround(pct / 100.0 * static_cast<double>(keys * kBytesPerRecord)));
+  return static_cast<uint64_t>(std::llround(pct / 100.0 * static_cast<double>(keys) * shape.MeanRecordBytes()));
+}
+
+// The record shape of a run: the flags, else the workload file's fields, else defaults.
+Result<RecordShape> ShapeFor(const BenchOptions& o, const WorkloadSpec& spec) {
+  const bool from_file = spec.ycsb_records;
+  RecordShape shape;
+  const bool bytes = o.key_format == "bytes";
+  if (!bytes && (o.key_style || o.key_bytes || o.value_bytes || o.value_dist))
+    return Status::InvalidArgument("--key-style, --key-bytes, --value-bytes and --value-dist shape a "
+                                   "bytes-format run: give --key-format bytes (u64 keys and values are 8 bytes)");
+  if (!bytes) return shape;
+  shape.format = KeyFormat::kBytes;
+  const std::string style = o.key_style.value_or(from_file ? "ycsb" : "binary");
+  if (style != "binary" && style != "ycsb")
+    return Status::InvalidArgument("--key-style " + style + ": expected binary or ycsb");
+  shape.style = style == "ycsb" ? KeyStyle::kYcsb : KeyStyle::kBinary;
+  shape.key_bytes = o.key_bytes.value_or(shape.style == KeyStyle::kBinary ? 16 : 0);
+  if (o.value_bytes) {
+    shape.fields = 1;
+    shape.field_bytes = *o.value_bytes;
+  } else if (spec.field_count > 0 || spec.field_length > 0) {
+    // YCSB's defaults for the one given: 10 fields of 100 bytes.
+    shape.fields = spec.field_count > 0 ? spec.field_count : 10;
+    shape.field_bytes = spec.field_length > 0 ? spec.field_length : 100;
+  } else if (from_file) {
+    shape.fields = 10;
+    shape.field_bytes = 100;
+  }
+  const std::string dist = o.value_dist.value_or(spec.field_length_distribution.value_or("constant"));
+  auto lengths = ParseFieldLengths(dist);
+  if (!lengths.ok()) return Status::InvalidArgument("--value-dist: " + lengths.status().message());
+  shape.field_lengths = *lengths;
+  if (Status s = shape.Validate(); !s.ok()) return s;
+  return shape;
 }
 
 // What a run holds in this process's memory: the bulk-load records and the final check's key
@@ -205,7 +241,10 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       c.seed = o.seed;
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;
-      c.index.cache_bytes = CacheBytes(o, c.keys);
+      auto shape = ShapeFor(o, spec);
+      if (!shape.ok()) return shape.status();
+      c.shape = *shape;
+      c.index.cache_bytes = CacheBytes(o, c.keys, c.shape);
       if (Status s = CheckFitsInMemory(c, spec.name); !s.ok()) return s;
       c.timeline_s = timeline_ms / 1000;
       c.repartition = *repartition;

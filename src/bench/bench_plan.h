@@ -14,7 +14,6 @@ namespace dmindex::bench {
 inline constexpr uint64_t kDefaultKeys = 200'000;
 inline constexpr double kDefaultSeconds = 2.0;
 inline constexpr double kDefaultCachePct = 10.0;
-inline constexpr uint64_t kBytesPerRecord = 16;  // 8-byte key + 8-byte value
 inline constexpr double kDefaultRepartitionTimelineMs = 100;
 inline constexpr uint64_t kDefaultWarmupOps = 20'000;
 inline constexpr uint32_t kDefaultThreads = 2;
@@ -43,8 +42,16 @@ struct BenchOptions {
   std::optional<uint32_t> threads;          // else a file's threadcount, else kDefaultThreads
   uint32_t compute_nodes = 1;
   std::optional<double> cache_mb;           // per compute node
-  std::optional<double> cache_pct;          // of keys x 16 bytes; default kDefaultCachePct
+  std::optional<double> cache_pct;          // of keys x record bytes; default kDefaultCachePct
   uint32_t node_bytes = 1024;
+  // Keys and values as bytes (record_shape.h). u64: 8-byte integer keys and values (the
+  // default). bytes: binary keys of key_bytes, or YCSB's "user..." keys (a -P file's shape
+  // by default), values of value_bytes (else a file's fieldcount x fieldlength, else 8).
+  std::string key_format = "u64";
+  std::optional<std::string> key_style;     // binary | ycsb
+  std::optional<uint32_t> key_bytes;
+  std::optional<uint32_t> value_bytes;
+  std::optional<std::string> value_dist;    // constant | uniform | zipfian
   uint64_t seed = 42;
   std::string baseline;                     // a design label; empty: the first design
   std::optional<double> timeline_ms;        // throughput per interval; default 100 ms with a repartitioning

@@ -124,8 +124,9 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
   else
     Fail(s.status());
   // Every thread reaches both meeting points, failed or not, so nobody waits forever.
+  const RecordCodec& codec = *options_.codec;
   if (session) {
-    OpExecutor exec(*session);
+    OpExecutor exec(*session, codec);
     Operation op;
     for (uint64_t i = ShareOf(options_.warmup_ops, options_.threads, t); i > 0 && !stopped() && source->Next(&op); --i) {
       if (Status s = execute(exec, op); !s.ok()) Fail(s);
@@ -136,7 +137,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
   }
   sync_.ArriveAndWait();
   if (session) {
-    OpExecutor exec(*session);
+    OpExecutor exec(*session, codec);
     const uint64_t quota = options_.ops ? ShareOf(options_.ops, options_.threads, t)
                                         : std::numeric_limits<uint64_t>::max();
     uint64_t done = 0;

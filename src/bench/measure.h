@@ -14,6 +14,7 @@
 
 #include "bench/latency_histogram.h"
 #include "bench/op_stream.h"
+#include "bench/record_shape.h"
 #include "bench/progress.h"
 #include "bench/timeline.h"
 #include "common/watchdog.h"
@@ -47,6 +48,9 @@ struct MeasureOptions {
   // Stops waiting for a stuck run: on_stall gets a report of every thread's operation; the
   // run then ends with an error once the threads return (if they ever do).
   WatchdogOptions watchdog;
+  // How the operations' keys and values become bytes (default: the u64 format's integers).
+  std::shared_ptr<const RecordCodec> codec =
+      std::make_shared<const RecordCodec>(RecordShape{}, InsertOrder::kHashed, 1);
 };
 
 // Each thread's operations; a source that runs dry ends that thread's part of the phase.

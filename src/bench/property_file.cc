@@ -1,5 +1,7 @@
 #include "bench/property_file.h"
 
+#include "bench/record_shape.h"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -52,10 +54,10 @@ Status Enum(const Property& p, Result<T> (*parse)(std::string_view), T* out) {
 const std::map<std::string, const char*>& NotHonoured() {
   static const std::map<std::string, const char*> kWhy = [] {
     std::map<std::string, const char*> m;
-    for (const char* k : {"fieldcount", "fieldlength", "fieldlengthdistribution", "minfieldlength",
-                          "fieldlengthhistogram", "fieldnameprefix", "readallfields", "writeallfields",
-                          "dataintegrity"})
-      m[k] = "dmindex values are 8 bytes, read and written whole";
+    for (const char* k : {"minfieldlength", "fieldlengthhistogram", "fieldnameprefix", "readallfields",
+                          "writeallfields", "dataintegrity"})
+      m[k] = "a dmindex value is one byte string of fieldcount x fieldlength bytes, read and written "
+             "whole (and checked whole: every value carries its key's fingerprint)";
     for (const char* k : {"target", "maxexecutiontime"})
       m[k] = "dmindex runs unthrottled, for --ops or --duration";
     for (const char* k : {"core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval"})
@@ -94,6 +96,16 @@ Status Apply(const Property& p, bool unknown_is_error, WorkloadSpec* s) {
   if (k == "insertstart") return Count(p, &s->insert_start, kMaxRecords / 4);
   if (k == "insertcount") return Count(p, &s->insert_count, kMaxRecords / 4);
   if (k == "zeropadding") return Count(p, &s->zero_padding, kMaxZeroPadding);
+  if (k == "fieldcount") return Count(p, &s->field_count, 1024);
+  if (k == "fieldlength") return Count(p, &s->field_length, 1u << 20);
+  if (k == "fieldlengthdistribution") {
+    const std::string v = Trim(p.value);
+    if (!ParseFieldLengths(v).ok())
+      return Status::InvalidArgument(p.where + ": fieldlengthdistribution=" + v +
+                                     ": dmindex takes constant, uniform or zipfian (not histogram)");
+    s->field_length_distribution = v;
+    return Status::Ok();
+  }
   if (k == "requestdistribution") return Enum(p, &ParseDistribution, &s->request);
   if (k == "hotspotdatafraction") return Real(p, &s->hotspot_data_fraction, {0, 1});
   if (k == "hotspotopnfraction") return Real(p, &s->hotspot_op_fraction, {0, 1});

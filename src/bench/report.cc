@@ -193,6 +193,7 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["design"] = r.design;
   j["workload"] = r.workload;
   j["backend"] = r.backend;
+  j["records"] = r.records;
   j["threads"] = r.threads;
   j["compute_nodes"] = r.compute_nodes;
   j["cache_per_node_bytes"] = r.cache_per_node_bytes;

@@ -28,6 +28,7 @@ struct RunResult {
   std::string design;   // as given, knobs included ("sherman:hocl=off")
   std::string workload;
   std::string backend;  // fabric backend name
+  std::string records = "u64";  // the record shape (RecordShape::ToString)
   uint32_t threads = 0;
   uint32_t compute_nodes = 0;
   uint64_t cache_per_node_bytes = 0;  // as configured (IndexOptions::cache_bytes)

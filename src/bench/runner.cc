@@ -1,5 +1,7 @@
 #include "bench/runner.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <mutex>
 
@@ -68,14 +70,27 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   IndexOptions options = config.index;
   options.design = design.name;
   options.knobs = design.knobs;
+  options.key_format = config.shape.format;
+  if (config.shape.format == KeyFormat::kBytes) options.max_key_bytes = config.shape.MaxKeyBytes();
+  options.max_value_bytes = std::max(options.max_value_bytes, config.shape.MaxValueBytes());
+  auto codec = std::make_shared<const RecordCodec>(config.shape, spec.insert_order, spec.zero_padding,
+                                                   config.trace != nullptr);
+  if (config.repartition && !codec->integers())
+    return Status::NotSupported("--repartition-at plans its boundaries in integer keys: it takes the "
+                                "u64 key format only");
   auto index = indexes_(options, *cluster);
   if (!index.ok()) return index.status();
   const std::string label = design.label + " " + spec.name;
   const std::vector<RecordPair> loaded = config.trace ? config.trace->load : (*plan)->LoadRecords();
   Status load = InBackground(label + " bulk load of " + std::to_string(loaded.size()) + " keys", [&] {
-    std::vector<KeyValue> pairs;
-    pairs.reserve(loaded.size());
-    for (const RecordPair& kv : loaded) pairs.push_back({u64::Encode(kv.key), u64::Encode(kv.value)});
+    std::vector<KeyValue> pairs(loaded.size());
+    for (size_t i = 0; i < loaded.size(); ++i) {
+      codec->EncodeKey(loaded[i].key, &pairs[i].key);
+      codec->EncodeValue(pairs[i].key, loaded[i].value, &pairs[i].value);
+    }
+    // Byte keys sort otherwise than their integers (YCSB's "user..." names).
+    if (!codec->integers())
+      std::sort(pairs.begin(), pairs.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
     return (*index)->BulkLoad(pairs);
   });
   if (Status s = load; !s.ok())
@@ -99,6 +114,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.design = design.label;
   r.workload = spec.name;
   r.backend = (*cluster)->backend();
+  r.records = config.shape.ToString();
   r.threads = config.threads;
   r.compute_nodes = options.compute_nodes;
   r.cache_per_node_bytes = options.cache_bytes;
@@ -117,6 +133,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.timeline_s = config.timeline_s;
   mo.label = label;
   mo.watchdog = config.watchdog;
+  mo.codec = codec;
   if (repartition) {
     mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
       auto took = RepartitionTo(**index, repartition->move.after);
@@ -170,8 +187,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   Status verdict = InBackground(label + " checking the tree", [&]() -> Status {
     auto session = (*index)->OpenSession(0);
     if (!session.ok()) return Status::Corruption("no session for the check: " + session.status().ToString());
-    if (config.trace) return CheckFullScan(**session, config.trace->final_keys);
-    return CheckFullScan(**session, (*plan)->ExpectedKeys((*plan)->inserts().issued((*plan)->loaded())));
+    if (config.trace) return CheckFullScan(**session, *codec, config.trace->final_keys);
+    return CheckFullScan(**session, *codec, (*plan)->ExpectedKeys((*plan)->inserts().issued((*plan)->loaded())));
   });
   r.verified = verdict.ok();
   if (!verdict.ok()) r.verify_error = verdict.message();

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "bench/progress.h"
+#include "bench/record_shape.h"
 #include "bench/repartition_plan.h"
 #include "bench/run_result.h"
 #include "common/watchdog.h"
@@ -45,6 +46,7 @@ struct RunConfig {
   double timeline_s = 0;    // > 0: throughput per interval of this many seconds
   std::optional<RepartitionSpec> repartition;  // needs a timed run (ops == 0)
   IndexOptions index;       // design and knobs are replaced by the run's
+  RecordShape shape;        // keys and values as bytes (the key format with it)
   // Replay this trace instead of generating the workload: its load is bulk loaded, its
   // operations split over the threads by key (trace.h); the first warmup_ops unmeasured.
   std::shared_ptr<const Trace> trace;

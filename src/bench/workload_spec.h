@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -69,6 +70,14 @@ struct WorkloadSpec {
   uint64_t operation_count = 0;
   uint32_t thread_count = 0;
   std::string table = "usertable";          // the table named in trace lines
+  // YCSB's record shape (fieldcount x fieldlength, fieldlengthdistribution): the values of a
+  // bytes-format run (record_shape.h); 0 / unset: not given (driver flags decide).
+  uint32_t field_count = 0;
+  uint32_t field_length = 0;
+  std::optional<std::string> field_length_distribution;
+  // From a YCSB property file or trace: a bytes-format run takes YCSB's record shape by
+  // default ("user..." keys, fieldcount x fieldlength values).
+  bool ycsb_records = false;
   // Properties of the file that dmindex cannot honour, for the driver to print.
   std::vector<std::string> warnings;
 

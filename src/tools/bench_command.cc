@@ -40,7 +40,7 @@ std::string Fixed(double v) {
 }
 
 // Over --memservers, a run's index is dropped from the servers' catalog afterwards, so
-// repeated runs do not fill its 31 slots (its nodes stay in the pool until the servers
+// repeated runs do not fill its 20 slots (its nodes stay in the pool until the servers
 // restart: chunks are not tracked per index).
 void DropIndex(const FabricFlags& flags, const std::string& name) {
   auto fabric = flags.Open();
@@ -65,6 +65,7 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
                 c.ops ? (std::to_string(c.ops) + " ops").c_str() : (Fixed(c.seconds) + " s").c_str(),
                 static_cast<unsigned long long>(c.seed));
   std::string out = line;
+  if (c.shape.format == KeyFormat::kBytes) out += "# records: " + c.shape.ToString() + "\n";
   if (c.timeline_s > 0) out += "# timeline: throughput per " + Fixed(c.timeline_s * 1000) + " ms\n";
   if (c.repartition)
     out += "# repartitioning at " + Fixed(c.repartition->at_s) + " s: compute node " +
@@ -187,8 +188,25 @@ void AddBenchCommand(CLI::App& app) {
   auto* cache_mb = AddReal(*cmd, "--cache-mb", &o.cache_mb, {0, BenchLimits::kMaxCacheMb},
                            "Cache per compute node, MB");
   AddReal(*cmd, "--cache-pct", &o.cache_pct, {0, 1000},
-          "Cache per compute node, % of keys x 16 B (default 10)")->excludes(cache_mb);
+          "Cache per compute node, % of keys x record bytes (default 10)")->excludes(cache_mb);
   AddCount(*cmd, "--node-size", &o.node_bytes, 64, 1u << 20, "Tree node bytes (default 1024)");
+  cmd->add_option("--key-format", o.key_format,
+                  "u64: 8-byte integer keys and values (default); bytes: byte-string keys and values "
+                  "(--key-style, --key-bytes, --value-bytes, --value-dist; a -P file's YCSB record shape)")
+      ->check(CLI::IsMember({"u64", "bytes"}));
+  cmd->add_option("--key-style", o.key_style,
+                  "Bytes format: binary (8 big-endian bytes of the key then derived bytes; default) or "
+                  "ycsb (\"user\" + the record number, as YCSB builds keys; default with -P)")
+      ->check(CLI::IsMember({"binary", "ycsb"}));
+  AddCount(*cmd, "--key-bytes", &o.key_bytes, 1, kMaxKeyBytes,
+           "Bytes format: binary keys of exactly N bytes (>= 8, default 16); ycsb keys zero-padded to N");
+  AddCount(*cmd, "--value-bytes", &o.value_bytes, 8, 1u << 30,
+           "Bytes format: values of N bytes, the largest with --value-dist (default 8, or a -P file's "
+           "fieldcount x fieldlength)");
+  cmd->add_option("--value-dist", o.value_dist,
+                  "Bytes format: value lengths constant (default), uniform or zipfian in [1, N] per field "
+                  "(YCSB's fieldlengthdistribution)")
+      ->check(CLI::IsMember({"constant", "uniform", "zipfian"}));
   AddReal(*cmd, "--theta", &o.theta, {0, 1, false, true},
           "Zipfian theta for every workload, in [0,1) (default 0.99)");
   AddCount(*cmd, "--seed", &o.seed, 0, UINT64_MAX, "Seed of the operation streams (default 42)");
