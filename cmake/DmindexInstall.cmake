@@ -47,3 +47,10 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/src/tools/plot.py DESTINATION ${plot_dir}
 file(RELATIVE_PATH plot_from_bin /prefix/${CMAKE_INSTALL_BINDIR} /prefix/${plot_dir}/plot.py)
 target_compile_definitions(dmindex PRIVATE DMINDEX_PLOT_FROM_BIN="${plot_from_bin}"
                                            DMINDEX_PLOT_IN_SOURCE="${PROJECT_SOURCE_DIR}/src/tools/plot.py")
+# The simulated cluster's platform files (--fabric sim), found the same way.
+set(platform_dir ${CMAKE_INSTALL_DATADIR}/dmindex/platforms)
+install(FILES ${PROJECT_SOURCE_DIR}/platforms/dex-vldb24.xml ${PROJECT_SOURCE_DIR}/platforms/sherman-sigmod22.xml
+        DESTINATION ${platform_dir})
+file(RELATIVE_PATH platforms_from_bin /prefix/${CMAKE_INSTALL_BINDIR} /prefix/${platform_dir})
+target_compile_definitions(dmindex PRIVATE DMINDEX_PLATFORMS_FROM_BIN="${platforms_from_bin}"
+                                           DMINDEX_PLATFORM_DIR="${PROJECT_SOURCE_DIR}/platforms")

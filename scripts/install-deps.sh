@@ -13,6 +13,7 @@ PACKAGES=(
   libxxhash-dev                   # XXH3 check words of tree nodes (header-only use)
   librocksdb-dev liblmdb-dev      # IndeXY's on-disk index Y and the rocksdb/lmdb baselines (src/tiering)
   nlohmann-json3-dev              # JSON output of the bench driver
+  libsimgrid-dev                  # the simulated cluster (src/sim/, docs/SIMULATION.md): SimGrid 3.32
   python3 python3-matplotlib      # dmindex plot
 )
 

@@ -34,6 +34,8 @@ class InProcEndpoint final : public Endpoint {
 
  private:
   Status CheckTarget(const Verb& v) const;
+  // Carries out a checked batch on the memory nodes (the verbs' memory effects).
+  Status Land(std::span<Verb> verbs, Ordering ordering);
   Status Execute(const Verb& v, MemoryNode& node, bool tear);
   void CopyPieces(const Verb& v, std::byte* target);
   void ModelNetwork(uint64_t bytes);
@@ -113,9 +115,15 @@ Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
     DMX_RETURN_IF_ERROR(CheckTarget(v));
     bytes += v.length;
   }
+  if (NetworkModel* model = fabric_->options_.network.get())
+    return model->Post(verbs, ordering, [&] { return Land(verbs, ordering); });
   // The request travels before it executes: delay first, so an injected delay really
   // reorders this verb against other threads' verbs.
   ModelNetwork(bytes);
+  return Land(verbs, ordering);
+}
+
+Status InProcEndpoint::Land(std::span<Verb> verbs, Ordering ordering) {
   const bool tear = fabric_->tear_.load(std::memory_order_relaxed);
   order_.resize(verbs.size());
   for (uint32_t i = 0; i < verbs.size(); ++i) order_[i] = i;
@@ -140,8 +148,11 @@ Status InProcEndpoint::DoCall(uint16_t node, RpcOpcode op, RpcRequest request, R
     return Status::InvalidArgument("no memory node " + std::to_string(node));
   if (fabric_->IsNodeDown(node))
     return Status::Unavailable("memory node " + std::to_string(node) + " does not answer");
+  MemoryNode& target = *fabric_->nodes_[node];
+  if (NetworkModel* model = fabric_->options_.network.get())
+    return model->Call(node, request.size(), reply, [&] { return target.Serve(op, request, reply); });
   ModelNetwork(request.size());
-  return fabric_->nodes_[node]->Serve(op, request, reply);
+  return target.Serve(op, request, reply);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -156,6 +167,9 @@ Result<std::unique_ptr<InProcFabric>> InProcFabric::Create(const InProcOptions& 
                                    std::to_string(kMinPoolBytes));
   if (options.pool_bytes > GlobalAddress::kOffsetMask)
     return Status::InvalidArgument("pool larger than a 48-bit offset can address");
+  if (options.network && (options.round_trip_ns != 0 || options.bandwidth_gbps != 0))
+    return Status::InvalidArgument("a network model times the verbs itself: round_trip_ns and "
+                                   "bandwidth_gbps must be 0 with one");
   if (options.node.chunk_bytes == 0 || options.node.chunk_bytes % 4096 != 0)
     return Status::InvalidArgument("chunk size must be a non-zero multiple of 4096");
   std::unique_ptr<InProcFabric> f(new InProcFabric(options));

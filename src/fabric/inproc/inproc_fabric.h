@@ -14,6 +14,7 @@
 #include "fabric/fabric.h"
 #include "fabric/inproc/verb_script.h"
 #include "fabric/memory_node.h"
+#include "fabric/network_model.h"
 
 namespace dmindex::fabric {
 
@@ -43,6 +44,10 @@ struct InProcOptions {
   uint64_t round_trip_ns = 0;
   double bandwidth_gbps = 0.0;
   FaultOptions faults;
+  // Times verbs and RPCs instead of round_trip_ns and bandwidth_gbps (which must then be 0):
+  // a simulated platform (src/sim/). The regions, memory nodes, checks, faults and accounting
+  // stay this fabric's.
+  std::shared_ptr<NetworkModel> network;
   // Run on each memory node before it serves, as a memory server process does before it
   // listens: registers the designs' memory-side RPC handlers (designs::RegisterMemoryNodeHandlers;
   // the fabric layer cannot name designs, so its creator passes them in). Empty: none.
@@ -55,7 +60,9 @@ class InProcFabric final : public Fabric {
   ~InProcFabric() override;
 
   uint16_t memory_nodes() const override { return static_cast<uint16_t>(nodes_.size()); }
-  const char* backend_name() const override { return "inproc"; }
+  const char* backend_name() const override {
+    return options_.network ? options_.network->name() : "inproc";
+  }
 
   MemoryNode& node(uint16_t id) { return *nodes_[id]; }
   const InProcOptions& options() const { return options_; }

@@ -1,0 +1,81 @@
+#include "sim/compute_model.h"
+
+#include <time.h>
+
+#include <cstdio>
+
+#include "common/parse_values.h"
+
+namespace dmindex::sim {
+
+namespace {
+constexpr const char* kNames[kCallKinds] = {"clock", "sleep", "spin",   "lock", "unlock", "wait",
+                                            "notify", "thread", "verb", "rpc", "handler"};
+}  // namespace
+
+const char* CallName(CallKind c) { return kNames[static_cast<size_t>(c)]; }
+
+ComputeOptions DefaultModelledCompute() {
+  ComputeOptions o;
+  o.mode = ComputeMode::kModelled;
+  // Cycles per segment by the call that ends it: means of measured runs (docs/SIMULATION.md,
+  // "Calibration"; `dmindex bench --fabric sim --compute measured` prints the profile).
+  o.cycles = {
+      /*clock*/ 900, /*sleep*/ 300, /*spin*/ 100, /*lock*/ 250, /*unlock*/ 150, /*wait*/ 300,
+      /*notify*/ 150, /*thread*/ 2000, /*verb*/ 1200, /*rpc*/ 1200, /*handler*/ 3000,
+  };
+  return o;
+}
+
+Result<ComputeOptions> ParseComputeOptions(std::string_view text) {
+  const size_t colon = text.find(':');
+  const std::string_view mode = text.substr(0, colon);
+  if (mode == "measured") {
+    if (colon != std::string_view::npos)
+      return Status::InvalidArgument("--compute measured takes no costs ('" + std::string(text) + "')");
+    return ComputeOptions{};
+  }
+  if (mode != "modelled")
+    return Status::InvalidArgument("--compute '" + std::string(text) + "': expected measured or modelled[:kind=cycles...]");
+  ComputeOptions o = DefaultModelledCompute();
+  std::string_view rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t next = rest.find(':');
+    const std::string_view item = rest.substr(0, next);
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+    const size_t eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    size_t kind = kCallKinds;
+    for (size_t k = 0; k < kCallKinds; ++k)
+      if (name == kNames[k]) kind = k;
+    if (eq == std::string_view::npos || kind == kCallKinds) {
+      std::string known;
+      for (const char* n : kNames) known.append(known.empty() ? "" : ", ").append(n);
+      return Status::InvalidArgument("--compute: '" + std::string(item) + "' is not kind=cycles (kinds: " + known + ")");
+    }
+    auto cycles = ParseReal(item.substr(eq + 1), RealRange{0, 1e9});
+    if (!cycles.ok()) return Status::InvalidArgument("--compute " + std::string(name) + ": " + cycles.status().message());
+    o.cycles[kind] = *cycles;
+  }
+  return o;
+}
+
+std::string ComputeProfile::ToString() const {
+  std::string s;
+  for (size_t k = 0; k < kCallKinds; ++k) {
+    if (segments[k] == 0) continue;
+    char line[128];
+    std::snprintf(line, sizeof line, "%-8s %12llu segments, mean %8.0f cycles\n", kNames[k],
+                  static_cast<unsigned long long>(segments[k]), cycles[k] / static_cast<double>(segments[k]));
+    s += line;
+  }
+  return s;
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace dmindex::sim

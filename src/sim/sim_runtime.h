@@ -1,0 +1,89 @@
+// The runtime seam on SimGrid: while a simulation runs (sim/simulation.h), every runtime::
+// call of dmindex's code goes here. Threads are SimGrid actors on simulated hosts (a thread
+// started with a Placement runs on the compute server hosting that compute node; others on
+// their creator's host), mutexes and condition variables are SimGrid's (s4u::Mutex,
+// s4u::ConditionVariable; a shared mutex is built from them), the clock is the simulated
+// clock, sleeps are simulated sleeps. A spin pause or a yield costs its cycles on the host's
+// cores, so simulated time always advances in a spin and a spinning thread cannot livelock the
+// simulation: whoever it waits for gets to run.
+//
+// Actors run one at a time (SimGrid's raw contexts, all on the thread that runs the engine),
+// so the code between two simulation calls of one actor is atomic with respect to the other
+// actors. Its cost is charged as described in sim/compute_model.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/runtime_backend.h"
+#include "sim/compute_model.h"
+#include "sim/platform.h"
+
+namespace dmindex::sim {
+
+class SimRuntime final : public runtime::Backend {
+ public:
+  SimRuntime(const Platform& platform, const ComputeOptions& compute);
+
+  // Starts `body` as an actor on compute server `server` (the simulation's main thread).
+  void StartMain(std::function<void()> body, size_t server);
+
+  // --- for the simulated fabric: the calling actor's side of a verb or an RPC ---
+  // Ends the caller's segment (charging it) before a simulation call of kind `c`...
+  void Enter(CallKind c);
+  // ...and starts its next segment once the call returned.
+  void Resume();
+  // The host the calling actor runs on.
+  simgrid::s4u::Host* host() const;
+  // While an RPC handler runs on a memory server: the caller's segments are charged to that
+  // server's cores, plus `extra_cycles` of the server's messaging work. EndServe charges the
+  // handler's last segment there and returns to the caller's own host.
+  void BeginServe(simgrid::s4u::Host* server, double extra_cycles);
+  void EndServe();
+
+  const ComputeProfile& profile() const { return profile_; }
+  // What went wrong inside the simulation (an actor's exception), or empty.
+  const std::string& failure() const { return failure_; }
+
+  // --- runtime::Backend ---
+  runtime::Clock::time_point Now() override;
+  std::chrono::system_clock::time_point WallNow() override;
+  void SleepUntil(runtime::Clock::time_point t) override;
+  void SleepFor(runtime::Clock::duration d) override;
+  void Yield() override;
+  void CpuRelax() override;
+  void Lock(std::unique_ptr<runtime::BackendState>& state) override;
+  bool TryLock(std::unique_ptr<runtime::BackendState>& state) override;
+  void Unlock(std::unique_ptr<runtime::BackendState>& state) override;
+  void LockRw(std::unique_ptr<runtime::BackendState>& state, bool shared) override;
+  bool TryLockRw(std::unique_ptr<runtime::BackendState>& state, bool shared) override;
+  void UnlockRw(std::unique_ptr<runtime::BackendState>& state, bool shared) override;
+  bool Wait(std::unique_ptr<runtime::BackendState>& cv, std::unique_ptr<runtime::BackendState>& mutex,
+            const runtime::Clock::time_point* deadline) override;
+  void Notify(std::unique_ptr<runtime::BackendState>& cv, bool all) override;
+  std::unique_ptr<runtime::BackendState> StartThread(std::function<void()> body, runtime::Placement where) override;
+  void JoinThread(runtime::BackendState& thread) override;
+
+  // Simulated seconds <-> the steady clock's time points handed to the code (simulated time
+  // 0 is a fixed point well after the clock's epoch, so no reading is ever zero).
+  static runtime::Clock::time_point ToTimePoint(double seconds);
+  static double ToSeconds(runtime::Clock::time_point t);
+
+ private:
+  struct ActorData;
+  ActorData& Current() const;
+  // Charges `cycles` of work to `host` now (the caller waits until it is done).
+  void Execute(simgrid::s4u::Host* host, double cycles);
+  void Spin(double cycles);
+  simgrid::s4u::Host* HostFor(runtime::Placement where) const;
+  std::function<void()> ActorBody(std::function<void()> body, simgrid::s4u::Host* host);
+
+  const Platform& platform_;
+  const ComputeOptions compute_;
+  ComputeProfile profile_;
+  std::string failure_;
+  uint64_t actors_started_ = 0;
+};
+
+}  // namespace dmindex::sim
