@@ -43,6 +43,11 @@ class RecordingBackend final : public Backend {
   }
   void Yield() override { ++calls["Yield"]; }
   void CpuRelax() override { ++calls["CpuRelax"]; }
+  void*& ThreadLocal(ThreadSlot slot) override {
+    ++calls["ThreadLocal"];
+    return slots[static_cast<size_t>(slot)];
+  }
+  void* slots[static_cast<size_t>(ThreadSlot::kCount)] = {};
 
   static Flag& Of(std::unique_ptr<BackendState>& s) {
     if (s == nullptr) s = std::make_unique<Flag>();
@@ -113,6 +118,9 @@ TEST(RuntimeBackend, EveryPrimitiveGoesToTheInstalledBackend) {
     EXPECT_EQ(WallNow(), std::chrono::system_clock::time_point(std::chrono::seconds(7)));
     Yield();
     CpuRelax();
+    int here = 0;
+    ThreadLocal(ThreadSlot::kActivity) = &here;
+    EXPECT_EQ(backend.slots[0], &here);
     {
       std::lock_guard lock(mu);
       EXPECT_FALSE(mu.try_lock());
@@ -150,6 +158,7 @@ TEST(RuntimeBackend, EveryPrimitiveGoesToTheInstalledBackend) {
   EXPECT_EQ(backend.calls["WallNow"], 1);
   EXPECT_EQ(backend.calls["Yield"], 1);
   EXPECT_EQ(backend.calls["CpuRelax"], 1);
+  EXPECT_EQ(backend.calls["ThreadLocal"], 1);
   EXPECT_EQ(backend.calls["Lock"], 2);  // lock_guard, unique_lock
   EXPECT_EQ(backend.calls["TryLock"], 1);
   EXPECT_EQ(backend.calls["Unlock"], 2);

@@ -198,7 +198,8 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   Watchdog watchdog(phase.activities(), std::move(watch));
   std::vector<runtime::Thread> threads;
   for (uint32_t t = 0; t < options.threads; ++t)
-    threads.emplace_back([&phase, &sources, t] { phase.ThreadBody(sources, t); });
+    threads.emplace_back(runtime::Placement{t % options.compute_nodes},
+                         [&phase, &sources, t] { phase.ThreadBody(sources, t); });
   // This thread watches the clock, Ctrl-C and the progress while the workers run, samples
   // the timeline and starts the scheduled action.
   std::optional<TimelineRecorder> timeline;

@@ -230,6 +230,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
                              {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
                              {"round_trips_per_op", t.round_trips_per_op()}});
   j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
+  j["sim_real_seconds"] = r.sim_real_seconds;
+  j["sim_ops_per_real_second"] = r.sim_ops_per_real_second();
   return j;
 }
 

@@ -44,6 +44,10 @@ struct RunResult {
   double timeline_interval_s = 0;          // 0: no timeline was asked for
   std::vector<TimelineInterval> timeline;  // throughput over the measured phase
   std::optional<RepartitionOutcome> repartition;
+  // --fabric sim: how long (real seconds) simulating the whole run took - bulk load, warm-up,
+  // measured phase, check - and how many operations were simulated in it (warm-up included).
+  double sim_real_seconds = 0;
+  uint64_t sim_ops = 0;
 
   bool interrupted = false;  // stopped early by Ctrl-C: figures cover what ran
   std::string error;         // an operation failed or returned a wrong answer
@@ -52,6 +56,9 @@ struct RunResult {
 
   bool ok() const { return error.empty() && verify_error.empty(); }
   double throughput_ops() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+  double sim_ops_per_real_second() const {
+    return sim_real_seconds > 0 ? static_cast<double>(sim_ops) / sim_real_seconds : 0;
+  }
   double PerOp(uint64_t total) const {
     return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0;
   }

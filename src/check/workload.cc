@@ -189,7 +189,7 @@ Result<History> ConcurrentWorkload::RunRound() {
     std::vector<runtime::Thread> threads;
     std::atomic<uint32_t> running{options_.threads};
     for (uint32_t t = 0; t < options_.threads; ++t)
-      threads.emplace_back([&, t] {
+      threads.emplace_back(runtime::Placement{t % options_.compute_nodes}, [&, t] {
         start.ArriveAndWait();  // all threads begin together, for maximal overlap
         RunThread(t, recorder.log(t));
         running.fetch_sub(1);

@@ -7,7 +7,9 @@
 namespace dmindex {
 namespace {
 
-thread_local Activity* t_activity = nullptr;
+// The calling thread's record (runtime::ThreadLocal: a simulated thread has its own too).
+Activity* Current() { return static_cast<Activity*>(runtime::ThreadLocal(runtime::ThreadSlot::kActivity)); }
+void SetCurrent(Activity* a) { runtime::ThreadLocal(runtime::ThreadSlot::kActivity) = a; }
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(runtime::Now().time_since_epoch()).count();
@@ -59,10 +61,10 @@ std::string Activity::Describe() const {
   return s;
 }
 
-Activity* CurrentActivity() { return t_activity; }
+Activity* CurrentActivity() { return Current(); }
 
-ActivityScope::ActivityScope(Activity* a) : previous_(t_activity) { t_activity = a; }
+ActivityScope::ActivityScope(Activity* a) : previous_(Current()) { SetCurrent(a); }
 
-ActivityScope::~ActivityScope() { t_activity = previous_; }
+ActivityScope::~ActivityScope() { SetCurrent(previous_); }
 
 }  // namespace dmindex

@@ -48,6 +48,12 @@ void CpuRelax() {
 #endif
 }
 
+void*& ThreadLocal(ThreadSlot slot) {
+  if (Backend* b = Active()) [[unlikely]] return b->ThreadLocal(slot);
+  thread_local void* slots[static_cast<size_t>(ThreadSlot::kCount)] = {};
+  return slots[static_cast<size_t>(slot)];
+}
+
 // The backend paths of the primitives: out of line, so the std paths inline to what they were.
 void Mutex::BackendLock() { Active()->Lock(state_); }
 bool Mutex::BackendTryLock() { return Active()->TryLock(state_); }

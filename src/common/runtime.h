@@ -60,6 +60,12 @@ void Yield();
 // One step of a busy-wait that keeps the core: a CPU pause hint, cheaper than a yield.
 void CpuRelax();
 
+// Per-thread pointers that follow simulated threads too: a thread_local variable does not
+// (simulated threads share one OS thread), so src/ outside common/ declares none; a user of
+// a slot is listed here.
+enum class ThreadSlot : uint8_t { kActivity, kCount };
+void*& ThreadLocal(ThreadSlot slot);
+
 class Mutex {
  public:
   void lock() {

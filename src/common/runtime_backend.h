@@ -24,6 +24,7 @@ class Backend {
   virtual void SleepFor(Clock::duration d) = 0;
   virtual void Yield() = 0;
   virtual void CpuRelax() = 0;
+  virtual void*& ThreadLocal(ThreadSlot slot) = 0;
 
   // `state` is the object's slot: null until the backend first sees the object, which then
   // makes its state there. Shared mutexes use the *Shared calls only with shared = true.

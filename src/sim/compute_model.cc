@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "common/parse_values.h"
 
@@ -76,6 +77,20 @@ int64_t ThreadCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+double LocalCpuGhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    auto mhz = ParseReal(line.substr(colon + 1 + (line.size() > colon + 1 && line[colon + 1] == ' ')), RealRange{1, 1e5});
+    if (mhz.ok()) return *mhz / 1000;
+    break;
+  }
+  return 2.6;
 }
 
 }  // namespace dmindex::sim

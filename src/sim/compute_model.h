@@ -83,4 +83,8 @@ struct ComputeProfile {
 // This thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 int64_t ThreadCpuNs();
 
+// This machine's core clock rate in GHz, as /proc/cpuinfo states it (the first core's "cpu
+// MHz"); 2.6 if it cannot be read. Measured CPU time times this is the cycles charged.
+double LocalCpuGhz();
+
 }  // namespace dmindex::sim

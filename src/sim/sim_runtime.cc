@@ -2,8 +2,11 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 namespace dmindex::sim {
 namespace {
@@ -17,42 +20,90 @@ constexpr double kClockOffsetSeconds = 1e6;
 // The wall clock of a simulation: a fixed date plus simulated time, the same in every run.
 constexpr double kWallEpochSeconds = 1.7e9;
 
-struct MutexState final : BackendState {
-  sg::MutexPtr m = sg::Mutex::create();
+// Where simulated threads sleep until a lock or a notification lets them go: a SimGrid mutex
+// and condition variable, made the first time someone has to wait. A sleeper counts itself in
+// before it takes the mutex, and whoever wakes sleepers takes the mutex first, so a wakeup
+// never falls between a sleeper's check and its sleep.
+struct Sleepers {
+  sg::MutexPtr mu;
+  sg::ConditionVariablePtr cv;
+  uint32_t count = 0;
+
+  void Ensure() {
+    if (mu != nullptr) return;
+    // Making them is a simulation call, during which another actor may make them too: the
+    // first ones installed stay.
+    sg::MutexPtr m = sg::Mutex::create();
+    sg::ConditionVariablePtr c = sg::ConditionVariable::create();
+    if (mu == nullptr) {
+      mu = std::move(m);
+      cv = std::move(c);
+    }
+  }
+  // Sleeps until take() succeeds; take() is tried under the mutex, and what it takes is taken
+  // before the mutex is released (releasing it is a simulation call: others run meanwhile).
+  template <typename Take>
+  void SleepUntil(Take take) {
+    ++count;
+    Ensure();
+    {
+      std::unique_lock<sg::Mutex> lock(*mu);
+      while (!take()) cv->wait(lock);
+    }
+    --count;
+  }
+  void Wake(bool all) {
+    Ensure();  // a sleeper that counted itself in may still be making them
+    std::lock_guard<sg::Mutex> lock(*mu);
+    all ? cv->notify_all() : cv->notify_one();
+  }
 };
 
-// A readers-writer lock from a SimGrid mutex and condition variable. Actors are never
-// preempted between simulation calls, so the counters are read and changed without the
-// mutex; it is taken only to sleep (a waiter checks again under it, and whoever releases
-// takes it before notifying, so no wakeup falls between a check and the sleep).
+// Actors are never preempted between simulation calls, so a lock's state is read and changed
+// directly: an uncontended lock or unlock is no simulation call at all.
+struct MutexState final : BackendState {
+  bool held = false;
+  Sleepers sleepers;
+  bool TryTake() { return !held && (held = true); }
+};
+
 struct RwState final : BackendState {
-  sg::MutexPtr mu = sg::Mutex::create();
-  sg::ConditionVariablePtr cv = sg::ConditionVariable::create();
   uint32_t readers = 0;
   bool writer = false;
-  uint32_t waiters = 0;
-  bool Blocks(bool shared) const { return writer || (!shared && readers > 0); }
-  void Take(bool shared) { shared ? ++readers : (writer = true, 0u); }
+  Sleepers sleepers;
+  bool TryTake(bool shared) {
+    if (writer || (!shared && readers > 0)) return false;
+    shared ? ++readers : (writer = true, 0u);
+    return true;
+  }
 };
 
 struct CondState final : BackendState {
-  sg::ConditionVariablePtr cv = sg::ConditionVariable::create();
+  Sleepers sleepers;
 };
 
 struct ThreadState final : BackendState {
   sg::ActorPtr actor;
 };
 
-// The object's state, made on first use. Making SimGrid's mutexes and condition variables is
-// a simulation call, during which other actors run and may make the same object's state:
-// the first one installed stays (replacing it would free what another actor already uses).
 template <typename S>
 S& StateOf(std::unique_ptr<BackendState>& slot) {
-  if (slot == nullptr) {
-    auto made = std::make_unique<S>();
-    if (slot == nullptr) slot = std::move(made);
-  }
+  if (slot == nullptr) slot = std::make_unique<S>();  // no simulation call: nobody can interleave
   return static_cast<S&>(*slot);
+}
+
+// What one read of the thread CPU clock adds to a measured segment: the median CPU time
+// between two consecutive reads (a system call, about a microsecond on a virtual machine).
+int64_t CpuClockOverheadNs() {
+  std::vector<int64_t> deltas;
+  int64_t last = ThreadCpuNs();
+  for (int i = 0; i < 201; ++i) {
+    const int64_t now = ThreadCpuNs();
+    deltas.push_back(now - last);
+    last = now;
+  }
+  std::nth_element(deltas.begin(), deltas.begin() + 100, deltas.end());
+  return deltas[100];
 }
 
 }  // namespace
@@ -64,10 +115,12 @@ struct SimRuntime::ActorData {
   sg::Host* charge_host = nullptr;  // where its segments are charged (a memory server in a handler)
   int64_t cpu_mark = 0;             // measured mode: thread CPU time when the segment began
   double pending = 0;               // cycles of ended segments not charged yet
+  void* slots[static_cast<size_t>(runtime::ThreadSlot::kCount)] = {};
 };
 
 SimRuntime::SimRuntime(const Platform& platform, const ComputeOptions& compute)
-    : platform_(platform), compute_(compute) {}
+    : platform_(platform), compute_(compute),
+      clock_overhead_ns_(compute.mode == ComputeMode::kMeasured ? CpuClockOverheadNs() : 0) {}
 
 runtime::Clock::time_point SimRuntime::ToTimePoint(double seconds) {
   return runtime::Clock::time_point(std::chrono::duration_cast<runtime::Clock::duration>(
@@ -91,10 +144,15 @@ sg::Host* SimRuntime::host() const { return Current().host; }
 
 void SimRuntime::Execute(sg::Host* host, double cycles) {
   if (cycles <= 0) return;
-  if (host == sg::this_actor::get_host())
+  // A host with no more busy threads than cores runs each at full speed: a sleep says so
+  // (cheaper to simulate than an execution); past its cores, SimGrid shares them out.
+  if (busy_[host] <= static_cast<uint32_t>(host->get_core_count())) {
+    sg::this_actor::sleep_for(cycles / host->get_speed());
+  } else if (host == sg::this_actor::get_host()) {
     sg::this_actor::execute(cycles);
-  else
+  } else {
     sg::this_actor::exec_init(cycles)->set_host(host)->wait();
+  }
 }
 
 void SimRuntime::Enter(CallKind c) {
@@ -102,7 +160,7 @@ void SimRuntime::Enter(CallKind c) {
   double cycles;
   if (compute_.mode == ComputeMode::kMeasured) {
     const int64_t now = ThreadCpuNs();
-    cycles = static_cast<double>(now - d.cpu_mark) * compute_.cpu_ghz;
+    cycles = static_cast<double>(now - d.cpu_mark - clock_overhead_ns_) * compute_.cpu_ghz;
   } else {
     cycles = compute_.cycles[static_cast<size_t>(c)];
   }
@@ -120,13 +178,14 @@ void SimRuntime::Resume() {
 void SimRuntime::Spin(double cycles) {
   // Always charged at once, carried work included: a spin must let simulated time pass.
   ActorData& d = Current();
-  Execute(d.charge_host, d.pending + cycles);
+  Execute(d.charge_host, std::max(0.0, d.pending) + cycles);
   d.pending = 0;
 }
 
 void SimRuntime::BeginServe(sg::Host* server, double extra_cycles) {
   ActorData& d = Current();
   d.charge_host = server;
+  ++busy_[server];
   d.pending += extra_cycles;
   Resume();
 }
@@ -136,6 +195,7 @@ void SimRuntime::EndServe() {
   ActorData& d = Current();
   Execute(d.charge_host, d.pending);  // the handler's work is done on the server, not later
   d.pending = 0;
+  --busy_[d.charge_host];
   d.charge_host = d.host;
 }
 
@@ -180,89 +240,80 @@ void SimRuntime::CpuRelax() {
   Resume();
 }
 
+void*& SimRuntime::ThreadLocal(runtime::ThreadSlot slot) { return Current().slots[static_cast<size_t>(slot)]; }
+
 void SimRuntime::Lock(std::unique_ptr<BackendState>& state) {
+  MutexState& m = StateOf<MutexState>(state);
+  if (m.TryTake()) return;
   Enter(CallKind::kLock);
-  StateOf<MutexState>(state).m->lock();
+  m.sleepers.SleepUntil([&m] { return m.TryTake(); });
   Resume();
 }
 
-bool SimRuntime::TryLock(std::unique_ptr<BackendState>& state) {
-  Enter(CallKind::kLock);
-  const bool got = StateOf<MutexState>(state).m->try_lock();
-  Resume();
-  return got;
-}
+bool SimRuntime::TryLock(std::unique_ptr<BackendState>& state) { return StateOf<MutexState>(state).TryTake(); }
 
 void SimRuntime::Unlock(std::unique_ptr<BackendState>& state) {
+  MutexState& m = StateOf<MutexState>(state);
+  m.held = false;
+  if (m.sleepers.count == 0) return;
   Enter(CallKind::kUnlock);
-  StateOf<MutexState>(state).m->unlock();
+  m.sleepers.Wake(false);  // one can take it; one that loses it to another sleeps again
   Resume();
 }
 
 void SimRuntime::LockRw(std::unique_ptr<BackendState>& state, bool shared) {
-  Enter(CallKind::kLock);
   RwState& rw = StateOf<RwState>(state);
-  if (rw.Blocks(shared)) {
-    // Taken before the mutex is released: releasing it is a simulation call, during which
-    // another actor could take the lock too.
-    ++rw.waiters;
-    std::unique_lock<sg::Mutex> lock(*rw.mu);
-    while (rw.Blocks(shared)) rw.cv->wait(lock);
-    rw.Take(shared);
-    --rw.waiters;
-  } else {
-    rw.Take(shared);
-  }
+  if (rw.TryTake(shared)) return;
+  Enter(CallKind::kLock);
+  rw.sleepers.SleepUntil([&rw, shared] { return rw.TryTake(shared); });
   Resume();
 }
 
 bool SimRuntime::TryLockRw(std::unique_ptr<BackendState>& state, bool shared) {
-  Enter(CallKind::kLock);
-  RwState& rw = StateOf<RwState>(state);
-  const bool got = !rw.Blocks(shared);
-  if (got) rw.Take(shared);
-  Resume();
-  return got;
+  return StateOf<RwState>(state).TryTake(shared);
 }
 
 void SimRuntime::UnlockRw(std::unique_ptr<BackendState>& state, bool shared) {
-  Enter(CallKind::kUnlock);
   RwState& rw = StateOf<RwState>(state);
-  if (shared)
-    --rw.readers;
-  else
-    rw.writer = false;
-  if (rw.waiters > 0) {
-    std::lock_guard<sg::Mutex> lock(*rw.mu);
-    rw.cv->notify_all();
-  }
+  shared ? --rw.readers : (rw.writer = false, 0u);
+  if (rw.sleepers.count == 0) return;
+  Enter(CallKind::kUnlock);
+  rw.sleepers.Wake(true);  // readers may all go at once
   Resume();
 }
 
 bool SimRuntime::Wait(std::unique_ptr<BackendState>& cv, std::unique_ptr<BackendState>& mutex,
                       const runtime::Clock::time_point* deadline) {
   Enter(CallKind::kWait);
-  CondState& c = StateOf<CondState>(cv);
-  std::unique_lock<sg::Mutex> lock(*StateOf<MutexState>(mutex).m, std::adopt_lock);
+  Sleepers& c = StateOf<CondState>(cv).sleepers;
+  MutexState& m = StateOf<MutexState>(mutex);
+  // Counted in while the caller still holds `mutex`: whoever changes the waited-for state
+  // under it, or takes it after a change, then sees a sleeper to notify.
+  ++c.count;
+  c.Ensure();
   bool woken = true;
-  if (deadline == nullptr) {
-    c.cv->wait(lock);
-  } else {
-    const double until = ToSeconds(*deadline);
-    woken = until > sg::Engine::get_clock() && c.cv->wait_until(lock, until) == std::cv_status::no_timeout;
+  {
+    std::unique_lock<sg::Mutex> lock(*c.mu);
+    m.held = false;
+    if (m.sleepers.count > 0) m.sleepers.Wake(false);
+    if (deadline == nullptr) {
+      c.cv->wait(lock);
+    } else {
+      const double until = ToSeconds(*deadline);
+      woken = until > sg::Engine::get_clock() && c.cv->wait_until(lock, until) == std::cv_status::no_timeout;
+    }
   }
-  lock.release();  // held again, and still owned by the caller's lock
+  --c.count;
+  if (!m.TryTake()) m.sleepers.SleepUntil([&m] { return m.TryTake(); });
   Resume();
   return woken;
 }
 
 void SimRuntime::Notify(std::unique_ptr<BackendState>& cv, bool all) {
+  Sleepers& c = StateOf<CondState>(cv).sleepers;
+  if (c.count == 0) return;
   Enter(CallKind::kNotify);
-  CondState& c = StateOf<CondState>(cv);
-  if (all)
-    c.cv->notify_all();
-  else
-    c.cv->notify_one();
+  c.Wake(all);
   Resume();
 }
 
@@ -276,6 +327,7 @@ std::function<void()> SimRuntime::ActorBody(std::function<void()> body, sg::Host
     ActorData data;
     data.host = data.charge_host = host;
     sg::Actor::self()->set_data(&data);
+    ++busy_[host];
     Resume();
     try {
       body();
@@ -284,6 +336,7 @@ std::function<void()> SimRuntime::ActorBody(std::function<void()> body, sg::Host
     }
     Enter(CallKind::kThread);
     Execute(data.charge_host, data.pending);
+    --busy_[host];
     sg::Actor::self()->set_data(nullptr);
   };
 }

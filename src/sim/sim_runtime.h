@@ -1,9 +1,10 @@
 // The runtime seam on SimGrid: while a simulation runs (sim/simulation.h), every runtime::
 // call of dmindex's code goes here. Threads are SimGrid actors on simulated hosts (a thread
 // started with a Placement runs on the compute server hosting that compute node; others on
-// their creator's host), mutexes and condition variables are SimGrid's (s4u::Mutex,
-// s4u::ConditionVariable; a shared mutex is built from them), the clock is the simulated
-// clock, sleeps are simulated sleeps. A spin pause or a yield costs its cycles on the host's
+// their creator's host); a lock, shared lock or condition variable that makes a thread wait
+// puts it to sleep on a SimGrid mutex and condition variable (s4u::Mutex,
+// s4u::ConditionVariable) - one that is free is taken without a simulation call; the clock is
+// the simulated clock, sleeps are simulated sleeps. A spin pause or a yield costs its cycles on the host's
 // cores, so simulated time always advances in a spin and a spinning thread cannot livelock the
 // simulation: whoever it waits for gets to run.
 //
@@ -15,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "common/runtime_backend.h"
 #include "sim/compute_model.h"
@@ -53,6 +55,7 @@ class SimRuntime final : public runtime::Backend {
   void SleepFor(runtime::Clock::duration d) override;
   void Yield() override;
   void CpuRelax() override;
+  void*& ThreadLocal(runtime::ThreadSlot slot) override;
   void Lock(std::unique_ptr<runtime::BackendState>& state) override;
   bool TryLock(std::unique_ptr<runtime::BackendState>& state) override;
   void Unlock(std::unique_ptr<runtime::BackendState>& state) override;
@@ -81,6 +84,8 @@ class SimRuntime final : public runtime::Backend {
 
   const Platform& platform_;
   const ComputeOptions compute_;
+  const int64_t clock_overhead_ns_;  // measured mode: subtracted from every segment
+  std::unordered_map<simgrid::s4u::Host*, uint32_t> busy_;  // simulated threads running on each host
   ComputeProfile profile_;
   std::string failure_;
   uint64_t actors_started_ = 0;

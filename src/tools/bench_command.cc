@@ -2,16 +2,20 @@
 // side-by-side table; JSON/CSV on request. Flags map onto bench::BenchOptions; the logic
 // lives in src/bench/.
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "alloc/catalog.h"
 #include "bench/bench_plan.h"
 #include "bench/interrupt.h"
 #include "bench/report.h"
+#include "common/runtime.h"
+#include "sim/simulation.h"
 #include "designs/registry.h"
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
@@ -34,6 +38,18 @@ std::string Fixed(double v) {
   return buf;
 }
 
+std::string Commented(const std::string& lines) {
+  std::string out;
+  size_t at = 0;
+  while (at < lines.size()) {
+    const size_t end = lines.find('\n', at);
+    out += "#   " + lines.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
 [[noreturn]] void Fail(const std::string& message, int code) {
   std::cerr << "dmindex bench: " << message << "\n";
   throw CLI::RuntimeError(code);
@@ -51,14 +67,11 @@ void DropIndex(const FabricFlags& flags, const std::string& name) {
 
 std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   const bench::RunConfig& c = plan.runs.front().config;
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "# dmindex bench: %s, %llu keys, %u threads, %u compute node(s), cache %.2f MB per "
                 "compute node, %u B nodes, warmup %llu ops, %s per run, seed %llu\n",
-                f.fabric.memservers.empty()
-                    ? ("in-process fabric (" + std::to_string(f.fabric.memory_nodes) +
-                       " memory nodes, " + Fixed(f.fabric.latency_us) + " us round trip)").c_str()
-                    : ("UCX fabric (memory servers " + f.fabric.memservers + ")").c_str(),
+                f.fabric.Describe().c_str(),
                 static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
                 c.index.cache_bytes / 1048576.0, c.index.node_bytes,
                 static_cast<unsigned long long>(c.warmup_ops),
@@ -76,7 +89,25 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   return out;
 }
 
-void Run(BenchFlags& f) {
+// What simulating each run took: real time, simulated operations per real second, and the
+// process's peak memory so far.
+std::string DescribeSimulation(const std::vector<bench::RunResult>& results) {
+  std::string out;
+  for (const bench::RunResult& r : results) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "# simulator: %s %s: %.1f s real for %.3f s simulated, %llu ops: %.0f simulated ops per real second\n",
+                  r.design.c_str(), r.workload.c_str(), r.sim_real_seconds, r.seconds,
+                  static_cast<unsigned long long>(r.sim_ops), r.sim_ops_per_real_second());
+    out += line;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  out += "# simulator: peak memory " + std::to_string(usage.ru_maxrss / 1024) + " MiB\n";
+  return out;
+}
+
+void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
   bench::BenchOptions& o = f.options;
   if (f.list) {
     std::cout << "designs:";
@@ -87,6 +118,15 @@ void Run(BenchFlags& f) {
     return;
   }
   o.trace_out = !f.trace_out_path.empty();
+  // --fabric sim: the platform's client threads spread over its compute servers, one compute
+  // node per compute server, unless told otherwise.
+  auto simulation = f.fabric.StartSimulation();
+  if (!simulation.ok()) Fail(simulation.status().message(), 2);
+  if (*simulation) {
+    const sim::Platform& p = (*simulation)->platform();
+    if (!threads_given) o.threads = p.total_threads();
+    if (!compute_nodes_given) o.compute_nodes = static_cast<uint32_t>(p.compute.size());
+  }
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
   for (const std::string& w : plan->warnings) std::cerr << "dmindex bench: warning: " << w << "\n";
@@ -117,25 +157,34 @@ void Run(BenchFlags& f) {
           replay ? bench::InsertOrder::kOrdered : run.workload.insert_order,
           replay ? 1 : run.workload.zero_padding);
     }
-    auto r = runner.Run(run.design, run.workload, config);
+    std::optional<Result<bench::RunResult>> r;
+    const auto real_start = runtime::Now();  // outside the simulation: the real clock
+    if (Status s = f.fabric.RunOn([&] { r = runner.Run(run.design, run.workload, config); }); !s.ok())
+      r = s;
+    if (*simulation && r->ok()) {
+      (*r)->sim_real_seconds = std::chrono::duration<double>(runtime::Now() - real_start).count();
+      (*r)->sim_ops = (*r)->ops + config.warmup_ops;
+    }
     if (!f.fabric.memservers.empty()) DropIndex(f.fabric, config.index.name);
-    if (!r.ok()) {
-      setup_error = run.design.label + " " + run.workload.name + ": " + r.status().ToString();
+    if (!r->ok()) {
+      setup_error = run.design.label + " " + run.workload.name + ": " + r->status().ToString();
       break;
     }
     if (tty)
       std::fprintf(stderr, "[%zu/%zu] %s %s: %.3f Mops/s%s\n", i + 1, plan->runs.size(),
-                   run.design.label.c_str(), run.workload.name.c_str(), r->throughput_ops() / 1e6,
-                   r->ok() ? "" : ", FAILED");
-    results.push_back(std::move(r).value());
+                   run.design.label.c_str(), run.workload.name.c_str(), (*r)->throughput_ops() / 1e6,
+                   (*r)->ok() ? "" : ", FAILED");
+    results.push_back(std::move(*r).value());
     if (config.trace_out) {
       std::string text;
       config.trace_out->AppendLines(&text);
       if (Status s = bench::WriteTextFile(f.trace_out_path, text); !s.ok()) Fail(s.message(), 1);
     }
   }
-  std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results)
-            << std::flush;
+  std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results);
+  if (*simulation) std::cout << DescribeSimulation(results) << "# compute profile (cycles charged per segment, by the call ending it):\n"
+                             << Commented((*simulation)->profile().ToString());
+  std::cout << std::flush;
   if (!f.json_path.empty())
     if (Status s = bench::WriteJson(f.json_path, results); !s.ok()) Fail(s.message(), 1);
   if (!f.csv_path.empty())
@@ -242,7 +291,7 @@ void AddBenchCommand(CLI::App& app) {
                   "With --trace: bulk load the INSERTs of this stream first (YCSB's load phase)");
   AddStallTimeout(*cmd, &f->stall_s);
   cmd->add_flag("--list", f->list, "List the designs and workloads, then exit");
-  cmd->callback([f] { Run(*f); });
+  cmd->callback([f, cmd] { Run(*f, cmd->count("--threads") > 0, cmd->count("--compute-nodes") > 0); });
 }
 
 }  // namespace dmindex::tools

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <exception>
+
 #include <CLI/CLI.hpp>
 
 #include "common/parse_values.h"
@@ -11,6 +13,7 @@
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
+#include "sim/simulation.h"
 #include "tools/flag_values.h"
 
 namespace dmindex::tools {
@@ -33,6 +36,18 @@ void AddClusterKeyFlag(CLI::App& cmd, std::string* file) {
 }
 
 void FabricFlags::AddTo(CLI::App& cmd) {
+  cmd.add_option("--fabric", fabric,
+                 "inproc: the embedded in-process cluster; sim: the embedded cluster on a "
+                 "simulated platform, in virtual time (--platform, --compute; docs/SIMULATION.md)")
+      ->check(CLI::IsMember({"inproc", "sim"}))
+      ->capture_default_str();
+  cmd.add_option("--platform", platform,
+                 "--fabric sim: SimGrid platform file (default " DMINDEX_PLATFORM_DIR "/dex-vldb24.xml)");
+  cmd.add_option("--compute", compute,
+                 "--fabric sim: compute time of the simulated threads: measured (their CPU time) or "
+                 "modelled[:kind=cycles:...] (calibrated costs; a run is a function of its seed)" +
+                     (compute.empty() ? std::string() : " (default " + compute + ")"))
+      ->each([this](const std::string&) { compute_given = true; });
   cmd.add_option("--memservers", memservers,
                  "Run over UCX against these running memory servers (HOST:PORT,...); "
                  "default: the embedded in-process cluster");
@@ -41,7 +56,9 @@ void FabricFlags::AddTo(CLI::App& cmd) {
       ->capture_default_str();
   AddClusterKeyFlag(cmd, &cluster_key);
   AddCount(cmd, "--memory-nodes", &memory_nodes, 1, 64,
-           "Memory nodes of the embedded cluster (default " + std::to_string(memory_nodes) + ")");
+           "Memory nodes of the embedded cluster (default " + std::to_string(memory_nodes) +
+               "; --fabric sim: the platform's memory servers)")
+      ->each([this](const std::string&) { memory_nodes_given = true; });
   AddParsed(cmd, "--pool-size", "Pool per memory node of the embedded cluster, e.g. 4G (default " +
                                     pool_size + ")",
             [this](const std::string& text) -> Status {
@@ -61,14 +78,27 @@ void FabricFlags::AddTo(CLI::App& cmd) {
 Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& backend) const {
   auto pool = ParseByteSize(pool_size);
   if (!pool.ok()) return Status::InvalidArgument("--pool-size: " + pool.status().message());
-  const std::string which = !backend.empty() ? backend : memservers.empty() ? "inproc" : "memservers";
+  const std::string which = !backend.empty() ? backend : !memservers.empty() ? "memservers" : fabric;
+  if (which == "sim") {
+    if (simulation == nullptr) return Status::InvalidArgument("--fabric sim: no simulation was started");
+    if (latency_given || bandwidth_gbps > 0)
+      return Status::InvalidArgument("--latency-us/--bandwidth-gbps: with --fabric sim the platform "
+                                     "file times the verbs");
+    fabric::InProcOptions o = simulation->FabricOptions();
+    o.pool_bytes = *pool;
+    o.prepare_node = designs::RegisterMemoryNodeHandlers;
+    o.faults = faults;
+    auto f = fabric::InProcFabric::Create(o);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<fabric::Fabric>(std::move(f).value());
+  }
   if (which == "inproc") {
     fabric::InProcOptions o;
     o.memory_nodes = memory_nodes;
     o.pool_bytes = *pool;
     o.round_trip_ns = static_cast<uint64_t>(latency_us * 1000);
     o.prepare_node = designs::RegisterMemoryNodeHandlers;
-  o.bandwidth_gbps = bandwidth_gbps;
+    o.bandwidth_gbps = bandwidth_gbps;
     o.faults = faults;
     auto f = fabric::InProcFabric::Create(o);
     if (!f.ok()) return f.status();
@@ -102,6 +132,54 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     return std::unique_ptr<fabric::Fabric>(std::move(f).value());
   }
   return Status::InvalidArgument("unknown backend '" + which + "' (inproc, ucx-shm, ucx-tcp)");
+}
+
+Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation() {
+  const bool sim = fabric == "sim";
+  if (!sim) {
+    if (!platform.empty() || compute_given)
+      return Status::InvalidArgument("--platform and --compute are for --fabric sim");
+    return std::unique_ptr<sim::Simulation>();
+  }
+  if (!memservers.empty()) return Status::InvalidArgument("--fabric sim runs the embedded cluster: no --memservers");
+  if (memory_nodes_given)
+    return Status::InvalidArgument("--memory-nodes: with --fabric sim the platform's memory servers are the memory nodes");
+  sim::SimulationOptions o;
+  o.platform_file = platform.empty() ? std::string(DMINDEX_PLATFORM_DIR) + "/dex-vldb24.xml" : platform;
+  auto compute_options = sim::ParseComputeOptions(compute.empty() ? "measured" : compute);
+  if (!compute_options.ok()) return compute_options.status();
+  o.compute = *compute_options;
+  o.compute.cpu_ghz = sim::LocalCpuGhz();
+  auto s = sim::Simulation::Create(o);
+  if (!s.ok()) return Status::InvalidArgument("--platform: " + s.status().message());
+  simulation = s->get();
+  return s;
+}
+
+Status FabricFlags::RunOn(const std::function<void()>& body) const {
+  if (simulation == nullptr) {
+    body();
+    return Status::Ok();
+  }
+  std::exception_ptr thrown;
+  Status s = simulation->Run([&] {
+    try {
+      body();
+    } catch (const std::exception&) {  // not SimGrid's kill of a deadlocked thread: no std::exception
+      thrown = std::current_exception();
+    }
+  });
+  if (thrown) std::rethrow_exception(thrown);
+  return s;
+}
+
+std::string FabricFlags::Describe() const {
+  if (!memservers.empty()) return "UCX fabric (memory servers " + memservers + ")";
+  if (simulation != nullptr)
+    return "simulated cluster (" + simulation->platform().Describe() + "; compute " +
+           (compute.empty() ? "measured" : compute) + ")";
+  return "in-process fabric (" + std::to_string(memory_nodes) + " memory nodes, " + FormatNumber(latency_us) +
+         " us round trip)";
 }
 
 Result<std::shared_ptr<Cluster>> FabricFlags::OpenCluster(const std::string& backend) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,12 +17,21 @@ namespace CLI {
 class App;
 }
 
+namespace dmindex::sim {
+class Simulation;
+}
+
 namespace dmindex::tools {
 
 // --cluster-key FILE, for every command that runs or reaches memory servers.
 void AddClusterKeyFlag(CLI::App& cmd, std::string* file);
 
 struct FabricFlags {
+  // inproc: the embedded cluster (or --memservers); sim: the embedded cluster timed by a
+  // simulated platform (--platform, docs/SIMULATION.md).
+  std::string fabric = "inproc";
+  std::string platform;          // sim: SimGrid platform file (default: the DEX testbed's)
+  std::string compute;           // sim: measured | modelled[:kind=cycles...]; a command's default
   std::string memservers;        // "HOST:PORT,..." of running `dmindex memserver`s
   std::string transport = "shm";  // with --memservers: shm | tcp (must match the servers)
   std::string cluster_key;       // UCX: the cluster key's file; empty = the default
@@ -33,6 +43,10 @@ struct FabricFlags {
   double bandwidth_gbps = 0;     // in-process: modelled bandwidth, 0 = unlimited
   fabric::FaultOptions faults;   // in-process only; set by commands that inject faults
   bool latency_given = false;    // --latency-us was on the command line
+  bool memory_nodes_given = false;
+  bool compute_given = false;
+  // The simulation --fabric sim runs in (StartSimulation); not owned.
+  sim::Simulation* simulation = nullptr;
 
   void AddTo(CLI::App& cmd);
   // backend: "inproc", "ucx-shm" or "ucx-tcp" (self-started local servers), or "" for what
@@ -40,6 +54,17 @@ struct FabricFlags {
   Result<std::unique_ptr<fabric::Fabric>> Open(const std::string& backend = "") const;
   // The same fabric as a Cluster, for opening indexes through the public API (Index::Open).
   Result<std::shared_ptr<Cluster>> OpenCluster(const std::string& backend = "") const;
+
+  // --fabric sim: the simulation the fabric lives in (one per process), for the caller to
+  // keep (it must outlive every fabric opened from these flags) and to run in (RunOn);
+  // otherwise null.
+  Result<std::unique_ptr<sim::Simulation>> StartSimulation();
+  // Runs `body` on this fabric: directly, or as the main thread of the simulation (exceptions
+  // it throws, e.g. a command's CLI::RuntimeError, come out here). A simulation that fails
+  // (deadlocks) is an error Status.
+  Status RunOn(const std::function<void()>& body) const;
+  // One line saying which fabric this is, for a command's header.
+  std::string Describe() const;
 };
 
 }  // namespace dmindex::tools
