@@ -48,6 +48,7 @@ class RecordingBackend final : public Backend {
     return slots[static_cast<size_t>(slot)];
   }
   void* slots[static_cast<size_t>(ThreadSlot::kCount)] = {};
+  uint64_t Entropy() override { return ++calls["Entropy"]; }
 
   static Flag& Of(std::unique_ptr<BackendState>& s) {
     if (s == nullptr) s = std::make_unique<Flag>();
@@ -121,6 +122,7 @@ TEST(RuntimeBackend, EveryPrimitiveGoesToTheInstalledBackend) {
     int here = 0;
     ThreadLocal(ThreadSlot::kActivity) = &here;
     EXPECT_EQ(backend.slots[0], &here);
+    EXPECT_EQ(Entropy(), 1u);
     {
       std::lock_guard lock(mu);
       EXPECT_FALSE(mu.try_lock());
@@ -159,6 +161,7 @@ TEST(RuntimeBackend, EveryPrimitiveGoesToTheInstalledBackend) {
   EXPECT_EQ(backend.calls["Yield"], 1);
   EXPECT_EQ(backend.calls["CpuRelax"], 1);
   EXPECT_EQ(backend.calls["ThreadLocal"], 1);
+  EXPECT_EQ(backend.calls["Entropy"], 1);
   EXPECT_EQ(backend.calls["Lock"], 2);  // lock_guard, unique_lock
   EXPECT_EQ(backend.calls["TryLock"], 1);
   EXPECT_EQ(backend.calls["Unlock"], 2);

@@ -25,6 +25,7 @@ const std::regex& Forbidden() {
       R"(std::(thread|jthread|mutex|shared_mutex|recursive_mutex|timed_mutex|condition_variable(_any)?|async|counting_semaphore|binary_semaphore|latch|barrier)\b)"
       R"(|this_thread::|\bnow\()"  // any clock's now(), also through an alias (Clock::now())
       R"(|\bthread_local\b)"  // simulated threads share an OS thread: runtime::ThreadLocal
+      R"(|\brandom_device\b)"  // not reproducible in a simulation: runtime::Entropy
       R"(|\.(wait|notify_one|notify_all)\()");
   return re;
 }
@@ -55,7 +56,7 @@ std::vector<std::string> Bypasses(const fs::path& src, size_t* files) {
 TEST(RuntimeSeam, TheMatcherSeesEveryKindOfBypass) {
   for (const char* code : {"std::thread t([] {});", "std::mutex mu_;", "std::shared_mutex m;",
                            "std::this_thread::sleep_for(d);", "std::this_thread::yield();",
-                           "auto t = std::chrono::steady_clock::now();", "const auto t0 = Clock::now();", "thread_local int x;", "word.wait(1);",
+                           "auto t = std::chrono::steady_clock::now();", "const auto t0 = Clock::now();", "thread_local int x;", "std::random_device rd;", "word.wait(1);",
                            "flag.notify_all();", "std::condition_variable cv;",
                            "auto f = std::async(work);", "std::counting_semaphore<4> s(1);"})
     EXPECT_TRUE(std::regex_search(Code(code), Forbidden())) << code;

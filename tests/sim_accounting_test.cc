@@ -66,6 +66,7 @@ fabric::VerbCounts RunStream(const std::string& design, const std::shared_ptr<fa
 }
 
 TEST(SimAccounting, OneThreadIssuesTheInProcessFabricsVerbsOnEveryDesign) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     Figures out{{"error", 0}};
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());

@@ -50,6 +50,7 @@ double Throughput(SimBed& bed, uint32_t threads, uint32_t per_thread,
 }
 
 TEST(SimMicro, AnIdleReadCostsThePlatformsRoundTrip) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -64,12 +65,14 @@ TEST(SimMicro, AnIdleReadCostsThePlatformsRoundTrip) {
     return Figures{{"error", s.ok() ? 0.0 : 1.0}, {"read_ns", per_read * 1e9},
                    {"platform_ns", bed.sim->platform().round_trip_ns}};
   });
+  Print(f);
   ASSERT_EQ(f["error"], 0);
   ASSERT_GT(f["platform_ns"], 0) << "the platform states no round trip";
   EXPECT_NEAR(f["read_ns"], f["platform_ns"], 0.05 * f["platform_ns"]);
 }
 
 TEST(SimMicro, SmallReadsSaturateAtTheNicMessageRate) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -82,11 +85,13 @@ TEST(SimMicro, SmallReadsSaturateAtTheNicMessageRate) {
     return Figures{{"error", failed ? 1.0 : 0.0}, {"rate", rate},
                    {"nic_rate", bed.sim->platform().memory[0].messages_per_s}};
   });
+  Print(f);
   ASSERT_EQ(f["error"], 0);
   EXPECT_NEAR(f["rate"], f["nic_rate"], 0.05 * f["nic_rate"]);
 }
 
 TEST(SimMicro, LargeReadsRunAtTheLinkBandwidth) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -102,11 +107,13 @@ TEST(SimMicro, LargeReadsRunAtTheLinkBandwidth) {
     return Figures{{"error", failed ? 1.0 : 0.0}, {"bytes_per_s", rate * kBytes},
                    {"link_bytes_per_s", links.front()->get_bandwidth()}};
   });
+  Print(f);
   ASSERT_EQ(f["error"], 0);
   EXPECT_NEAR(f["bytes_per_s"], f["link_bytes_per_s"], 0.05 * f["link_bytes_per_s"]);
 }
 
 TEST(SimMicro, RpcsSaturateAtTheMemoryServersCores) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     // A handler of 10 us at 3.1 GHz: its modelled cost, charged to memory server 0's cores.
     sim::ComputeOptions compute = FreeCompute();
@@ -124,11 +131,13 @@ TEST(SimMicro, RpcsSaturateAtTheMemoryServersCores) {
     return Figures{{"error", failed ? 1.0 : 0.0}, {"rate", rate},
                    {"cores_rate", m.cores * m.host->get_speed() / (31000 + m.rpc_cycles)}};
   });
+  Print(f);
   ASSERT_EQ(f["error"], 0);
   EXPECT_NEAR(f["rate"], f["cores_rate"], 0.05 * f["cores_rate"]);
 }
 
 TEST(SimMicro, AnUnorderedBatchOverMemoryServersCostsOneRoundTrip) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -152,6 +161,7 @@ TEST(SimMicro, AnUnorderedBatchOverMemoryServersCostsOneRoundTrip) {
     });
     return Figures{{"error", s.ok() ? 0.0 : 1.0}, {"single", single}, {"batch", batch}, {"in_order", in_order}};
   });
+  Print(f);
   ASSERT_EQ(f["error"], 0);
   EXPECT_NEAR(f["batch"], f["single"], 0.05 * f["single"]);
   EXPECT_NEAR(f["in_order"], f["single"], 0.05 * f["single"]);

@@ -28,6 +28,7 @@ sim::ComputeOptions ModelledClock(double cycles) {
 }
 
 TEST(SimRuntime, MeasuredModeChargesTheThreadsCpuTimeToItsHost) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     sim::ComputeOptions measured;
     measured.cpu_ghz = 2.0;
@@ -50,6 +51,7 @@ TEST(SimRuntime, MeasuredModeChargesTheThreadsCpuTimeToItsHost) {
 }
 
 TEST(SimRuntime, AHostBusierThanItsCoresSlowsItsThreadsDown) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     // Each clock read costs 1 ms of one core: 36 threads on a 36-core server take 1 ms,
     // 72 take 2 ms. The threads all start (and meet) before any of them computes.
@@ -81,6 +83,7 @@ TEST(SimRuntime, AHostBusierThanItsCoresSlowsItsThreadsDown) {
 }
 
 TEST(SimRuntime, ASpinningThreadLetsTheOneItWaitsForRun) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -108,6 +111,7 @@ TEST(SimRuntime, ASpinningThreadLetsTheOneItWaitsForRun) {
 }
 
 TEST(SimRuntime, LocksConditionVariablesAndSleepsWaitInSimulatedTime) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -166,6 +170,7 @@ TEST(SimRuntime, LocksConditionVariablesAndSleepsWaitInSimulatedTime) {
 }
 
 TEST(SimRuntime, ADeadlockIsReportedNamingTheStuckThreads) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};
@@ -191,6 +196,7 @@ TEST(SimRuntime, ADeadlockIsReportedNamingTheStuckThreads) {
 }
 
 TEST(SimRuntime, ThreadsRunOnTheComputeServerOfTheirComputeNode) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
     if (!bed.ok()) return Figures{{"error", 1}};

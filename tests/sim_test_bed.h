@@ -22,6 +22,13 @@ namespace dmindex::testing {
 
 using Figures = std::map<std::string, double>;
 
+// SimGrid switches its simulated threads' stacks by hand (raw contexts), which the sanitizers
+// cannot follow (the Debian library is not built with their annotations): the simulation's
+// tests run in the Release passes only.
+#define DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS()                                          \
+  if (std::string(DMINDEX_SANITIZER).size() > 0)                                            \
+    GTEST_SKIP() << "SimGrid's raw contexts are invisible to " DMINDEX_SANITIZER " sanitizers"
+
 // Runs `work` in a forked child; its figures come back through a pipe. A child that dies, or
 // whose work fails, gives figure "error" (and prints why on its stderr).
 inline Figures RunInChild(const std::function<Figures()>& work) {
@@ -54,6 +61,11 @@ inline Figures RunInChild(const std::function<Figures()>& work) {
   double v;
   while (in >> key >> v) f[key] = v;
   return f;
+}
+
+// What a test measured, on its output (docs/SIMULATION.md quotes the micro-validation's).
+inline void Print(const Figures& f) {
+  for (const auto& [k, v] : f) std::printf("  %s = %.6g\n", k.c_str(), v);
 }
 
 inline std::string PlatformFile(const std::string& name) {

@@ -2,13 +2,14 @@
 
 #include "cache/buffer_manager.h"
 #include "cache/guards.h"
+#include "common/runtime.h"
 
 namespace dmindex::cache {
 
 CacheWorker::CacheWorker(BufferManager& bm, PageWriter& writer)
     : bm_(bm),
       writer_(writer),
-      rng_(bm.options().seed ^ reinterpret_cast<uintptr_t>(this)),
+      rng_(bm.options().seed ^ runtime::Entropy()),
       staging_(new std::byte[bm.options().page_bytes]),
       scratch_(bm.Register(this)) {}
 

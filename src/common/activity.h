@@ -3,7 +3,7 @@
 // library: backoffs, the RPC slots, the local lock queue), and how many operations it completed.
 //
 // Cheap enough for every operation: the thread writes its own record with relaxed stores, and
-// finds it through a thread_local pointer that the driver (bench, check) installs; threads
+// finds it through a per-thread pointer (runtime::ThreadLocal) that the driver (bench, check) installs; threads
 // without one (library users) skip all of it. The watchdog reads the records of other threads at
 // any time; a description may mix two instants, which a stall report can afford.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <thread>
 
 #include "common/runtime_backend.h"
@@ -46,6 +47,12 @@ void CpuRelax() {
 #elif defined(__aarch64__)
   asm volatile("yield" ::: "memory");
 #endif
+}
+
+uint64_t Entropy() {
+  if (Backend* b = Active()) [[unlikely]] return b->Entropy();
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
 }
 
 void*& ThreadLocal(ThreadSlot slot) {

@@ -60,6 +60,12 @@ void Yield();
 // One step of a busy-wait that keeps the core: a CPU pause hint, cheaper than a yield.
 void CpuRelax();
 
+// 64 random bits, for what must differ between threads and processes without being
+// reproducible (seeds of per-thread random streams, tokens). Unlike a thread object's address
+// or std::random_device, a simulated runtime makes them a function of the simulation's seed,
+// so that a simulated run is too.
+uint64_t Entropy();
+
 // Per-thread pointers that follow simulated threads too: a thread_local variable does not
 // (simulated threads share one OS thread), so src/ outside common/ declares none; a user of
 // a slot is listed here.

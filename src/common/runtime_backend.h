@@ -25,6 +25,7 @@ class Backend {
   virtual void Yield() = 0;
   virtual void CpuRelax() = 0;
   virtual void*& ThreadLocal(ThreadSlot slot) = 0;
+  virtual uint64_t Entropy() = 0;
 
   // `state` is the object's slot: null until the backend first sees the object, which then
   // makes its state there. Shared mutexes use the *Shared calls only with shared = true.

@@ -16,9 +16,8 @@ namespace dmindex::fabric {
 static_assert(sizeof(PoolIdentityRecord) <= kPoolIdentityBytes);
 
 PoolIdentity PoolIdentity::New() {
-  std::random_device rd;
   PoolIdentity p;
-  while (p.id == 0) p.id = (uint64_t{rd()} << 32) ^ rd();
+  while (p.id == 0) p.id = runtime::Entropy();
   p.created_unix_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           runtime::WallNow().time_since_epoch())

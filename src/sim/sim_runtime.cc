@@ -118,9 +118,18 @@ struct SimRuntime::ActorData {
   void* slots[static_cast<size_t>(runtime::ThreadSlot::kCount)] = {};
 };
 
-SimRuntime::SimRuntime(const Platform& platform, const ComputeOptions& compute)
+SimRuntime::SimRuntime(const Platform& platform, const ComputeOptions& compute, uint64_t seed)
     : platform_(platform), compute_(compute),
-      clock_overhead_ns_(compute.mode == ComputeMode::kMeasured ? CpuClockOverheadNs() : 0) {}
+      clock_overhead_ns_(compute.mode == ComputeMode::kMeasured ? CpuClockOverheadNs() : 0),
+      entropy_(seed) {}
+
+uint64_t SimRuntime::Entropy() {
+  // splitmix64: actors draw in a deterministic order, so the stream is the seed's.
+  uint64_t z = (entropy_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 runtime::Clock::time_point SimRuntime::ToTimePoint(double seconds) {
   return runtime::Clock::time_point(std::chrono::duration_cast<runtime::Clock::duration>(

@@ -26,7 +26,8 @@ namespace dmindex::sim {
 
 class SimRuntime final : public runtime::Backend {
  public:
-  SimRuntime(const Platform& platform, const ComputeOptions& compute);
+  // `seed`: of runtime::Entropy's stream.
+  SimRuntime(const Platform& platform, const ComputeOptions& compute, uint64_t seed);
 
   // Starts `body` as an actor on compute server `server` (the simulation's main thread).
   void StartMain(std::function<void()> body, size_t server);
@@ -56,6 +57,7 @@ class SimRuntime final : public runtime::Backend {
   void Yield() override;
   void CpuRelax() override;
   void*& ThreadLocal(runtime::ThreadSlot slot) override;
+  uint64_t Entropy() override;
   void Lock(std::unique_ptr<runtime::BackendState>& state) override;
   bool TryLock(std::unique_ptr<runtime::BackendState>& state) override;
   void Unlock(std::unique_ptr<runtime::BackendState>& state) override;
@@ -89,6 +91,7 @@ class SimRuntime final : public runtime::Backend {
   ComputeProfile profile_;
   std::string failure_;
   uint64_t actors_started_ = 0;
+  uint64_t entropy_;  // splitmix64 state
 };
 
 }  // namespace dmindex::sim

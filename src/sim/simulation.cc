@@ -15,7 +15,7 @@ namespace sg = simgrid::s4u;
 
 Simulation::Simulation(SimulationOptions options, std::unique_ptr<sg::Engine> engine, Platform platform)
     : options_(std::move(options)), engine_(std::move(engine)), platform_(std::move(platform)) {
-  runtime_ = std::make_unique<SimRuntime>(platform_, options_.compute);
+  runtime_ = std::make_unique<SimRuntime>(platform_, options_.compute, options_.seed);
   network_ = std::make_shared<SimNetwork>(platform_, *runtime_);
 }
 

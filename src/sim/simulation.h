@@ -34,6 +34,7 @@ class SimNetwork;
 struct SimulationOptions {
   std::string platform_file;
   ComputeOptions compute;
+  uint64_t seed = 1;  // of runtime::Entropy inside the simulation
 };
 
 class Simulation {

@@ -120,7 +120,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
   o.trace_out = !f.trace_out_path.empty();
   // --fabric sim: the platform's client threads spread over its compute servers, one compute
   // node per compute server, unless told otherwise.
-  auto simulation = f.fabric.StartSimulation();
+  auto simulation = f.fabric.StartSimulation(o.seed);
   if (!simulation.ok()) Fail(simulation.status().message(), 2);
   if (*simulation) {
     const sim::Platform& p = (*simulation)->platform();

@@ -29,6 +29,7 @@
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
 #include "tools/flag_values.h"
+#include "sim/simulation.h"
 
 namespace dmindex::tools {
 namespace {
@@ -70,7 +71,7 @@ void FailIfError(const Status& s, const std::string& what, int code) {
 
 std::string FabricName(const CheckFlags& f) {
   if (!f.fabric.memservers.empty()) return "UCX (" + f.fabric.transport + ", memory servers " + f.fabric.memservers + ")";
-  std::string s = "in-process fabric";
+  std::string s = f.fabric.simulation != nullptr ? f.fabric.Describe() : "in-process fabric";
   if (f.tear) s += ", torn verbs";
   if (f.delay > 0) {
     char p[32];
@@ -158,7 +159,10 @@ void RunWorkload(CheckFlags& f) {
   auto cluster = f.fabric.OpenCluster();
   FailIfError(cluster.status(), "fabric", 2);
 
-  const std::string name = shared ? f.index_name : "check-" + std::to_string(getpid());
+  // A simulated run names its index the same every time: the history file records the name,
+  // and a simulated history is a function of the seed.
+  const std::string name = shared ? f.index_name
+                                  : f.fabric.simulation != nullptr ? "check-sim" : "check-" + std::to_string(getpid());
   // A process joining a shared index that is not there probably lost it to a memory-server
   // restart (or misspelled it): say so (and with --no-create, refuse).
   const bool existed = shared && !f.load && IndexExists((*cluster)->fabric(), name);
@@ -328,12 +332,16 @@ void AddCheckCommand(CLI::App& app) {
       ->expected(1, -1);
   cmd->add_flag("--final-state", f->final_state,
                 "With --merge: read every key back from the index and check the final state");
+  f->fabric.compute = "modelled";  // --fabric sim: a check's history is a function of its seed
   f->fabric.AddTo(*cmd);
   AddStallTimeout(*cmd, &f->stall_s);
   cmd->callback([f] {
     if (f->final_state && f->merge.empty()) Fail("--final-state works with --merge", 2);
-    if (f->merge.empty()) RunWorkload(*f);
-    else RunMerge(*f);
+    if (!f->merge.empty()) return RunMerge(*f);
+    // --fabric sim: the whole workload runs in simulated time (one simulation per process).
+    auto simulation = f->fabric.StartSimulation(f->workload.seed);
+    FailIfError(simulation.status(), "--fabric", 2);
+    FailIfError(f->fabric.RunOn([&] { RunWorkload(*f); }), "simulation", 1);
   });
 }
 

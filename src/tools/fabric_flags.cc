@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <exception>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 
@@ -28,6 +29,20 @@ std::string SelfPath() {
 
 }  // namespace
 
+namespace {
+// The shipped platform files: installed next to the command (share/dmindex/platforms), else
+// in the source tree it was built from.
+std::string PlatformDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = (exe.parent_path() / DMINDEX_PLATFORMS_FROM_BIN).lexically_normal();
+    if (std::filesystem::exists(installed / "dex-vldb24.xml", ec)) return installed.string();
+  }
+  return DMINDEX_PLATFORM_DIR;
+}
+}  // namespace
+
 void AddClusterKeyFlag(CLI::App& cmd, std::string* file) {
   cmd.add_option("--cluster-key", *file,
                  "File holding the cluster's secret key, shared by its memory servers and "
@@ -42,7 +57,7 @@ void FabricFlags::AddTo(CLI::App& cmd) {
       ->check(CLI::IsMember({"inproc", "sim"}))
       ->capture_default_str();
   cmd.add_option("--platform", platform,
-                 "--fabric sim: SimGrid platform file (default " DMINDEX_PLATFORM_DIR "/dex-vldb24.xml)");
+                 "--fabric sim: SimGrid platform file (default: the DEX testbed's, platforms/dex-vldb24.xml)");
   cmd.add_option("--compute", compute,
                  "--fabric sim: compute time of the simulated threads: measured (their CPU time) or "
                  "modelled[:kind=cycles:...] (calibrated costs; a run is a function of its seed)" +
@@ -134,7 +149,7 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
   return Status::InvalidArgument("unknown backend '" + which + "' (inproc, ucx-shm, ucx-tcp)");
 }
 
-Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation() {
+Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation(uint64_t seed) {
   const bool sim = fabric == "sim";
   if (!sim) {
     if (!platform.empty() || compute_given)
@@ -145,11 +160,12 @@ Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation() {
   if (memory_nodes_given)
     return Status::InvalidArgument("--memory-nodes: with --fabric sim the platform's memory servers are the memory nodes");
   sim::SimulationOptions o;
-  o.platform_file = platform.empty() ? std::string(DMINDEX_PLATFORM_DIR) + "/dex-vldb24.xml" : platform;
+  o.platform_file = platform.empty() ? PlatformDir() + "/dex-vldb24.xml" : platform;
   auto compute_options = sim::ParseComputeOptions(compute.empty() ? "measured" : compute);
   if (!compute_options.ok()) return compute_options.status();
   o.compute = *compute_options;
   o.compute.cpu_ghz = sim::LocalCpuGhz();
+  o.seed = seed;
   auto s = sim::Simulation::Create(o);
   if (!s.ok()) return Status::InvalidArgument("--platform: " + s.status().message());
   simulation = s->get();

@@ -58,7 +58,7 @@ struct FabricFlags {
   // --fabric sim: the simulation the fabric lives in (one per process), for the caller to
   // keep (it must outlive every fabric opened from these flags) and to run in (RunOn);
   // otherwise null.
-  Result<std::unique_ptr<sim::Simulation>> StartSimulation();
+  Result<std::unique_ptr<sim::Simulation>> StartSimulation(uint64_t seed);
   // Runs `body` on this fabric: directly, or as the main thread of the simulation (exceptions
   // it throws, e.g. a command's CLI::RuntimeError, come out here). A simulation that fails
   // (deadlocks) is an error Status.

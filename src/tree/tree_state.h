@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "common/runtime.h"
+
 #include "alloc/node_allocator.h"
 #include "fabric/endpoint.h"
 #include "fabric/fabric.h"
@@ -60,8 +62,7 @@ struct TreeContext {
   TreeContext(std::unique_ptr<fabric::Endpoint> endpoint, ComputeNodeState<KV>* node,
               uint32_t node_bytes)
       : ep_owner(std::move(endpoint)), ep(*ep_owner), cn(*node),
-        rng((uint64_t{node->id} << 32) ^ node->next_session.fetch_add(1) ^
-            reinterpret_cast<uintptr_t>(this)),
+        rng((uint64_t{node->id} << 32) ^ node->next_session.fetch_add(1) ^ runtime::Entropy()),
         owner_tag(((uint64_t{node->id} + 1) << 32) | (rng() & 0xffffffffu) | 1) {
     for (auto& b : buf) b.resize(node_bytes);
   }

@@ -1,7 +1,5 @@
 // Opening a DEX index (§4 across processes): the catalog entry, the partition map in the
 // pool, and this process's host leases.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <random>
@@ -46,9 +44,7 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
       index.create_if_missing);
   if (!entry.ok()) return entry.status();
   // This process's host-lease token: random, so two processes (on any machines) differ.
-  const uint64_t token = ((uint64_t{std::random_device{}()} * 0x9E3779B97F4A7C15ull) ^
-                          static_cast<uint64_t>(runtime::Now().time_since_epoch().count()) ^
-                          static_cast<uint64_t>(getpid())) | 1;
+  const uint64_t token = runtime::Entropy() | 1;
   auto opened = created ? Create(fabric, **ep, *o, *layout, *entry, token)
                         : Join(fabric, **ep, *o, *layout, *entry, index.name, token);
   if (!opened.ok()) return opened.status();
