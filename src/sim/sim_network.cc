@@ -59,6 +59,17 @@ SimNetwork::SimNetwork(const Platform& platform, SimRuntime& runtime) : platform
   }
 }
 
+const SimNetwork::Route& SimNetwork::RouteOf(sg::Host* from, sg::Host* to) {
+  auto [it, fresh] = routes_.try_emplace({from, to});
+  if (fresh) {
+    std::vector<sg::Link*> links;
+    from->route_to(to, links, &it->second.latency);
+    it->second.bandwidth = 1e300;
+    for (const sg::Link* l : links) it->second.bandwidth = std::min(it->second.bandwidth, l->get_bandwidth());
+  }
+  return it->second;
+}
+
 double SimNetwork::Engine::Serve(double now, double messages) {
   if (messages <= 0) return now;
   free_at = std::max(free_at, now) + messages * seconds_per_message;
@@ -96,19 +107,35 @@ Status SimNetwork::Post(std::span<const Verb> verbs, fabric::Ordering ordering,
         break;
     }
   }
-  Transfer(platform_, me, legs, true);
-  // The NICs serve what arrived; no simulation call between queueing and sleeping, so the
-  // engines' order is the order of arrival.
+  auto small = [&](bool request) {
+    return std::all_of(legs.begin(), legs.end(), [&](const Leg& l) {
+      return (request ? l.request_bytes : l.response_bytes) <= kSmallMessageBytes;
+    });
+  };
+  // 1. The requests: computed when small, else transferred (then all arrived by now).
+  const bool small_requests = small(true);
+  if (!small_requests) Transfer(platform_, me, legs, true);
   const double now = sg::Engine::get_clock();
+  // 2. The NICs serve what arrives, in the order it is queued: no simulation call between
+  // queueing and sleeping, and every request of a route takes the same time to arrive.
   double served = now;
   for (const Leg& l : legs) {
+    const double arrival = small_requests ? now + RouteOf(me, platform_.memory[l.node].host).Seconds(l.request_bytes) : now;
     Nic& nic = nics_[l.node];
-    served = std::max({served, nic.messages.Serve(now, l.messages), nic.atomics.Serve(now, l.atomics),
-                       nic.device_atomics.Serve(now, l.device_atomics)});
+    served = std::max({served, arrival, nic.messages.Serve(arrival, l.messages), nic.atomics.Serve(arrival, l.atomics),
+                       nic.device_atomics.Serve(arrival, l.device_atomics)});
   }
   if (served > now) sg::this_actor::sleep_until(served);
+  // 3. The verbs land.
   Status s = land();
-  Transfer(platform_, me, legs, false);
+  // 4. The responses.
+  if (small(false)) {
+    double back = 0;
+    for (const Leg& l : legs) back = std::max(back, RouteOf(platform_.memory[l.node].host, me).Seconds(l.response_bytes));
+    sg::this_actor::sleep_for(back);
+  } else {
+    Transfer(platform_, me, legs, false);
+  }
   runtime_.Resume();
   return s;
 }
@@ -119,14 +146,22 @@ Status SimNetwork::Call(uint16_t node, size_t request_bytes, const fabric::RpcRe
   sg::Host* me = runtime_.host();
   const MemoryServer& m = platform_.memory[node];
   const double header = platform_.verb_header_bytes;
-  sg::Comm::sendto(me, m.host, static_cast<uint64_t>(header + request_bytes));
-  const double now = sg::Engine::get_clock();
-  const double received = nics_[node].messages.Serve(now, 1);
-  if (received > now) sg::this_actor::sleep_until(received);
+  const double request = header + static_cast<double>(request_bytes);
+  double arrival = sg::Engine::get_clock();
+  if (request <= kSmallMessageBytes)
+    arrival += RouteOf(me, m.host).Seconds(request);
+  else
+    sg::Comm::sendto(me, m.host, static_cast<uint64_t>(request));
+  const double received = nics_[node].messages.Serve(arrival, 1);
+  if (received > sg::Engine::get_clock()) sg::this_actor::sleep_until(received);
   runtime_.BeginServe(m.host, m.rpc_cycles);
   Status s = serve();
   runtime_.EndServe();
-  sg::Comm::sendto(m.host, me, static_cast<uint64_t>(header + reply->size()));
+  const double response = header + static_cast<double>(reply->size());
+  if (response <= kSmallMessageBytes)
+    sg::this_actor::sleep_for(RouteOf(m.host, me).Seconds(response));
+  else
+    sg::Comm::sendto(m.host, me, static_cast<uint64_t>(response));
   runtime_.Resume();
   return s;
 }

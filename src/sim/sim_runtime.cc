@@ -208,6 +208,9 @@ void SimRuntime::EndServe() {
   d.charge_host = d.host;
 }
 
+// A clock read is an event (its caller's work so far is charged first): the times the
+// threads read must order as their events did, or a history of operations stamped with them
+// would claim an order that did not happen (the checkers rely on it).
 runtime::Clock::time_point SimRuntime::Now() {
   Enter(CallKind::kClock);
   const double t = sg::Engine::get_clock();
