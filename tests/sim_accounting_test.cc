@@ -35,7 +35,7 @@ fabric::VerbCounts RunStream(const std::string& design, const std::shared_ptr<fa
     return {};
   }
   std::vector<KeyValue> load;
-  for (Key k = 1; k <= 3000; ++k) load.push_back({k * 4, k});
+  for (uint64_t k = 1; k <= 3000; ++k) load.push_back({U64Key(k * 4).str(), U64Key(k).str()});
   *ok = (*index)->BulkLoad(load).ok();
   auto session = (*index)->OpenSession(0);
   *ok = *ok && session.ok();
@@ -44,14 +44,14 @@ fabric::VerbCounts RunStream(const std::string& design, const std::shared_ptr<fa
   std::mt19937_64 rng(7);
   std::vector<KeyValue> scan;
   for (int i = 0; i < 4000; ++i) {
-    const Key k = 1 + rng() % 13000;
-    Value v;
+    const uint64_t k = 1 + rng() % 13000;
+    uint64_t v;
     Status s;
     switch (rng() % 6) {
       case 0: s = (*session)->Insert(k, i); break;
       case 1: s = (*session)->Update(k, i); break;
       case 2: s = (*session)->Delete(k); break;
-      case 3: s = (*session)->Scan(k, 20, &scan); break;
+      case 3: s = (*session)->Scan(U64Key(k).str(), 20, &scan); break;
       default: s = (*session)->Lookup(k, &v); break;
     }
     if (!s.ok() && !s.IsNotFound()) {
