@@ -156,11 +156,17 @@ TEST_F(BenchRunnerTest, InterruptStopsADurationRunAndKeepsWhatWasMeasured) {
   RunConfig c = Small();
   c.ops = 0;
   c.seconds = 120;  // far longer than the test may take: only the interrupt ends it
-  std::thread ctrl_c([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Ctrl-C once the measured phase is under way: more lookups than the whole warm-up holds
+  // (not after a fixed sleep, which a loaded machine can spend in the bulk load).
+  std::atomic<uint64_t> lookups{0};
+  std::atomic<bool> returned{false};
+  std::thread ctrl_c([&] {
+    while (lookups.load() < c.warmup_ops + 500 && !returned.load())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     interrupt_.store(true);
   });
-  auto r = Run("ycsb-b", c);
+  auto r = Run("ycsb-b", c, {.lookups = &lookups});
+  returned.store(true);
   ctrl_c.join();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->interrupted);

@@ -21,6 +21,7 @@ struct TestIndexFaults {
   uint64_t drop_every_nth_insert = 0;     // silently lose inserts
   uint64_t corrupt_every_nth_update = 0;  // store a value that belongs to no key
   std::vector<uint64_t>* keys_at_end = nullptr;  // receives the final key set when the index dies
+  std::atomic<uint64_t>* lookups = nullptr;      // counts the lookups of every session
 };
 
 class TestIndex final : public Index {
@@ -78,6 +79,7 @@ class TestSession final : public Session {
   Status DoLookup(Slice key, std::string* value) override {
     DMX_RETURN_IF_ERROR(ep_->Read(word_, &scratch_, 8));
     ++index_.hits_;
+    if (index_.faults_.lookups != nullptr) index_.faults_.lookups->fetch_add(1);
     std::shared_lock lock(index_.mu_);
     auto it = index_.map_.find(std::string(key));
     if (it == index_.map_.end()) return Status::NotFound();
