@@ -22,7 +22,7 @@ struct KeyWalk {
 }  // namespace
 
 template <KeyValueTraits KV>
-void BatchLookup<KV>::Run(Ctx& c, std::span<const Key> keys, std::span<Value> values,
+void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                           std::span<Status> statuses) const {
   using Step = typename TreeReader<KV>::Step;
   InternalCache<KV>* cache = c.cn.cache.get();
@@ -72,7 +72,7 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const Key> keys, std::span<Value> va
     }
     size_t kept = 0;
     for (KeyWalk w : walks) {
-      const Key& key = keys[w.key];
+      const KeyRef key = keys[w.key];
       const std::byte* image = c.scan_buf.data() + slot_of[w.addr.raw()] * nb;
       NodeHeader<KV> h;
       const Step step = t_.validator.Decode(image, &h)
@@ -86,7 +86,7 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const Key> keys, std::span<Value> va
       if (step == Step::kArrived) {  // a leaf: NextStep stops at level 0
         const int slot = t_.validator.leaf().Find(image, h, key);
         statuses[w.key] = slot < 0 ? Status::NotFound() : Status::Ok();
-        if (slot >= 0) values[w.key] = t_.validator.leaf().ValueAt(image, static_cast<uint32_t>(slot));
+        if (slot >= 0) values[w.key] = t_.validator.leaf().ValueAt(image, h, static_cast<uint32_t>(slot));
         continue;
       }
       if (step == Step::kRight) {
@@ -110,5 +110,6 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const Key> keys, std::span<Value> va
 }
 
 template class BatchLookup<U64KV>;
+template class BatchLookup<BytesKV>;
 
 }  // namespace dmindex::tree

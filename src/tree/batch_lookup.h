@@ -17,13 +17,14 @@ template <KeyValueTraits KV>
 class BatchLookup {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   using Value = typename KV::Value;
   using Ctx = TreeContext<KV>;
 
   BatchLookup(const TreeShared<KV>& tree, const TreeReader<KV>& reader) : t_(tree), reader_(reader) {}
 
   // statuses[i]: OK with values[i], NotFound, or the error of keys[i]'s lookup.
-  void Run(Ctx& c, std::span<const Key> keys, std::span<Value> values,
+  void Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
            std::span<Status> statuses) const;
 
  private:

@@ -8,12 +8,9 @@ namespace {
 
 constexpr size_t kWriteBatch = 32;  // node WRITEs per round trip
 
-// Splits n items into `parts` runs whose sizes differ by at most one; start of run j.
-size_t RunStart(size_t n, size_t parts, size_t j) { return n / parts * j + std::min(j, n % parts); }
-// The run (of RunStart's `parts`) that item i falls in.
-size_t RunOf(size_t n, size_t parts, size_t i) {
-  const size_t q = n / parts, r = n % parts;
-  return i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q;
+// The run (of `starts`, as PlanRuns returns them) that item i falls in.
+size_t RunOf(const std::vector<size_t>& starts, size_t i) {
+  return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
 }
 
 }  // namespace
@@ -21,12 +18,16 @@ size_t RunOf(size_t n, size_t parts, size_t i) {
 template <KeyValueTraits KV>
 Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
   using Key = typename KV::Key;
+  const auto& leaf = t_.validator.leaf();
+  const auto& internal = t_.validator.internal();
   for (size_t i = 0; i < sorted.size(); ++i) {
-    if (!(KV::kNegInf < sorted[i].key && sorted[i].key < KV::kPosInf))
+    if (!KV::IsUserKey(sorted[i].key))
       return Status::InvalidArgument("bulk load: reserved key at position " + std::to_string(i));
     if (i > 0 && !(sorted[i - 1].key < sorted[i].key))
       return Status::InvalidArgument("bulk load: keys not strictly ascending at position " +
                                      std::to_string(i));
+    if (Status s = leaf.CheckEntry(sorted[i].key, sorted[i].value); !s.ok())
+      return Status::InvalidArgument("bulk load: at position " + std::to_string(i) + ": " + s.message());
   }
   auto root = reader_.RefreshRoot(c);
   if (!root.ok()) return root.status();
@@ -35,8 +36,31 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
 
   const uint32_t nb = t_.layout.node_bytes;
   const double fill = t_.options.bulk_fill;
-  const auto& leaf = t_.validator.leaf();
-  const auto& internal = t_.validator.internal();
+
+  // The plan: each level's runs (leaves: of entries; above: of the level below's nodes) and
+  // each node's low fence - the first leaf's and the first node's of a level -inf, the
+  // others the separator between the last key left of them and their first key (the
+  // shortest one in the slotted format, the first key in the fixed one). A node's high
+  // fence is its right neighbour's low fence (+inf for the last).
+  std::vector<std::vector<size_t>> runs = {leaf.PlanRuns(sorted, fill)};
+  std::vector<std::vector<Key>> lows(1);
+  for (size_t j = 0; j + 1 < runs[0].size(); ++j)
+    lows[0].push_back(j == 0 ? Key(KV::kNegInf)
+                             : leaf.Separator(sorted[runs[0][j] - 1].key, sorted[runs[0][j]].key));
+  while (lows.back().size() > 1) {
+    runs.push_back(internal.PlanRuns(lows.back(), fill));
+    std::vector<Key> up;
+    for (size_t j = 0; j + 1 < runs.back().size(); ++j) up.push_back(lows[lows.size() - 1][runs.back()[j]]);
+    lows.push_back(std::move(up));
+  }
+  // Co-location: node j of `height` goes to the memory node of its ancestor at colocate_level.
+  const int colocate = std::min<int>(t_.options.colocate_level, static_cast<int>(lows.size()) - 1);
+  auto place = [&](size_t height, size_t j) -> int {
+    if (colocate < 0 || static_cast<int>(height) > colocate) return -1;
+    for (size_t h = height; static_cast<int>(h) < colocate; ++h) j = RunOf(runs[h + 1], j);
+    return static_cast<int>(j % t_.fabric.memory_nodes());
+  };
+
   std::vector<GlobalAddress> all;  // every node written, to free them if publishing fails
   std::vector<std::byte> batch(kWriteBatch * nb);
   std::vector<fabric::Verb> verbs;
@@ -49,87 +73,67 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     for (GlobalAddress a : all) c.cn.allocator.Free(a, nb);
     return s;
   };
-
-  struct Child {
-    Key low;
-    GlobalAddress addr;
-  };
-  const size_t per_leaf = std::max<size_t>(1, static_cast<size_t>(leaf.capacity() * fill));
-  const size_t leaves = (sorted.size() + per_leaf - 1) / per_leaf;
-  const size_t per_node = std::max<size_t>(2, static_cast<size_t>((internal.capacity() + 1) * fill));
-  // Nodes per level, leaves first, as the loops below build them.
-  std::vector<size_t> widths = {leaves};
-  while (widths.back() > 1) widths.push_back((widths.back() + per_node - 1) / per_node);
-  // Co-location: node j of `height` goes to the memory node of its ancestor at colocate_level.
-  const int colocate = std::min<int>(t_.options.colocate_level, static_cast<int>(widths.size()) - 1);
-  auto place = [&](size_t height, size_t j) -> int {
-    if (colocate < 0 || static_cast<int>(height) > colocate) return -1;
-    for (size_t h = height; static_cast<int>(h) < colocate; ++h) j = RunOf(widths[h], widths[h + 1], j);
-    return static_cast<int>(j % t_.fabric.memory_nodes());
-  };
-  // Writes one level of `nodes` nodes; `build(j, h, image)` fills node j given its header.
-  auto write_level = [&](size_t height, size_t nodes, auto&& build) -> Result<std::vector<Child>> {
-    std::vector<Child> level(nodes);
+  // Writes level `height`: allocates its nodes, then `build(j, h, image)` fills node j
+  // given its header (fences, sibling and version set). Returns the nodes' addresses.
+  auto write_level = [&](size_t height, auto&& build) -> Result<std::vector<GlobalAddress>> {
+    const std::vector<Key>& level_lows = lows[height];
+    const size_t nodes = level_lows.size();
+    std::vector<GlobalAddress> addrs(nodes);
     for (size_t j = 0; j < nodes; ++j) {
       const int on = place(height, j);
       auto a = on < 0 ? c.cn.allocator.Allocate(c.ep, nb)
                       : c.cn.allocator.AllocateOn(c.ep, static_cast<uint16_t>(on), nb);
       if (!a.ok()) return a.status();
-      level[j].addr = *a;
+      addrs[j] = *a;
       all.push_back(*a);
     }
     for (size_t j = 0; j < nodes; ++j) {
       NodeHeader<KV> h;
       h.version = c.NewVersion();
-      h.sibling = j + 1 < nodes ? level[j + 1].addr : GlobalAddress::Null();
+      h.sibling = j + 1 < nodes ? addrs[j + 1] : GlobalAddress::Null();
+      h.low = level_lows[j];
+      h.high = j + 1 < nodes ? level_lows[j + 1] : Key(KV::kPosInf);
       std::byte* image = batch.data() + verbs.size() * nb;
-      level[j].low = build(j, h, image);
-      verbs.push_back(fabric::Verb::Write(level[j].addr, image, nb));
+      if (!build(j, h, image))
+        return Status::Corruption("bulk load: node " + std::to_string(j) + " of level " +
+                                  std::to_string(height) + " does not fit its entries");
+      verbs.push_back(fabric::Verb::Write(addrs[j], image, nb));
       if (verbs.size() == kWriteBatch) DMX_RETURN_IF_ERROR(flush());
     }
     DMX_RETURN_IF_ERROR(flush());
-    return level;
+    return addrs;
   };
 
-  // Leaves. Fences: each node's low fence is its first key (-inf for the first), its high
-  // fence the next node's first key (+inf for the last).
-  auto level = write_level(0, leaves, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
-    auto run = sorted.subspan(RunStart(sorted.size(), leaves, j),
-                              RunStart(sorted.size(), leaves, j + 1) - RunStart(sorted.size(), leaves, j));
-    size_t next = RunStart(sorted.size(), leaves, j + 1);
-    h.low = j == 0 ? KV::kNegInf : run.front().key;
-    h.high = next < sorted.size() ? sorted[next].key : KV::kPosInf;
-    leaf.Build(image, h, run, t_.options.two_level);
-    return h.low;
+  auto level = write_level(0, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
+    return leaf.Build(image, h, sorted.subspan(runs[0][j], runs[0][j + 1] - runs[0][j]),
+                      t_.options.two_level);
   });
   if (!level.ok()) return fail(level.status());
 
   // Internal levels: each node takes a run of children; the first is its leftmost child,
   // the others' low fences are its separators.
   std::vector<InternalEntry<KV>> entries;
-  for (uint8_t height = 1; level->size() > 1; ++height) {
-    std::vector<Child> children = std::move(*level);
-    const size_t nodes = (children.size() + per_node - 1) / per_node;
-    level = write_level(height, nodes, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
-      size_t begin = RunStart(children.size(), nodes, j), end = RunStart(children.size(), nodes, j + 1);
+  for (uint8_t height = 1; height < lows.size(); ++height) {
+    const std::vector<GlobalAddress> children = std::move(*level);
+    const std::vector<Key>& child_lows = lows[height - 1];
+    const std::vector<size_t>& run = runs[height];
+    level = write_level(height, [&](size_t j, NodeHeader<KV>& h, std::byte* image) {
       h.level = height;
-      h.low = j == 0 ? KV::kNegInf : children[begin].low;
-      h.high = end < children.size() ? children[end].low : KV::kPosInf;
-      h.leftmost = children[begin].addr;
+      h.leftmost = children[run[j]];
       entries.clear();
-      for (size_t i = begin + 1; i < end; ++i) entries.push_back({children[i].low, children[i].addr});
-      internal.Build(image, h, entries);
-      return h.low;
+      for (size_t i = run[j] + 1; i < run[j + 1]; ++i) entries.push_back({child_lows[i], children[i]});
+      return internal.Build(image, h, entries);
     });
     if (!level.ok()) return fail(level.status());
   }
 
   uint64_t old = 0;
-  DMX_RETURN_IF_ERROR(c.ep.Cas(t_.root_word, 0, level->front().addr.raw(), &old));
+  DMX_RETURN_IF_ERROR(c.ep.Cas(t_.root_word, 0, level->front().raw(), &old));
   if (old != 0) return fail(Status::InvalidArgument("bulk load: the index became non-empty"));
   return reader_.RefreshRoot(c).status();
 }
 
 template class BulkLoader<U64KV>;
+template class BulkLoader<BytesKV>;
 
 }  // namespace dmindex::tree

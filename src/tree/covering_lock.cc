@@ -7,7 +7,7 @@
 namespace dmindex::tree {
 
 template <KeyValueTraits KV>
-Status CoveringLocker<KV>::Lock(Ctx& c, const Key& key, uint8_t level, NodeLockGuard& guard,
+Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard& guard,
                                 GlobalAddress* addr, NodeHeader<KV>* h, Outcome* outcome) const {
   // A restart means the located node was stale: a concurrent structure change went through.
   RetryBudget restarts(retry_limits::kTreeRestarts, "lock the node covering");
@@ -63,5 +63,6 @@ Status CoveringLocker<KV>::Lock(Ctx& c, const Key& key, uint8_t level, NodeLockG
 }
 
 template class CoveringLocker<U64KV>;
+template class CoveringLocker<BytesKV>;
 
 }  // namespace dmindex::tree

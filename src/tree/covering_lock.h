@@ -13,6 +13,7 @@ template <KeyValueTraits KV>
 class CoveringLocker {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   using Ctx = TreeContext<KV>;
 
   CoveringLocker(const TreeShared<KV>& tree, const TreeReader<KV>& reader)
@@ -23,7 +24,7 @@ class CoveringLocker {
     kEmpty,      // the tree has no root
     kRootBelow,  // the tree has no node at `level` yet (its top level is lower)
   };
-  Status Lock(Ctx& c, const Key& key, uint8_t level, NodeLockGuard& guard, GlobalAddress* addr,
+  Status Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard& guard, GlobalAddress* addr,
               NodeHeader<KV>* h, Outcome* outcome) const;
 
  private:

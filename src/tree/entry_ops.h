@@ -10,29 +10,27 @@
 #include <vector>
 
 #include "dmindex/status.h"
-#include "tree/internal_node.h"
-#include "tree/leaf_node.h"
+#include "tree/node_layout.h"
+#include "tree/write_op.h"
 
 namespace dmindex::tree {
-
-// The point writes. Upsert inserts or overwrites; Update and Delete need the key.
-enum class WriteOp { kUpsert, kUpdate, kDelete };
 
 // Applies `op` to sorted leaf entries (which may grow past a node's capacity: the caller
 // splits). NotFound, with the entries unchanged, for an Update or Delete of an absent key.
 template <KeyValueTraits KV>
-Status ApplyToSorted(std::vector<LeafEntry<KV>>& entries, WriteOp op, const typename KV::Key& key,
-                     const typename KV::Value& value) {
+Status ApplyToSorted(std::vector<LeafEntry<KV>>& entries, WriteOp op, typename KV::KeyRef key,
+                     typename KV::ValueRef value) {
+  using KeyRef = typename KV::KeyRef;
   auto pos = std::lower_bound(entries.begin(), entries.end(), key,
-                              [](const LeafEntry<KV>& e, const typename KV::Key& k) { return e.key < k; });
-  const bool found = pos != entries.end() && pos->key == key;
+                              [](const LeafEntry<KV>& e, KeyRef k) { return e.key < k; });
+  const bool found = pos != entries.end() && key == pos->key;
   if (!found && op != WriteOp::kUpsert) return Status::NotFound();
   if (op == WriteOp::kDelete)
     entries.erase(pos);
   else if (found)
-    pos->value = value;
+    pos->value = typename KV::Value(value);
   else
-    entries.insert(pos, {key, value});
+    entries.insert(pos, {typename KV::Key(key), typename KV::Value(value)});
   return Status::Ok();
 }
 

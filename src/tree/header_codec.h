@@ -1,4 +1,4 @@
-// Encoding and validation of the node header (layout in node_layout.h).
+// Encoding and validation of the fixed-format node header (layout in node_layout.h).
 #pragma once
 
 #include <cstddef>
@@ -8,9 +8,12 @@
 
 namespace dmindex::tree {
 
-template <KeyValueTraits KV>
-struct HeaderCodec {
-  using L = NodeLayout<KV>;
+template <typename KV>
+struct FixedHeaderCodec {
+  using L = FixedLayout<KV>;
+
+  FixedHeaderCodec() = default;
+  explicit FixedHeaderCodec(const L&) {}
 
   // Writes `h` into the first header_bytes of `image`, check word included.
   static void Write(const NodeHeader<KV>& h, std::byte* image) {
@@ -26,7 +29,7 @@ struct HeaderCodec {
     StoreAt(image, L::kCheckOff, HeaderCheck(image + 8, L::kHeaderBytes - 8));
   }
 
-  // True if the header's check word matches its content (skipped when !validate).
+  // True if the header's check word matches its content.
   static bool Valid(const std::byte* image) {
     return LoadAt<uint64_t>(image, L::kCheckOff) == HeaderCheck(image + 8, L::kHeaderBytes - 8);
   }
@@ -47,5 +50,9 @@ struct HeaderCodec {
     return true;
   }
 };
+
+// The header codec of a traits type's nodes.
+template <KeyValueTraits KV>
+using HeaderCodec = typename KV::HeaderCodec;
 
 }  // namespace dmindex::tree

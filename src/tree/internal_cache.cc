@@ -15,8 +15,7 @@ InternalCache<KV>::InternalCache(uint64_t capacity_bytes, const NodeLayout<KV>& 
       codec_(layout) {}
 
 template <KeyValueTraits KV>
-typename InternalCache<KV>::LevelMap::iterator InternalCache<KV>::Covering(LevelMap& m,
-                                                                           const Key& key) {
+typename InternalCache<KV>::LevelMap::iterator InternalCache<KV>::Covering(LevelMap& m, KeyRef key) {
   auto it = m.upper_bound(key);  // first node with low > key
   if (it == m.begin()) return m.end();
   --it;
@@ -24,7 +23,7 @@ typename InternalCache<KV>::LevelMap::iterator InternalCache<KV>::Covering(Level
 }
 
 template <KeyValueTraits KV>
-bool InternalCache<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit) {
+bool InternalCache<KV>::FindChild(KeyRef key, uint8_t min_level, Hit* hit) {
   std::shared_lock lock(mu_);
   for (uint32_t level = std::max<uint8_t>(min_level, 1); level < kMaxLevels; ++level) {
     LevelMap& m = levels_[level];
@@ -43,7 +42,7 @@ bool InternalCache<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit) {
 }
 
 template <KeyValueTraits KV>
-bool InternalCache<KV>::FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
+bool InternalCache<KV>::FindLeafRun(KeyRef key, const Key& end, size_t max, Hit* hit,
                                     std::vector<GlobalAddress>* leaves) {
   leaves->clear();
   std::shared_lock lock(mu_);
@@ -56,7 +55,7 @@ bool InternalCache<KV>::FindLeafRun(const Key& key, const Key& end, size_t max, 
   int i = codec_.ChildIndexFor(n.image.get(), n.header, key);
   for (; i < static_cast<int>(codec_.Count(n.header)) && leaves->size() < max; ++i) {
     // Child i >= 0 starts at separator i: past `end`, no leaf from here on is needed.
-    if (i >= 0 && !leaves->empty() && !(codec_.KeyAt(n.image.get(), static_cast<uint32_t>(i)) < end))
+    if (i >= 0 && !leaves->empty() && !KV::Below(codec_.KeyAt(n.image.get(), n.header, static_cast<uint32_t>(i)), end))
       break;
     leaves->push_back(codec_.ChildByIndex(n.image.get(), n.header, i));
   }
@@ -82,8 +81,8 @@ void InternalCache<KV>::Insert(GlobalAddress addr, const NodeHeader<KV>& h,
   LevelMap& m = levels_[h.level];
   // Drop overlapping (older or newer) views of this range: ranges in a level stay disjoint.
   auto it = m.lower_bound(h.low);
-  if (it != m.begin() && h.low < std::prev(it)->second.header.high) --it;
-  while (it != m.end() && it->first < h.high) {
+  if (it != m.begin() && KV::Below(h.low, std::prev(it)->second.header.high)) --it;
+  while (it != m.end() && KV::Below(it->first, h.high)) {
     auto next = std::next(it);
     Erase(h.level, it);
     it = next;
@@ -118,7 +117,7 @@ bool InternalCache<KV>::Live(const FifoItem& item) const {
 }
 
 template <KeyValueTraits KV>
-void InternalCache<KV>::Invalidate(GlobalAddress addr, uint8_t level, const Key& key) {
+void InternalCache<KV>::Invalidate(GlobalAddress addr, uint8_t level, KeyRef key) {
   if (level == 0 || level >= kMaxLevels) return;
   std::unique_lock lock(mu_);
   LevelMap& m = levels_[level];
@@ -133,5 +132,6 @@ uint64_t InternalCache<KV>::bytes() const {
 }
 
 template class InternalCache<U64KV>;
+template class InternalCache<BytesKV>;
 
 }  // namespace dmindex::tree

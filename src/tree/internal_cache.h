@@ -22,6 +22,7 @@
 
 #include "common/runtime.h"
 #include "tree/internal_node.h"
+#include "tree/slotted_internal.h"
 
 namespace dmindex::tree {
 
@@ -29,6 +30,7 @@ template <KeyValueTraits KV>
 class InternalCache {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   static constexpr uint8_t kMaxLevels = 32;
 
   InternalCache(uint64_t capacity_bytes, const NodeLayout<KV>& layout);
@@ -39,17 +41,17 @@ class InternalCache {
     GlobalAddress child;  // its child covering the key (at level - 1)
   };
   // Finds the lowest cached node at a level >= min_level (>= 1) whose fences cover `key`.
-  bool FindChild(const Key& key, uint8_t min_level, Hit* hit);
+  bool FindChild(KeyRef key, uint8_t min_level, Hit* hit);
   // The cached level-1 node covering `key`: its child covering `key` and the children right
   // of it, at most `max`, none starting at or after `end` - the leaves a scan from `key`
   // visits if none split since.
-  bool FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
+  bool FindLeafRun(KeyRef key, const Key& end, size_t max, Hit* hit,
                    std::vector<GlobalAddress>* leaves);
   // Caches a validated internal node image, replacing cached nodes of its level whose
   // ranges overlap it.
   void Insert(GlobalAddress addr, const NodeHeader<KV>& h, const std::byte* image);
   // Drops the node at `addr` cached at `level` for `key` (found stale).
-  void Invalidate(GlobalAddress addr, uint8_t level, const Key& key);
+  void Invalidate(GlobalAddress addr, uint8_t level, KeyRef key);
 
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
@@ -62,21 +64,21 @@ class InternalCache {
     NodeHeader<KV> header;
     std::unique_ptr<std::byte[]> image;
   };
-  using LevelMap = std::map<Key, Node>;  // by low fence; ranges disjoint
+  using LevelMap = std::map<Key, Node, std::less<>>;  // by low fence; ranges disjoint
   struct FifoItem {
     uint8_t level;
     Key low;
     uint64_t seq;
   };
   bool Live(const FifoItem& item) const;
-  typename LevelMap::iterator Covering(LevelMap& m, const Key& key);
+  typename LevelMap::iterator Covering(LevelMap& m, KeyRef key);
   void EvictLocked();
   void Erase(uint8_t level, typename LevelMap::iterator it);
 
   const uint64_t capacity_bytes_;
   const uint32_t node_bytes_;
   const uint64_t bytes_per_node_;
-  const InternalCodec<KV> codec_;
+  const typename KV::InternalCodec codec_;
   mutable runtime::SharedMutex mu_;
   std::array<LevelMap, kMaxLevels> levels_;
   std::deque<FifoItem> fifo_;  // insertion order; items of replaced nodes are skipped

@@ -2,16 +2,16 @@
 
 namespace dmindex::tree {
 
-template <KeyValueTraits KV>
-bool InternalCodec<KV>::ValidBody(const std::byte* image, const NodeHeader<KV>& h) const {
+template <typename KV>
+bool FixedInternalCodec<KV>::ValidBody(const std::byte* image, const NodeHeader<KV>& h) const {
   if (h.count > l_.internal_capacity) return false;
   return h.body_check ==
          BodyCheck(image + L::kHeaderBytes, size_t{h.count} * L::kEntryBytes, h.version);
 }
 
-template <KeyValueTraits KV>
-int InternalCodec<KV>::ChildIndexFor(const std::byte* image, const NodeHeader<KV>& h,
-                                     const Key& key) const {
+template <typename KV>
+int FixedInternalCodec<KV>::ChildIndexFor(const std::byte* image, const NodeHeader<KV>& h,
+                                     KeyRef key) const {
   // Last separator <= key, by binary search.
   uint32_t lo = 0, hi = Count(h);
   while (lo < hi) {
@@ -21,29 +21,30 @@ int InternalCodec<KV>::ChildIndexFor(const std::byte* image, const NodeHeader<KV
   return static_cast<int>(lo) - 1;
 }
 
-template <KeyValueTraits KV>
-GlobalAddress InternalCodec<KV>::ChildFor(const std::byte* image, const NodeHeader<KV>& h,
-                                          const Key& key) const {
+template <typename KV>
+GlobalAddress FixedInternalCodec<KV>::ChildFor(const std::byte* image, const NodeHeader<KV>& h,
+                                          KeyRef key) const {
   return ChildByIndex(image, h, ChildIndexFor(image, h, key));
 }
 
-template <KeyValueTraits KV>
-bool InternalCodec<KV>::HasSeparator(const std::byte* image, const NodeHeader<KV>& h,
-                                     const Key& key) const {
+template <typename KV>
+bool FixedInternalCodec<KV>::HasSeparator(const std::byte* image, const NodeHeader<KV>& h,
+                                     KeyRef key) const {
   int i = ChildIndexFor(image, h, key);
   return i >= 0 && KeyAt(image, static_cast<uint32_t>(i)) == key;
 }
 
-template <KeyValueTraits KV>
-void InternalCodec<KV>::Collect(const std::byte* image, const NodeHeader<KV>& h,
+template <typename KV>
+void FixedInternalCodec<KV>::Collect(const std::byte* image, const NodeHeader<KV>& h,
                                 std::vector<Entry>* out) const {
   const uint32_t n = Count(h);
   for (uint32_t i = 0; i < n; ++i) out->push_back({KeyAt(image, i), ChildAt(image, i)});
 }
 
-template <KeyValueTraits KV>
-void InternalCodec<KV>::Build(std::byte* image, NodeHeader<KV> h,
-                              std::span<const Entry> sorted) const {
+template <typename KV>
+bool FixedInternalCodec<KV>::Build(std::byte* image, NodeHeader<KV> h,
+                                   std::span<const Entry> sorted) const {
+  if (sorted.size() > l_.internal_capacity) return false;
   std::memset(image, 0, l_.node_bytes);
   for (uint32_t i = 0; i < sorted.size(); ++i) {
     StoreAt(image, l_.EntryOffset(i), sorted[i].key);
@@ -52,9 +53,10 @@ void InternalCodec<KV>::Build(std::byte* image, NodeHeader<KV> h,
   h.count = static_cast<uint16_t>(sorted.size());
   h.flags = static_cast<uint8_t>(h.flags & ~kFlagUnsortedLeaf);
   h.body_check = BodyCheck(image + L::kHeaderBytes, sorted.size() * L::kEntryBytes, h.version);
-  HeaderCodec<KV>::Write(h, image);
+  FixedHeaderCodec<KV>::Write(h, image);
+  return true;
 }
 
-template class InternalCodec<U64KV>;
+template class FixedInternalCodec<U64KV>;
 
 }  // namespace dmindex::tree

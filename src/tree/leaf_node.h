@@ -1,4 +1,5 @@
-// Leaf node codec: slots of [key | value | check] after the header (node_layout.h).
+// Fixed-format leaf codec (U64KV): slots of [key | value | check] after the header
+// (node_layout.h).
 //
 // Two formats share one layout. A sorted leaf keeps its entries in slots [0, count) in key
 // order and is always written whole. An unsorted leaf (Sherman's two-level version) may hold
@@ -14,31 +15,33 @@
 // instants its slots were read at, shows a key twice (a delete and re-insert into another
 // slot would let a READ spanning both see the key in both: docs/SYNCHRONIZATION.md). The
 // next whole-leaf write, with a new version, drops the tombstones.
+//
+// The members from ValidBody on are the leaf codec interface every format implements (the
+// slotted one: slotted_leaf.h); the tree logic uses only those.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
 
 #include "tree/header_codec.h"
+#include "tree/split.h"
+#include "tree/write_op.h"
 
 namespace dmindex::tree {
 
-template <KeyValueTraits KV>
-struct LeafEntry {
-  typename KV::Key key;
-  typename KV::Value value;
-};
-
-template <KeyValueTraits KV>
-class LeafCodec {
+template <typename KV>
+class FixedLeafCodec {
  public:
   using Key = typename KV::Key;
   using Value = typename KV::Value;
+  using KeyRef = typename KV::KeyRef;
+  using ValueRef = typename KV::ValueRef;
   using Entry = LeafEntry<KV>;
-  using L = NodeLayout<KV>;
+  using L = FixedLayout<KV>;
 
-  explicit LeafCodec(const L& layout) : l_(layout) {}
+  explicit FixedLeafCodec(const L& layout) : l_(layout) {}
   const L& layout() const { return l_; }
   uint32_t capacity() const { return l_.leaf_capacity; }
 
@@ -62,14 +65,10 @@ class LeafCodec {
     return !(KeyAt(image, slot) == KV::kNegInf) && !TombAt(image, slot);
   }
 
-  // Slot holding `key` live, or -1.
-  int Find(const std::byte* image, const NodeHeader<KV>& h, const Key& key) const;
   // Unsorted leaf: the slot an entry write may put `key` in, which is not live in the leaf:
   // its tombstone if it has one, else an empty slot; -1 if neither exists (or the leaf is
   // sorted): then the leaf must be rewritten whole, which frees the tombstones, or split.
   int InsertSlot(const std::byte* image, const NodeHeader<KV>& h, const Key& key) const;
-  // Every live entry, in key order, appended to *out.
-  void Collect(const std::byte* image, const NodeHeader<KV>& h, std::vector<Entry>* out) const;
 
   // Encode one slot (with its check word for node version `version`) into the image: a live
   // entry, a tombstone of `key` (unsorted leaves), or an empty slot.
@@ -77,10 +76,47 @@ class LeafCodec {
                   uint64_t version) const;
   void EncodeTomb(std::byte* image, uint32_t slot, const Key& key, uint64_t version) const;
   void EncodeEmptySlot(std::byte* image, uint32_t slot, uint64_t version) const;
+
+  // --- The leaf codec interface ---
+
+  // Validates (validate) the slots a reader relies on, given a decoded header.
+  bool ValidBody(const std::byte* image, const NodeHeader<KV>& h, bool validate) const {
+    return !validate || ValidSlots(image, h);
+  }
+  // Slot holding `key` live, or -1.
+  int Find(const std::byte* image, const NodeHeader<KV>& h, KeyRef key) const;
+  // The value of live slot `slot`.
+  Value ValueAt(const std::byte* image, const NodeHeader<KV>& h, uint32_t slot) const {
+    return ValueAt(image, slot);
+  }
+  // Every live entry, in key order, appended to *out.
+  void Collect(const std::byte* image, const NodeHeader<KV>& h, std::vector<Entry>* out) const;
+  // True if `sorted` fits into one leaf with header h's fences.
+  bool Fits(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
+    return sorted.size() <= l_.leaf_capacity;
+  }
   // Writes a whole leaf image: `h` (count and format flag set here), `sorted` entries in
-  // slots [0, n), every other slot empty. sorted.size() must be <= capacity().
-  void Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
+  // slots [0, n), every other slot empty. False (image untouched) if they do not fit.
+  bool Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
              bool unsorted) const;
+  // How an overfull leaf with header h divides (at least 2 entries).
+  LeafSplit<KV> Split(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
+    return SplitLeaf<KV>(sorted);
+  }
+  // The separator between two neighbouring leaves: the right one's first key.
+  Key Separator(const Key& left_last, const Key& right_first) const { return right_first; }
+  // Applies `op` to one slot of an unsorted leaf in place (see EntryWrite).
+  EntryWrite WriteEntry(std::byte* image, const NodeHeader<KV>& h, WriteOp op, KeyRef key,
+                        ValueRef value) const;
+  // Bulk load: the runs of `sorted` that make the leaves (start of each, then sorted.size()),
+  // filled to `fill`: evenly spread over as few leaves as hold fill * capacity each.
+  std::vector<size_t> PlanRuns(std::span<const Entry> sorted, double fill) const;
+  // Entries a leaf holds at fill `fill` (scans size their leaf batches by it).
+  size_t EntriesPerLeaf(double fill) const {
+    return std::max<size_t>(1, static_cast<size_t>(l_.leaf_capacity * fill));
+  }
+  // Any key and value of the types fit.
+  Status CheckEntry(KeyRef key, ValueRef value) const { return Status::Ok(); }
 
  private:
   static constexpr uint64_t kTombBit = 1;
@@ -94,5 +130,9 @@ class LeafCodec {
 
   L l_;
 };
+
+// The leaf codec of a traits type's nodes.
+template <KeyValueTraits KV>
+using LeafCodec = typename KV::LeafCodec;
 
 }  // namespace dmindex::tree

@@ -10,21 +10,22 @@ constexpr size_t kMaxBatchLeaves = 32;
 }  // namespace
 
 template <KeyValueTraits KV>
-size_t LeafScanner<KV>::LeavesFor(size_t count) const {
-  size_t per_leaf = std::max<size_t>(1, static_cast<size_t>(t_.layout.leaf_capacity * t_.options.bulk_fill));
+size_t LeafScanner<KV>::LeavesFor(const Ctx& c, size_t count) const {
+  size_t per_leaf = t_.validator.leaf().EntriesPerLeaf(t_.options.bulk_fill);
+  if (per_leaf == 0) per_leaf = c.LeafEntriesEstimate();  // no fixed capacity: as observed
   return std::min(kMaxBatchLeaves, 1 + (count + per_leaf - 1) / per_leaf);
 }
 
 template <KeyValueTraits KV>
 Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
                              std::vector<LeafEntry<KV>>* out) const {
-  const Key& start = range.start;
+  const KeyRef start = range.start;
   out->clear();
   if (count == 0) return Status::Ok();
   InternalCache<KV>* cache = c.cn.cache.get();
   typename InternalCache<KV>::Hit hit;
   std::vector<GlobalAddress> run;
-  if (cache == nullptr || !cache->FindLeafRun(start, range.end, LeavesFor(count), &hit, &run))
+  if (cache == nullptr || !cache->FindLeafRun(start, range.end, LeavesFor(c, count), &hit, &run))
     return reader_.Scan(c, range, count, out);
 
   const uint32_t nb = t_.layout.node_bytes;
@@ -34,7 +35,7 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
     reads.push_back(fabric::Verb::Read(run[i], c.scan_buf.data() + i * nb, nb));
   DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(reads), fabric::Ordering::kUnordered));
 
-  Key cursor = start;
+  Key cursor(start);
   GlobalAddress next = run.front();
   for (size_t i = 0; i < run.size(); ++i) {
     std::byte* image = c.scan_buf.data() + i * nb;
@@ -43,8 +44,7 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
       c.CountRetry();
       DMX_RETURN_IF_ERROR(reader_.Read(c, run[i], image, &h));
     }
-    const bool linked = run[i] == next && !h.dead() && h.level == 0 && !(cursor < h.low) &&
-                        cursor < h.high;
+    const bool linked = run[i] == next && !h.dead() && h.level == 0 && h.Covers(cursor);
     if (!linked) {
       // The cached level-1 node is outdated (a split, or a stale entry): drop it and go on
       // along sibling links (or from the root if not even the first leaf fits).
@@ -62,5 +62,6 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
 }
 
 template class LeafScanner<U64KV>;
+template class LeafScanner<BytesKV>;
 
 }  // namespace dmindex::tree

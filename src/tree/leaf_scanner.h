@@ -15,6 +15,7 @@ template <KeyValueTraits KV>
 class LeafScanner {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   using Ctx = TreeContext<KV>;
 
   LeafScanner(const TreeShared<KV>& tree, const TreeReader<KV>& reader)
@@ -27,7 +28,7 @@ class LeafScanner {
  private:
   // Leaves to fetch in one batch for `count` entries: enough at bulk-load fill when the scan
   // starts at the end of its first leaf.
-  size_t LeavesFor(size_t count) const;
+  size_t LeavesFor(const Ctx& c, size_t count) const;
 
   const TreeShared<KV>& t_;
   const TreeReader<KV>& reader_;

@@ -21,4 +21,13 @@ uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version,
 // Hash of an internal node's used entries for node version `version`.
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version);
 
+// Slotted format (slotted_leaf.h, slotted_internal.h).
+// A leaf slot: its slot word (offset, key length, key head) and the record it points to (key
+// bytes and value), for node version `version`, slot `slot` and the tombstone flag.
+uint64_t RecordCheck(uint64_t slot_word, const std::byte* record, size_t len, uint64_t version,
+                     uint32_t slot, bool tomb);
+// An internal node's slot array and key heap, for node version `version`.
+uint64_t SlottedBodyCheck(const std::byte* slots, size_t slots_len, const std::byte* heap,
+                          size_t heap_len, uint64_t version);
+
 }  // namespace dmindex::tree

@@ -1,6 +1,8 @@
-// Byte layout of a tree node in remote memory, shared by every B+-tree design.
+// What every node format shares (the decoded header, entries, word access), and the byte
+// layout of the fixed-size format (U64KV) in remote memory, shared by every B+-tree design.
+// The slotted format of byte-string keys is slotted_layout.h.
 //
-// A node is `node_bytes` (1 KB by default) and starts with a header:
+// A fixed-format node is `node_bytes` (1 KB by default) and starts with a header:
 //
 //   +0   check      hash of header bytes [8, header_bytes): detects a torn or foreign header
 //   +8   version    stamp of the last whole-node write (fresh random value per write)
@@ -27,6 +29,7 @@
 #include "dmindex/global_address.h"
 #include "dmindex/status.h"
 #include "tree/key_traits.h"
+#include "tree/tree_options.h"
 
 namespace dmindex::tree {
 
@@ -44,10 +47,25 @@ inline void StoreAt(std::byte* image, uint32_t offset, const T& v) {
 // Header flags.
 inline constexpr uint8_t kFlagUnsortedLeaf = 1;  // every slot encoded; entries in any slot
 inline constexpr uint8_t kFlagDead = 2;          // node left the tree; readers must restart
+inline constexpr uint8_t kFlagHighInf = 4;       // slotted format: the high fence is +inf
 
+template <KeyValueTraits KV>
+struct LeafEntry {
+  typename KV::Key key;
+  typename KV::Value value;
+};
+
+template <KeyValueTraits KV>
+struct InternalEntry {
+  typename KV::Key key;
+  GlobalAddress child;
+};
+
+// A node's header as the codecs decode it.
 template <KeyValueTraits KV>
 struct NodeHeader {
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   uint64_t version = 0;
   uint8_t level = 0;  // 0 = leaf
   uint8_t flags = 0;
@@ -57,19 +75,28 @@ struct NodeHeader {
   uint64_t body_check = 0;
   Key low = KV::kNegInf;
   Key high = KV::kPosInf;
+  // Slotted format only (0 in the fixed one), derived by the header codec: where the slot
+  // array starts, how many leading bytes every key of the node shares with both fences (and
+  // is stored without: prefix truncation), and where an internal node's key heap starts.
+  uint16_t slots_off = 0;
+  uint16_t prefix = 0;
+  uint32_t heap_off = 0;
 
   bool is_leaf() const { return level == 0; }
   bool dead() const { return (flags & kFlagDead) != 0; }
   bool unsorted() const { return (flags & kFlagUnsortedLeaf) != 0; }
   // B-link: a key at or beyond the high fence lives further right.
-  bool BeyondHigh(const Key& k) const { return !(k < high); }
-  bool Covers(const Key& k) const { return !(k < low) && k < high; }
+  bool BeyondHigh(KeyRef k) const { return !KV::Below(k, high); }
+  bool Covers(KeyRef k) const { return !(k < low) && KV::Below(k, high); }
 };
 
-template <KeyValueTraits KV>
-struct NodeLayout {
+template <typename KV>
+struct FixedLayout {
   using Key = typename KV::Key;
   using Value = typename KV::Value;
+
+  static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<Value>,
+                "the fixed format copies keys and values byte-wise into slots");
 
   static constexpr uint32_t Round8(size_t n) { return static_cast<uint32_t>((n + 7) / 8 * 8); }
   static constexpr uint32_t kKeyBytes = Round8(sizeof(Key));
@@ -101,9 +128,9 @@ struct NodeLayout {
   uint32_t leaf_capacity = 0;
   uint32_t internal_capacity = 0;
 
-  static Result<NodeLayout> For(uint32_t node_bytes) {
+  static Result<FixedLayout> For(uint32_t node_bytes) {
     DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes()));
-    NodeLayout l;
+    FixedLayout l;
     l.node_bytes = node_bytes;
     const uint32_t body = node_bytes - kHeaderBytes;
     l.leaf_capacity = body / kSlotBytes;
@@ -111,8 +138,15 @@ struct NodeLayout {
     return l;
   }
 
+  // The layout of a tree with these options (only the node size matters here).
+  static Result<FixedLayout> For(const TreeOptions& o) { return For(o.node_bytes); }
+
   uint32_t SlotOffset(uint32_t i) const { return kHeaderBytes + i * kSlotBytes; }
   uint32_t EntryOffset(uint32_t i) const { return kHeaderBytes + i * kEntryBytes; }
 };
+
+// The layout of a traits type's nodes.
+template <KeyValueTraits KV>
+using NodeLayout = typename KV::Layout;
 
 }  // namespace dmindex::tree

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <type_traits>
 
 #include "tree/node_validation.h"
 
@@ -11,9 +12,11 @@ namespace {
 
 constexpr uint64_t kMaxChain = uint64_t{1} << 26;  // nodes on one level: beyond, a cycle
 
+// A fence or key as the report shows it; an empty high fence of the byte format is +inf.
 template <typename Key>
-std::string KeyText(const Key& k) {
-  return std::to_string(k);
+std::string FenceText(const Key& k) {
+  if constexpr (std::is_integral_v<Key>) return std::to_string(k);
+  else return k.empty() ? std::string("-inf/+inf") : dmindex::KeyText(k);
 }
 
 // What a block that does not validate holds, for the report.
@@ -40,13 +43,13 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
   struct Ref {
     GlobalAddress child, parent;
   };
-  std::map<Key, Ref> refs;
+  std::map<Key, Ref, std::less<>> refs;
   GlobalAddress first = GlobalAddress::FromRaw(raw);
   int level = -1;  // the root's level is learnt from its image
   Key last_leaf_key = KV::kNegInf;
   bool any_leaf_key = false;
   for (;;) {
-    std::map<Key, Ref> below;
+    std::map<Key, Ref, std::less<>> below;
     GlobalAddress next_first;
     Key expect_low = KV::kNegInf;
     uint64_t on_level = 0;
@@ -62,17 +65,17 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
       if (h.level != level)
         return Status::Corruption("pool: " + where + " is at level " + std::to_string(h.level));
       if (h.low != expect_low)
-        return Status::Corruption("pool: " + where + " starts at " + KeyText(h.low) +
-                                  ", its left neighbour ends at " + KeyText(expect_low));
-      if (!(h.low < h.high)) return Status::Corruption("pool: " + where + " has an empty range");
+        return Status::Corruption("pool: " + where + " starts at " + FenceText(h.low) +
+                                  ", its left neighbour ends at " + FenceText(expect_low));
+      if (!KV::Below(h.low, h.high)) return Status::Corruption("pool: " + where + " has an empty range");
       if (h.sibling.is_null() != (h.high == KV::kPosInf))
-        return Status::Corruption("pool: " + where + " ends at " + KeyText(h.high) +
+        return Status::Corruption("pool: " + where + " ends at " + FenceText(h.high) +
                                   (h.sibling.is_null() ? " without a sibling" : " but has a sibling"));
       // Rule 3: the level above points here only at a node starting at the separator.
       if (auto it = refs.find(h.low); it != refs.end()) {
         if (it->second.child != addr)
           return Status::Corruption("pool: node " + it->second.parent.ToString() + " points at " +
-                                    it->second.child.ToString() + " for keys from " + KeyText(h.low) +
+                                    it->second.child.ToString() + " for keys from " + FenceText(h.low) +
                                     ", but the node starting there is " + addr.ToString());
         refs.erase(it);
       } else if (out->levels > 0 || on_level > 0) {
@@ -84,11 +87,11 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
         validator.leaf().Collect(image.data(), h, &entries);
         for (const auto& e : entries) {
           if (!h.Covers(e.key))
-            return Status::Corruption("pool: leaf " + addr.ToString() + " holds key " + KeyText(e.key) +
-                                      " outside its range [" + KeyText(h.low) + ", " + KeyText(h.high) + ")");
+            return Status::Corruption("pool: leaf " + addr.ToString() + " holds key " + FenceText(e.key) +
+                                      " outside its range [" + FenceText(h.low) + ", " + FenceText(h.high) + ")");
           if (any_leaf_key && !(last_leaf_key < e.key))
-            return Status::Corruption("pool: key " + KeyText(e.key) + " in leaf " + addr.ToString() +
-                                      " does not follow " + KeyText(last_leaf_key));
+            return Status::Corruption("pool: key " + FenceText(e.key) + " in leaf " + addr.ToString() +
+                                      " does not follow " + FenceText(last_leaf_key));
           last_leaf_key = e.key;
           any_leaf_key = true;
           out->entries.push_back(e);
@@ -100,8 +103,8 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
         if (on_level == 0) next_first = h.leftmost;
         below[h.low] = {h.leftmost, addr};
         for (const auto& c : children) {
-          if (!(prev < c.key) || !(c.key < h.high))
-            return Status::Corruption("pool: " + where + " has separator " + KeyText(c.key) +
+          if (!(prev < c.key) || !KV::Below(c.key, h.high))
+            return Status::Corruption("pool: " + where + " has separator " + FenceText(c.key) +
                                       " out of order or outside its range");
           below[c.key] = {c.child, addr};
           prev = c.key;
@@ -112,7 +115,7 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
     }
     if (!refs.empty())
       return Status::Corruption("pool: node " + refs.begin()->second.parent.ToString() +
-                                " has separator " + KeyText(refs.begin()->first) + " -> " +
+                                " has separator " + FenceText(refs.begin()->first) + " -> " +
                                 refs.begin()->second.child.ToString() +
                                 ", but no node of the level below starts there");
     ++out->levels;
@@ -125,5 +128,7 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
 
 template Status AuditPool<U64KV>(fabric::Endpoint&, const NodeLayout<U64KV>&, GlobalAddress,
                                  PoolContent<U64KV>*);
+template Status AuditPool<BytesKV>(fabric::Endpoint&, const NodeLayout<BytesKV>&, GlobalAddress,
+                                   PoolContent<BytesKV>*);
 
 }  // namespace dmindex::tree

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fabric/endpoint.h"
-#include "tree/leaf_node.h"
+#include "tree/node_layout.h"
 
 namespace dmindex::tree {
 

@@ -22,7 +22,7 @@ template <KeyValueTraits KV>
 Result<std::unique_ptr<RemoteTree<KV>>> RemoteTree<KV>::Create(fabric::Fabric& fabric,
                                                                const TreeOptions& options,
                                                                GlobalAddress root_word) {
-  auto layout = NodeLayout<KV>::For(options.node_bytes);
+  auto layout = NodeLayout<KV>::For(options);
   if (!layout.ok()) return layout.status();
   if (options.compute_nodes == 0) return Status::InvalidArgument("compute_nodes must be >= 1");
   if (root_word.is_null() || root_word.offset() % 8 != 0)
@@ -59,5 +59,6 @@ TreeStats RemoteTree<KV>::Stats() const {
 }
 
 template class RemoteTree<U64KV>;
+template class RemoteTree<BytesKV>;
 
 }  // namespace dmindex::tree

@@ -28,6 +28,8 @@ class RemoteTree {
  public:
   using Key = typename KV::Key;
   using Value = typename KV::Value;
+  using KeyRef = typename KV::KeyRef;
+  using ValueRef = typename KV::ValueRef;
   using Ctx = TreeContext<KV>;
 
   // `root_word`: the remote word holding the root's address (a catalog entry's root word).
@@ -38,18 +40,15 @@ class RemoteTree {
   // A per-thread context on logical compute node `compute_node`.
   Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
 
-  Status Lookup(Ctx& c, const Key& key, Value* value) const { return reader_.Lookup(c, key, value); }
-  Status Upsert(Ctx& c, const Key& key, const Value& value) const {
+  Status Lookup(Ctx& c, KeyRef key, Value* value) const { return reader_.Lookup(c, key, value); }
+  Status Upsert(Ctx& c, KeyRef key, ValueRef value) const {
     return writer_.Write(c, WriteOp::kUpsert, key, value);
   }
-  Status Update(Ctx& c, const Key& key, const Value& value) const {
+  Status Update(Ctx& c, KeyRef key, ValueRef value) const {
     return writer_.Write(c, WriteOp::kUpdate, key, value);
   }
-  Status Delete(Ctx& c, const Key& key) const {
-    Value unused{};
-    return writer_.Write(c, WriteOp::kDelete, key, unused);
-  }
-  void MultiLookup(Ctx& c, std::span<const Key> keys, std::span<Value> values,
+  Status Delete(Ctx& c, KeyRef key) const { return writer_.Write(c, WriteOp::kDelete, key, ValueRef{}); }
+  void MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                    std::span<Status> statuses) const {
     batch_.Run(c, keys, values, statuses);
   }

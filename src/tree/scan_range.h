@@ -1,5 +1,5 @@
 // The keys a tree scan returns: from `start` (or after it: an iterator continuing after the
-// last key it returned) up to `end`, exclusive (kPosInf: no end, since no user key is it).
+// last key it returned) up to `end`, exclusive (kPosInf: no end; KV::Below says so).
 #pragma once
 
 #include "common/u64.h"
@@ -10,14 +10,15 @@ namespace dmindex::tree {
 template <KeyValueTraits KV>
 struct ScanRange {
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   Key start = KV::kNegInf;
   bool after_start = false;
   Key end = KV::kPosInf;
 
   // Left of the range: a scan skips it.
-  bool Before(const Key& k) const { return k < start || (after_start && k == start); }
+  bool Before(KeyRef k) const { return k < start || (after_start && k == start); }
   // At or beyond the end: a scan stops there.
-  bool Beyond(const Key& k) const { return !(k < end); }
+  bool Beyond(KeyRef k) const { return !KV::Below(k, end); }
 };
 
 // The tree's range of a public one of the u64 format (8-byte positions, checked by Session).

@@ -16,7 +16,7 @@ Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddr
                                         std::span<const LeafEntry<KV>> sorted) const {
   const uint32_t nb = t_.layout.node_bytes;
   const auto& leaf = t_.validator.leaf();
-  LeafSplit<KV> split = tree::SplitLeaf<KV>(sorted);
+  LeafSplit<KV> split = leaf.Split(h, sorted);
   auto right = c.cn.allocator.Allocate(c.ep, nb);
   if (!right.ok()) return right.status();  // the guard unlocks
 
@@ -25,13 +25,16 @@ Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddr
   rh.low = split.separator;
   rh.high = h.high;
   rh.sibling = h.sibling;
-  leaf.Build(c.sibling(), rh, split.right, t_.options.two_level);
+  const bool right_built = leaf.Build(c.sibling(), rh, split.right, t_.options.two_level);
 
   NodeHeader<KV> lh = h;
   lh.version = c.NewVersion(h.version);
   lh.high = split.separator;
   lh.sibling = *right;
-  leaf.Build(c.node(), lh, split.left, t_.options.two_level);
+  if (!right_built || !leaf.Build(c.node(), lh, split.left, t_.options.two_level)) {
+    c.cn.allocator.Free(*right, nb);  // never published
+    return Status::Corruption("the split halves of leaf " + addr.ToString() + " do not fit a node");
+  }
 
   // Right node first: it must be complete before the left node's sibling link exposes it.
   fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
@@ -68,14 +71,15 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
 
     NodeHeader<KV> lh = h;
     lh.version = c.NewVersion(h.version);
-    if (entries.size() <= internal.capacity()) {
-      internal.Build(c.node(), lh, entries);
+    if (internal.Fits(lh, entries)) {
+      if (!internal.Build(c.node(), lh, entries))
+        return Status::Corruption("internal node " + addr.ToString() + " fits its entries but cannot be built");
       fabric::Verb write = fabric::Verb::Write(addr, c.node(), nb);
       DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
       CacheWritten(c, addr, c.node());
       return Status::Ok();
     }
-    InternalSplit<KV> split = SplitInternal<KV>(entries);
+    InternalSplit<KV> split = internal.Split(h, entries);
     auto right = c.cn.allocator.Allocate(c.ep, nb);
     if (!right.ok()) return right.status();
     NodeHeader<KV> rh;
@@ -85,10 +89,13 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     rh.high = h.high;
     rh.sibling = h.sibling;
     rh.leftmost = split.right_leftmost;
-    internal.Build(c.sibling(), rh, split.right);
     lh.high = split.separator;
     lh.sibling = *right;
-    internal.Build(c.node(), lh, split.left);
+    if (!internal.Build(c.sibling(), rh, split.right) || !internal.Build(c.node(), lh, split.left)) {
+      c.cn.allocator.Free(*right, nb);  // never published
+      return Status::Corruption("the split halves of internal node " + addr.ToString() +
+                                " do not fit a node");
+    }
     fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
                              fabric::Verb::Write(addr, c.node(), nb)};
     DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
@@ -105,7 +112,7 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
 template <KeyValueTraits KV>
 void StructureModifier<KV>::CacheWritten(Ctx& c, GlobalAddress addr, const std::byte* image) const {
   NodeHeader<KV> h;
-  if (c.cn.cache != nullptr && HeaderCodec<KV>::Read(image, &h, false))
+  if (c.cn.cache != nullptr && t_.validator.ReadHeader(image, &h))
     c.cn.cache->Insert(addr, h, image);
 }
 
@@ -122,20 +129,27 @@ Status StructureModifier<KV>::GrowRoot(Ctx& c, uint8_t child_level) const {
   // after this read get their separators from their own splitters.
   std::vector<InternalEntry<KV>> entries;
   const auto& internal = t_.validator.internal();
-  for (GlobalAddress at = rh.sibling; !at.is_null() && entries.size() < internal.capacity();) {
+  NodeHeader<KV> nh;  // fences -inf, +inf
+  nh.level = static_cast<uint8_t>(child_level + 1);
+  nh.leftmost = *root;
+  for (GlobalAddress at = rh.sibling; !at.is_null();) {
     NodeHeader<KV> sh;
     DMX_RETURN_IF_ERROR(reader_.Read(c, at, c.scratch(), &sh));
     if (sh.level != child_level || sh.dead()) break;
     entries.push_back({sh.low, at});
+    if (!internal.Fits(nh, entries)) {
+      entries.pop_back();
+      break;
+    }
     at = sh.sibling;
   }
   auto fresh = c.cn.allocator.Allocate(c.ep, t_.layout.node_bytes);
   if (!fresh.ok()) return fresh.status();
-  NodeHeader<KV> nh;
   nh.version = c.NewVersion();
-  nh.level = static_cast<uint8_t>(child_level + 1);
-  nh.leftmost = *root;
-  internal.Build(c.sibling(), nh, entries);
+  if (!internal.Build(c.sibling(), nh, entries)) {
+    c.cn.allocator.Free(*fresh, t_.layout.node_bytes);
+    return Status::Corruption("a new root over the root level's chain does not fit a node");
+  }
   DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
   return PublishRoot(c, *root, *fresh);
 }
@@ -146,7 +160,10 @@ Status StructureModifier<KV>::CreateRoot(Ctx& c) const {
   if (!fresh.ok()) return fresh.status();
   NodeHeader<KV> h;
   h.version = c.NewVersion();
-  t_.validator.leaf().Build(c.sibling(), h, {}, t_.options.two_level);
+  if (!t_.validator.leaf().Build(c.sibling(), h, {}, t_.options.two_level)) {
+    c.cn.allocator.Free(*fresh, t_.layout.node_bytes);
+    return Status::Corruption("an empty leaf does not fit a node");
+  }
   DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
   return PublishRoot(c, GlobalAddress::Null(), *fresh);
 }
@@ -164,5 +181,6 @@ Status StructureModifier<KV>::PublishRoot(Ctx& c, GlobalAddress expected,
 }
 
 template class StructureModifier<U64KV>;
+template class StructureModifier<BytesKV>;
 
 }  // namespace dmindex::tree

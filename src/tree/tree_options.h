@@ -45,6 +45,17 @@ struct TreeOptions {
   // Not a knob: set by designs.
   bool unlocked_writers = false;
 
+  // Byte-string keys and values (BytesKV; the u64 format ignores these). Keys are 1 ..
+  // max_key_bytes long; values of up to inline_value_bytes live in the leaf. The node must
+  // have room for the largest entries (SlottedLayout::MinNodeBytes); larger values are
+  // refused with InvalidArgument naming the limit.
+  uint32_t max_key_bytes = 255;
+  uint32_t inline_value_bytes = 64;
+  uint32_t max_value_bytes = 64;
+  // Leaf splits choose the shortest separator between the halves (suffix truncation); off:
+  // the right half's first key, to measure what truncation buys. Not a knob.
+  bool suffix_truncation = true;
+
   std::string ToString() const;  // "cache_mb=64 hocl=on ..." for logs and bench output
 };
 

@@ -99,7 +99,7 @@ Result<GlobalAddress> TreeReader<KV>::RefreshRoot(Ctx& c) const {
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAddress addr,
+Status TreeReader<KV>::WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress addr,
                                 int expect, std::byte* buf, Found* out, Walk* walk,
                                 bool* moved_right_first) const {
   InternalCache<KV>* cache = c.cn.cache.get();
@@ -139,7 +139,7 @@ Status TreeReader<KV>::WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAdd
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::Descend(Ctx& c, const Key& key, uint8_t level, std::byte* buf,
+Status TreeReader<KV>::Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf,
                                Found* out, const typename InternalCache<KV>::Hit* hint) const {
   InternalCache<KV>* cache = c.cn.cache.get();
   // A restart means the walk met a stale node: a concurrent structure change went through.
@@ -183,7 +183,7 @@ Status TreeReader<KV>::Descend(Ctx& c, const Key& key, uint8_t level, std::byte*
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::Locate(Ctx& c, const Key& key, uint8_t level, Located* out) const {
+Status TreeReader<KV>::Locate(Ctx& c, KeyRef key, uint8_t level, Located* out) const {
   *out = Located{};
   InternalCache<KV>* cache = c.cn.cache.get();
   typename InternalCache<KV>::Hit hit;
@@ -206,18 +206,18 @@ Status TreeReader<KV>::Locate(Ctx& c, const Key& key, uint8_t level, Located* ou
 }
 
 template <KeyValueTraits KV>
-void TreeReader<KV>::DropCached(Ctx& c, const Located& loc, const Key& key) const {
+void TreeReader<KV>::DropCached(Ctx& c, const Located& loc, KeyRef key) const {
   if (loc.from_cache && c.cn.cache) c.cn.cache->Invalidate(loc.hit.node, loc.hit.level, key);
 }
 
 template <KeyValueTraits KV>
-Status TreeReader<KV>::Lookup(Ctx& c, const Key& key, Value* value) const {
+Status TreeReader<KV>::Lookup(Ctx& c, KeyRef key, Value* value) const {
   Found f;
   DMX_RETURN_IF_ERROR(Descend(c, key, 0, c.node(), &f));
   if (f.reach == Reach::kEmpty) return Status::NotFound();
   int slot = t_.validator.leaf().Find(c.node(), f.h, key);
   if (slot < 0) return Status::NotFound();
-  *value = t_.validator.leaf().ValueAt(c.node(), static_cast<uint32_t>(slot));
+  *value = t_.validator.leaf().ValueAt(c.node(), f.h, static_cast<uint32_t>(slot));
   return Status::Ok();
 }
 
@@ -227,10 +227,11 @@ bool TreeReader<KV>::TakeLeaf(Ctx& c, const std::byte* image, const NodeHeader<K
                               std::vector<LeafEntry<KV>>* out) const {
   c.leaf_entries.clear();
   t_.validator.leaf().Collect(image, h, &c.leaf_entries);
-  for (const auto& e : c.leaf_entries) {
+  c.NoteLeafEntries(c.leaf_entries.size());
+  for (auto& e : c.leaf_entries) {
     if (e.key < *cursor || range.Before(e.key)) continue;
     if (range.Beyond(e.key)) return true;
-    out->push_back(e);
+    out->push_back(std::move(e));
     if (out->size() >= count) return true;
   }
   // Continue right of this image's high fence: entries moved right by a later split are
@@ -264,11 +265,12 @@ Status TreeReader<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
   Found f;
   DMX_RETURN_IF_ERROR(Descend(c, range.start, 0, c.node(), &f));
   if (f.reach == Reach::kEmpty) return Status::Ok();
-  Key cursor = range.start;
+  Key cursor(range.start);
   if (TakeLeaf(c, c.node(), f.h, range, &cursor, count, out)) return Status::Ok();
   return ScanFrom(c, f.h.sibling, range, cursor, count, out);
 }
 
 template class TreeReader<U64KV>;
+template class TreeReader<BytesKV>;
 
 }  // namespace dmindex::tree

@@ -14,6 +14,7 @@ template <KeyValueTraits KV>
 class TreeReader {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   using Value = typename KV::Value;
   using Ctx = TreeContext<KV>;
 
@@ -44,7 +45,7 @@ class TreeReader {
   };
   // Reads into `buf` the node at `level` whose fences cover `key`. `hint`: a cache hit the
   // caller already looked up for this key and level (saves a second cache probe).
-  Status Descend(Ctx& c, const Key& key, uint8_t level, std::byte* buf, Found* out,
+  Status Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf, Found* out,
                  const typename InternalCache<KV>::Hit* hint = nullptr) const;
 
   // Where a writer should lock: the node at `level` covering `key` according to its parent
@@ -56,11 +57,11 @@ class TreeReader {
     bool from_cache = false;
     typename InternalCache<KV>::Hit hit;
   };
-  Status Locate(Ctx& c, const Key& key, uint8_t level, Located* out) const;
+  Status Locate(Ctx& c, KeyRef key, uint8_t level, Located* out) const;
   // Drops the cached parent a Located came from (its child turned out split or stale).
-  void DropCached(Ctx& c, const Located& loc, const Key& key) const;
+  void DropCached(Ctx& c, const Located& loc, KeyRef key) const;
 
-  Status Lookup(Ctx& c, const Key& key, Value* value) const;
+  Status Lookup(Ctx& c, KeyRef key, Value* value) const;
   // Up to `count` entries of `range`, ascending, following leaf sibling links (appended to
   // *out).
   Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
@@ -82,7 +83,7 @@ class TreeReader {
     kDown,     // an internal node above `level`: go to the child covering key
     kArrived,  // the node at `level` (or the root level, below it) covering key
   };
-  static Step NextStep(const NodeHeader<KV>& h, const Key& key, int expect, uint8_t level) {
+  static Step NextStep(const NodeHeader<KV>& h, KeyRef key, int expect, uint8_t level) {
     if (h.dead() || (expect >= 0 && h.level != expect) || key < h.low) return Step::kStale;
     if (h.BeyondHigh(key)) return h.sibling.is_null() ? Step::kStale : Step::kRight;
     return h.level <= level ? Step::kArrived : Step::kDown;
@@ -93,7 +94,7 @@ class TreeReader {
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right
   // along siblings. kStale: a node did not fit the path (reused, wrong level, key left of it).
-  Status WalkDown(Ctx& c, const Key& key, uint8_t level, GlobalAddress addr, int expect,
+  Status WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress addr, int expect,
                   std::byte* buf, Found* out, Walk* walk, bool* moved_right_first) const;
 
   const TreeShared<KV>& t_;

@@ -5,6 +5,7 @@
 //   TreeContext       per thread (session): endpoint, node buffers, version stamps.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,7 @@ struct TreeContext {
         rng((uint64_t{node->id} << 32) ^ node->next_session.fetch_add(1) ^ runtime::Entropy()),
         owner_tag(((uint64_t{node->id} + 1) << 32) | (rng() & 0xffffffffu) | 1) {
     for (auto& b : buf) b.resize(node_bytes);
+    leaf_entries_avg = node_bytes / 64.0;
   }
 
   // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
@@ -75,6 +77,11 @@ struct TreeContext {
     return v;
   }
   void CountRetry(uint64_t n = 1) { cn.retries.fetch_add(n, std::memory_order_relaxed); }
+  // Live entries of the leaves this thread's scans took, as a moving average: how many
+  // leaves a scan of n entries needs when the format's leaves hold no fixed number
+  // (LeafScanner). Starts at one entry per 64 node bytes.
+  void NoteLeafEntries(size_t n) { leaf_entries_avg += (static_cast<double>(n) - leaf_entries_avg) / 8; }
+  size_t LeafEntriesEstimate() const { return std::max<size_t>(1, static_cast<size_t>(leaf_entries_avg)); }
 
   std::byte* node() { return buf[0].data(); }     // the node being read or written
   std::byte* sibling() { return buf[1].data(); }  // a new right sibling, a new root
@@ -88,6 +95,7 @@ struct TreeContext {
   std::vector<std::byte> buf[3];
   std::vector<std::byte> scan_buf;          // leaves read in one batch by a scan
   std::vector<LeafEntry<KV>> leaf_entries;  // entries of one leaf, sorted
+  double leaf_entries_avg = 0;               // NoteLeafEntries
 };
 
 }  // namespace dmindex::tree

@@ -8,7 +8,9 @@
 namespace dmindex::tree {
 
 template <KeyValueTraits KV>
-Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, const Key& key, const Value& value) const {
+Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const {
+  // The node format's limits (key and value sizes): refused before anything is locked.
+  if (op != WriteOp::kDelete) DMX_RETURN_IF_ERROR(t_.validator.leaf().CheckEntry(key, value));
   // Restarts only after creating the root of an empty tree (someone else may create it too).
   RetryBudget budget(retry_limits::kTreeRestarts, "write");
   for (;;) {
@@ -32,50 +34,47 @@ Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, const Key& key, const Value& va
 }
 
 template <KeyValueTraits KV>
-Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Value& value,
+Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef value,
                                    NodeLockGuard& guard, GlobalAddress addr,
                                    const NodeHeader<KV>& h) const {
   const auto& leaf = t_.validator.leaf();
   std::byte* image = c.node();
   if (t_.options.two_level && h.unsorted()) {
-    int slot = leaf.Find(image, h, key);
-    if (slot < 0 && op != WriteOp::kUpsert) {
+    // Entry-level write-back: the codec changes one entry in place, bound to the unchanged
+    // node version, and says which bytes to WRITE (in order, behind them the unlock).
+    const EntryWrite w = leaf.WriteEntry(image, h, op, key, value);
+    if (w.outcome == EntryWrite::Outcome::kNotFound) {
       DMX_RETURN_IF_ERROR(guard.Unlock());
       return Status::NotFound();
     }
-    // A new key goes back to its own tombstone, else to an empty slot, never to another
-    // key's tombstone: within a version a key keeps one slot (leaf_node.h).
-    if (slot < 0) slot = leaf.InsertSlot(image, h, key);
-    if (slot >= 0) {  // entry-level write-back: one slot, same node version
-      const auto i = static_cast<uint32_t>(slot);
-      if (op == WriteOp::kDelete)
-        leaf.EncodeTomb(image, i, key, h.version);
-      else
-        leaf.EncodeSlot(image, i, key, value, h.version);
-      const uint32_t off = t_.layout.SlotOffset(i);
-      fabric::Verb write = fabric::Verb::Write(addr + off, image + off, NodeLayout<KV>::kSlotBytes);
-      return guard.WriteAndUnlock({&write, 1});
+    if (w.outcome == EntryWrite::Outcome::kWritten) {
+      fabric::Verb writes[2];
+      for (uint32_t i = 0; i < w.count; ++i)
+        writes[i] = fabric::Verb::Write(addr + w.regions[i].offset, image + w.regions[i].offset,
+                                        w.regions[i].length);
+      return guard.WriteAndUnlock({writes, w.count});
     }
-    // No slot for the key in this version: rewrite the leaf whole below with a new version,
-    // which drops the tombstones (one node-sized WRITE instead of a slot), or split it.
+    // No slot or room for the key in this version: rewrite the leaf whole below with a new
+    // version, which drops the tombstones (one node-sized WRITE), or split it.
   }
 
   std::vector<LeafEntry<KV>> entries;
-  entries.reserve(leaf.capacity() + 1);
   leaf.Collect(image, h, &entries);
   if (Status applied = ApplyToSorted<KV>(entries, op, key, value); !applied.ok()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     return applied;
   }
 
-  if (entries.size() > leaf.capacity()) return smo_.SplitLeaf(c, guard, addr, h, entries);
+  if (!leaf.Fits(h, entries)) return smo_.SplitLeaf(c, guard, addr, h, entries);
   NodeHeader<KV> nh = h;
   nh.version = c.NewVersion(h.version);
-  leaf.Build(image, nh, entries, t_.options.two_level);
+  if (!leaf.Build(image, nh, entries, t_.options.two_level))
+    return Status::Corruption("leaf at " + addr.ToString() + " fits its entries but cannot be built");
   fabric::Verb write = fabric::Verb::Write(addr, image, t_.layout.node_bytes);
   return guard.WriteAndUnlock({&write, 1});
 }
 
 template class TreeWriter<U64KV>;
+template class TreeWriter<BytesKV>;
 
 }  // namespace dmindex::tree

@@ -21,6 +21,8 @@ class TreeWriter {
  public:
   using Key = typename KV::Key;
   using Value = typename KV::Value;
+  using KeyRef = typename KV::KeyRef;
+  using ValueRef = typename KV::ValueRef;
   using Ctx = TreeContext<KV>;
 
   TreeWriter(const TreeShared<KV>& tree, const CoveringLocker<KV>& locker,
@@ -28,10 +30,10 @@ class TreeWriter {
       : t_(tree), locker_(locker), smo_(smo) {}
 
   // NotFound for an update or delete of an absent key.
-  Status Write(Ctx& c, WriteOp op, const Key& key, const Value& value) const;
+  Status Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const;
 
  private:
-  Status ApplyLocked(Ctx& c, WriteOp op, const Key& key, const Value& value,
+  Status ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef value,
                      NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h) const;
 
   const TreeShared<KV>& t_;
