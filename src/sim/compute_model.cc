@@ -22,8 +22,8 @@ ComputeOptions DefaultModelledCompute() {
   // Cycles per segment by the call that ends it: means of measured runs (docs/SIMULATION.md,
   // "Calibration"; `dmindex bench --fabric sim --compute measured` prints the profile).
   o.cycles = {
-      /*clock*/ 900, /*sleep*/ 300, /*spin*/ 100, /*lock*/ 250, /*unlock*/ 150, /*wait*/ 300,
-      /*notify*/ 150, /*thread*/ 2000, /*verb*/ 1200, /*rpc*/ 1200, /*handler*/ 3000,
+      /*clock*/ 2700, /*sleep*/ 700, /*spin*/ 700, /*lock*/ 2000, /*unlock*/ 1500, /*wait*/ 1500,
+      /*notify*/ 1500, /*thread*/ 5000, /*verb*/ 5000, /*rpc*/ 800, /*handler*/ 4000,
   };
   return o;
 }
