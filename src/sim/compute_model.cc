@@ -2,8 +2,10 @@
 
 #include <time.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "common/parse_values.h"
 
@@ -57,8 +59,94 @@ Result<ComputeOptions> ParseComputeOptions(std::string_view text) {
     auto cycles = ParseReal(item.substr(eq + 1), RealRange{0, 1e9});
     if (!cycles.ok()) return Status::InvalidArgument("--compute " + std::string(name) + ": " + cycles.status().message());
     o.cycles[kind] = *cycles;
+    o.overridden[kind] = true;
   }
   return o;
+}
+
+namespace {
+
+// "clock=2381 verb=7685" into `table`; InvalidArgument naming the item.
+Status ParseCycles(std::string_view items, CycleTable* table, const std::string& where) {
+  while (!items.empty()) {
+    const size_t space = items.find(' ');
+    const std::string_view item = items.substr(0, space);
+    items = space == std::string_view::npos ? std::string_view() : items.substr(space + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    size_t kind = kCallKinds;
+    for (size_t k = 0; k < kCallKinds; ++k)
+      if (item.substr(0, eq) == kNames[k]) kind = k;
+    if (eq == std::string_view::npos || kind == kCallKinds)
+      return Status::InvalidArgument(where + ": '" + std::string(item) + "' is not kind=cycles");
+    auto cycles = ParseReal(item.substr(eq + 1), RealRange{0, 1e9});
+    if (!cycles.ok()) return Status::InvalidArgument(where + ": " + cycles.status().message());
+    (*table)[kind] = *cycles;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ComputeProfile& ComputeProfile::operator+=(const ComputeProfile& o) {
+  for (size_t k = 0; k < kCallKinds; ++k) {
+    segments[k] += o.segments[k];
+    cycles[k] += o.cycles[k];
+  }
+  return *this;
+}
+
+Result<Calibration> Calibration::Read(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read compute calibration " + path);
+  Calibration c;
+  std::string line;
+  std::vector<std::pair<std::string, std::string>> designs;  // applied over the default line
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::string where = path + ":" + std::to_string(n);
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("default ", 0) == 0) {
+      DMX_RETURN_IF_ERROR(ParseCycles(std::string_view(line).substr(8), &c.fallback, where));
+    } else if (line.rfind("design ", 0) == 0) {
+      const size_t name_end = line.find(' ', 7);
+      if (name_end == std::string::npos || name_end == 7)
+        return Status::InvalidArgument(where + ": expected 'design NAME kind=cycles...'");
+      designs.emplace_back(line.substr(7, name_end - 7), line.substr(name_end + 1));
+    } else {
+      return Status::InvalidArgument(where + ": expected a 'design' or 'default' line");
+    }
+  }
+  for (const auto& [name, items] : designs) {
+    CycleTable t = c.fallback;
+    DMX_RETURN_IF_ERROR(ParseCycles(items, &t, path + ": design " + name));
+    c.designs[name] = t;
+  }
+  return c;
+}
+
+void Calibration::Learn(const std::string& design, const ComputeProfile& profile, uint64_t min_segments) {
+  CycleTable t = fallback;
+  for (size_t k = 0; k < kCallKinds; ++k)
+    if (profile.segments[k] >= min_segments) t[k] = profile.cycles[k] / static_cast<double>(profile.segments[k]);
+  designs[design] = t;
+}
+
+std::string Calibration::Format() const {
+  auto line = [](const std::string& head, const CycleTable& t) {
+    std::string s = head;
+    // Appended piece by piece: "lit" + std::string trips GCC 12's -Wrestrict.
+    for (size_t k = 0; k < kCallKinds; ++k) s.append(" ").append(kNames[k]).append("=").append(std::to_string(std::lround(t[k])));
+    return s.append("\n");
+  };
+  std::string out = line("default", fallback);
+  for (const auto& [name, t] : designs) out.append(line(std::string("design ").append(name), t));
+  return out;
+}
+
+const CycleTable& Calibration::For(const std::string& label) const {
+  if (auto it = designs.find(label); it != designs.end()) return it->second;
+  if (auto it = designs.find(label.substr(0, label.find(':'))); it != designs.end()) return it->second;
+  return fallback;
 }
 
 std::string ComputeProfile::ToString() const {

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -44,12 +45,17 @@ const char* CallName(CallKind c);
 
 enum class ComputeMode : uint8_t { kMeasured, kModelled };
 
+// Cycles per segment, by the call that ends it.
+using CycleTable = std::array<double, kCallKinds>;
+
 struct ComputeOptions {
   ComputeMode mode = ComputeMode::kMeasured;
   // Clock rate of this machine's cores, for converting measured CPU time into cycles.
   double cpu_ghz = 2.6;
-  // Modelled cycles per segment, by the call that ends it.
-  std::array<double, kCallKinds> cycles{};
+  // Modelled cycles per segment: the calibration's table of the design that runs (see
+  // Calibration), with the kinds set on the command line (`overridden`) replaced.
+  CycleTable cycles{};
+  std::array<bool, kCallKinds> overridden{};
   // Segments shorter than this are carried into the next one instead of being charged on
   // their own (each charge is a simulation event).
   double min_charge_cycles = 200;
@@ -76,8 +82,29 @@ struct ComputeProfile {
     ++segments[static_cast<size_t>(c)];
     cycles[static_cast<size_t>(c)] += cyc;
   }
+  ComputeProfile& operator+=(const ComputeProfile& o);
   // One line per kind: "verb 12345 segments, mean 812 cycles".
   std::string ToString() const;
+};
+
+// Modelled mode's costs, by design: the mean cycles per segment of each kind that measured
+// runs of the design gave. A text file, one line per design label (knobs included) and one
+// for the rest:
+//   design sherman clock=2381 verb=7685 spin=1148 ...
+//   default clock=2700 verb=5000 ...
+// Kinds a line omits cost what the default line says (or the built-in defaults).
+// `dmindex bench --fabric sim --compute measured --calibrate-out FILE` writes one.
+struct Calibration {
+  std::map<std::string, CycleTable> designs;
+  CycleTable fallback = DefaultModelledCompute().cycles;
+
+  static Result<Calibration> Read(const std::string& path);
+  // A kind with fewer than `min_segments` segments in a design's profile keeps the default:
+  // such rare segments are set-up work (bulk load, thread starts), not the operations'.
+  void Learn(const std::string& design, const ComputeProfile& profile, uint64_t min_segments = 1000);
+  std::string Format() const;
+  // The table of design `label` ("dex:offload=off"), else of its name ("dex"), else the default.
+  const CycleTable& For(const std::string& label) const;
 };
 
 // This thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID).

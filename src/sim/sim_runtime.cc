@@ -169,7 +169,7 @@ void SimRuntime::Enter(CallKind c) {
   double cycles;
   if (compute_.mode == ComputeMode::kMeasured) {
     const int64_t now = ThreadCpuNs();
-    cycles = static_cast<double>(now - d.cpu_mark - clock_overhead_ns_) * compute_.cpu_ghz;
+    cycles = static_cast<double>(now - d.cpu_mark - clock_overhead_ns_) * compute_.cpu_ghz - segment_overhead_cycles_;
   } else {
     cycles = compute_.cycles[static_cast<size_t>(c)];
   }

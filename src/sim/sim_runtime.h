@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "common/runtime_backend.h"
 #include "sim/compute_model.h"
@@ -46,6 +47,12 @@ class SimRuntime final : public runtime::Backend {
   void EndServe();
 
   const ComputeProfile& profile() const { return profile_; }
+  ComputeProfile TakeProfile() { return std::exchange(profile_, ComputeProfile{}); }
+  // Modelled mode: the cycles per segment from now on (between runs).
+  void SetCycles(const CycleTable& cycles) { compute_.cycles = cycles; }
+  // Measured mode: what the simulation's own bookkeeping adds to every segment (the clock
+  // reads' cost beyond their median, the seam's calls), subtracted from each from now on.
+  void SetSegmentOverhead(double cycles) { segment_overhead_cycles_ = cycles; }
   // What went wrong inside the simulation (an actor's exception), or empty.
   const std::string& failure() const { return failure_; }
 
@@ -85,8 +92,9 @@ class SimRuntime final : public runtime::Backend {
   std::function<void()> ActorBody(std::function<void()> body, simgrid::s4u::Host* host);
 
   const Platform& platform_;
-  const ComputeOptions compute_;
+  ComputeOptions compute_;
   const int64_t clock_overhead_ns_;  // measured mode: subtracted from every segment
+  double segment_overhead_cycles_ = 0;  // measured mode: subtracted from every segment too
   std::unordered_map<simgrid::s4u::Host*, uint32_t> busy_;  // simulated threads running on each host
   ComputeProfile profile_;
   std::string failure_;

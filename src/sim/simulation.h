@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dmindex/status.h"
@@ -34,6 +35,9 @@ class SimNetwork;
 struct SimulationOptions {
   std::string platform_file;
   ComputeOptions compute;
+  // Modelled mode: each design's costs (UseDesign); the kinds compute.overridden names keep
+  // compute.cycles. Empty: compute.cycles for every design.
+  std::optional<Calibration> calibration;
   uint64_t seed = 1;  // of runtime::Entropy inside the simulation
 };
 
@@ -56,9 +60,15 @@ class Simulation {
   // simulated thread waits and nothing can wake any of them), named with the threads' states.
   Status Run(const std::function<void()>& main);
 
+  // Modelled mode: the next runs simulate design `label` ("dex:offload=off"), costed with its
+  // calibration (SimulationOptions::calibration). Measured mode: nothing to do.
+  void UseDesign(const std::string& label);
+
   // Simulated seconds since the simulation started.
   double now_seconds() const;
-  const ComputeProfile& profile() const;
+  // The compute charged since the last call (or the start), by the kind of call ending each
+  // segment; measured mode's is what modelled mode is calibrated from.
+  ComputeProfile TakeProfile();
 
  private:
   Simulation(SimulationOptions options, std::unique_ptr<simgrid::s4u::Engine> engine, Platform platform);

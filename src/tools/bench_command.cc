@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "alloc/catalog.h"
@@ -27,7 +28,7 @@ namespace {
 struct BenchFlags {
   bench::BenchOptions options;
   FabricFlags fabric;
-  std::string json_path, csv_path, trace_out_path;
+  std::string json_path, csv_path, trace_out_path, calibrate_out;
   bool list = false;
   double stall_s = 60;
 };
@@ -118,6 +119,8 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
     return;
   }
   o.trace_out = !f.trace_out_path.empty();
+  if (!f.calibrate_out.empty() && (f.fabric.fabric != "sim" || (!f.fabric.compute.empty() && f.fabric.compute != "measured")))
+    Fail("--calibrate-out: needs --fabric sim --compute measured (it records measured costs)", 2);
   // --fabric sim: the platform's client threads spread over its compute servers, one compute
   // node per compute server, unless told otherwise.
   auto simulation = f.fabric.StartSimulation(o.seed);
@@ -141,6 +144,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
                        interrupt.flag(), progress);
   std::cout << Describe(f, *plan) << std::flush;
   std::vector<bench::RunResult> results;
+  std::map<std::string, sim::ComputeProfile> profiles;  // --fabric sim: per design label
   std::string setup_error;
   for (size_t i = 0; i < plan->runs.size() && !interrupt.flag().load(); ++i) {
     const bench::PlannedRun& run = plan->runs[i];
@@ -158,12 +162,14 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
           replay ? 1 : run.workload.zero_padding);
     }
     std::optional<Result<bench::RunResult>> r;
+    if (*simulation) (*simulation)->UseDesign(run.design.label);
     const auto real_start = runtime::Now();  // outside the simulation: the real clock
     if (Status s = f.fabric.RunOn([&] { r = runner.Run(run.design, run.workload, config); }); !s.ok())
       r = s;
     if (*simulation && r->ok()) {
       (*r)->sim_real_seconds = std::chrono::duration<double>(runtime::Now() - real_start).count();
       (*r)->sim_ops = (*r)->ops + config.warmup_ops;
+      profiles[run.design.label] += (*simulation)->TakeProfile();
     }
     if (!f.fabric.memservers.empty()) DropIndex(f.fabric, config.index.name);
     if (!r->ok()) {
@@ -182,9 +188,27 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
     }
   }
   std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results);
-  if (*simulation) std::cout << DescribeSimulation(results) << "# compute profile (cycles charged per segment, by the call ending it):\n"
-                             << Commented((*simulation)->profile().ToString());
+  if (*simulation) {
+    std::cout << DescribeSimulation(results);
+    for (const auto& [label, profile] : profiles)
+      std::cout << "# compute profile of " << label << " (cycles charged per segment, by the call ending it):\n"
+                << Commented(profile.ToString());
+  }
   std::cout << std::flush;
+  if (!f.calibrate_out.empty()) {
+    sim::Calibration learned;
+    for (const auto& [label, profile] : profiles) learned.Learn(label, profile);
+    std::string designs, workloads;
+    for (const bench::PlannedRun& run : plan->runs) {
+      if (designs.find(run.design.label) == std::string::npos) designs += " " + run.design.label;
+      if (workloads.find(run.workload.name) == std::string::npos) workloads += " " + run.workload.name;
+    }
+    std::string text = "# dmindex compute calibration (docs/SIMULATION.md): mean cycles per segment, by design and\n"
+                       "# the call that ends it, measured on this machine (" + std::to_string(sim::LocalCpuGhz()) +
+                       " GHz) over workloads" + workloads + ", designs" + designs + ":\n" +
+                       Describe(f, *plan) + learned.Format();
+    if (Status s = bench::WriteTextFile(f.calibrate_out, text); !s.ok()) Fail(s.message(), 1);
+  }
   if (!f.json_path.empty())
     if (Status s = bench::WriteJson(f.json_path, results); !s.ok()) Fail(s.message(), 1);
   if (!f.csv_path.empty())
@@ -281,6 +305,9 @@ void AddBenchCommand(CLI::App& app) {
   f->fabric.AddTo(*cmd);
   AddOutputFile(*cmd, "--json", &f->json_path, "Also write the results as JSON to this file");
   AddOutputFile(*cmd, "--csv", &f->csv_path, "Also write the results as CSV to this file");
+  AddOutputFile(*cmd, "--calibrate-out", &f->calibrate_out,
+                "--fabric sim --compute measured: write each design's mean cycles per segment, the "
+                "calibration of --compute modelled (docs/SIMULATION.md)");
   AddOutputFile(*cmd, "--trace-out", &f->trace_out_path,
                 "Write the operations the run executes (warm-up included, in completion order) "
                 "in YCSB BasicDB's line format (one design, one workload)");

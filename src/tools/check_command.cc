@@ -341,6 +341,7 @@ void AddCheckCommand(CLI::App& app) {
     // --fabric sim: the whole workload runs in simulated time (one simulation per process).
     auto simulation = f->fabric.StartSimulation(f->workload.seed);
     FailIfError(simulation.status(), "--fabric", 2);
+    if (*simulation) (*simulation)->UseDesign(f->design);
     FailIfError(f->fabric.RunOn([&] { RunWorkload(*f); }), "simulation", 1);
   });
 }

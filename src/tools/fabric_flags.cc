@@ -63,6 +63,9 @@ void FabricFlags::AddTo(CLI::App& cmd) {
                  "modelled[:kind=cycles:...] (calibrated costs; a run is a function of its seed)" +
                      (compute.empty() ? std::string() : " (default " + compute + ")"))
       ->each([this](const std::string&) { compute_given = true; });
+  cmd.add_option("--calibration", calibration,
+                 "--fabric sim, modelled compute: each design's cycles per segment (default: "
+                 "platforms/compute-calibration.txt; docs/SIMULATION.md, \"Calibration\")");
   cmd.add_option("--memservers", memservers,
                  "Run over UCX against these running memory servers (HOST:PORT,...); "
                  "default: the embedded in-process cluster");
@@ -152,8 +155,8 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
 Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation(uint64_t seed) {
   const bool sim = fabric == "sim";
   if (!sim) {
-    if (!platform.empty() || compute_given)
-      return Status::InvalidArgument("--platform and --compute are for --fabric sim");
+    if (!platform.empty() || compute_given || !calibration.empty())
+      return Status::InvalidArgument("--platform, --compute and --calibration are for --fabric sim");
     return std::unique_ptr<sim::Simulation>();
   }
   if (!memservers.empty()) return Status::InvalidArgument("--fabric sim runs the embedded cluster: no --memservers");
@@ -166,6 +169,14 @@ Result<std::unique_ptr<sim::Simulation>> FabricFlags::StartSimulation(uint64_t s
   o.compute = *compute_options;
   o.compute.cpu_ghz = sim::LocalCpuGhz();
   o.seed = seed;
+  if (o.compute.mode == sim::ComputeMode::kModelled) {
+    const std::string file = calibration.empty() ? PlatformDir() + "/compute-calibration.txt" : calibration;
+    auto c = sim::Calibration::Read(file);
+    if (!c.ok()) return Status::InvalidArgument("--calibration: " + c.status().message());
+    o.calibration = std::move(c).value();
+  } else if (!calibration.empty()) {
+    return Status::InvalidArgument("--calibration is for --compute modelled");
+  }
   auto s = sim::Simulation::Create(o);
   if (!s.ok()) return Status::InvalidArgument("--platform: " + s.status().message());
   simulation = s->get();

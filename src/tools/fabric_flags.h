@@ -32,6 +32,7 @@ struct FabricFlags {
   std::string fabric = "inproc";
   std::string platform;          // sim: SimGrid platform file (default: the DEX testbed's)
   std::string compute;           // sim: measured | modelled[:kind=cycles...]; a command's default
+  std::string calibration;       // sim, modelled: per-design costs (default: the shipped file)
   std::string memservers;        // "HOST:PORT,..." of running `dmindex memserver`s
   std::string transport = "shm";  // with --memservers: shm | tcp (must match the servers)
   std::string cluster_key;       // UCX: the cluster key's file; empty = the default
