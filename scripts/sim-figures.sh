@@ -11,7 +11,7 @@ out=${1:?usage: scripts/sim-figures.sh OUT [figure...]}
 shift
 figures=("${@:-skewed uniform threads measured}")
 mkdir -p "$out"
-dmindex=build/dmindex
+dmindex=${DMINDEX:-build/dmindex}
 keys=${KEYS:-20000000}
 warmup=${WARMUP:-500000}
 ops=${OPS:-300000}

@@ -225,3 +225,32 @@ TEST(SimRuntime, ThreadsRunOnTheComputeServerOfTheirComputeNode) {
 
 }  // namespace
 }  // namespace dmindex::testing
+
+namespace dmindex::testing {
+namespace {
+
+TEST(SimRuntime, EachSimulatedThreadHasItsOwnThreadLocalSlot) {
+  DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
+  Figures f = RunInChild([] {
+    SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
+    if (!bed.ok()) return Figures{{"error", 1}};
+    int kept = 0;
+    Status s = bed.sim->Run([&] {
+      std::vector<runtime::Thread> ts;
+      std::vector<int> mine(8);
+      for (int t = 0; t < 8; ++t)
+        ts.emplace_back([&, t] {
+          runtime::ThreadLocal(runtime::ThreadSlot::kActivity) = &mine[t];
+          runtime::SleepFor(std::chrono::microseconds(10 + t));  // the others set theirs meanwhile
+          kept += runtime::ThreadLocal(runtime::ThreadSlot::kActivity) == &mine[t];
+        });
+      for (auto& t : ts) t.join();
+    });
+    return Figures{{"error", s.ok() ? 0.0 : 1.0}, {"kept", static_cast<double>(kept)}};
+  });
+  ASSERT_EQ(f["error"], 0);
+  EXPECT_EQ(f["kept"], 8);
+}
+
+}  // namespace
+}  // namespace dmindex::testing
