@@ -81,7 +81,10 @@ struct SimBed {
                      uint64_t pool_bytes = 64ull << 20,
                      std::function<Status(fabric::MemoryNode&)> prepare = designs::RegisterMemoryNodeHandlers) {
     SimBed bed;
-    auto sim = sim::Simulation::Create({PlatformFile(platform), compute});
+    sim::SimulationOptions options;
+    options.platform_file = PlatformFile(platform);
+    options.compute = compute;
+    auto sim = sim::Simulation::Create(options);
     if (!sim.ok()) {
       std::fprintf(stderr, "simulation: %s\n", sim.status().ToString().c_str());
       return bed;
