@@ -18,7 +18,9 @@ ops=${OPS:-300000}
 compute=${COMPUTE:-modelled}
 # P-Sherman: Sherman with DEX's logical partitioning (docs/DEX.md): DEX's tree with leaves never
 # cached and no offloading.
-designs=sherman,dex,dex:offload=off,dex:admission=0:offload=off
+designs=${DESIGNS:-sherman,dex,dex:offload=off,dex:admission=0:offload=off}
+thread_designs=${THREAD_DESIGNS:-sherman,dex,dex:admission=0:offload=off}
+thread_counts=${THREAD_COUNTS:-36 72 108 144}
 common=(bench --fabric sim --platform platforms/dex-vldb24.xml --keys "$keys" --cache-pct 8
         --warmup-ops "$warmup" --ops "$ops" --pool-size 4G --stall-timeout 0)
 run() {
@@ -33,8 +35,8 @@ for f in ${figures[*]}; do
     skewed) run skewed --compute "$compute" --design "$designs" --workload dex-ro,dex-ri,dex-wi,dex-si ;;
     uniform) run uniform --compute "$compute" --theta 0 --design "$designs" --workload dex-ro,dex-ri,dex-wi,dex-si ;;
     threads)
-      for t in 36 72 108 144; do
-        run "threads-$t" --compute "$compute" --threads "$t" --design sherman,dex,dex:admission=0:offload=off --workload dex-ri
+      for t in $thread_counts; do
+        run "threads-$t" --compute "$compute" --threads "$t" --design "$thread_designs" --workload dex-ri
       done ;;
     measured) run measured --compute measured --design "$designs" --workload dex-ro,dex-wi ;;
     *) echo "unknown figure $f" >&2; exit 2 ;;
