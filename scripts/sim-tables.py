@@ -63,8 +63,10 @@ def ratios(runs, title, paper=True):
         s, p, d, n = get("sherman"), get("dex:admission=0:offload=off"), get("dex"), get("dex:offload=off")
         if not s:
             continue
-        row = (f"| {workload} | {s:.2f} | {p:.2f} | {d:.2f} | {n:.2f} | {d / s:.2f} | {d / p if p else 0:.2f} "
-               f"| {n / s:.2f} | {n / p if p else 0:.2f} |")
+        num = lambda v: f"{v:.2f}" if v else "-"
+        ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
+        row = (f"| {workload} | {num(s)} | {num(p)} | {num(d)} | {num(n)} | {ratio(d, s)} | {ratio(d, p)} "
+               f"| {ratio(n, s)} | {ratio(n, p)} |")
         if paper:
             row += f" {PAPER_RATIOS[workload][0]} | {PAPER_RATIOS[workload][1]} |"
         print(row)
@@ -98,7 +100,7 @@ def threads(out):
     for design, pts in points.items():
         pts.sort()
         ax.plot([t for t, _, _ in pts], [m for _, m, _ in pts], marker="o", label=NAMES.get(design, design))
-    ax.set_xlabel("client threads (36 per compute server)")
+    ax.set_xlabel("client threads (spread evenly over the 4 compute servers)")
     ax.set_ylabel("Mops/s (simulated)")
     ax.set_title("dex-ri, zipf 0.99, cache 8%, simulated DEX testbed")
     ax.set_xticks([36, 72, 108, 144])
