@@ -201,6 +201,27 @@ TEST(BenchReport, OffloadColumnsAppearWhenSomeDesignOffloads) {
   EXPECT_DOUBLE_EQ(j["offload_fallbacks_per_op"].get<double>(), 0.01);
 }
 
+TEST(BenchReport, SearchLayerCacheColumnsAppearWhenSomeDesignRefreshes) {
+  auto results = TwoResults();
+  EXPECT_EQ(FormatTable(results, "alpha").find("stale/op"), std::string::npos) << "no column";
+  results[1].slc_refreshes = 7;
+  results[1].stale_reads = 2000;  // 4000 ops
+  std::string table = FormatTable(results, "alpha");
+  std::istringstream lines(table);
+  std::string header, row_a, row_b;
+  std::getline(lines, header);
+  std::getline(lines, row_a);
+  std::getline(lines, row_b);
+  EXPECT_NE(header.find("refreshes"), std::string::npos) << table;
+  EXPECT_NE(header.find("stale/op"), std::string::npos) << table;
+  EXPECT_NE(header.find("p99.99 us"), std::string::npos) << table;
+  EXPECT_NE(row_b.find(" 7 "), std::string::npos) << table;
+  EXPECT_NE(row_b.find(" 0.500 "), std::string::npos) << table;
+  nlohmann::ordered_json j = ToJson(results[1]);
+  EXPECT_EQ(j["slc_refreshes"].get<uint64_t>(), 7u);
+  EXPECT_DOUBLE_EQ(j["stale_reads_per_op"].get<double>(), 0.5);
+}
+
 TEST(BenchReport, JsonAndCsvCarryEveryRequiredField) {
   auto results = TwoResults();
   auto dir = std::filesystem::temp_directory_path();
@@ -213,8 +234,9 @@ TEST(BenchReport, JsonAndCsvCarryEveryRequiredField) {
   ASSERT_EQ(all.size(), 2u);
   for (const char* field :
        {"design", "workload", "threads", "keys", "ops", "throughput_ops", "p50_us", "p99_us",
-        "p999_us", "reads_per_op", "writes_per_op", "atomics_per_op", "rpcs_per_op",
+        "p999_us", "p9999_us", "reads_per_op", "writes_per_op", "atomics_per_op", "rpcs_per_op",
         "round_trips_per_op", "bytes_per_op", "offloads_per_op", "offload_fallbacks_per_op",
+        "slc_refreshes", "stale_reads_per_op",
         "cache_hit_ratio", "cache_bytes", "pool_bytes"})
     EXPECT_TRUE(all[0].contains(field)) << field;
   EXPECT_DOUBLE_EQ(all[0]["throughput_ops"].get<double>(), 2000.0);

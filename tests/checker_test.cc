@@ -383,5 +383,18 @@ TEST(BrokenDesign, ShermanWithoutTornReadValidationIsCaught) {
   std::cout << "[ caught   ] " << r.ToString(1);
 }
 
+// The same for RF-tree: its readers, its writers' images and its search-layer cache all
+// rely on the check words.
+TEST(BrokenDesign, RfTreeWithoutTornReadValidationIsCaught) {
+  const std::vector<std::string> names = designs::DesignNames();
+  if (std::find(names.begin(), names.end(), "rftree") == names.end())
+    GTEST_SKIP() << "design 'rftree' is not registered in this build";
+  CheckReport r;
+  for (int attempt = 0; attempt < 3 && r.ok(); ++attempt)
+    r = RunHarnessPhase("rftree", {{"validation", "off"}}, nullptr, 10);
+  EXPECT_FALSE(r.ok()) << "no violation found in 3 x 10 rounds: " << r.ToString();
+  std::cout << "[ caught   ] " << r.ToString(1);
+}
+
 }  // namespace
 }  // namespace dmindex::check

@@ -20,10 +20,12 @@
 //   DMINDEX_SOAK=50 build/tests/index_harness_test --gtest_filter='*Concurrent*'
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <map>
 #include <random>
 #include <thread>
 
+#include "bench/runner.h"
 #include "check/workload.h"
 #include "common/sync.h"
 #include "harness_config.h"
@@ -55,9 +57,13 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
     EXPECT_TRUE(index.ok()) << index.status().ToString();
     return index.ok() ? std::move(index).value() : nullptr;
   }
+  // The parameter is a design, or a design with knobs ("rftree:refresh_hops=off").
   IndexOptions Options(const std::string& name) const {
     IndexOptions o = testing::HarnessIndexOptions(name);
-    o.design = GetParam();
+    auto choice = bench::ParseDesignChoice(GetParam());
+    EXPECT_TRUE(choice.ok()) << choice.status().ToString();
+    o.design = choice.ok() ? choice->name : GetParam();
+    if (choice.ok()) o.knobs = choice->knobs;
     return o;
   }
   static std::unique_ptr<Session> Session0(Index& index) {
@@ -204,6 +210,13 @@ TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
 }
 
 TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
+  // A search-layer cache never refreshed makes every insert past the last leaf it knows
+  // walk all leaves appended since: with ascending keys that is quadratic in the inserts (by
+  // design: RfTreeVerbs' append row), and how bad depends on whether the one fill came
+  // before the root grew (seconds) or after (minutes). Its correctness under a stale cache
+  // is ConcurrentOpsAreLinearizable's for this parameter.
+  if (GetParam() == "rftree:refresh_hops=off")
+    GTEST_SKIP() << "quadratic sibling walks by design with a cache that never refreshes";
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
   constexpr uint32_t kThreads = 8;
@@ -312,9 +325,22 @@ TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
   EXPECT_EQ(ScanAll(*s), good);
 }
 
-std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+std::string DesignName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
 
 INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(Index::Designs()),
+                         DesignName);
+
+// Designs whose knobs change how they stay correct, run again with those knobs: RF-tree with
+// a search-layer cache filled once and never refreshed (every traversal after a split starts
+// left of its key; not for ConcurrentInsertsIntoEmptyTree, see there), and one refreshed
+// after every stale read (refreshes race the splits).
+INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
+                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"),
                          DesignName);
 
 }  // namespace

@@ -36,7 +36,9 @@ fabric::VerbCounts RunStream(const std::string& design, const std::shared_ptr<fa
   }
   std::vector<KeyValue> load;
   for (uint64_t k = 1; k <= 3000; ++k) load.push_back({U64Key(k * 4).str(), U64Key(k).str()});
-  *ok = (*index)->BulkLoad(load).ok();
+  Status loaded = (*index)->BulkLoad(load);
+  if (!loaded.ok()) std::fprintf(stderr, "%s: bulk load: %s\n", design.c_str(), loaded.ToString().c_str());
+  *ok = loaded.ok();
   auto session = (*index)->OpenSession(0);
   *ok = *ok && session.ok();
   if (!*ok) return {};
@@ -69,7 +71,10 @@ TEST(SimAccounting, OneThreadIssuesTheInProcessFabricsVerbsOnEveryDesign) {
   DMINDEX_SKIP_SIMULATION_UNDER_SANITIZERS();
   Figures f = RunInChild([] {
     Figures out{{"error", 0}};
-    SimBed bed = SimBed::Make("dex-vldb24", FreeCompute());
+    // One simulated cluster serves every design in turn, and each keeps its chunks (32 MiB)
+    // until the end: rftree alone takes one on every memory node (its leaves go round robin
+    // node by node), so the pools must hold a chunk per design per node.
+    SimBed bed = SimBed::Make("dex-vldb24", FreeCompute(), 256ull << 20);
     if (!bed.ok()) return Figures{{"error", 1}};
     std::shared_ptr<fabric::Fabric> simulated(std::move(bed.fabric));
     for (const std::string& design : designs::DesignNames()) {

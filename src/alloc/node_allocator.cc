@@ -27,8 +27,14 @@ bool NodeAllocator::TakeFreeLocked(uint32_t size, int node, GlobalAddress* out) 
   return false;
 }
 
+Status NodeAllocator::TooLarge(uint32_t size) const {
+  return Status::InvalidArgument("a block of " + std::to_string(size) + " bytes does not fit a chunk of " +
+                                 std::to_string(chunk_bytes_));
+}
+
 Result<GlobalAddress> NodeAllocator::CutLocked(fabric::Endpoint& ep, uint16_t node, uint32_t size) {
   Arena& arena = arenas_[node];
+  if (chunk_bytes_ != 0 && size > chunk_bytes_) return TooLarge(size);
   if (arena.left < size) {
     if (arena.exhausted) return Status::OutOfSpace("memory node " + std::to_string(node) + " is full");
     fabric::RpcReply reply;
@@ -38,15 +44,14 @@ Result<GlobalAddress> NodeAllocator::CutLocked(fabric::Endpoint& ep, uint16_t no
     uint64_t offset = 0, chunk_bytes = 0;
     if (!fabric::ReadPod(reply, 0, &offset) || !fabric::ReadPod(reply, 8, &chunk_bytes))
       return Status::Corruption("alloc_chunk: short reply from memory node " + std::to_string(node));
-    if (chunk_bytes < size)
-      return Status::InvalidArgument("a block of " + std::to_string(size) +
-                                     " bytes does not fit a chunk of " + std::to_string(chunk_bytes));
     // Keep the old chunk's tail for requests of that size rather than leaking it.
     if (arena.left >= options_.alignment)
       free_[static_cast<uint32_t>(arena.left)].push_back(arena.next);
     arena.next = GlobalAddress(node, offset);
     arena.left = chunk_bytes;
     pool_bytes_ += chunk_bytes;
+    chunk_bytes_ = chunk_bytes;
+    if (chunk_bytes < size) return TooLarge(size);
   }
   GlobalAddress out = arena.next;
   arena.next = arena.next + size;
@@ -80,6 +85,25 @@ Result<GlobalAddress> NodeAllocator::Allocate(fabric::Endpoint& ep, uint32_t byt
     if (r.ok() || !r.status().IsOutOfSpace()) return r;
     last = r.status();
     cursor_ = static_cast<uint16_t>((cursor_ + 1) % n);
+  }
+  return Status::OutOfSpace("memory pool exhausted on all " + std::to_string(n) +
+                            " memory nodes (" + last.message() + ")");
+}
+
+Result<GlobalAddress> NodeAllocator::AllocateRoundRobin(fabric::Endpoint& ep, uint32_t bytes) {
+  if (bytes == 0) return Status::InvalidArgument("allocation of zero bytes");
+  const uint32_t size = RoundUp(bytes);
+  const uint16_t n = static_cast<uint16_t>(arenas_.size());
+  std::lock_guard lock(mu_);
+  Status last;
+  for (uint16_t tried = 0; tried < n; ++tried) {
+    const uint16_t node = spread_;
+    spread_ = static_cast<uint16_t>((spread_ + 1) % n);
+    GlobalAddress a;
+    if (TakeFreeLocked(size, node, &a)) return a;
+    auto r = CutLocked(ep, node, size);
+    if (r.ok() || !r.status().IsOutOfSpace()) return r;
+    last = r.status();
   }
   return Status::OutOfSpace("memory pool exhausted on all " + std::to_string(n) +
                             " memory nodes (" + last.message() + ")");

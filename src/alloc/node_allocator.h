@@ -33,10 +33,15 @@ class NodeAllocator {
   Result<GlobalAddress> Allocate(fabric::Endpoint& ep, uint32_t bytes);
   // The same, on one given memory node (DEX places whole subtrees on one server).
   Result<GlobalAddress> AllocateOn(fabric::Endpoint& ep, uint16_t node, uint32_t bytes);
+  // The same, each call on the next memory node (RF-tree spreads its leaves node by node;
+  // Allocate spreads 32 MB chunks). Full nodes are skipped; OutOfSpace when all are full.
+  Result<GlobalAddress> AllocateRoundRobin(fabric::Endpoint& ep, uint32_t bytes);
+
   // Makes a block available again. It must no longer be reachable by new readers; readers
   // still holding its address must detect reuse by validating what they read (fence keys).
   void Free(GlobalAddress addr, uint32_t bytes);
 
+  uint16_t memory_nodes() const { return static_cast<uint16_t>(arenas_.size()); }
   uint64_t pool_bytes() const;    // chunk bytes taken from memory servers
   uint64_t bytes_in_use() const;  // allocated and not freed
 
@@ -48,14 +53,18 @@ class NodeAllocator {
   };
   uint32_t RoundUp(uint32_t bytes) const;
   bool TakeFreeLocked(uint32_t size, int node, GlobalAddress* out);  // node -1: any
+  // InvalidArgument for a block larger than a chunk (the chunk taken to find out is kept).
   Result<GlobalAddress> CutLocked(fabric::Endpoint& ep, uint16_t node, uint32_t size);
+  Status TooLarge(uint32_t size) const;
 
   const NodeAllocatorOptions options_;
   mutable runtime::Mutex mu_;
   std::vector<Arena> arenas_;  // one per memory node
   uint16_t cursor_ = 0;        // node whose chunk is being cut
+  uint16_t spread_ = 0;        // AllocateRoundRobin's next node
   std::unordered_map<uint32_t, std::vector<GlobalAddress>> free_;  // by rounded size
   uint64_t pool_bytes_ = 0;
+  uint64_t chunk_bytes_ = 0;  // what the memory servers' chunks hold (0: none taken yet)
   uint64_t in_use_ = 0;
 };
 

@@ -63,10 +63,15 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   const bool offloading = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
     return r.offloads + r.offload_fallbacks > 0;
   });
+  // Search-layer cache columns only when some design has one (RF-tree).
+  const bool refreshing = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
+    return r.slc_refreshes + r.stale_reads > 0;
+  });
   std::vector<std::string> header = {
-      "workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "p99.9 us", "READ/op",
-      "WRITE/op", "atomic/op", "RPC/op", "RTT/op", "bytes/op"};
+      "workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "p99.9 us", "p99.99 us",
+      "READ/op", "WRITE/op", "atomic/op", "RPC/op", "RTT/op", "bytes/op"};
   if (offloading) header.insert(header.end(), {"offl/op", "fallb/op"});
+  if (refreshing) header.insert(header.end(), {"refreshes", "stale/op"});
   header.insert(header.end(), {"hit %", "cache MB", "pool MB", "check"});
   std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
@@ -79,12 +84,14 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
       std::vector<std::string> row = {
           w, r.design, Fixed(r.throughput_ops() / 1e6, 3),
           base > 0 ? Fixed(r.throughput_ops() / base, 2) : "-", Fixed(r.p50_us, 1),
-          Fixed(r.p99_us, 1), Fixed(r.p999_us, 1), Fixed(r.PerOp(r.verbs.reads), 2),
+          Fixed(r.p99_us, 1), Fixed(r.p999_us, 1), Fixed(r.p9999_us, 1), Fixed(r.PerOp(r.verbs.reads), 2),
           Fixed(r.PerOp(r.verbs.writes), 2), Fixed(r.PerOp(r.verbs.atomics()), 2),
           Fixed(r.PerOp(r.verbs.rpcs), 2), Fixed(r.PerOp(r.verbs.round_trips), 2),
           Fixed(r.PerOp(r.verbs.bytes()), 0)};
       if (offloading)
         row.insert(row.end(), {Fixed(r.PerOp(r.offloads), 3), Fixed(r.PerOp(r.offload_fallbacks), 3)});
+      if (refreshing)
+        row.insert(row.end(), {std::to_string(r.slc_refreshes), Fixed(r.PerOp(r.stale_reads), 3)});
       row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-", Mb(r.cache_bytes), Mb(r.pool_bytes),
                              CheckText(r)});
       rows.push_back(std::move(row));
@@ -204,6 +211,7 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["p50_us"] = r.p50_us;
   j["p99_us"] = r.p99_us;
   j["p999_us"] = r.p999_us;
+  j["p9999_us"] = r.p9999_us;
   j["mean_us"] = r.mean_us;
   j["reads_per_op"] = r.PerOp(r.verbs.reads);
   j["writes_per_op"] = r.PerOp(r.verbs.writes);
@@ -213,6 +221,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["bytes_per_op"] = r.PerOp(r.verbs.bytes());
   j["offloads_per_op"] = r.PerOp(r.offloads);
   j["offload_fallbacks_per_op"] = r.PerOp(r.offload_fallbacks);
+  j["slc_refreshes"] = r.slc_refreshes;
+  j["stale_reads_per_op"] = r.PerOp(r.stale_reads);
   const auto hit = r.cache_hit_ratio();
   j["cache_hit_ratio"] = hit ? nlohmann::ordered_json(*hit) : nlohmann::ordered_json(nullptr);
   j["cache_bytes"] = r.cache_bytes;

@@ -35,10 +35,13 @@ struct RunResult {
   uint64_t keys = 0;    // bulk-loaded records
   uint64_t ops = 0;     // operations completed in the measured phase
   double seconds = 0;   // length of the measured phase
-  double p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
+  double p50_us = 0, p99_us = 0, p999_us = 0, p9999_us = 0, mean_us = 0;
   fabric::VerbCounts verbs;  // during the measured phase
   uint64_t cache_hits = 0, cache_misses = 0;  // during the measured phase
   uint64_t offloads = 0, offload_fallbacks = 0;  // during the measured phase (DEX §6)
+  // RF-tree's search-layer cache during the measured phase: refreshes, and the remote READs
+  // its staleness cost (docs/RFTREE.md).
+  uint64_t slc_refreshes = 0, stale_reads = 0;
   uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
   uint64_t inserted = 0;  // records inserted during warmup and measurement
   double timeline_interval_s = 0;          // 0: no timeline was asked for

@@ -62,8 +62,13 @@ Status Runner::InBackground(const std::string& label, std::function<Status()> wo
 Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& spec,
                               const RunConfig& config) {
   // YCSB sizes its zipfian key range by the operations it will run (their expected inserts).
-  const uint64_t expected_ops = config.ops > 0 ? config.ops + config.warmup_ops : spec.operation_count;
-  auto plan = StreamPlan::Make(spec, config.trace ? 0 : config.keys, config.threads, config.seed, expected_ops);
+  // A load phase inserts the run's records into an empty index, all of them measured.
+  const bool load_phase = spec.load_phase && !config.trace && config.keys > 0;
+  const uint64_t expected_ops = load_phase       ? config.keys
+                                : config.ops > 0 ? config.ops + config.warmup_ops
+                                                 : spec.operation_count;
+  auto plan = StreamPlan::Make(spec, config.trace || load_phase ? 0 : config.keys, config.threads,
+                               config.seed, expected_ops);
   if (!plan.ok() && !config.trace) return plan.status();
   auto cluster = clusters_();
   if (!cluster.ok()) return cluster.status();
@@ -127,8 +132,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   MeasureOptions mo;
   mo.threads = config.threads;
   mo.compute_nodes = std::max<uint32_t>(1, options.compute_nodes);
-  mo.warmup_ops = config.warmup_ops;
-  mo.ops = config.ops;
+  mo.warmup_ops = load_phase ? 0 : config.warmup_ops;
+  mo.ops = load_phase ? config.keys : config.ops;
   mo.seconds = config.seconds;
   mo.timeline_s = config.timeline_s;
   mo.label = label;
@@ -171,12 +176,15 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.p50_us = m.latency.PercentileUs(0.50);
   r.p99_us = m.latency.PercentileUs(0.99);
   r.p999_us = m.latency.PercentileUs(0.999);
+  r.p9999_us = m.latency.PercentileUs(0.9999);
   r.mean_us = m.latency.MeanUs();
   r.verbs = m.verbs;
   r.cache_hits = m.stats_after.cache_hits - m.stats_before.cache_hits;
   r.cache_misses = m.stats_after.cache_misses - m.stats_before.cache_misses;
   r.offloads = m.property_deltas["dmindex.dex.offloads"];
   r.offload_fallbacks = m.property_deltas["dmindex.dex.offload-fallbacks"];
+  r.slc_refreshes = m.property_deltas["dmindex.rftree.refreshes"];
+  r.stale_reads = m.property_deltas["dmindex.rftree.stale-reads"];
   r.cache_bytes = m.stats_after.cache_bytes;
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;

@@ -23,11 +23,17 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
   return s;
 }
 
+WorkloadSpec LoadPhase(WorkloadSpec s) {
+  s.load_phase = true;
+  return s;
+}
+
 // The named workloads. YCSB's as its workloads/workload[a-f] files of 0.17.0 define them
 // (with YCSB's generators; scans of A-D and F would be 1..1000 but none scans); DEX's from
 // its Table 1 (and Table 3: read-intensive-2, insert-only), zipfian theta 0.99 throughout,
 // scans of exactly 100 records, DEX's generators. Inserts always take fresh keys, uniformly
-// spread (hashed).
+// spread (hashed). load-a is YCSB's load phase as RF-tree's evaluation runs it ("Load A"):
+// the records inserted into an empty index.
 std::vector<WorkloadSpec> BuiltIns() {
   using D = Distribution;
   return {
@@ -44,6 +50,7 @@ std::vector<WorkloadSpec> BuiltIns() {
       Make("dex-ii", {.read = 0.5, .insert = 0.5}, D::kZipfian),
       Make("dex-si", {.insert = 0.05, .scan = 0.95}, D::kZipfian, 100, 100),
       Make("insert-only", {.insert = 1.0}, D::kUniform),
+      LoadPhase(Make("load-a", {.insert = 1.0}, D::kUniform)),
   };
 }
 

@@ -57,6 +57,9 @@ struct WorkloadSpec {
   // the draws fall within the newest exponential.frac x loaded records (YCSB).
   double exponential_percentile = 95;
   double exponential_frac = 0.8571428571;
+  // YCSB's load phase (load-a, RF-tree's "Load A"): the index starts empty and the measured
+  // phase inserts the run's records (--keys of them), with no warm-up.
+  bool load_phase = false;
   InsertOrder insert_order = InsertOrder::kHashed;
   uint32_t zero_padding = 1;                // YCSB's zeropadding of ordered key names
   Generators generators = Generators::kYcsb;

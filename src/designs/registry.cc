@@ -6,6 +6,7 @@
 #include "designs/dex/offload.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
+#include "designs/rftree/rftree_index.h"
 #include "designs/sherman/sherman.h"
 
 namespace dmindex::designs {
@@ -27,6 +28,7 @@ const std::vector<Entry>& Table() {
       {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
+      {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
   };

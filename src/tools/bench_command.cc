@@ -243,7 +243,8 @@ void AddBenchCommand(CLI::App& app) {
           "(default: every registered design)");
   AddList(*cmd, "--workload", &o.workloads,
           "Workloads, comma-separated: ycsb-a..ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, "
-          "dex-ii, dex-si, insert-only (default: ycsb-c,ycsb-a unless -P is given)");
+          "dex-ii, dex-si, insert-only, load-a (--keys records into an empty index) "
+          "(default: ycsb-c,ycsb-a unless -P is given)");
   cmd->add_option("-P", o.workload_files, "YCSB workload property file (repeatable)");
   cmd->add_option("-p", o.properties, "YCSB property key=value applied to every workload (repeatable)");
   AddCount(*cmd, "--keys", &o.keys, 0, BenchLimits::kMaxKeys,

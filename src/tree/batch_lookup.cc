@@ -25,9 +25,9 @@ template <KeyValueTraits KV>
 void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                           std::span<Status> statuses) const {
   using Step = typename TreeReader<KV>::Step;
-  InternalCache<KV>* cache = c.cn.cache.get();
+  RoutingCache<KV>* cache = c.cn.cache.get();
   std::vector<KeyWalk> walks;
-  std::vector<typename InternalCache<KV>::Hit> hits(keys.size());
+  std::vector<typename RoutingCache<KV>::Hit> hits(keys.size());
   std::vector<size_t> alone;  // keys finished by a Lookup of their own
   walks.reserve(keys.size());
   GlobalAddress root;
@@ -75,11 +75,11 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value>
       const KeyRef key = keys[w.key];
       const std::byte* image = c.scan_buf.data() + slot_of[w.addr.raw()] * nb;
       NodeHeader<KV> h;
-      const Step step = t_.validator.Decode(image, &h)
-                            ? TreeReader<KV>::NextStep(h, key, w.expect, 0)
-                            : Step::kStale;  // torn: the walk's own Lookup reads it properly
+      const bool valid = t_.validator.Decode(image, &h);
+      // torn: the walk's own Lookup reads it properly
+      const Step step = valid ? TreeReader<KV>::NextStep(h, key, w.expect, 0) : Step::kStale;
       if (++w.hops > retry_limits::kLevelHops.attempts || step == Step::kStale) {
-        if (w.from_cache && !w.moved) cache->Invalidate(hits[w.key].node, hits[w.key].level, key);
+        if (valid && w.from_cache && !w.moved) cache->Stale(hits[w.key], key);
         alone.push_back(w.key);
         continue;
       }
@@ -92,7 +92,7 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value>
       if (step == Step::kRight) {
         // As Descend does: a cached parent whose child split is dropped; a root that split
         // is re-read by the next traversal.
-        if (w.from_cache && !w.moved) cache->Invalidate(hits[w.key].node, hits[w.key].level, key);
+        if (w.from_cache && !w.moved) cache->MovedRight(hits[w.key], key, 1);
         if (w.expect < 0) c.cn.root.store(0, std::memory_order_relaxed);
         w.expect = h.level;
         w.addr = h.sibling;

@@ -61,7 +61,7 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     return static_cast<int>(j % t_.fabric.memory_nodes());
   };
 
-  std::vector<GlobalAddress> all;  // every node written, to free them if publishing fails
+  std::vector<std::pair<GlobalAddress, uint8_t>> all;  // every node and its level, to give back on failure
   std::vector<std::byte> batch(kWriteBatch * nb);
   std::vector<fabric::Verb> verbs;
   auto flush = [&]() -> Status {
@@ -70,7 +70,7 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     return s;
   };
   auto fail = [&](Status s) {
-    for (GlobalAddress a : all) c.cn.allocator.Free(a, nb);
+    for (const auto& [a, level] : all) t_.UnplaceNode(c.cn.allocator, a, level);
     return s;
   };
   // Writes level `height`: allocates its nodes, then `build(j, h, image)` fills node j
@@ -81,11 +81,11 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     std::vector<GlobalAddress> addrs(nodes);
     for (size_t j = 0; j < nodes; ++j) {
       const int on = place(height, j);
-      auto a = on < 0 ? c.cn.allocator.Allocate(c.ep, nb)
+      auto a = on < 0 ? t_.PlaceNode(c.ep, c.cn.allocator, static_cast<uint8_t>(height))
                       : c.cn.allocator.AllocateOn(c.ep, static_cast<uint16_t>(on), nb);
       if (!a.ok()) return a.status();
       addrs[j] = *a;
-      all.push_back(*a);
+      all.emplace_back(*a, static_cast<uint8_t>(height));
     }
     for (size_t j = 0; j < nodes; ++j) {
       NodeHeader<KV> h;

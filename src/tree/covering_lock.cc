@@ -25,7 +25,7 @@ Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard
     }
     GlobalAddress at = loc.addr;
     RetryBudget hops(retry_limits::kLevelHops, "move right to the node covering");
-    for (bool first = true;; first = false) {
+    for (int moved = 0;; ++moved) {
       uint64_t cas_failures = 0;
       Status s = t_.lock.LockAndRead(c.ep, c.cn.local_locks.get(), c.owner_tag, at, c.node(),
                                      t_.layout.node_bytes, guard.held(), &cas_failures);
@@ -38,6 +38,7 @@ Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard
         break;
       }
       if (!h->BeyondHigh(key)) {
+        reader_.TellCache(c, loc, key, moved);  // a split since the parent was cached
         *addr = at;
         *outcome = Outcome::kLocked;
         return Status::Ok();
@@ -45,14 +46,13 @@ Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard
       // Split since the parent was read: move right (B-link), holding one lock at a time.
       GlobalAddress next = h->sibling;
       DMX_RETURN_IF_ERROR(guard.Unlock());
-      if (first) reader_.DropCached(c, loc, key);
       if (next.is_null()) break;
       if (!hops.Spend())
         return hops.Exhausted(DescribeKey(key) + " at level " + std::to_string(level) + ", at node " +
                               next.ToString());
       at = next;
     }
-    reader_.DropCached(c, loc, key);
+    reader_.TellCache(c, loc, key, -1);
     c.CountRetry();
     if (!restarts.Spend())
       return restarts.Exhausted(DescribeKey(key) + " at level " + std::to_string(level) +

@@ -23,39 +23,39 @@
 #include "common/runtime.h"
 #include "tree/internal_node.h"
 #include "tree/slotted_internal.h"
+#include "tree/routing_cache.h"
 
 namespace dmindex::tree {
 
 template <KeyValueTraits KV>
-class InternalCache {
+class InternalCache final : public RoutingCache<KV> {
  public:
   using Key = typename KV::Key;
   using KeyRef = typename KV::KeyRef;
+  using Hit = typename RoutingCache<KV>::Hit;
   static constexpr uint8_t kMaxLevels = 32;
 
   InternalCache(uint64_t capacity_bytes, const NodeLayout<KV>& layout);
 
-  struct Hit {
-    GlobalAddress node;   // the cached internal node
-    uint8_t level = 0;    // its level
-    GlobalAddress child;  // its child covering the key (at level - 1)
-  };
   // Finds the lowest cached node at a level >= min_level (>= 1) whose fences cover `key`.
-  bool FindChild(KeyRef key, uint8_t min_level, Hit* hit);
-  // The cached level-1 node covering `key`: its child covering `key` and the children right
-  // of it, at most `max`, none starting at or after `end` - the leaves a scan from `key`
-  // visits if none split since.
+  bool FindChild(KeyRef key, uint8_t min_level, Hit* hit) override;
   bool FindLeafRun(KeyRef key, const Key& end, size_t max, Hit* hit,
-                   std::vector<GlobalAddress>* leaves);
+                   std::vector<GlobalAddress>* leaves) override;
   // Caches a validated internal node image, replacing cached nodes of its level whose
   // ranges overlap it.
-  void Insert(GlobalAddress addr, const NodeHeader<KV>& h, const std::byte* image);
+  void Insert(GlobalAddress addr, const NodeHeader<KV>& h, const std::byte* image) override;
+  // A cached node whose child split or went stale is dropped; the next traversal reads
+  // (and caches) the current one.
+  void MovedRight(const Hit& hit, KeyRef key, uint32_t) override {
+    Invalidate(hit.node, hit.level, key);
+  }
+  void Stale(const Hit& hit, KeyRef key) override { Invalidate(hit.node, hit.level, key); }
   // Drops the node at `addr` cached at `level` for `key` (found stale).
   void Invalidate(GlobalAddress addr, uint8_t level, KeyRef key);
 
-  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
-  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
-  uint64_t bytes() const;
+  uint64_t hits() const override { return hits_.load(std::memory_order_relaxed); }
+  uint64_t misses() const override { return misses_.load(std::memory_order_relaxed); }
+  uint64_t bytes() const override;
 
  private:
   struct Node {

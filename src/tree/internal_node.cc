@@ -54,6 +54,7 @@ bool FixedInternalCodec<KV>::Build(std::byte* image, NodeHeader<KV> h,
   h.flags = static_cast<uint8_t>(h.flags & ~kFlagUnsortedLeaf);
   h.body_check = BodyCheck(image + L::kHeaderBytes, sorted.size() * L::kEntryBytes, h.version);
   FixedHeaderCodec<KV>::Write(h, image);
+  l_.StoreTrailer(image, h.version);
   return true;
 }
 

@@ -121,6 +121,7 @@ bool FixedLeafCodec<KV>::Build(std::byte* image, NodeHeader<KV> h, std::span<con
     else
       EncodeEmptySlot(image, i, h.version);
   }
+  l_.StoreTrailer(image, h.version);
   return true;
 }
 

@@ -22,8 +22,8 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
   const KeyRef start = range.start;
   out->clear();
   if (count == 0) return Status::Ok();
-  InternalCache<KV>* cache = c.cn.cache.get();
-  typename InternalCache<KV>::Hit hit;
+  RoutingCache<KV>* cache = c.cn.cache.get();
+  typename RoutingCache<KV>::Hit hit;
   std::vector<GlobalAddress> run;
   if (cache == nullptr || !cache->FindLeafRun(start, range.end, LeavesFor(c, count), &hit, &run))
     return reader_.Scan(c, range, count, out);
@@ -46,9 +46,9 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
     }
     const bool linked = run[i] == next && !h.dead() && h.level == 0 && h.Covers(cursor);
     if (!linked) {
-      // The cached level-1 node is outdated (a split, or a stale entry): drop it and go on
-      // along sibling links (or from the root if not even the first leaf fits).
-      cache->Invalidate(hit.node, 1, start);
+      // The cached level-1 node is outdated (a split, or a stale entry): tell the cache and
+      // go on along sibling links (or from the root if not even the first leaf fits).
+      cache->MovedRight(hit, start, 1);
       if (i == 0) {
         out->clear();
         return reader_.Scan(c, range, count, out);

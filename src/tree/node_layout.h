@@ -124,25 +124,38 @@ struct FixedLayout {
     return kHeaderBytes + kMinCapacity * (kSlotBytes > kEntryBytes ? kSlotBytes : kEntryBytes);
   }
 
+  // The trailer: the node's last 8 bytes, outside every check word, written with the node's
+  // version by every whole-node write. RF-tree's leaves lock there (the version, its low bit
+  // set while a writer holds it); other designs have no trailer.
+  static constexpr uint32_t kTrailerBytes = 8;
+
   uint32_t node_bytes = 0;
   uint32_t leaf_capacity = 0;
   uint32_t internal_capacity = 0;
+  bool trailer = false;
 
-  static Result<FixedLayout> For(uint32_t node_bytes) {
-    DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes()));
+  static Result<FixedLayout> For(uint32_t node_bytes, bool trailer = false) {
+    const uint32_t reserved = trailer ? kTrailerBytes : 0;
+    DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes() + reserved));
     FixedLayout l;
     l.node_bytes = node_bytes;
-    const uint32_t body = node_bytes - kHeaderBytes;
+    l.trailer = trailer;
+    const uint32_t body = node_bytes - kHeaderBytes - reserved;
     l.leaf_capacity = body / kSlotBytes;
     l.internal_capacity = body / kEntryBytes;
     return l;
   }
 
-  // The layout of a tree with these options (only the node size matters here).
-  static Result<FixedLayout> For(const TreeOptions& o) { return For(o.node_bytes); }
+  // The layout of a tree with these options (its node size and whether nodes end in a trailer).
+  static Result<FixedLayout> For(const TreeOptions& o) { return For(o.node_bytes, o.node_trailer); }
 
   uint32_t SlotOffset(uint32_t i) const { return kHeaderBytes + i * kSlotBytes; }
   uint32_t EntryOffset(uint32_t i) const { return kHeaderBytes + i * kEntryBytes; }
+  uint32_t TrailerOffset() const { return node_bytes - kTrailerBytes; }
+  // Writes the trailer of a whole-node image of version `version` (no-op without one).
+  void StoreTrailer(std::byte* image, uint64_t version) const {
+    if (trailer) StoreAt(image, TrailerOffset(), version);
+  }
 };
 
 // The layout of a traits type's nodes.

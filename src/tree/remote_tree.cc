@@ -4,8 +4,9 @@ namespace dmindex::tree {
 
 template <KeyValueTraits KV>
 RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
-                           const NodeLayout<KV>& layout, GlobalAddress root_word)
-    : shared_(fabric, options, layout, root_word),
+                           const NodeLayout<KV>& layout, GlobalAddress root_word,
+                           const TreeHooks<KV>& hooks)
+    : shared_(fabric, options, layout, root_word, hooks.placer),
       reader_(shared_),
       scanner_(shared_, reader_),
       batch_(shared_, reader_),
@@ -14,20 +15,21 @@ RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
       writer_(shared_, locker_, smo_),
       loader_(shared_, reader_) {
   for (uint32_t i = 0; i < options.compute_nodes; ++i)
-    compute_nodes_.push_back(
-        std::make_unique<ComputeNodeState<KV>>(i, fabric.memory_nodes(), options, layout));
+    compute_nodes_.push_back(std::make_unique<ComputeNodeState<KV>>(
+        i, fabric.memory_nodes(), options, layout, hooks.make_cache ? hooks.make_cache(i) : nullptr));
 }
 
 template <KeyValueTraits KV>
 Result<std::unique_ptr<RemoteTree<KV>>> RemoteTree<KV>::Create(fabric::Fabric& fabric,
                                                                const TreeOptions& options,
-                                                               GlobalAddress root_word) {
+                                                               GlobalAddress root_word,
+                                                               const TreeHooks<KV>& hooks) {
   auto layout = NodeLayout<KV>::For(options);
   if (!layout.ok()) return layout.status();
   if (options.compute_nodes == 0) return Status::InvalidArgument("compute_nodes must be >= 1");
   if (root_word.is_null() || root_word.offset() % 8 != 0)
     return Status::InvalidArgument("root word must be an aligned remote word");
-  return std::unique_ptr<RemoteTree>(new RemoteTree(fabric, options, *layout, root_word));
+  return std::unique_ptr<RemoteTree>(new RemoteTree(fabric, options, *layout, root_word, hooks));
 }
 
 template <KeyValueTraits KV>

@@ -3,8 +3,11 @@
 // loader) over shared state; designs wrap it (tree_index.h) or reuse its pieces.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tree/batch_lookup.h"
@@ -23,6 +26,15 @@ struct TreeStats {
   uint64_t handovers = 0;
 };
 
+// What a design changes in the core besides options: its own cache of internal nodes per
+// compute node (null, or a null result: an InternalCache if the options ask for one) and
+// where new nodes go (null: the allocator's chunks).
+template <KeyValueTraits KV>
+struct TreeHooks {
+  std::function<std::unique_ptr<RoutingCache<KV>>(uint32_t compute_node)> make_cache;
+  std::shared_ptr<NodePlacer> placer;
+};
+
 template <KeyValueTraits KV>
 class RemoteTree {
  public:
@@ -35,7 +47,8 @@ class RemoteTree {
   // `root_word`: the remote word holding the root's address (a catalog entry's root word).
   static Result<std::unique_ptr<RemoteTree>> Create(fabric::Fabric& fabric,
                                                     const TreeOptions& options,
-                                                    GlobalAddress root_word);
+                                                    GlobalAddress root_word,
+                                                    const TreeHooks<KV>& hooks = {});
 
   // A per-thread context on logical compute node `compute_node`.
   Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
@@ -61,12 +74,18 @@ class RemoteTree {
   }
 
   TreeStats Stats() const;
+  // Design-specific counters by property name (none: the core's are in TreeStats).
+  void AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const { (void)out; }
   const TreeOptions& options() const { return shared_.options; }
   const NodeLayout<KV>& layout() const { return shared_.layout; }
+  // The pieces, for designs that add an operation of their own on top of them.
+  const TreeShared<KV>& shared() const { return shared_; }
+  const TreeReader<KV>& reader() const { return reader_; }
+  const StructureModifier<KV>& modifier() const { return smo_; }
 
  private:
   RemoteTree(fabric::Fabric& fabric, const TreeOptions& options, const NodeLayout<KV>& layout,
-             GlobalAddress root_word);
+             GlobalAddress root_word, const TreeHooks<KV>& hooks);
 
   TreeShared<KV> shared_;
   std::vector<std::unique_ptr<ComputeNodeState<KV>>> compute_nodes_;

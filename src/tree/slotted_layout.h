@@ -87,6 +87,9 @@ struct SlottedLayout {
   static Result<SlottedLayout> For(uint32_t node_bytes, uint32_t max_key_bytes,
                                    uint32_t inline_value_bytes);
   static Result<SlottedLayout> For(const TreeOptions& o) {
+    if (o.node_trailer)  // RF-tree's inline lock word: a FixedLayout trailer (node_layout.h)
+      return Status::InvalidArgument("node trailers are built for the fixed 8-byte key layout "
+                                     "only, not for byte-string keys");
     auto l = For(o.node_bytes, o.max_key_bytes, o.inline_value_bytes);
     if (l.ok()) l->suffix_truncation = o.suffix_truncation;
     return l;

@@ -11,14 +11,13 @@
 namespace dmindex::tree {
 
 template <KeyValueTraits KV>
-Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr,
-                                        const NodeHeader<KV>& h,
-                                        std::span<const LeafEntry<KV>> sorted) const {
-  const uint32_t nb = t_.layout.node_bytes;
+Status StructureModifier<KV>::BuildLeafSplit(Ctx& c, const NodeHeader<KV>& h,
+                                             std::span<const LeafEntry<KV>> sorted,
+                                             LeafSplitImages* out) const {
   const auto& leaf = t_.validator.leaf();
   LeafSplit<KV> split = leaf.Split(h, sorted);
-  auto right = c.cn.allocator.Allocate(c.ep, nb);
-  if (!right.ok()) return right.status();  // the guard unlocks
+  auto right = t_.PlaceNode(c.ep, c.cn.allocator, 0);
+  if (!right.ok()) return right.status();
 
   NodeHeader<KV> rh;
   rh.version = c.NewVersion();
@@ -32,15 +31,26 @@ Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddr
   lh.high = split.separator;
   lh.sibling = *right;
   if (!right_built || !leaf.Build(c.node(), lh, split.left, t_.options.two_level)) {
-    c.cn.allocator.Free(*right, nb);  // never published
-    return Status::Corruption("the split halves of leaf " + addr.ToString() + " do not fit a node");
+    t_.UnplaceNode(c.cn.allocator, *right, 0);  // never published
+    return Status::Corruption("the split halves of the leaf with low fence " + DescribeKey(h.low) +
+                              ") do not fit a node");
   }
+  *out = {*right, split.separator};
+  return Status::Ok();
+}
 
+template <KeyValueTraits KV>
+Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr,
+                                        const NodeHeader<KV>& h,
+                                        std::span<const LeafEntry<KV>> sorted) const {
+  const uint32_t nb = t_.layout.node_bytes;
+  LeafSplitImages split;
+  DMX_RETURN_IF_ERROR(BuildLeafSplit(c, h, sorted, &split));  // on failure the guard unlocks
   // Right node first: it must be complete before the left node's sibling link exposes it.
-  fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
+  fabric::Verb writes[] = {fabric::Verb::Write(split.right, c.sibling(), nb),
                            fabric::Verb::Write(addr, c.node(), nb)};
   DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
-  return InsertSeparator(c, 1, split.separator, *right);
+  return InsertSeparator(c, 1, split.separator, split.right);
 }
 
 template <KeyValueTraits KV>
@@ -80,7 +90,7 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
       return Status::Ok();
     }
     InternalSplit<KV> split = internal.Split(h, entries);
-    auto right = c.cn.allocator.Allocate(c.ep, nb);
+    auto right = t_.PlaceNode(c.ep, c.cn.allocator, h.level);
     if (!right.ok()) return right.status();
     NodeHeader<KV> rh;
     rh.version = c.NewVersion();
@@ -92,7 +102,7 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     lh.high = split.separator;
     lh.sibling = *right;
     if (!internal.Build(c.sibling(), rh, split.right) || !internal.Build(c.node(), lh, split.left)) {
-      c.cn.allocator.Free(*right, nb);  // never published
+      t_.UnplaceNode(c.cn.allocator, *right, h.level);  // never published
       return Status::Corruption("the split halves of internal node " + addr.ToString() +
                                 " do not fit a node");
     }
@@ -143,40 +153,40 @@ Status StructureModifier<KV>::GrowRoot(Ctx& c, uint8_t child_level) const {
     }
     at = sh.sibling;
   }
-  auto fresh = c.cn.allocator.Allocate(c.ep, t_.layout.node_bytes);
+  auto fresh = t_.PlaceNode(c.ep, c.cn.allocator, static_cast<uint8_t>(child_level + 1));
   if (!fresh.ok()) return fresh.status();
   nh.version = c.NewVersion();
   if (!internal.Build(c.sibling(), nh, entries)) {
-    c.cn.allocator.Free(*fresh, t_.layout.node_bytes);
+    t_.UnplaceNode(c.cn.allocator, *fresh, nh.level);
     return Status::Corruption("a new root over the root level's chain does not fit a node");
   }
   DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
-  return PublishRoot(c, *root, *fresh);
+  return PublishRoot(c, *root, *fresh, nh.level);
 }
 
 template <KeyValueTraits KV>
 Status StructureModifier<KV>::CreateRoot(Ctx& c) const {
-  auto fresh = c.cn.allocator.Allocate(c.ep, t_.layout.node_bytes);
+  auto fresh = t_.PlaceNode(c.ep, c.cn.allocator, 0);
   if (!fresh.ok()) return fresh.status();
   NodeHeader<KV> h;
   h.version = c.NewVersion();
   if (!t_.validator.leaf().Build(c.sibling(), h, {}, t_.options.two_level)) {
-    c.cn.allocator.Free(*fresh, t_.layout.node_bytes);
+    t_.UnplaceNode(c.cn.allocator, *fresh, 0);
     return Status::Corruption("an empty leaf does not fit a node");
   }
   DMX_RETURN_IF_ERROR(c.ep.Write(*fresh, c.sibling(), t_.layout.node_bytes));
-  return PublishRoot(c, GlobalAddress::Null(), *fresh);
+  return PublishRoot(c, GlobalAddress::Null(), *fresh, 0);
 }
 
 template <KeyValueTraits KV>
-Status StructureModifier<KV>::PublishRoot(Ctx& c, GlobalAddress expected,
-                                          GlobalAddress fresh) const {
+Status StructureModifier<KV>::PublishRoot(Ctx& c, GlobalAddress expected, GlobalAddress fresh,
+                                          uint8_t level) const {
   uint64_t old = 0;
   Status s = c.ep.Cas(t_.root_word, expected.raw(), fresh.raw(), &old);
   // A failed verb may or may not have executed: keep the node then (a leak, not a hazard).
   DMX_RETURN_IF_ERROR(s);
   // Lost the race: the node was never published, nobody can hold its address.
-  if (old != expected.raw()) c.cn.allocator.Free(fresh, t_.layout.node_bytes);
+  if (old != expected.raw()) t_.UnplaceNode(c.cn.allocator, fresh, level);
   return reader_.RefreshRoot(c).status();
 }
 

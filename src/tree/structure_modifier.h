@@ -30,6 +30,16 @@ class StructureModifier {
                     const CoveringLocker<KV>& locker)
       : t_(tree), reader_(reader), locker_(locker) {}
 
+  // The two halves of a leaf with header `h` whose new content `sorted` no longer fits: a
+  // block for the right half (placed at level 0), its image in c.sibling() (its sibling is
+  // h's), the left half's image in c.node() (new version, high fence = the separator,
+  // sibling = the right half). Nothing is written.
+  struct LeafSplitImages {
+    GlobalAddress right;
+    Key separator;
+  };
+  Status BuildLeafSplit(Ctx& c, const NodeHeader<KV>& h, std::span<const LeafEntry<KV>> sorted,
+                        LeafSplitImages* out) const;
   // Splits the locked leaf at `addr` (header h) whose new content `sorted` no longer fits,
   // releases its lock and inserts the separator into the parent level.
   Status SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h,
@@ -45,9 +55,9 @@ class StructureModifier {
   // Puts an internal node image this thread just wrote into its compute node's cache, so
   // its own next traversal does not start from the outdated copy.
   void CacheWritten(Ctx& c, GlobalAddress addr, const std::byte* image) const;
-  // CASes the root word from `expected` to `fresh` (a fully written node); frees `fresh`
-  // if another thread changed the root first.
-  Status PublishRoot(Ctx& c, GlobalAddress expected, GlobalAddress fresh) const;
+  // CASes the root word from `expected` to `fresh` (a fully written node at `level`); gives
+  // `fresh` back if another thread changed the root first.
+  Status PublishRoot(Ctx& c, GlobalAddress expected, GlobalAddress fresh, uint8_t level) const;
 
   const TreeShared<KV>& t_;
   const TreeReader<KV>& reader_;

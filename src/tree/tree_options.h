@@ -44,6 +44,12 @@ struct TreeOptions {
   // reader answers Retry instead of Corruption and the design decides (TreeReader::Read).
   // Not a knob: set by designs.
   bool unlocked_writers = false;
+  // Nodes end in an 8-byte trailer holding their version (node_layout.h), one entry fewer
+  // per node. With trailer_lock, a leaf's trailer is its lock word (RF-tree's inline version
+  // lock: the version, low bit set while a writer holds it), which a reader of a torn leaf
+  // watches as it watches the lock table's words (TreeReader::Read). Not knobs: set by designs.
+  bool node_trailer = false;
+  bool trailer_lock = false;
 
   // Byte-string keys and values (BytesKV; the u64 format ignores these). Keys are 1 ..
   // max_key_bytes long; values of up to inline_value_bytes live in the leaf. The node must

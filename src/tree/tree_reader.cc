@@ -29,7 +29,8 @@ Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHead
 // write of the core), or - with TreeOptions::unlocked_writers - the DEX compute node that owns
 // it, writing it back from its cache. Never a block that no node was written to: nothing
 // links one (docs/DEX.md, rule 1). So the reader looks at the lock word and at whether the
-// image changes between two READs:
+// image changes between two READs (with TreeOptions::trailer_lock a leaf's lock word is its
+// trailer, held from before its writer's first word lands until after its last):
 //  * zero memory: no node was ever written there - Corruption at once;
 //  * the lock is held: its holder is writing (or about to); wait for it, as long as it holds
 //    the lock (kTornUnderLock: a holder that never lets go died);
@@ -57,7 +58,20 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
                                 "pointer leads to it");
     c.CountRetry();
     uint64_t owner = 0;
-    DMX_RETURN_IF_ERROR(c.ep.Read(lock_word, &owner, 8));
+    bool read_owner = false;
+    if constexpr (requires { t_.layout.TrailerOffset(); }) {  // the fixed layout has trailers
+      if (t_.options.trailer_lock) {
+        // Leaves lock in their trailer (odd: held), internal nodes in the lock table, and a
+        // torn image does not tell which this is: look at both, in one round trip.
+        uint64_t trailer = 0;
+        DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Read(lock_word, &owner, 8),
+                                       fabric::Verb::Read(addr + t_.layout.TrailerOffset(), &trailer, 8)},
+                                      fabric::Ordering::kUnordered));
+        if (trailer & 1) owner = trailer;
+        read_owner = true;
+      }
+    }
+    if (!read_owner) DMX_RETURN_IF_ERROR(c.ep.Read(lock_word, &owner, 8));
     DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, nb));
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     const bool changed = std::memcmp(before.data(), buf, nb) != 0;
@@ -101,10 +115,10 @@ Result<GlobalAddress> TreeReader<KV>::RefreshRoot(Ctx& c) const {
 template <KeyValueTraits KV>
 Status TreeReader<KV>::WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress addr,
                                 int expect, std::byte* buf, Found* out, Walk* walk,
-                                bool* moved_right_first) const {
-  InternalCache<KV>* cache = c.cn.cache.get();
-  bool first = true;
-  *moved_right_first = false;
+                                uint32_t* first_hops) const {
+  RoutingCache<KV>* cache = c.cn.cache.get();
+  bool first_level = true;
+  *first_hops = 0;
   // Down and right: more hops than that cannot come from a tree, only from a cycle.
   RetryBudget hops(retry_limits::kLevelHops, "walk to");
   for (;;) {
@@ -118,7 +132,7 @@ Status TreeReader<KV>::WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress
         *walk = Walk::kStale;
         return Status::Ok();
       case Step::kRight:  // B-link: the node split after its parent was read
-        if (first) *moved_right_first = true;
+        if (first_level) ++*first_hops;
         if (expect < 0) c.cn.root.store(0, std::memory_order_relaxed);  // root split: re-read
         expect = h.level;
         addr = h.sibling;
@@ -132,21 +146,21 @@ Status TreeReader<KV>::WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress
         if (cache != nullptr) cache->Insert(addr, h, buf);
         addr = t_.validator.internal().ChildFor(buf, h, key);
         expect = h.level - 1;
+        first_level = false;
         break;
     }
-    first = false;
   }
 }
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf,
-                               Found* out, const typename InternalCache<KV>::Hit* hint) const {
-  InternalCache<KV>* cache = c.cn.cache.get();
+                               Found* out, const typename RoutingCache<KV>::Hit* hint) const {
+  RoutingCache<KV>* cache = c.cn.cache.get();
   // A restart means the walk met a stale node: a concurrent structure change went through.
   RetryBudget restarts(retry_limits::kTreeRestarts, "descend to");
   Backoff backoff(backoff::kRestart);
   for (bool first = true;; first = false) {
-    typename InternalCache<KV>::Hit hit;
+    typename RoutingCache<KV>::Hit hit;
     bool from_cache = false;
     if (first && hint != nullptr) {
       hit = *hint;
@@ -166,12 +180,12 @@ Status TreeReader<KV>::Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf
       addr = *root;
     }
     Walk walk;
-    bool moved_right_first;
-    DMX_RETURN_IF_ERROR(WalkDown(c, key, level, addr, expect, buf, out, &walk, &moved_right_first));
-    // A cached parent whose child split or went stale is dropped; the next traversal
-    // reads (and caches) the current one.
-    if (from_cache && (walk == Walk::kStale || moved_right_first))
-      cache->Invalidate(hit.node, hit.level, key);
+    uint32_t first_hops;
+    DMX_RETURN_IF_ERROR(WalkDown(c, key, level, addr, expect, buf, out, &walk, &first_hops));
+    // The cache learns what its node led to: a child that split since (the cached node is
+    // outdated) or a stale one.
+    if (from_cache && walk == Walk::kStale) cache->Stale(hit, key);
+    else if (from_cache && first_hops > 0) cache->MovedRight(hit, key, first_hops);
     if (walk == Walk::kDone) return Status::Ok();
     c.CountRetry();
     if (!restarts.Spend())
@@ -185,8 +199,8 @@ Status TreeReader<KV>::Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Locate(Ctx& c, KeyRef key, uint8_t level, Located* out) const {
   *out = Located{};
-  InternalCache<KV>* cache = c.cn.cache.get();
-  typename InternalCache<KV>::Hit hit;
+  RoutingCache<KV>* cache = c.cn.cache.get();
+  typename RoutingCache<KV>::Hit hit;
   bool cached = cache != nullptr && cache->FindChild(key, static_cast<uint8_t>(level + 1), &hit);
   if (cached && hit.level == level + 1) {  // the parent is cached: no remote access
     *out = {hit.child, Reach::kAtLevel, true, hit};
@@ -206,8 +220,10 @@ Status TreeReader<KV>::Locate(Ctx& c, KeyRef key, uint8_t level, Located* out) c
 }
 
 template <KeyValueTraits KV>
-void TreeReader<KV>::DropCached(Ctx& c, const Located& loc, KeyRef key) const {
-  if (loc.from_cache && c.cn.cache) c.cn.cache->Invalidate(loc.hit.node, loc.hit.level, key);
+void TreeReader<KV>::TellCache(Ctx& c, const Located& loc, KeyRef key, int hops) const {
+  if (!loc.from_cache || !c.cn.cache) return;
+  if (hops < 0) c.cn.cache->Stale(loc.hit, key);
+  else if (hops > 0) c.cn.cache->MovedRight(loc.hit, key, static_cast<uint32_t>(hops));
 }
 
 template <KeyValueTraits KV>
@@ -246,8 +262,8 @@ Status TreeReader<KV>::ScanFrom(Ctx& c, GlobalAddress next, const ScanRange<KV>&
   Found f;
   for (;;) {
     Walk walk;
-    bool moved;
-    DMX_RETURN_IF_ERROR(WalkDown(c, cursor, 0, next, 0, c.node(), &f, &walk, &moved));
+    uint32_t hops;
+    DMX_RETURN_IF_ERROR(WalkDown(c, cursor, 0, next, 0, c.node(), &f, &walk, &hops));
     if (walk == Walk::kStale) {  // the sibling is not what the link promised: re-descend
       c.CountRetry();
       DMX_RETURN_IF_ERROR(Descend(c, cursor, 0, c.node(), &f));

@@ -46,20 +46,21 @@ class TreeReader {
   // Reads into `buf` the node at `level` whose fences cover `key`. `hint`: a cache hit the
   // caller already looked up for this key and level (saves a second cache probe).
   Status Descend(Ctx& c, KeyRef key, uint8_t level, std::byte* buf, Found* out,
-                 const typename InternalCache<KV>::Hit* hint = nullptr) const;
+                 const typename RoutingCache<KV>::Hit* hint = nullptr) const;
 
   // Where a writer should lock: the node at `level` covering `key` according to its parent
-  // (cached or read into c.scratch()); not read itself. `cached` tells the cache entry to
-  // drop if the node turns out stale.
+  // (cached or read into c.scratch()); not read itself. `hit` is the cache entry to tell
+  // if the node turns out split or stale.
   struct Located {
     GlobalAddress addr;
     Reach reach = Reach::kEmpty;
     bool from_cache = false;
-    typename InternalCache<KV>::Hit hit;
+    typename RoutingCache<KV>::Hit hit;
   };
   Status Locate(Ctx& c, KeyRef key, uint8_t level, Located* out) const;
-  // Drops the cached parent a Located came from (its child turned out split or stale).
-  void DropCached(Ctx& c, const Located& loc, KeyRef key) const;
+  // Tells the cache a Located came from that its node was found split (`hops` sibling links
+  // followed to reach key's node) or stale (hops < 0).
+  void TellCache(Ctx& c, const Located& loc, KeyRef key, int hops) const;
 
   Status Lookup(Ctx& c, KeyRef key, Value* value) const;
   // Up to `count` entries of `range`, ascending, following leaf sibling links (appended to
@@ -94,8 +95,10 @@ class TreeReader {
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right
   // along siblings. kStale: a node did not fit the path (reused, wrong level, key left of it).
+  // *first_hops: the sibling links followed on the first level, before the first step down
+  // (or arrival): how far the node at `addr` was from key's node.
   Status WalkDown(Ctx& c, KeyRef key, uint8_t level, GlobalAddress addr, int expect,
-                  std::byte* buf, Found* out, Walk* walk, bool* moved_right_first) const;
+                  std::byte* buf, Found* out, Walk* walk, uint32_t* first_hops) const;
 
   const TreeShared<KV>& t_;
 };

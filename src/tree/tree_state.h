@@ -1,7 +1,7 @@
 // State of one remote B+-tree as seen from this compute process:
 //   TreeShared        immutable: options, layout, validator, lock policy, the root word;
-//   ComputeNodeState  per logical compute node: allocator, internal-node cache, HOCL local
-//                     lock table, cached root pointer, counters;
+//   ComputeNodeState  per logical compute node: allocator, routing cache of internal nodes,
+//                     HOCL local lock table, cached root pointer, counters;
 //   TreeContext       per thread (session): endpoint, node buffers, version stamps.
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "tree/internal_cache.h"
 #include "tree/local_lock_table.h"
 #include "tree/node_lock.h"
+#include "tree/node_placer.h"
 #include "tree/node_validation.h"
 #include "tree/tree_options.h"
 
@@ -28,9 +29,20 @@ namespace dmindex::tree {
 
 template <KeyValueTraits KV>
 struct TreeShared {
-  TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root)
+  TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root,
+             std::shared_ptr<NodePlacer> p = nullptr)
       : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
-        root_word(root) {}
+        root_word(root), placer(std::move(p)) {}
+
+  // A block for a new node at `level` (the placer's choice, else the allocator's chunk).
+  Result<GlobalAddress> PlaceNode(fabric::Endpoint& ep, alloc::NodeAllocator& a, uint8_t level) const {
+    return placer ? placer->Place(ep, a, level, layout.node_bytes) : a.Allocate(ep, layout.node_bytes);
+  }
+  // Gives back a node PlaceNode gave that was never published.
+  void UnplaceNode(alloc::NodeAllocator& a, GlobalAddress addr, uint8_t level) const {
+    if (placer) placer->Unplace(a, addr, level, layout.node_bytes);
+    else a.Free(addr, layout.node_bytes);
+  }
 
   fabric::Fabric& fabric;
   const TreeOptions options;
@@ -38,20 +50,23 @@ struct TreeShared {
   const NodeValidator<KV> validator;
   const NodeLock lock;
   const GlobalAddress root_word;  // remote word holding the root node's address (0: empty)
+  const std::shared_ptr<NodePlacer> placer;  // null: NodeAllocator::Allocate
 };
 
 template <KeyValueTraits KV>
 struct ComputeNodeState {
+  // `routing`: the design's cache of internal nodes; null: an InternalCache if the options
+  // ask for one.
   ComputeNodeState(uint32_t id_, uint16_t memory_nodes, const TreeOptions& o,
-                   const NodeLayout<KV>& layout)
-      : id(id_), allocator(memory_nodes) {
-    if (o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
+                   const NodeLayout<KV>& layout, std::unique_ptr<RoutingCache<KV>> routing = nullptr)
+      : id(id_), allocator(memory_nodes), cache(std::move(routing)) {
+    if (!cache && o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
     if (o.hocl) local_locks = std::make_unique<LocalLockTable>(memory_nodes, o.handover_max);
   }
 
   const uint32_t id;
   alloc::NodeAllocator allocator;
-  std::unique_ptr<InternalCache<KV>> cache;         // null: cache off
+  std::unique_ptr<RoutingCache<KV>> cache;          // null: cache off
   std::unique_ptr<LocalLockTable> local_locks;      // null: hocl off
   std::atomic<uint64_t> root{0};                    // cached root pointer; 0: read the word
   std::atomic<uint64_t> retries{0};                 // torn reads, stale restarts, lock CAS failures
@@ -70,10 +85,12 @@ struct TreeContext {
   }
 
   // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
-  // node at the same address ever had, also across free and reuse.
+  // node at the same address ever had, also across free and reuse. Even, so that a lock
+  // word holding a node's version can mark itself locked in the low bit (RF-tree's inline
+  // lock, node_layout.h's trailer).
   uint64_t NewVersion(uint64_t old = 0) {
     uint64_t v;
-    do v = rng(); while (v == 0 || v == old);
+    do v = rng() & ~uint64_t{1}; while (v == 0 || v == old);
     return v;
   }
   void CountRetry(uint64_t n = 1) { cn.retries.fetch_add(n, std::memory_order_relaxed); }

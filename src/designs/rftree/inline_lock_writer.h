@@ -1,0 +1,60 @@
+// RF-tree's leaf writes under the inline version lock (SPREAD section 3.3.4; docs/RFTREE.md
+// gives the argument). A leaf's last 8 bytes - its trailer, outside every check word - hold
+// the version of the last whole write; a writer locks the leaf by setting the low bit.
+//
+//   1. READ the leaf (through the search-layer cache, validated like any read, moving right
+//      along siblings); apply the write to its sorted entries. Update or delete of an absent
+//      key is NotFound here, with no lock: the validated image is the leaf at an instant of
+//      the READ.
+//   2. The image's trailer must equal its version v: the write of v finished (its trailer
+//      lands last) and nobody holds the lock. Otherwise back off and READ again.
+//   3. CAS the trailer from v to v|1. Only the write of version v ever put v there and
+//      versions are fresh random stamps, so at most one writer wins, and a win means nothing
+//      was written since the image was read: the image is the leaf's content.
+//   4. Build the whole leaf (or both halves of a split) with a fresh even version v' and
+//      write it, then its trailer v', in one in-order batch: the trailer - the unlock - lands
+//      after every other word. (The paper writes node and unlocked trailer in one WRITE,
+//      relying on in-order landing; unlock=with_node does that, to show what breaks.)
+//
+// A split writes the new right leaf completely before the left one links it (one in-order
+// batch if both are on one memory node, else two round trips), unlocks with the left
+// leaf's trailer, then inserts the separator with the core (internal nodes lock in the
+// core's lock table).
+#pragma once
+
+#include "designs/rftree/rftree_options.h"
+#include "tree/entry_ops.h"
+#include "tree/structure_modifier.h"
+
+namespace dmindex::designs::rftree {
+
+template <tree::KeyValueTraits KV>
+class InlineLockWriter {
+ public:
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+  using Ctx = tree::TreeContext<KV>;
+
+  InlineLockWriter(const tree::TreeShared<KV>& tree, const tree::TreeReader<KV>& reader,
+                   const tree::StructureModifier<KV>& smo, UnlockMode unlock)
+      : t_(tree), reader_(reader), smo_(smo), unlock_(unlock) {}
+
+  // NotFound for an update or delete of an absent key.
+  Status Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const;
+
+ private:
+  // With the leaf at `addr` locked (its trailer `version`|1) and its new content `entries`:
+  // writes it (splitting if it no longer fits), which releases the lock.
+  Status WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
+                     const std::vector<tree::LeafEntry<KV>>& entries) const;
+  // The verbs that write a whole image of the leaf at `addr` and release its lock.
+  void WriteAndUnlockVerbs(GlobalAddress addr, const std::byte* image,
+                           std::vector<fabric::Verb>* verbs) const;
+
+  const tree::TreeShared<KV>& t_;
+  const tree::TreeReader<KV>& reader_;
+  const tree::StructureModifier<KV>& smo_;
+  const UnlockMode unlock_;
+};
+
+}  // namespace dmindex::designs::rftree

@@ -1,0 +1,95 @@
+// RF-tree (Koo et al., Appl. Sci. 2023: SPREAD applied to a B-link tree): the tree core
+// (tree/remote_tree.h) with
+//   * internal nodes appended to a search-layer log and leaves spread node by node over the
+//     memory nodes (node_placement.h),
+//   * a search-layer cache per compute node, read in chunks and published as snapshots
+//     (search_layer_cache.h), in place of Sherman's node-by-node cache,
+//   * leaf writes under the inline version lock (inline_lock_writer.h; lock=table: the
+//     core's writer and lock table, with Sherman's HOCL and combination as knobs),
+//   * scans leaf by leaf along sibling links (scan_batch=on: Sherman's batched READs),
+//   * lazy deletion: leaves never merge (the paper's merge is unsafe as written).
+// Operations have RemoteTree's signatures, so tree/u64_tree_index.h adapts it to Index.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "alloc/append_log.h"
+#include "common/epoch.h"
+#include "designs/rftree/inline_lock_writer.h"
+#include "designs/rftree/node_placement.h"
+#include "designs/rftree/rftree_options.h"
+#include "designs/rftree/search_layer_cache.h"
+#include "tree/remote_tree.h"
+
+namespace dmindex::designs::rftree {
+
+template <tree::KeyValueTraits KV>
+class RfTree {
+ public:
+  using Key = typename KV::Key;
+  using Value = typename KV::Value;
+
+  // A session's state: the core's per-thread context, and its place in the compute node's
+  // search-layer cache (an epoch participant; null without a cache).
+  struct Ctx {
+    std::unique_ptr<tree::TreeContext<KV>> tree;
+    SearchLayerCache<KV>* slc = nullptr;
+    std::unique_ptr<EpochManager::Participant> epoch;
+  };
+
+  // The tree whose root address is held by `root_word` and whose search-layer log's
+  // directory address is held by `log_word` (catalog words).
+  static Result<std::unique_ptr<RfTree>> Open(fabric::Fabric& fabric, const RfTreeOptions& options,
+                                              GlobalAddress root_word, GlobalAddress log_word);
+
+  Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
+
+  Status Lookup(Ctx& c, const Key& key, Value* value) const {
+    return Run(c, [&] { return tree_->Lookup(*c.tree, key, value); });
+  }
+  Status Upsert(Ctx& c, const Key& key, const Value& value) const { return Write(c, tree::WriteOp::kUpsert, key, value); }
+  Status Update(Ctx& c, const Key& key, const Value& value) const { return Write(c, tree::WriteOp::kUpdate, key, value); }
+  Status Delete(Ctx& c, const Key& key) const { return Write(c, tree::WriteOp::kDelete, key, Value{}); }
+  Status Scan(Ctx& c, const tree::ScanRange<KV>& range, size_t count, std::vector<tree::LeafEntry<KV>>* out) const {
+    return Run(c, [&] { return tree_->Scan(*c.tree, range, count, out); });
+  }
+  void MultiLookup(Ctx& c, std::span<const Key> keys, std::span<Value> values, std::span<Status> statuses) const;
+  // Caches read before the load are empty: every compute node refreshes at its next operation.
+  Status BulkLoad(Ctx& c, std::span<const tree::LeafEntry<KV>> sorted) const {
+    DMX_RETURN_IF_ERROR(tree_->BulkLoad(*c.tree, sorted));
+    for (SearchLayerCache<KV>* slc : slcs_) slc->RequestRefresh();
+    return Status::Ok();
+  }
+
+  tree::TreeStats Stats() const { return tree_->Stats(); }
+  // dmindex.rftree.*: refreshes, refresh-skipped, stale-reads, torn-left-out, slc-nodes,
+  // log-garbage-blocks (summed over compute nodes).
+  void AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const;
+  const RfTreeOptions& options() const { return options_; }
+
+ private:
+  explicit RfTree(const RfTreeOptions& options) : options_(options) {}
+  Status Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const;
+  // Every operation: first the compute node's due refresh if this session wins it (outside
+  // any epoch guard), then `op` inside the session's epoch guard.
+  template <typename Op>
+  Status Run(Ctx& c, Op&& op) const {
+    if (c.slc != nullptr && c.slc->RefreshDue()) DMX_RETURN_IF_ERROR(c.slc->Refresh(c.tree->ep, *c.epoch));
+    if (c.epoch == nullptr) return op();
+    EpochGuard guard(*c.epoch);
+    return op();
+  }
+
+  const RfTreeOptions options_;
+  std::unique_ptr<alloc::AppendLog> log_;
+  std::shared_ptr<SpreadPlacer> placer_;
+  std::vector<SearchLayerCache<KV>*> slcs_;  // by compute node; owned by the core's states
+  std::unique_ptr<tree::RemoteTree<KV>> tree_;
+  std::unique_ptr<InlineLockWriter<KV>> inline_writer_;  // null: lock=table
+};
+
+}  // namespace dmindex::designs::rftree

@@ -1,0 +1,50 @@
+#include "designs/rftree/rftree_index.h"
+
+#include "alloc/catalog.h"
+#include "designs/rftree/rftree.h"
+#include "tree/u64_tree_index.h"
+
+namespace dmindex::designs {
+namespace {
+
+using Tree = rftree::RfTree<tree::U64KV>;
+
+// The catalog's aux words of an rftree index.
+constexpr int kLogWord = 0;   // the search-layer log's directory address
+constexpr int kLockWord = 1;  // 1 + the lock mode it was created with
+
+// Leaves are written under one lock protocol by every process: the first opener stores its
+// lock mode, later ones must use the same.
+Status AgreeOnLockMode(fabric::Endpoint& ep, GlobalAddress word, rftree::LockMode mode) {
+  const uint64_t mine = 1 + static_cast<uint64_t>(mode);
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(word, 0, mine, &old));
+  if (old == 0 || old == mine) return Status::Ok();
+  auto name = [](uint64_t m) { return m == 1 ? "inline" : "table"; };
+  return Status::InvalidArgument("rftree index was created with lock=" + std::string(name(old)) +
+                                 "; it cannot be opened with lock=" + name(mine));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> MakeRfTree(fabric::Fabric& fabric, const IndexOptions& options) {
+  if (options.key_format != KeyFormat::kU64)
+    return Status::NotSupported("design rftree takes u64 keys for now: its leaves' inline lock "
+                                "word (the node trailer) exists in the fixed 8-byte-key layout "
+                                "only, not in the slotted byte-key one (key_format = bytes)");
+  auto resolved = rftree::ResolveRfTreeOptions(options);
+  if (!resolved.ok()) return resolved.status();
+  auto ep = fabric.Connect();
+  if (!ep.ok()) return ep.status();
+  bool created = false;
+  auto entry = alloc::Catalog::OpenOrCreate(
+      **ep, options.name, {"rftree", options.node_bytes, alloc::KeySchema::Of(options)}, &created,
+      options.create_if_missing);
+  if (!entry.ok()) return entry.status();
+  DMX_RETURN_IF_ERROR(AgreeOnLockMode(**ep, entry->aux_word(kLockWord), resolved->lock));
+  auto tree = Tree::Open(fabric, *resolved, entry->root_word, entry->aux_word(kLogWord));
+  if (!tree.ok()) return tree.status();
+  return std::unique_ptr<Index>(new tree::U64TreeIndex<Tree>("rftree", options, std::move(tree).value()));
+}
+
+}  // namespace dmindex::designs

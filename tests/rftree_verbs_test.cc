@@ -1,0 +1,208 @@
+// Verbs per operation of RF-tree (docs/RFTREE.md), from fabric::VerbCounts snapshot
+// differences, as claims about the design:
+//  * with a fresh search-layer cache a lookup is one READ of the leaf;
+//  * a write without split under the inline lock is READ, CAS, then [WRITE leaf, WRITE lock
+//    word] in one in-order batch: three round trips, 1024 + 8 + 1016 + 8 bytes;
+//  * under the core's lock table with Sherman's combination it is two round trips;
+//  * a refresh is two round trips: [root word, log directory], then every chunk of the log;
+//  * after k splits of its leaf's range the cache has not seen, a lookup reads k + 1 leaves.
+// RfTreeVerbs.Table prints the table of docs/RFTREE.md (DMINDEX_FIGURE_KEYS keys, default
+// 200000).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "u64_api.h"
+
+namespace dmindex {
+namespace {
+
+using Key = uint64_t;
+using Value = uint64_t;
+
+constexpr uint32_t kNodeBytes = 1024;
+constexpr uint32_t kTrailer = 8;
+
+struct Bed {
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  std::unique_ptr<Index> index;
+  std::unique_ptr<Session> session;
+  uint64_t keys = 0;
+};
+
+// Keys 2, 4, ..., 2n bulk loaded into 1 KB nodes on two memory nodes; one lookup fills the
+// search-layer cache. refresh_hops=off unless the knobs say otherwise: the rows measure
+// operations, not refreshes.
+Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool warm = true) {
+  Bed b;
+  fabric::InProcOptions fo;
+  fo.memory_nodes = 2;
+  fo.pool_bytes = 4ull << 30;
+  b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  IndexOptions o;
+  o.node_bytes = kNodeBytes;
+  o.knobs = std::move(knobs);
+  o.knobs.emplace("refresh_hops", "off");
+  b.index = std::move(designs::MakeIndex("rftree", *b.fabric, o)).value();
+  std::vector<testing::U64Pair> data;
+  for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
+  EXPECT_TRUE(testing::BulkLoadU64(*b.index, data).ok());
+  b.session = std::move(b.index->OpenSession(0)).value();
+  Value v;
+  if (warm) EXPECT_TRUE(b.session->Lookup(2, &v).ok());
+  b.keys = keys;
+  return b;
+}
+
+fabric::VerbCounts Measure(fabric::Fabric& f, const std::function<void()>& op) {
+  fabric::VerbCounts before = f.TotalCounts();
+  op();
+  return f.TotalCounts() - before;
+}
+
+uint64_t Property(const Index& index, const char* name) { return index.GetIntProperty(name).value_or(~0ull); }
+
+TEST(RfTreeVerbs, FreshCacheLookupIsExactlyOneLeafRead) {
+  Bed b = MakeBed(100000);
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 500; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    Value v = 0;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(k, &v).ok()); });
+    ASSERT_EQ(v, k / 2);
+    ASSERT_EQ(c.reads, 1u) << c.ToString();
+    ASSERT_EQ(c.round_trips, 1u);
+    ASSERT_EQ(c.writes + c.atomics() + c.rpcs, 0u);
+    ASSERT_EQ(c.read_bytes, kNodeBytes);
+  }
+  EXPECT_EQ(Property(*b.index, "dmindex.rftree.refreshes"), 1u);
+}
+
+TEST(RfTreeVerbs, InlineLockWriteIsReadCasAndOneInOrderBatch) {
+  Bed b = MakeBed(100000);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 300; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
+    ASSERT_EQ(c.round_trips, 3u) << c.ToString();  // READ, CAS, [WRITE leaf, WRITE lock word]
+    ASSERT_EQ(c.reads, 1u);
+    ASSERT_EQ(c.cas, 1u);
+    ASSERT_EQ(c.writes, 2u);
+    ASSERT_EQ(c.read_bytes, kNodeBytes);
+    ASSERT_EQ(c.write_bytes, (kNodeBytes - kTrailer) + kTrailer) << "the leaf whole, its lock word last";
+  }
+  // An update of an absent key reads the leaf and stops: no lock, no write.
+  auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(3, 1).IsNotFound()); });
+  EXPECT_EQ(c.round_trips, 1u) << c.ToString();
+  EXPECT_EQ(c.atomics() + c.writes, 0u);
+}
+
+TEST(RfTreeVerbs, TableLockWithCombinationIsTwoRoundTrips) {
+  Bed b = MakeBed(100000, {{"lock", "table"}, {"combine", "on"}});
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 300; ++i) {
+    Key k = 2 * (1 + rng() % b.keys);
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
+    ASSERT_EQ(c.round_trips, 2u) << c.ToString();  // [CAS + READ leaf], [WRITE leaf + unlock]
+    ASSERT_EQ(c.cas, 1u);
+    ASSERT_EQ(c.writes, 2u);
+    ASSERT_EQ(c.write_bytes, kNodeBytes + 8u) << "the sorted leaf whole and the lock word";
+  }
+}
+
+// The first operation after a bulk load refreshes: [root word, directory], then the log's
+// segments in chunks of slc_chunk_kb, all in one unordered batch; then its own leaf READ.
+TEST(RfTreeVerbs, RefreshIsTwoRoundTripsOfChunks) {
+  for (uint64_t chunk_kb : {16u, 256u}) {
+    Bed b = MakeBed(100000, {{"slc_chunk_kb", std::to_string(chunk_kb)}}, /*warm=*/false);
+    Value v;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(2, &v).ok()); });
+    const uint64_t nodes = Property(*b.index, "dmindex.rftree.slc-nodes");
+    ASSERT_GT(nodes, 60u);
+    // Internal nodes alternate between the two memory nodes, one segment each.
+    uint64_t chunks = 0;
+    for (uint64_t n : {(nodes + 1) / 2, nodes / 2}) chunks += (n * kNodeBytes + (chunk_kb << 10) - 1) / (chunk_kb << 10);
+    EXPECT_EQ(c.round_trips, 2u + 1u) << c.ToString();
+    EXPECT_EQ(c.reads, 2u + chunks + 1u) << c.ToString();
+    EXPECT_EQ(c.read_bytes, 8u + 4096u + nodes * kNodeBytes + kNodeBytes);
+    EXPECT_EQ(Property(*b.index, "dmindex.rftree.refreshes"), 1u);
+  }
+}
+
+// Leaves the cache has not seen split: appending past the largest key splits the last leaf
+// again and again (its right half takes 20 of 40 entries), and a lookup of the largest key
+// starts at the leaf the cache knows and follows one sibling link per split.
+TEST(RfTreeVerbs, LookupAfterKUnrefreshedSplitsReadsKPlusOneLeaves) {
+  Bed b = MakeBed(1000);
+  Key next = 2 * b.keys + 1;
+  // 1000 keys at 31 per leaf (80% of 39) make 33 leaves of 30 or 31 keys: the last one has 30.
+  uint64_t in_last = 30;
+  for (uint64_t k = 1; k <= 4; ++k) {
+    for (;;) {  // append until the last leaf splits once more
+      ASSERT_TRUE(b.session->Insert(next++, 1).ok());
+      if (++in_last == 40) {
+        in_last = 20;
+        break;
+      }
+    }
+    Value v;
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(next - 1, &v).ok()); });
+    EXPECT_EQ(c.reads, k + 1) << "after " << k << " splits: " << c.ToString();
+    EXPECT_EQ(c.round_trips, k + 1);
+  }
+  EXPECT_EQ(Property(*b.index, "dmindex.rftree.refreshes"), 1u) << "refresh_hops=off: filled once";
+}
+
+// Averages over random operations on a warm tree, as docs/RFTREE.md's table.
+TEST(RfTreeVerbs, Table) {
+  const char* env = std::getenv("DMINDEX_FIGURE_KEYS");
+  const uint64_t keys = env != nullptr ? std::strtoull(env, nullptr, 10) : 200000;
+  constexpr int kOps = 2000;
+  std::cout << "keys=" << keys << " ops/row=" << kOps << " node_bytes=1024 bulk_fill=0.8\n"
+            << "| design | op | READs | WRITEs | atomics | round trips | bytes |\n"
+            << "|---|---|---|---|---|---|---|\n";
+  const std::pair<const char*, std::map<std::string, std::string>> variants[] = {
+      {"rftree", {}},
+      {"rftree:lock=table", {{"lock", "table"}}},
+      {"rftree:lock=table:combine=on:hocl=on", {{"lock", "table"}, {"combine", "on"}, {"hocl", "on"}}},
+  };
+  for (const auto& [label, knobs] : variants) {
+    Bed b = MakeBed(keys, knobs);
+    std::mt19937_64 rng(4);
+    std::vector<testing::U64Pair> out;
+    auto row = [&](const char* op, int n, const std::function<void()>& fn) {
+      fabric::VerbCounts c = Measure(*b.fabric, [&] { for (int i = 0; i < n; ++i) fn(); });
+      auto per = [&](uint64_t x) { return static_cast<double>(x) / n; };
+      std::cout << std::fixed << std::setprecision(2) << "| " << label << " | " << op << " | "
+                << per(c.reads) << " | " << per(c.writes) << " | " << per(c.atomics()) << " | "
+                << per(c.round_trips) << " | " << std::setprecision(0) << per(c.bytes()) << " |\n";
+    };
+    Value v;
+    row("lookup", kOps, [&] { ASSERT_TRUE(b.session->Lookup(2 * (1 + rng() % keys), &v).ok()); });
+    row("update", kOps, [&] { ASSERT_TRUE(b.session->Update(2 * (1 + rng() % keys), 9).ok()); });
+    row("insert", kOps, [&] { ASSERT_TRUE(b.session->Insert(2 * (rng() % keys) + 1, 7).ok()); });
+    Key next = 2 * keys + 1;  // ascending past the largest key: the last leaf splits often
+    row("insert (append, splits)", kOps, [&] { ASSERT_TRUE(b.session->Insert(next++, 7).ok()); });
+    row("scan(100)", kOps, [&] {
+      ASSERT_TRUE(testing::ScanU64(*b.session, 2 * (1 + rng() % keys), 100, &out).ok());
+      ASSERT_GT(out.size(), 0u);
+    });
+  }
+  // A refresh of the whole search layer, on a fresh index: its first operation minus a lookup.
+  Bed b = MakeBed(keys, {}, /*warm=*/false);
+  Value v;
+  fabric::VerbCounts c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(2, &v).ok()); });
+  std::cout << "| rftree | SLC refresh (" << Property(*b.index, "dmindex.rftree.slc-nodes")
+            << " internal nodes) | " << c.reads - 1 << " | 0 | 0 | " << c.round_trips - 1 << " | "
+            << c.bytes() - kNodeBytes << " |\n";
+}
+
+}  // namespace
+}  // namespace dmindex
