@@ -29,6 +29,27 @@ Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64
   return s;
 }
 
+Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node,
+                                void* buf, uint32_t len, Held* held, uint64_t* holder) const {
+  held->word = LockWordFor(node);
+  held->local = nullptr;
+  uint64_t old = ~kUnlocked;
+  if (combine_) {
+    DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
+                                 fabric::Verb::Read(node, buf, len)},
+                                fabric::Ordering::kInOrder));
+  } else {
+    DMX_RETURN_IF_ERROR(ep.Cas(held->word, kUnlocked, owner, &old));
+  }
+  *holder = old;
+  if (old != kUnlocked) return Status::Ok();
+  held->held = true;
+  if (combine_) return Status::Ok();
+  Status s = ep.Read(node, buf, len);
+  if (!s.ok()) (void)Unlock(ep, held);
+  return s;
+}
+
 Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                          uint32_t len, Held* held, uint64_t* cas_failures) const {
   // A lock held for longer than its limit is reported instead of waited on forever (a crashed

@@ -36,6 +36,13 @@ class NodeLock {
                      GlobalAddress node, void* buf, uint32_t len, Held* held,
                      uint64_t* cas_failures) const;
 
+  // One attempt at the lock of `node`: on success *held holds it and `buf` the node read
+  // under it; otherwise *holder is the lock word's owner (non-zero) and nothing is held.
+  // Only the global word is tried (no local queueing): for a reader that needs the node quiet
+  // for one READ (TreeReader::ReadTorn), not for a writer.
+  Status TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+                        uint32_t len, Held* held, uint64_t* holder) const;
+
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
   // waiter). Writes on the lock's memory node share the unlock's batch when combine is on.
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;

@@ -7,6 +7,7 @@
 
 #include "common/retry.h"
 #include "tree/lock_table.h"
+#include "tree/node_lock.h"
 
 namespace dmindex::tree {
 namespace {
@@ -37,12 +38,16 @@ Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHead
 //  * the lock is free but the image changed since the last READ: a write landed in between
 //    (a locked one that just finished, or an unlocked one in flight): read again
 //    (kTornImage bounds a node written so often that no READ ever falls between writes);
-//  * the lock is free and the image is byte for byte the torn image of the READ before the
-//    lock was seen free: nobody holds the lock and no write landed in between. No locked
-//    writer can be at work (it holds the lock from before its first word lands until after
-//    its last), so the image stays as it is: a write cut short by a crash, or memory
-//    overwritten - Corruption at once. With unlocked writers it may also be an owner's
-//    write-back in flight, stalled: Retry, and the design decides.
+//  * the lock is free and the image is byte for byte the torn image of the READ before: that
+//    proves nothing. A writer may have taken the lock after the lock word was read and torn
+//    this READ exactly as an earlier writer tore the one before: the pieces of a node repeat
+//    across versions (a key inserted and deleted again puts a heap line back as it was), so
+//    equal bytes are no evidence that no write landed. The lock is: the reader takes it for
+//    one READ (NodeLock::TryLockAndRead). Under it no locked writer is at work, so an image
+//    that still does not validate is broken for good - a write cut short by a crash, or
+//    memory overwritten: Corruption at once. With unlocked writers it may also be an owner's
+//    write-back in flight and stalled, so Retry, and the design decides. If the lock is taken
+//    meanwhile, its holder is writing: wait for it as above.
 template <KeyValueTraits KV>
 Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
   const uint32_t nb = t_.layout.node_bytes;
@@ -76,6 +81,21 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     const bool changed = std::memcmp(before.data(), buf, nb) != 0;
     std::memcpy(before.data(), buf, nb);
+    if (owner == 0 && !changed) {  // equal bytes prove nothing: read once under the lock
+      NodeLockGuard guard(t_.lock, c.ep);
+      DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, c.owner_tag, addr, buf, nb, guard.held(), &owner));
+      if (guard.holds()) {
+        const bool valid = t_.validator.Decode(buf, h);
+        DMX_RETURN_IF_ERROR(guard.Unlock());
+        if (valid) return Status::Ok();
+        const std::string what = "node " + addr.ToString() + " does not validate even under its lock";
+        if (t_.options.unlocked_writers)
+          return RetryStatus(what + " (a write-back in flight by the compute node that owns it, "
+                                    "which writes without the lock, or a write cut short by a crash)");
+        return Status::Corruption(what + ": a write cut short by a crash, or overwritten memory");
+      }
+      // Taken since the lock word was read: its holder is writing.
+    }
     if (owner != 0) {  // being written by the lock holder: wait for it
       if (!under_lock.Spend())
         return under_lock.Exhausted(addr.ToString() + " (lock word " + lock_word.ToString() +
@@ -83,17 +103,8 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
       backoff.Pause();
       continue;
     }
-    if (changed) {  // a write landed between the two READs: try again
-      if (!landing.Spend()) return landing.Exhausted(addr.ToString());
-      continue;
-    }
-    const std::string what = "node " + addr.ToString() +
-                             " does not validate, no writer holds its lock and it did not change "
-                             "between two reads";
-    if (t_.options.unlocked_writers)
-      return RetryStatus(what + " (a write-back in flight by the compute node that owns it, "
-                                 "or a write cut short by a crash)");
-    return Status::Corruption(what + ": a write cut short by a crash, or overwritten memory");
+    // A write landed between the two READs: try again.
+    if (!landing.Spend()) return landing.Exhausted(addr.ToString());
   }
 }
 

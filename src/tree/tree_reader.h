@@ -23,9 +23,9 @@ class TreeReader {
   // READs a node into `buf` and validates it (NodeValidator). An image that does not validate
   // is read again while someone is visibly writing it - its lock's holder, or a write landing
   // between two READs - and reported otherwise: Corruption for zero memory (no node was ever
-  // written there) and for an image nobody is changing; with TreeOptions::unlocked_writers
-  // the latter is Retry (a stalled unlocked write-back, the design decides). The argument is
-  // at ReadTorn and in docs/SYNCHRONIZATION.md.
+  // written there) and for an image that does not validate even read under the node's lock;
+  // with TreeOptions::unlocked_writers the latter is Retry (a stalled unlocked write-back, the
+  // design decides). The argument is at ReadTorn and in docs/SYNCHRONIZATION.md.
   Status Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
 
   // The root node's address: cached per compute node; RefreshRoot re-reads the root word.
