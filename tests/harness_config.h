@@ -26,11 +26,16 @@ inline uint32_t SoakFactor() {
 // Small nodes, so a few thousand keys already make a tree of several levels and the hot key
 // space of the concurrent phase spans several leaves that split while threads race; two
 // compute nodes, so designs with per-compute-node caches and locks are exercised across them.
-inline IndexOptions HarnessIndexOptions(const std::string& name) {
+// The bytes format allows the longest keys of the API (kMaxKeyBytes): designs that keep keys
+// inside their nodes need nodes that hold a few of them - raise node_bytes for the bytes
+// format here when switching such a design on.
+inline IndexOptions HarnessIndexOptions(const std::string& name, KeyFormat format = KeyFormat::kU64) {
   IndexOptions o;
   o.name = name;
   o.node_bytes = 512;
   o.compute_nodes = 2;
+  o.key_format = format;
+  if (format == KeyFormat::kBytes) o.max_key_bytes = kMaxKeyBytes;
   return o;
 }
 

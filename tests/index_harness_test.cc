@@ -1,5 +1,8 @@
 // The correctness harness: every design Index::Open knows (Index::Designs()) runs these tests
-// unchanged (a new design is covered as soon as it is registered).
+// unchanged (a new design is covered as soon as it is registered), in both key formats: u64
+// (8-byte integer keys and values) and bytes (keys of 1 .. 1 KiB sharing long prefixes, prefixes
+// of one another, the longest allowed; values from empty to 100 KB: harness_keys.h). A design
+// that answers NotSupported for the bytes format when opened is skipped there, naming why.
 //
 //  * SingleThreadedRandomOpsMatchStdMap - 20k random operations (scans included) against a
 //    std::map model, then a full comparison.
@@ -27,26 +30,39 @@
 
 #include "bench/runner.h"
 #include "check/workload.h"
+#include "common/key_text.h"
 #include "common/sync.h"
 #include "harness_config.h"
-#include "u64_api.h"
+#include "harness_keys.h"
 
 namespace dmindex {
 namespace {
 
-// This file's tests speak the u64 key format in integers (u64_api.h).
-using Key = uint64_t;
-using Value = uint64_t;
-using KeyValue = ::dmindex::testing::U64Pair;
-using ::dmindex::u64::kMinKey;
-using ::dmindex::u64::kMaxKey;
-using ::dmindex::u64::IsValidKey;
-
-
 using testing::SoakFactor;
 
-class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
+// A design under test and the key format it runs with.
+struct HarnessParam {
+  std::string design;
+  KeyFormat format = KeyFormat::kU64;
+};
+
+void PrintTo(const HarnessParam& p, std::ostream* os) {
+  *os << p.design << (p.format == KeyFormat::kU64 ? "/u64" : "/bytes");
+}
+
+class IndexHarnessTest : public ::testing::TestWithParam<HarnessParam> {
  protected:
+  IndexHarnessTest() : keys_(GetParam().format) {}
+
+  // A design that answers NotSupported for the bytes format when opened is skipped there,
+  // naming its reason (switching it on is removing that answer).
+  void SetUp() override {
+    if (GetParam().format != KeyFormat::kBytes) return;
+    auto probe = Index::Open(Options("probe"), std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+    if (!probe.ok() && probe.status().IsNotSupported())
+      GTEST_SKIP() << GetParam().design << " takes no byte keys yet: " << probe.status().ToString();
+  }
+
   // A fresh cluster (an in-process fabric with the given faults) and a fresh index of the
   // design under test, opened through the public API.
   std::unique_ptr<Index> Open(const fabric::FaultOptions& faults = {}) {
@@ -59,10 +75,10 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
   }
   // The parameter is a design, or a design with knobs ("rftree:refresh_hops=off").
   IndexOptions Options(const std::string& name) const {
-    IndexOptions o = testing::HarnessIndexOptions(name);
-    auto choice = bench::ParseDesignChoice(GetParam());
+    IndexOptions o = testing::HarnessIndexOptions(name, GetParam().format);
+    auto choice = bench::ParseDesignChoice(GetParam().design);
     EXPECT_TRUE(choice.ok()) << choice.status().ToString();
-    o.design = choice.ok() ? choice->name : GetParam();
+    o.design = choice.ok() ? choice->name : GetParam().design;
     if (choice.ok()) o.knobs = choice->knobs;
     return o;
   }
@@ -73,9 +89,12 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
   }
   // Iterates over everything in batches of `page` pairs.
   static std::vector<KeyValue> ScanAll(Session& s, size_t page = 97) {
-    Status st;
-    std::vector<KeyValue> all = testing::IterateU64(s, page, &st);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    ReadOptions ro;
+    ro.readahead = page;
+    Iterator it = s.NewIterator(ro);
+    std::vector<KeyValue> all;
+    for (it.SeekToFirst(); it.Valid(); it.Next()) all.push_back({std::string(it.key()), std::string(it.value())});
+    EXPECT_TRUE(it.status().ok()) << it.status().ToString();
     return all;
   }
   // Preloads, runs the rounds, checks each; returns the report's one-line summary.
@@ -92,12 +111,18 @@ class IndexHarnessTest : public ::testing::TestWithParam<std::string> {
     if (repartitions != nullptr) *repartitions = workload.repartitions();
     return report->ToString(0);
   }
-  static std::vector<KeyValue> Pairs(const std::map<Key, Value>& m) {
+  static std::vector<KeyValue> Pairs(const std::map<std::string, std::string>& m) {
     std::vector<KeyValue> v;
     for (const auto& [k, val] : m) v.push_back({k, val});
     return v;
   }
+  std::string Name() const {
+    return GetParam().design + (GetParam().format == KeyFormat::kU64 ? " (u64 keys)" : " (byte keys)");
+  }
+  // Readable in failure messages whatever the format.
+  std::string Text(const std::string& key) const { return KeyText(key, GetParam().format); }
 
+  testing::HarnessKeys keys_;
   fabric::InProcFabric* fabric_ = nullptr;  // the cluster's, for switching faults
   std::shared_ptr<Cluster> cluster_;
 };
@@ -107,14 +132,15 @@ TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
   ASSERT_NE(index, nullptr);
   auto s = Session0(*index);
   ASSERT_NE(s, nullptr);
-  std::map<Key, Value> model;
+  std::map<std::string, std::string> model;
   std::mt19937_64 rng(7);
   const uint64_t ops = 20'000ull * SoakFactor();
-  const Key key_space = 6'000;  // ~3k live keys: a tree of several levels at 512-byte nodes
+  const uint64_t key_space = 6'000;  // ~3k live keys: a tree of several levels at 512-byte nodes
   std::vector<KeyValue> got;
   for (uint64_t i = 1; i <= ops; ++i) {
-    const Key k = 1 + rng() % key_space;
-    const Value v = i << 8 | 0x5a;  // unique, so a stale value cannot pass for a fresh one
+    const uint64_t n = 1 + rng() % key_space;
+    const std::string k = keys_.Key(n);
+    const std::string v = keys_.Value(n, i);  // unique, so a stale value cannot pass for a fresh one
     const auto present = model.find(k);
     switch (rng() % 10) {
       case 0: case 1: case 2: {
@@ -124,30 +150,33 @@ TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
       }
       case 3: {
         Status st = s->Update(k, v);
-        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Update(" << k << "): " << st.ToString();
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Update(" << Text(k) << "): " << st.ToString();
         if (present != model.end()) present->second = v;
         break;
       }
       case 4: case 5: {
         Status st = s->Delete(k);
-        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Delete(" << k << "): " << st.ToString();
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Delete(" << Text(k) << "): " << st.ToString();
         if (present != model.end()) model.erase(present);
         break;
       }
       case 6: {
+        // From a key or (bytes) from a position that is no key: a prefix of one, the empty one.
+        const std::string start =
+            keys_.format() == KeyFormat::kBytes && rng() % 2 == 0 ? k.substr(0, rng() % (k.size() + 1)) : k;
         const size_t count = rng() % 150;
-        ASSERT_TRUE(::dmindex::testing::ScanU64(*s, k, count, &got).ok()) << "op " << i;
+        ASSERT_TRUE(s->Scan(start, count, &got).ok()) << "op " << i;
         std::vector<KeyValue> want;
-        for (auto it = model.lower_bound(k); it != model.end() && want.size() < count; ++it)
+        for (auto it = model.lower_bound(start); it != model.end() && want.size() < count; ++it)
           want.push_back({it->first, it->second});
-        ASSERT_EQ(got, want) << "op " << i << " Scan(" << k << ", " << count << ")";
+        ASSERT_EQ(got, want) << "op " << i << " Scan(" << Text(start) << ", " << count << ")";
         break;
       }
       default: {
-        Value out = 0;
+        std::string out;
         Status st = s->Lookup(k, &out);
-        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Lookup(" << k << "): " << st.ToString();
-        if (st.ok()) { ASSERT_EQ(out, present->second) << "op " << i << " Lookup(" << k << ")"; }
+        ASSERT_EQ(st.ok(), present != model.end()) << "op " << i << " Lookup(" << Text(k) << "): " << st.ToString();
+        if (st.ok()) { ASSERT_EQ(out, present->second) << "op " << i << " Lookup(" << Text(k) << ")"; }
         else ASSERT_TRUE(st.IsNotFound()) << st.ToString();
       }
     }
@@ -158,33 +187,38 @@ TEST_P(IndexHarnessTest, SingleThreadedRandomOpsMatchStdMap) {
 TEST_P(IndexHarnessTest, BulkLoadThenScanAndLookup) {
   auto index = Open();
   ASSERT_NE(index, nullptr);
-  std::map<Key, Value> model;
+  std::map<std::string, std::string> model;
   const uint64_t n = 30'000ull * SoakFactor();
-  for (uint64_t i = 0; i < n; ++i) model[7 * i + 3] = (7 * i + 3) * 3;
+  for (uint64_t i = 0; i < n; ++i) model[keys_.Key(7 * i + 3)] = keys_.Value(7 * i + 3, 7 * i + 3);
   const std::vector<KeyValue> sorted = Pairs(model);
-  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, sorted).ok());
+  ASSERT_TRUE(index->BulkLoad(sorted).ok());
   auto s = Session0(*index);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(ScanAll(*s), sorted);
   for (uint64_t i = 0; i < n; ++i) {
-    Value v = 0;
-    ASSERT_TRUE(s->Lookup(7 * i + 3, &v).ok()) << "key " << 7 * i + 3;
-    ASSERT_EQ(v, (7 * i + 3) * 3);
-    ASSERT_TRUE(s->Lookup(7 * i + 4, &v).IsNotFound()) << "key " << 7 * i + 4;
+    std::string v;
+    ASSERT_TRUE(s->Lookup(keys_.Key(7 * i + 3), &v).ok()) << "key " << Text(keys_.Key(7 * i + 3));
+    ASSERT_EQ(v, keys_.Value(7 * i + 3, 7 * i + 3));
+    ASSERT_TRUE(s->Lookup(keys_.Key(7 * i + 4), &v).IsNotFound()) << "key " << Text(keys_.Key(7 * i + 4));
   }
   // A scan starting between keys begins at the next one.
   std::vector<KeyValue> got;
-  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, 7 * 100 + 4, 3, &got).ok());
-  EXPECT_EQ(got, (std::vector<KeyValue>{sorted[101], sorted[102], sorted[103]}));
+  const std::string between = keys_.Key(7 * 100 + 4);
+  ASSERT_TRUE(s->Scan(between, 3, &got).ok());
+  auto next = model.lower_bound(between);
+  ASSERT_NE(next, model.end());
+  EXPECT_EQ(got, (std::vector<KeyValue>{{next->first, next->second},
+                                        {std::next(next)->first, std::next(next)->second},
+                                        {std::next(next, 2)->first, std::next(next, 2)->second}}));
   // Inserting between the keys splits the bulk-loaded leaves; nothing may get lost.
   for (uint64_t i = 0; i < n; i += 3) {
-    ASSERT_TRUE(s->Insert(7 * i + 5, i).ok());
-    model[7 * i + 5] = i;
+    ASSERT_TRUE(s->Insert(keys_.Key(7 * i + 5), keys_.Value(7 * i + 5, i)).ok());
+    model[keys_.Key(7 * i + 5)] = keys_.Value(7 * i + 5, i);
   }
   EXPECT_EQ(ScanAll(*s), Pairs(model));
-  Value v = 0;
-  ASSERT_TRUE(s->Lookup(3, &v).ok());
-  EXPECT_EQ(v, 9u);
+  std::string v;
+  ASSERT_TRUE(s->Lookup(keys_.Key(3), &v).ok());
+  EXPECT_EQ(v, keys_.Value(3, 3));
 }
 
 TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
@@ -192,7 +226,7 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
   ASSERT_NE(index, nullptr);
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.ops_per_thread *= SoakFactor() > 1 ? 4 : 1;
-  std::cout << "[ harness  ] " << GetParam() << ": " << RunCheckedWorkload(*index, options) << "\n";
+  std::cout << "[ harness  ] " << Name() << ": " << RunCheckedWorkload(*index, options) << "\n";
 }
 
 // Designs with logical partitions (DEX) move them while the threads run: a hosted compute
@@ -200,13 +234,13 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
 TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
-  if (index->partitioning() == nullptr) GTEST_SKIP() << GetParam() << " has no logical partitions";
+  if (index->partitioning() == nullptr) GTEST_SKIP() << GetParam().design << " has no logical partitions";
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.repartition_ms = 2;
   uint64_t repartitions = 0;
   const std::string report = RunCheckedWorkload(*index, options, &repartitions);
   EXPECT_GT(repartitions, 0u);
-  std::cout << "[ harness  ] " << GetParam() << " with " << repartitions << " repartitionings: " << report << "\n";
+  std::cout << "[ harness  ] " << Name() << " with " << repartitions << " repartitionings: " << report << "\n";
 }
 
 TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
@@ -215,7 +249,7 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
   // design: RfTreeVerbs' append row), and how bad depends on whether the one fill came
   // before the root grew (seconds) or after (minutes). Its correctness under a stale cache
   // is ConcurrentOpsAreLinearizable's for this parameter.
-  if (GetParam() == "rftree:refresh_hops=off")
+  if (GetParam().design == "rftree:refresh_hops=off")
     GTEST_SKIP() << "quadratic sibling walks by design with a cache that never refreshes";
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
@@ -225,8 +259,8 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
   // empty, so splits of the root and of its first children race from the first operation.
   // Between inserts the threads read keys others may just have inserted, and scan, so
   // readers cross every split; the recorded history is checked like the mixed workload's.
-  auto key_of = [](uint64_t i, uint32_t t) { return 1 + (i * kThreads + t) * 3; };
-  auto value_of = [](Key k) { return k ^ 0xabc; };
+  auto number_of = [](uint64_t i, uint32_t t) { return 1 + (i * kThreads + t) * 3; };
+  auto value_of = [this](uint64_t number) { return keys_.Value(number, number ^ 0xabc); };
   check::HistoryRecorder recorder(kThreads);
   Latch start(kThreads);
   std::vector<std::thread> threads;
@@ -238,12 +272,13 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
       check::RecordingSession s(**opened, recorder.log(t));
       std::mt19937_64 rng(t);
       std::vector<KeyValue> out;
-      Value v;
+      std::string v;
       for (uint64_t i = 0; i < per_thread; ++i) {
-        Status inserted = s.Insert(key_of(i, t), value_of(key_of(i, t)));
-        ASSERT_TRUE(inserted.ok()) << "key " << key_of(i, t) << ": " << inserted.ToString();
-        const Key recent = key_of(i - rng() % (i + 1), rng() % kThreads);
-        Status st = i % 8 == 7 ? ::dmindex::testing::ScanU64(s, recent, 16, &out) : s.Lookup(recent, &v);
+        const uint64_t mine = number_of(i, t);
+        Status inserted = s.Insert(keys_.Key(mine), value_of(mine));
+        ASSERT_TRUE(inserted.ok()) << "key " << Text(keys_.Key(mine)) << ": " << inserted.ToString();
+        const std::string recent = keys_.Key(number_of(i - rng() % (i + 1), rng() % kThreads));
+        Status st = i % 8 == 7 ? s.Scan(recent, 16, &out) : s.Lookup(recent, &v);
         ASSERT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
       }
     });
@@ -253,15 +288,15 @@ TEST_P(IndexHarnessTest, ConcurrentInsertsIntoEmptyTree) {
   fabric_->SetFaults({});
   auto s = Session0(*index);
   ASSERT_NE(s, nullptr);
-  std::map<Key, Value> model;
+  std::map<std::string, std::string> model;
   for (uint32_t t = 0; t < kThreads; ++t)
-    for (uint64_t i = 0; i < per_thread; ++i) model[key_of(i, t)] = value_of(key_of(i, t));
+    for (uint64_t i = 0; i < per_thread; ++i) model[keys_.Key(number_of(i, t))] = value_of(number_of(i, t));
   size_t missing = 0;
   for (const auto& [k, v] : model) {
-    Value got = 0;
+    std::string got;
     Status st = s->Lookup(k, &got);
     if (!st.ok() || got != v) ++missing;
-    EXPECT_TRUE(st.ok() && got == v) << "key " << k << ": " << st.ToString();
+    EXPECT_TRUE(st.ok() && got == v) << "key " << Text(k) << ": " << st.ToString();
     if (missing > 5) break;
   }
   EXPECT_EQ(missing, 0u);
@@ -273,32 +308,54 @@ TEST_P(IndexHarnessTest, InvalidKeysAreRejected) {
   ASSERT_NE(index, nullptr);
   auto s = Session0(*index);
   ASSERT_NE(s, nullptr);
-  for (Key bad : {Key{0}, ~Key{0}}) {
-    Value v = 0;
-    std::vector<KeyValue> out;
-    EXPECT_TRUE(s->Lookup(bad, &v).IsInvalidArgument()) << bad;
-    EXPECT_TRUE(s->Insert(bad, 1).IsInvalidArgument()) << bad;
-    EXPECT_TRUE(s->Update(bad, 1).IsInvalidArgument()) << bad;
-    EXPECT_TRUE(s->Delete(bad).IsInvalidArgument()) << bad;
-    // A scan may start at a reserved position (nothing is stored there).
-    EXPECT_TRUE(::dmindex::testing::ScanU64(*s, bad, 10, &out).ok()) << bad;
-  }
-  // Keys that are not 8 bytes are no keys of a u64 index.
   std::string v;
-  EXPECT_TRUE(s->Lookup("", &v).IsInvalidArgument());
-  EXPECT_TRUE(s->Insert("123456789", "12345678").IsInvalidArgument());
-  std::vector<dmindex::KeyValue> pairs;
-  EXPECT_TRUE(s->Scan("1234", 3, &pairs).IsInvalidArgument());
-  // The extreme valid keys work, and the rejected calls left nothing behind.
-  ASSERT_TRUE(s->Insert(kMinKey, 11).ok());
-  ASSERT_TRUE(s->Insert(kMaxKey, 22).ok());
-  std::vector<KeyValue> all;
-  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMinKey, 10, &all).ok());
-  EXPECT_EQ(all, (std::vector<KeyValue>{{kMinKey, 11}, {kMaxKey, 22}}));
-  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMaxKey, 10, &all).ok());
-  EXPECT_EQ(all, (std::vector<KeyValue>{{kMaxKey, 22}}));
-  ASSERT_TRUE(::dmindex::testing::ScanU64(*s, kMinKey, 0, &all).ok());
-  EXPECT_TRUE(all.empty());
+  std::vector<KeyValue> pairs;
+  if (keys_.format() == KeyFormat::kU64) {
+    for (uint64_t bad : {uint64_t{0}, ~uint64_t{0}}) {
+      uint64_t value = 0;
+      EXPECT_TRUE(s->Lookup(bad, &value).IsInvalidArgument()) << bad;
+      EXPECT_TRUE(s->Insert(bad, 1).IsInvalidArgument()) << bad;
+      EXPECT_TRUE(s->Update(bad, 1).IsInvalidArgument()) << bad;
+      EXPECT_TRUE(s->Delete(bad).IsInvalidArgument()) << bad;
+      // A scan may start at a reserved position (nothing is stored there).
+      EXPECT_TRUE(s->Scan(U64Key(bad), 10, &pairs).ok()) << bad;
+    }
+    // Keys that are not 8 bytes are no keys of a u64 index.
+    EXPECT_TRUE(s->Lookup("", &v).IsInvalidArgument());
+    EXPECT_TRUE(s->Insert("123456789", "12345678").IsInvalidArgument());
+    EXPECT_TRUE(s->Scan("1234", 3, &pairs).IsInvalidArgument());
+    // The extreme valid keys work, and the rejected calls left nothing behind.
+    ASSERT_TRUE(s->Insert(kMinU64Key, 11).ok());
+    ASSERT_TRUE(s->Insert(kMaxU64Key, 22).ok());
+    const KeyValue min{U64Key(kMinU64Key).str(), U64Key(11).str()}, max{U64Key(kMaxU64Key).str(), U64Key(22).str()};
+    ASSERT_TRUE(s->Scan(U64Key(kMinU64Key), 10, &pairs).ok());
+    EXPECT_EQ(pairs, (std::vector<KeyValue>{min, max}));
+    ASSERT_TRUE(s->Scan(U64Key(kMaxU64Key), 10, &pairs).ok());
+    EXPECT_EQ(pairs, (std::vector<KeyValue>{max}));
+    ASSERT_TRUE(s->Scan(U64Key(kMinU64Key), 0, &pairs).ok());
+    EXPECT_TRUE(pairs.empty());
+    return;
+  }
+  // Bytes: no empty key, none over max_key_bytes, no value over max_value_bytes.
+  const IndexOptions o = Options("");
+  const std::string too_long(o.max_key_bytes + 1, 'k');
+  for (const std::string& bad : {std::string(), too_long}) {
+    EXPECT_TRUE(s->Lookup(bad, &v).IsInvalidArgument()) << bad.size();
+    EXPECT_TRUE(s->Insert(bad, "v").IsInvalidArgument()) << bad.size();
+    EXPECT_TRUE(s->Update(bad, "v").IsInvalidArgument()) << bad.size();
+    EXPECT_TRUE(s->Delete(bad).IsInvalidArgument()) << bad.size();
+  }
+  EXPECT_TRUE(s->Insert("k", std::string(o.max_value_bytes + 1, 'v')).IsInvalidArgument());
+  EXPECT_TRUE(s->Scan(too_long, 3, &pairs).IsInvalidArgument());
+  // The extreme valid keys and values work (a scan may start at the empty position), and
+  // the rejected calls left nothing behind.
+  const KeyValue shortest{std::string(1, '\0'), ""}, longest{std::string(o.max_key_bytes, '\xff'), std::string(o.max_value_bytes, 'v')};
+  ASSERT_TRUE(s->Insert(shortest.key, shortest.value).ok());
+  ASSERT_TRUE(s->Insert(longest.key, longest.value).ok());
+  ASSERT_TRUE(s->Scan("", 10, &pairs).ok());
+  EXPECT_EQ(pairs, (std::vector<KeyValue>{shortest, longest}));
+  ASSERT_TRUE(s->Lookup(longest.key, &v).ok());
+  EXPECT_EQ(v, longest.value);
 }
 
 TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
@@ -308,16 +365,19 @@ TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
   bad_knob.knobs["no-such-knob"] = "on";
   EXPECT_TRUE(Index::Open(bad_knob, cluster_).status().IsInvalidArgument());
   EXPECT_TRUE(index->OpenSession(testing::HarnessIndexOptions("").compute_nodes).status().IsInvalidArgument());
-  const std::vector<KeyValue> unsorted = {{5, 1}, {3, 1}};
-  const std::vector<KeyValue> duplicate = {{3, 1}, {3, 2}};
-  const std::vector<KeyValue> reserved = {{0, 1}, {3, 2}};
-  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, unsorted).IsInvalidArgument());
-  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, duplicate).IsInvalidArgument());
-  EXPECT_TRUE(::dmindex::testing::BulkLoadU64(*index, reserved).IsInvalidArgument());
+  const std::string a = std::min(keys_.Key(3), keys_.Key(5)), b = std::max(keys_.Key(3), keys_.Key(5));
+  const std::vector<KeyValue> unsorted = {{b, keys_.Value(1, 1)}, {a, keys_.Value(1, 1)}};
+  const std::vector<KeyValue> duplicate = {{a, keys_.Value(1, 1)}, {a, keys_.Value(1, 2)}};
+  // A key no index of the format takes: u64, a reserved integer; bytes, the empty key.
+  const std::string invalid = keys_.format() == KeyFormat::kU64 ? U64Key(0).str() : std::string();
+  const std::vector<KeyValue> reserved = {{invalid, keys_.Value(1, 1)}, {b, keys_.Value(1, 2)}};
+  EXPECT_TRUE(index->BulkLoad(unsorted).IsInvalidArgument());
+  EXPECT_TRUE(index->BulkLoad(duplicate).IsInvalidArgument());
+  EXPECT_TRUE(index->BulkLoad(reserved).IsInvalidArgument());
   // The rejected loads left the index empty and usable; a second load into it is refused.
-  const std::vector<KeyValue> good = {{3, 1}, {5, 2}};
-  ASSERT_TRUE(::dmindex::testing::BulkLoadU64(*index, good).ok());
-  Status again = ::dmindex::testing::BulkLoadU64(*index, std::vector<KeyValue>{{9, 1}});
+  const std::vector<KeyValue> good = {{a, keys_.Value(1, 1)}, {b, keys_.Value(2, 2)}};
+  ASSERT_TRUE(index->BulkLoad(good).ok());
+  Status again = index->BulkLoad(std::vector<KeyValue>{{keys_.Key(9), keys_.Value(9, 1)}});
   EXPECT_FALSE(again.ok());
   EXPECT_FALSE(again.message().empty());
   auto s = Session0(*index);
@@ -325,23 +385,32 @@ TEST_P(IndexHarnessTest, BadOptionsAndBulkInputAreRejected) {
   EXPECT_EQ(ScanAll(*s), good);
 }
 
-std::string DesignName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+// Every design in both key formats, named "<design>_u64" and "<design>_bytes".
+std::vector<HarnessParam> HarnessParams() {
+  std::vector<HarnessParam> all;
+  for (const std::string& design : Index::Designs())
+    for (KeyFormat format : {KeyFormat::kU64, KeyFormat::kBytes}) all.push_back({design, format});
+  return all;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(Index::Designs()),
-                         DesignName);
+// "<design>_<format>", knobs' punctuation as '_' ("rftree_refresh_hops_off_u64").
+std::string ParamName(const ::testing::TestParamInfo<HarnessParam>& info) {
+  std::string name = info.param.design;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name + (info.param.format == KeyFormat::kU64 ? "_u64" : "_bytes");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(HarnessParams()), ParamName);
 
 // Designs whose knobs change how they stay correct, run again with those knobs: RF-tree with
 // a search-layer cache filled once and never refreshed (every traversal after a split starts
 // left of its key; not for ConcurrentInsertsIntoEmptyTree, see there), and one refreshed
 // after every stale read (refreshes race the splits).
 INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
-                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"),
-                         DesignName);
+                         ::testing::Values(HarnessParam{"rftree:refresh_hops=off"},
+                                           HarnessParam{"rftree:refresh_hops=1"}),
+                         ParamName);
 
 }  // namespace
 }  // namespace dmindex

@@ -1,55 +1,57 @@
-// A node of the local B+-tree: one allocation of IndexOptions::node_bytes bytes, a 32-byte
-// header followed by 8-byte slots. A leaf holds `capacity` sorted keys, then their values; an
-// inner node holds `capacity` sorted separator keys, then capacity+1 child pointers, where
-// child i holds the keys in [key(i-1), key(i)).
+// A node of the local B+-tree: one allocation of IndexOptions::node_bytes bytes, a 24-byte
+// header followed by 8-byte words. For a key format F (key_formats.h), each key takes
+// F::kKeyWords words:
+//   leaf:  keys[capacity], values[capacity], and (raw-value formats: u64) a bitmap of
+//          ceil(capacity/64) words marking the values that are value_words, not raw 8 bytes;
+//   inner: keys[capacity] (separators), children[capacity + 1]; child i holds the keys in
+//          [key(i-1), key(i)).
 //
-// Every mutable word is a std::atomic accessed with relaxed ordering: optimistic readers read
+// Every word and header field a reader looks at is a std::atomic: optimistic readers read
 // while a writer may be changing the node, and validate with the node's OptLock afterwards.
-// The mutators below must only be called with the lock held.
+// Words that may hold pointers (key tags, values) are stored with release and loaded with
+// acquire, so a reader that loads a blob pointer also sees the blob's bytes. The mutators
+// must only be called with the lock held or before the node is published.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
-#include <optional>
 
+#include "designs/local/key_formats.h"
 #include "designs/local/opt_lock.h"
-#include "common/u64.h"
-#include "dmindex/index.h"
 
 namespace dmindex::designs::local {
 
-// The local tree stores the u64 key format (8-byte integer keys and values in atomic slots);
-// its adapter (local_index.cc) converts the public byte strings.
-using u64::Key;
-using u64::Value;
-using u64::KeyValue;
-using u64::kMinKey;
-using u64::kMaxKey;
-
-// A range of integer keys, as the adapter converts a public KeyRange.
-struct KeyRange {
-  Key start = kMinKey;
-  bool after_start = false;
-  std::optional<Key> end;  // exclusive
-};
-
+template <class F>
 class Node {
  public:
-  static constexpr uint32_t kHeaderBytes = 32;
-  static constexpr uint32_t LeafCapacity(uint32_t node_bytes) { return (node_bytes - kHeaderBytes) / 16; }
+  static constexpr uint32_t kHeaderBytes = 24;
+  static constexpr uint32_t kKeyWords = F::kKeyWords;
+  static constexpr uint32_t BitmapWords(uint32_t capacity) { return F::kRawValues ? (capacity + 63) / 64 : 0; }
+  static constexpr uint32_t LeafCapacity(uint32_t node_bytes) {
+    const uint32_t room = node_bytes - kHeaderBytes;
+    uint32_t c = room / ((kKeyWords + 1) * 8);
+    while (c > 0 && c * (kKeyWords + 1) * 8 + BitmapWords(c) * 8 > room) --c;
+    return c;
+  }
   static constexpr uint32_t InnerCapacity(uint32_t node_bytes) {
-    return (node_bytes - kHeaderBytes - 8) / 16;
+    return (node_bytes - kHeaderBytes - 8) / ((kKeyWords + 1) * 8);
+  }
+  // Room for four entries in leaves and inner nodes alike.
+  static constexpr uint32_t MinNodeBytes() {
+    const uint32_t leaf = kHeaderBytes + 4 * (kKeyWords + 1) * 8 + BitmapWords(4) * 8;
+    const uint32_t inner = kHeaderBytes + 8 + 4 * (kKeyWords + 1) * 8;
+    return leaf > inner ? leaf : inner;
   }
 
-  // level 0 is a leaf. The node starts empty and unlocked.
+  // level 0 is a leaf. The node starts empty, unlocked, every word 0.
   static Node* Create(uint32_t node_bytes, uint16_t level) {
     void* memory = ::operator new(node_bytes, std::align_val_t{64});
     const uint32_t capacity = level == 0 ? LeafCapacity(node_bytes) : InnerCapacity(node_bytes);
     Node* node = new (memory) Node(level, capacity);
-    const uint32_t slots = level == 0 ? 2 * capacity : 2 * capacity + 1;
-    for (uint32_t i = 0; i < slots; ++i) new (node->raw_slot(i)) std::atomic<uint64_t>(0);
+    const uint32_t words = (node_bytes - kHeaderBytes) / 8;
+    for (uint32_t i = 0; i < words; ++i) new (node->raw_word(i)) Word(0);
     return node;
   }
   static void Destroy(Node* node) {
@@ -61,98 +63,151 @@ class Node {
   bool is_leaf() const { return level_ == 0; }
   uint16_t level() const { return level_; }
   uint32_t capacity() const { return capacity_; }
-  uint32_t count() const { return count_.load(std::memory_order_relaxed); }
-  bool full() const { return count() >= capacity_; }
-
-  Key key(uint32_t i) const { return slot(i).load(std::memory_order_relaxed); }
-  Value value(uint32_t i) const { return slot(capacity_ + i).load(std::memory_order_relaxed); }
-  Node* child(uint32_t i) const {
-    return reinterpret_cast<Node*>(slot(capacity_ + i).load(std::memory_order_relaxed));
+  // Bounded by capacity, so a torn count never sends a reader past the node.
+  uint32_t count() const {
+    const uint32_t n = count_.load(std::memory_order_relaxed);
+    return n < capacity_ ? n : capacity_;
   }
+  bool full() const { return count_.load(std::memory_order_relaxed) >= capacity_; }
   Node* next() const { return next_.load(std::memory_order_relaxed); }
+
+  const Word* key(uint32_t i) const { return &word(kKeyWords * i); }
+  // A key's words as plain integers (under the lock, or to be trusted after validation).
+  void CopyKey(uint32_t i, uint64_t* out) const {
+    for (uint32_t j = 0; j < kKeyWords; ++j) out[j] = key(i)[j].load(std::memory_order_acquire);
+  }
+  uint64_t value(uint32_t i) const { return word(values_at() + i).load(std::memory_order_acquire); }
+  Node* child(uint32_t i) const {
+    return reinterpret_cast<Node*>(word(values_at() + i).load(std::memory_order_relaxed));
+  }
+  // Raw-value leaves: the value word of entry i is a value_word, not the 8 bytes themselves.
+  // The bitmap is kept only once the leaf ever held such a value (has_boxed), so leaves of
+  // 8-byte values pay one flag test.
+  bool has_boxed() const { return F::kRawValues && has_boxed_.load(std::memory_order_relaxed) != 0; }
+  bool boxed(uint32_t i) const {
+    if constexpr (!F::kRawValues) return true;
+    if (!has_boxed()) return false;
+    return (word(bitmap_at() + i / 64).load(std::memory_order_relaxed) >> (i % 64)) & 1;
+  }
 
   // Index of the first key >= k (count() if none). Bounded by capacity even if an optimistic
   // reader sees keys mid-shift; the result is only trusted after validation.
-  uint32_t LowerBound(Key k) const {
-    uint32_t lo = 0, hi = count() < capacity_ ? count() : capacity_;
+  uint32_t LowerBound(const typename F::Probe& k) const {
+    uint32_t lo = 0, hi = count();
     while (lo < hi) {
-      uint32_t mid = (lo + hi) / 2;
-      if (key(mid) < k) lo = mid + 1; else hi = mid;
+      const uint32_t mid = (lo + hi) / 2;
+      if (F::StoredLess(key(mid), k)) lo = mid + 1; else hi = mid;
     }
     return lo;
   }
   // Index of the first key > k.
-  uint32_t UpperBound(Key k) const {
-    uint32_t lo = 0, hi = count() < capacity_ ? count() : capacity_;
+  uint32_t UpperBound(const typename F::Probe& k) const {
+    uint32_t lo = 0, hi = count();
     while (lo < hi) {
-      uint32_t mid = (lo + hi) / 2;
-      if (!(k < key(mid))) lo = mid + 1; else hi = mid;
+      const uint32_t mid = (lo + hi) / 2;
+      if (!F::ProbeLess(k, key(mid))) lo = mid + 1; else hi = mid;
     }
     return lo;
   }
   // Leaf: true if k is present, at *pos (else *pos is where it would go).
-  bool Find(Key k, uint32_t* pos) const {
+  bool Find(const typename F::Probe& k, uint32_t* pos) const {
     *pos = LowerBound(k);
-    return *pos < count() && key(*pos) == k;
+    return *pos < count() && F::Equal(key(*pos), k);
   }
   // The child of an inner node responsible for k: the number of separators <= k.
-  uint32_t ChildIndex(Key k) const { return UpperBound(k); }
+  uint32_t ChildIndex(const typename F::Probe& k) const { return UpperBound(k); }
 
   // --- Mutators (lock held, or the node not yet published) ---
-  void set_count(uint32_t n) { count_.store(n, std::memory_order_relaxed); }
-  void set_key(uint32_t i, Key k) { slot(i).store(k, std::memory_order_relaxed); }
-  void set_value(uint32_t i, Value v) { slot(capacity_ + i).store(v, std::memory_order_relaxed); }
-  void set_child(uint32_t i, Node* c) {
-    slot(capacity_ + i).store(reinterpret_cast<uint64_t>(c), std::memory_order_relaxed);
-  }
+  void set_count(uint32_t n) { count_.store(static_cast<uint16_t>(n), std::memory_order_relaxed); }
   void set_next(Node* n) { next_.store(n, std::memory_order_relaxed); }
-
-  // Leaf: puts (k, v) at position pos, shifting the tail right. Requires !full().
-  void InsertEntry(uint32_t pos, Key k, Value v) {
-    for (uint32_t i = count(); i > pos; --i) {
-      set_key(i, key(i - 1));
-      set_value(i, value(i - 1));
+  void SetKey(uint32_t i, const uint64_t* words) {
+    for (uint32_t j = 0; j < kKeyWords; ++j) word(kKeyWords * i + j).store(words[j], std::memory_order_release);
+  }
+  void set_value(uint32_t i, uint64_t v) { word(values_at() + i).store(v, std::memory_order_release); }
+  void set_child(uint32_t i, Node* c) {
+    word(values_at() + i).store(reinterpret_cast<uint64_t>(c), std::memory_order_relaxed);
+  }
+  // Raw-value leaves: marks entry i's value as a value_word (true) or raw 8 bytes.
+  void set_boxed(uint32_t i, bool boxed) {
+    if constexpr (F::kRawValues) {
+      if (!has_boxed()) {
+        if (!boxed) return;
+        has_boxed_.store(1, std::memory_order_relaxed);
+      }
+      Word& w = word(bitmap_at() + i / 64);
+      const uint64_t bit = uint64_t{1} << (i % 64);
+      const uint64_t old = w.load(std::memory_order_relaxed);
+      w.store(boxed ? old | bit : old & ~bit, std::memory_order_relaxed);
     }
-    set_key(pos, k);
+  }
+  // Entry `from` of leaf `src` (possibly this one) into slot `to`; `bits`: the boxed-value
+  // bitmap is in use (has_boxed, read once by the caller: the loops below stay lean).
+  void CopyEntry(const Node& src, uint32_t from, uint32_t to, bool bits) {
+    uint64_t k[kKeyWords];
+    src.CopyKey(from, k);
+    SetKey(to, k);
+    set_value(to, src.value(from));
+    if (bits) set_boxed(to, src.boxed(from));
+  }
+  // Leaf: an entry's slot no longer holds it. Formats with pointers in their words clear it,
+  // so no slot keeps a pointer to memory that is retired and later freed.
+  void ClearEntry(uint32_t i) {
+    if constexpr (!F::kRawValues) {
+      for (uint32_t j = 0; j < kKeyWords; ++j) word(kKeyWords * i + j).store(0, std::memory_order_release);
+      set_value(i, 0);
+    }
+  }
+
+  // Leaf: puts (key, value) at position pos, shifting the tail right. Requires !full().
+  void InsertEntry(uint32_t pos, const uint64_t* key_words, uint64_t v, bool boxed) {
+    const uint32_t n = count();
+    const bool bits = has_boxed();
+    for (uint32_t i = n; i > pos; --i) CopyEntry(*this, i - 1, i, bits);
+    SetKey(pos, key_words);
     set_value(pos, v);
-    set_count(count() + 1);
+    set_boxed(pos, boxed);
+    set_count(n + 1);
   }
   // Leaf: removes the entry at pos, shifting the tail left.
   void RemoveEntry(uint32_t pos) {
-    for (uint32_t i = pos; i + 1 < count(); ++i) {
-      set_key(i, key(i + 1));
-      set_value(i, value(i + 1));
-    }
-    set_count(count() - 1);
+    const uint32_t n = count();
+    const bool bits = has_boxed();
+    for (uint32_t i = pos; i + 1 < n; ++i) CopyEntry(*this, i + 1, i, bits);
+    ClearEntry(n - 1);
+    set_count(n - 1);
   }
-  // Inner: adds separator `sep` with `right` as the child for keys >= sep. Requires !full().
-  void InsertChild(Key sep, Node* right) {
-    const uint32_t pos = LowerBound(sep);
-    for (uint32_t i = count(); i > pos; --i) {
-      set_key(i, key(i - 1));
+  // Inner: adds separator `sep` at position pos with `right` as the child after it (the child
+  // at pos was split into itself and `right`). Requires !full().
+  void InsertChild(uint32_t pos, const uint64_t* sep, Node* right) {
+    const uint32_t n = count();
+    for (uint32_t i = n; i > pos; --i) {
+      uint64_t k[kKeyWords];
+      CopyKey(i - 1, k);
+      SetKey(i, k);
       set_child(i + 1, child(i));
     }
-    set_key(pos, sep);
+    SetKey(pos, sep);
     set_child(pos + 1, right);
-    set_count(count() + 1);
+    set_count(n + 1);
   }
 
  private:
-  Node(uint16_t level, uint32_t capacity) : capacity_(capacity), level_(level) {}
+  Node(uint16_t level, uint32_t capacity) : capacity_(static_cast<uint16_t>(capacity)), level_(level) {}
 
-  void* raw_slot(uint32_t i) { return reinterpret_cast<std::byte*>(this) + kHeaderBytes + 8 * i; }
-  std::atomic<uint64_t>& slot(uint32_t i) const {
+  uint32_t values_at() const { return kKeyWords * capacity_; }
+  uint32_t bitmap_at() const { return (kKeyWords + 1) * capacity_; }
+  void* raw_word(uint32_t i) { return reinterpret_cast<std::byte*>(this) + kHeaderBytes + 8 * i; }
+  Word& word(uint32_t i) const {
     auto* self = const_cast<Node*>(this);
-    return *std::launder(reinterpret_cast<std::atomic<uint64_t>*>(self->raw_slot(i)));
+    return *std::launder(reinterpret_cast<Word*>(self->raw_word(i)));
   }
 
   OptLock lock_;
-  std::atomic<uint32_t> count_{0};
-  const uint32_t capacity_;
-  const uint16_t level_;
   std::atomic<Node*> next_{nullptr};  // leaves: right sibling, for scans
+  std::atomic<uint16_t> count_{0};
+  const uint16_t capacity_;
+  const uint16_t level_;
+  std::atomic<uint8_t> has_boxed_{0};
 };
-
-static_assert(sizeof(Node) <= Node::kHeaderBytes, "node header must fit kHeaderBytes");
 
 }  // namespace dmindex::designs::local

@@ -21,11 +21,8 @@ class OptLock {
   // Waits while a writer holds the lock (yielding: on few cores the holder needs the CPU)
   // and returns the version to validate against later.
   uint64_t ReadLock() const {
-    uint64_t v = word_.load(std::memory_order_acquire);
-    if (!(v & 1)) return v;
-    Backoff backoff(backoff::kLatchHeld, "a node latch of the local tree");
-    while ((v = word_.load(std::memory_order_acquire)) & 1) backoff.Pause();
-    return v;
+    const uint64_t v = word_.load(std::memory_order_acquire);
+    return (v & 1) ? WaitForWriter() : v;
   }
 
   // True if no writer touched the node since ReadLock returned `version`, i.e. everything
@@ -58,6 +55,14 @@ class OptLock {
   void Unlock() { word_.fetch_add(1, std::memory_order_release); }
 
  private:
+  // Out of line: the wait is rare, and inlining it would keep ReadLock out of the callers.
+  [[gnu::noinline]] uint64_t WaitForWriter() const {
+    Backoff backoff(backoff::kLatchHeld, "a node latch of the local tree");
+    uint64_t v;
+    while ((v = word_.load(std::memory_order_acquire)) & 1) backoff.Pause();
+    return v;
+  }
+
   std::atomic<uint64_t> word_{0};
 };
 
