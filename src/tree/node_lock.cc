@@ -33,8 +33,14 @@ Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddr
                                 void* buf, uint32_t len, Held* held, uint64_t* holder) const {
   held->word = LockWordFor(node);
   held->local = nullptr;
+  return TryOnce(ep, owner, node, buf, len, held, holder);
+}
+
+Status NodeLock::TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+                         uint32_t len, Held* held, uint64_t* holder) const {
   uint64_t old = ~kUnlocked;
   if (combine_) {
+    // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
     DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
                                  fabric::Verb::Read(node, buf, len)},
                                 fabric::Ordering::kInOrder));
@@ -58,26 +64,13 @@ Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress nod
   RetryBudget budget(retry_limits::kNodeLockHeld, "lock node");
   Backoff backoff(backoff::kLockHeld, "the node lock", held->word);
   for (;;) {
-    uint64_t old = ~kUnlocked;
-    if (combine_) {
-      // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
-      DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
-                                   fabric::Verb::Read(node, buf, len)},
-                                  fabric::Ordering::kInOrder));
-    } else {
-      DMX_RETURN_IF_ERROR(ep.Cas(held->word, kUnlocked, owner, &old));
-    }
-    if (old == kUnlocked) {
-      held->held = true;
-      if (combine_) return Status::Ok();
-      Status s = ep.Read(node, buf, len);
-      if (!s.ok()) (void)Unlock(ep, held);
-      return s;
-    }
+    uint64_t holder = 0;
+    DMX_RETURN_IF_ERROR(TryOnce(ep, owner, node, buf, len, held, &holder));
+    if (held->held) return Status::Ok();
     ++*cas_failures;
     if (!budget.Spend())
       return budget.Exhausted(node.ToString() + " (lock word " + held->word.ToString() +
-                              ", held by owner " + std::to_string(old) + ")");
+                              ", held by owner " + std::to_string(holder) + ")");
     backoff.Pause();
   }
 }

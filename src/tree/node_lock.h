@@ -51,6 +51,9 @@ class NodeLock {
  private:
   Status Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                  uint32_t len, Held* held, uint64_t* cas_failures) const;
+  // One CAS on held->word (with the READ of the node when combining); *holder as above.
+  Status TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+                 uint32_t len, Held* held, uint64_t* holder) const;
   // Posts verbs so that they land in order: one in-order batch per run of verbs on one
   // memory node when combining, one round trip per verb otherwise.
   Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
