@@ -49,12 +49,14 @@ inline fabric::FaultOptions HarnessFaults() {
   return f;
 }
 
-// An in-process fabric of two memory nodes with `faults` switched on.
-inline std::unique_ptr<fabric::InProcFabric> MakeHarnessFabric(const fabric::FaultOptions& faults) {
+// An in-process fabric of two memory nodes with `faults` switched on. `chunk_bytes`: what a
+// memory node hands out at a time, also the largest block (a 1 MiB value's needs 1.25 MiB).
+inline std::unique_ptr<fabric::InProcFabric> MakeHarnessFabric(const fabric::FaultOptions& faults,
+                                                               uint64_t chunk_bytes = 1 << 20) {
   fabric::InProcOptions o;
   o.memory_nodes = 2;
   o.pool_bytes = 256ull << 20;  // reserved lazily: only what the test touches is used
-  o.node.chunk_bytes = 1 << 20;
+  o.node.chunk_bytes = chunk_bytes;
   o.faults = faults;
   o.prepare_node = designs::RegisterMemoryNodeHandlers;
   auto f = fabric::InProcFabric::Create(o);

@@ -25,7 +25,7 @@ using ::dmindex::u64::kMaxKey;
 using ::dmindex::u64::IsValidKey;
 
 
-using Layout = tree::NodeLayout<tree::U64KV>;
+using Layout = tree::NodeLayout<tree::U64BytesKV>;
 using fabric::HeldVerb;
 
 constexpr uint32_t kNodeBytes = 1024;

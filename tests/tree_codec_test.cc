@@ -21,7 +21,7 @@ Layout MakeLayout(uint32_t bytes = 1024) { return std::move(Layout::For(bytes)).
 
 std::vector<Entry> Entries(size_t n, uint64_t first = 10, uint64_t step = 10) {
   std::vector<Entry> e;
-  for (size_t i = 0; i < n; ++i) e.push_back({first + i * step, 1000 + i});
+  for (size_t i = 0; i < n; ++i) e.push_back({first + i * step, 1000 + i, {}});
   return e;
 }
 

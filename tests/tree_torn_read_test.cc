@@ -51,7 +51,7 @@ struct Pool {
   std::vector<std::byte> Leaf(uint64_t n, uint64_t v) {
     std::vector<std::byte> image(kNodeBytes);
     std::vector<LeafEntry<U64KV>> entries;
-    for (uint64_t k = 1; k <= n; ++k) entries.push_back({k, v});
+    for (uint64_t k = 1; k <= n; ++k) entries.push_back({k, v, {}});
     NodeHeader<U64KV> h;
     h.version = 1000 + v;
     shared->validator.leaf().Build(image.data(), h, entries, false);

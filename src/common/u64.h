@@ -1,5 +1,5 @@
 // The u64 key format inside dmindex's layers: keys and values as the integers the fixed-size
-// designs store (U64KV trees, DEX's pages and wire formats, the local tree's slots, the
+// designs store (U64BytesKV trees, DEX's pages and wire formats, the local tree's slots, the
 // benchmark's key space). The public API carries them as 8-byte big-endian strings
 // (dmindex::U64Key); adapters convert at the boundary.
 #pragma once

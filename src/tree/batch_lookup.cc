@@ -85,6 +85,13 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value>
       }
       if (step == Step::kArrived) {  // a leaf: NextStep stops at level 0
         const int slot = t_.validator.leaf().Find(image, h, key);
+        if constexpr (KV::kValueBlocks) {
+          // Out of line: the key's own Lookup fetches the block within its lease.
+          if (slot >= 0 && !t_.validator.leaf().BlockAt(image, h, static_cast<uint32_t>(slot)).is_null()) {
+            alone.push_back(w.key);
+            continue;
+          }
+        }
         statuses[w.key] = slot < 0 ? Status::NotFound() : Status::Ok();
         if (slot >= 0) values[w.key] = t_.validator.leaf().ValueAt(image, h, static_cast<uint32_t>(slot));
         continue;
@@ -109,6 +116,7 @@ void BatchLookup<KV>::Run(Ctx& c, std::span<const KeyRef> keys, std::span<Value>
   for (size_t i : alone) statuses[i] = reader_.Lookup(c, keys[i], &values[i]);
 }
 
+template class BatchLookup<U64BytesKV>;
 template class BatchLookup<U64KV>;
 template class BatchLookup<BytesKV>;
 

@@ -26,13 +26,26 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
     if (i > 0 && !(sorted[i - 1].key < sorted[i].key))
       return Status::InvalidArgument("bulk load: keys not strictly ascending at position " +
                                      std::to_string(i));
-    if (Status s = leaf.CheckEntry(sorted[i].key, sorted[i].value); !s.ok())
-      return Status::InvalidArgument("bulk load: at position " + std::to_string(i) + ": " + s.message());
+    Status s = leaf.CheckEntry(sorted[i].key, sorted[i].value);
+    if (s.ok()) s = CheckValue<KV>(t_.options, sorted[i].value);
+    if (!s.ok()) return Status::InvalidArgument("bulk load: at position " + std::to_string(i) + ": " + s.message());
   }
   auto root = reader_.RefreshRoot(c);
   if (!root.ok()) return root.status();
   if (!root->is_null()) return Status::InvalidArgument("bulk load needs an empty index");
   if (sorted.empty()) return Status::Ok();
+  std::vector<LeafEntry<KV>> with_blocks;
+  std::vector<ValueBlockRef> blocks;  // written, to free them if publishing fails
+  if constexpr (KV::kValueBlocks) {
+    // Values past the inline limit go to blocks first (spread over the memory nodes), all
+    // written before any leaf that points at them.
+    Status s = WriteBlocks(c, sorted, &with_blocks, &blocks);
+    if (!s.ok()) {
+      for (const ValueBlockRef& b : blocks) values_.Free(c, b);
+      return s;
+    }
+    if (!blocks.empty()) sorted = with_blocks;
+  }
 
   const uint32_t nb = t_.layout.node_bytes;
   const double fill = t_.options.bulk_fill;
@@ -71,6 +84,8 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
   };
   auto fail = [&](Status s) {
     for (const auto& [a, level] : all) t_.UnplaceNode(c.cn.allocator, a, level);
+    if constexpr (KV::kValueBlocks)
+      for (const ValueBlockRef& b : blocks) values_.Free(c, b);
     return s;
   };
   // Writes level `height`: allocates its nodes, then `build(j, h, image)` fills node j
@@ -133,6 +148,41 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
   return reader_.RefreshRoot(c).status();
 }
 
+template <KeyValueTraits KV>
+Status BulkLoader<KV>::WriteBlocks(Ctx& c, std::span<const LeafEntry<KV>> sorted,
+                                   std::vector<LeafEntry<KV>>* out,
+                                   std::vector<ValueBlockRef>* blocks) const {
+  if constexpr (!KV::kValueBlocks) {
+    return Status::Ok();
+  } else {
+  const uint32_t inline_limit = t_.validator.leaf().InlineLimit();
+  size_t large = 0;
+  for (const auto& e : sorted) large += e.value.size() > inline_limit;
+  if (large == 0) return Status::Ok();
+  out->assign(sorted.begin(), sorted.end());
+  std::vector<std::vector<std::byte>> bufs(kWriteBatch);
+  std::vector<fabric::Verb> verbs;
+  uint64_t n = 0;
+  for (auto& e : *out) {
+    if (e.value.size() <= inline_limit) continue;
+    fabric::Verb w;
+    auto ref = values_.PrepareInto(c, e.key, e.value, static_cast<uint16_t>(n++ % t_.fabric.memory_nodes()),
+                                   &bufs[verbs.size()], &w);
+    if (!ref.ok()) return ref.status();
+    blocks->push_back(*ref);
+    e = {e.key, typename KV::Value(), *ref};
+    verbs.push_back(w);
+    if (verbs.size() == kWriteBatch) {
+      DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kUnordered));
+      verbs.clear();
+    }
+  }
+  if (!verbs.empty()) DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kUnordered));
+  return Status::Ok();
+  }
+}
+
+template class BulkLoader<U64BytesKV>;
 template class BulkLoader<U64KV>;
 template class BulkLoader<BytesKV>;
 

@@ -62,6 +62,7 @@ Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard
   }
 }
 
+template class CoveringLocker<U64BytesKV>;
 template class CoveringLocker<U64KV>;
 template class CoveringLocker<BytesKV>;
 

@@ -17,9 +17,10 @@ namespace dmindex::tree {
 
 // Applies `op` to sorted leaf entries (which may grow past a node's capacity: the caller
 // splits). NotFound, with the entries unchanged, for an Update or Delete of an absent key.
+// `block`: the value's block if it is out of line (then `value` is empty; value_block.h).
 template <KeyValueTraits KV>
 Status ApplyToSorted(std::vector<LeafEntry<KV>>& entries, WriteOp op, typename KV::KeyRef key,
-                     typename KV::ValueRef value) {
+                     typename KV::ValueRef value, ValueBlockRef block = {}) {
   using KeyRef = typename KV::KeyRef;
   auto pos = std::lower_bound(entries.begin(), entries.end(), key,
                               [](const LeafEntry<KV>& e, KeyRef k) { return e.key < k; });
@@ -28,9 +29,9 @@ Status ApplyToSorted(std::vector<LeafEntry<KV>>& entries, WriteOp op, typename K
   if (op == WriteOp::kDelete)
     entries.erase(pos);
   else if (found)
-    pos->value = typename KV::Value(value);
+    *pos = {pos->key, typename KV::Value(value), block};
   else
-    entries.insert(pos, {typename KV::Key(key), typename KV::Value(value)});
+    entries.insert(pos, {typename KV::Key(key), typename KV::Value(value), block});
   return Status::Ok();
 }
 

@@ -131,6 +131,7 @@ uint64_t InternalCache<KV>::bytes() const {
   return nodes_ * bytes_per_node_;
 }
 
+template class InternalCache<U64BytesKV>;
 template class InternalCache<U64KV>;
 template class InternalCache<BytesKV>;
 

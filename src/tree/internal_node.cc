@@ -58,6 +58,7 @@ bool FixedInternalCodec<KV>::Build(std::byte* image, NodeHeader<KV> h,
   return true;
 }
 
+template class FixedInternalCodec<U64BytesKV>;
 template class FixedInternalCodec<U64KV>;
 
 }  // namespace dmindex::tree

@@ -1,4 +1,4 @@
-// Fixed-format internal node codec (U64KV): `count` sorted [separator | child] entries after
+// Fixed-format internal node codec (U64BytesKV): `count` sorted [separator | child] entries after
 // the header, plus the header's leftmost child. Child i covers [key_i, key_{i+1}); leftmost
 // covers [low, key_0). Internal nodes are only written whole, so one body check (bound to the
 // node version) covers all used entries.

@@ -1,6 +1,7 @@
 #include "tree/leaf_node.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace dmindex::tree {
 
@@ -11,15 +12,18 @@ uint32_t FixedLeafCodec<KV>::UsedSlots(const NodeHeader<KV>& h) const {
 }
 
 template <typename KV>
-uint64_t FixedLeafCodec<KV>::CheckWord(const std::byte* s, uint64_t version, uint32_t slot, bool tomb) {
-  return (SlotCheck(s, L::kSlotCheckOff, version, slot, tomb) & ~kTombBit) | (tomb ? kTombBit : 0);
+uint64_t FixedLeafCodec<KV>::CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags) {
+  if constexpr (!kBytesValues)
+    return (SlotCheck(s, L::kSlotCheckOff, version, slot, (flags & kTombBit) != 0) & ~kTombBit) | flags;
+  else
+    return (SlotCheckWithFlags(s, L::kSlotCheckOff, version, slot, flags) & ~kFlagBits) | flags;
 }
 
 template <typename KV>
 bool FixedLeafCodec<KV>::ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const {
   const std::byte* s = image + l_.SlotOffset(slot);
   const uint64_t check = LoadAt<uint64_t>(s, L::kSlotCheckOff);
-  return check == CheckWord(s, version, slot, (check & kTombBit) != 0);
+  return check == CheckWord(s, version, slot, check & kFlagBits);
 }
 
 template <typename KV>
@@ -29,6 +33,33 @@ bool FixedLeafCodec<KV>::ValidSlots(const std::byte* image, const NodeHeader<KV>
   for (uint32_t i = 0; i < n; ++i)
     if (!ValidSlot(image, h.version, i)) return false;
   return true;
+}
+
+template <typename KV>
+typename FixedLeafCodec<KV>::Value FixedLeafCodec<KV>::ValueAt(const std::byte* image, uint32_t slot) const {
+  const uint32_t at = l_.SlotOffset(slot) + L::kKeyBytes;
+  if constexpr (!kBytesValues) {
+    return LoadAt<Value>(image, at);
+  } else {
+    const uint64_t flags = FlagsAt(image, slot);
+    if (flags & kBlockBit) return Value();
+    // Clamped: with validation off a torn length must not read past the value word.
+    const size_t len = std::min<size_t>(flags >> kLenShift, 8);
+    return Value(reinterpret_cast<const char*>(image + at), len);
+  }
+}
+
+template <typename KV>
+ValueBlockRef FixedLeafCodec<KV>::BlockAt(const std::byte* image, const NodeHeader<KV>& h,
+                                          uint32_t slot) const {
+  if constexpr (!kBytesValues) {
+    return {};
+  } else {
+    if (!(FlagsAt(image, slot) & kBlockBit)) return {};
+    const uint64_t word = LoadAt<uint64_t>(image, l_.SlotOffset(slot) + L::kKeyBytes);
+    return {GlobalAddress::FromRaw(word & ~uint64_t{value_block::kClassMask}),
+            value_block::ClassBytes(static_cast<uint32_t>(word & value_block::kClassMask))};
+  }
 }
 
 template <typename KV>
@@ -55,7 +86,7 @@ int FixedLeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, Ke
 
 template <typename KV>
 int FixedLeafCodec<KV>::InsertSlot(const std::byte* image, const NodeHeader<KV>& h,
-                              const Key& key) const {
+                                   const Key& key) const {
   if (!h.unsorted()) return -1;
   const int bound = BoundSlot(image, key);
   return bound >= 0 ? bound : BoundSlot(image, KV::kNegInf);
@@ -63,45 +94,64 @@ int FixedLeafCodec<KV>::InsertSlot(const std::byte* image, const NodeHeader<KV>&
 
 template <typename KV>
 void FixedLeafCodec<KV>::Collect(const std::byte* image, const NodeHeader<KV>& h,
-                            std::vector<Entry>* out) const {
+                                 std::vector<Entry>* out) const {
   const size_t first = out->size();
   const uint32_t n = UsedSlots(h);
   for (uint32_t i = 0; i < n; ++i)
-    if (LiveAt(image, i)) out->push_back({KeyAt(image, i), ValueAt(image, i)});
+    if (LiveAt(image, i)) out->push_back({KeyAt(image, i), ValueAt(image, i), BlockAt(image, h, i)});
   if (h.unsorted())
     std::sort(out->begin() + first, out->end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
 }
 
 template <typename KV>
-void FixedLeafCodec<KV>::Encode(std::byte* image, uint32_t slot, const Key& key, const Value& value,
-                           uint64_t version, bool tomb) const {
+void FixedLeafCodec<KV>::ValueWord(const Entry& e, uint64_t* word, uint64_t* flags) {
+  *word = 0;
+  *flags = 0;
+  if constexpr (!kBytesValues) {
+    std::memcpy(word, &e.value, sizeof(Value));
+  } else if (!e.block.is_null()) {
+    *word = e.block.addr.raw() | value_block::ClassFor(e.block.read_bytes);
+    *flags = kBlockBit;
+  } else {
+    std::memcpy(word, e.value.data(), std::min<size_t>(e.value.size(), 8));
+    *flags = uint64_t{std::min<size_t>(e.value.size(), 8)} << kLenShift;
+  }
+}
+
+template <typename KV>
+void FixedLeafCodec<KV>::Encode(std::byte* image, uint32_t slot, const Key& key, uint64_t value_word,
+                                uint64_t version, uint64_t flags) const {
   std::byte* s = image + l_.SlotOffset(slot);
   std::memset(s, 0, L::kSlotCheckOff);
   StoreAt(s, 0, key);
-  StoreAt(s, L::kKeyBytes, value);
-  StoreAt(s, L::kSlotCheckOff, CheckWord(s, version, slot, tomb));
+  StoreAt(s, L::kKeyBytes, value_word);
+  StoreAt(s, L::kSlotCheckOff, CheckWord(s, version, slot, flags));
+}
+
+template <typename KV>
+void FixedLeafCodec<KV>::EncodeEntry(std::byte* image, uint32_t slot, const Entry& e,
+                                     uint64_t version) const {
+  uint64_t word, flags;
+  ValueWord(e, &word, &flags);
+  Encode(image, slot, e.key, word, version, flags);
 }
 
 template <typename KV>
 void FixedLeafCodec<KV>::EncodeSlot(std::byte* image, uint32_t slot, const Key& key,
-                               const Value& value, uint64_t version) const {
-  Encode(image, slot, key, value, version, false);
+                                    const Value& value, uint64_t version) const {
+  EncodeEntry(image, slot, Entry{key, value, {}}, version);
 }
 
 template <typename KV>
 void FixedLeafCodec<KV>::EncodeTomb(std::byte* image, uint32_t slot, const Key& key,
-                               uint64_t version) const {
-  Value zero;
-  std::memset(&zero, 0, sizeof(zero));
-  Encode(image, slot, key, zero, version, true);
+                                    uint64_t version) const {
+  Encode(image, slot, key, 0, version, kTombBit);
 }
 
 template <typename KV>
 void FixedLeafCodec<KV>::EncodeEmptySlot(std::byte* image, uint32_t slot, uint64_t version) const {
-  Value zero;
-  std::memset(&zero, 0, sizeof(zero));
-  Encode(image, slot, KV::kNegInf, zero, version, false);
+  Encode(image, slot, KV::kNegInf, 0, version, 0);
 }
 
 template <typename KV>
@@ -117,7 +167,7 @@ bool FixedLeafCodec<KV>::Build(std::byte* image, NodeHeader<KV> h, std::span<con
   FixedHeaderCodec<KV>::Write(h, image);
   for (uint32_t i = 0; i < l_.leaf_capacity; ++i) {
     if (i < sorted.size())
-      EncodeSlot(image, i, sorted[i].key, sorted[i].value, h.version);
+      EncodeEntry(image, i, sorted[i], h.version);
     else
       EncodeEmptySlot(image, i, h.version);
   }
@@ -127,7 +177,7 @@ bool FixedLeafCodec<KV>::Build(std::byte* image, NodeHeader<KV> h, std::span<con
 
 template <typename KV>
 EntryWrite FixedLeafCodec<KV>::WriteEntry(std::byte* image, const NodeHeader<KV>& h, WriteOp op,
-                                          KeyRef key, ValueRef value) const {
+                                          KeyRef key, const Entry& e) const {
   EntryWrite w;
   if (!h.unsorted()) return w;  // kWhole
   int slot = Find(image, h, key);
@@ -143,7 +193,7 @@ EntryWrite FixedLeafCodec<KV>::WriteEntry(std::byte* image, const NodeHeader<KV>
   if (op == WriteOp::kDelete)
     EncodeTomb(image, i, key, h.version);
   else
-    EncodeSlot(image, i, key, value, h.version);
+    EncodeEntry(image, i, e, h.version);
   w.outcome = EntryWrite::Outcome::kWritten;
   w.Add(l_.SlotOffset(i), L::kSlotBytes);
   return w;
@@ -154,6 +204,7 @@ std::vector<size_t> FixedLeafCodec<KV>::PlanRuns(std::span<const Entry> sorted, 
   return EvenRuns(sorted.size(), EntriesPerLeaf(fill));
 }
 
+template class FixedLeafCodec<U64BytesKV>;
 template class FixedLeafCodec<U64KV>;
 
 }  // namespace dmindex::tree

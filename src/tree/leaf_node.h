@@ -1,5 +1,5 @@
-// Fixed-format leaf codec (U64KV): slots of [key | value | check] after the header
-// (node_layout.h).
+// Fixed-format leaf codec (U64BytesKV, U64KV): slots of [key | value word | check] after the
+// header (node_layout.h).
 //
 // Two formats share one layout. A sorted leaf keeps its entries in slots [0, count) in key
 // order and is always written whole. An unsorted leaf (Sherman's two-level version) may hold
@@ -15,6 +15,13 @@
 // instants its slots were read at, shows a key twice (a delete and re-insert into another
 // slot would let a READ spanning both see the key in both: docs/SYNCHRONIZATION.md). The
 // next whole-leaf write, with a new version, drops the tombstones.
+//
+// Values: an integer value fills the value word (U64KV). A byte value (U64BytesKV) of up to 8
+// bytes is kept in the value word, its length in bits 2..5 of the check word; a longer one
+// lives in a value block (value_block.h) and the value word holds the block's address with
+// its size class in the 6 low bits (blocks are 64-byte aligned), flagged by bit 1. The check
+// word is the slot's hash with its low bits replaced by these flags (bit 0: tombstone), and
+// the hash covers the flags too. The slot stays 24 bytes either way.
 //
 // The members from ValidBody on are the leaf codec interface every format implements (the
 // slotted one: slotted_leaf.h); the tree logic uses only those.
@@ -40,6 +47,7 @@ class FixedLeafCodec {
   using ValueRef = typename KV::ValueRef;
   using Entry = LeafEntry<KV>;
   using L = FixedLayout<KV>;
+  static constexpr bool kBytesValues = L::kBytesValues;
 
   explicit FixedLeafCodec(const L& layout) : l_(layout) {}
   const L& layout() const { return l_; }
@@ -55,12 +63,9 @@ class FixedLeafCodec {
   Key KeyAt(const std::byte* image, uint32_t slot) const {
     return LoadAt<Key>(image, l_.SlotOffset(slot));
   }
-  Value ValueAt(const std::byte* image, uint32_t slot) const {
-    return LoadAt<Value>(image, l_.SlotOffset(slot) + L::kKeyBytes);
-  }
-  bool TombAt(const std::byte* image, uint32_t slot) const {
-    return (LoadAt<uint64_t>(image, l_.SlotOffset(slot) + L::kSlotCheckOff) & kTombBit) != 0;
-  }
+  // The value of a live slot (byte values: empty if it is out of line, see BlockAt).
+  Value ValueAt(const std::byte* image, uint32_t slot) const;
+  bool TombAt(const std::byte* image, uint32_t slot) const { return (FlagsAt(image, slot) & kTombBit) != 0; }
   bool LiveAt(const std::byte* image, uint32_t slot) const {
     return !(KeyAt(image, slot) == KV::kNegInf) && !TombAt(image, slot);
   }
@@ -74,6 +79,7 @@ class FixedLeafCodec {
   // entry, a tombstone of `key` (unsorted leaves), or an empty slot.
   void EncodeSlot(std::byte* image, uint32_t slot, const Key& key, const Value& value,
                   uint64_t version) const;
+  void EncodeEntry(std::byte* image, uint32_t slot, const Entry& e, uint64_t version) const;
   void EncodeTomb(std::byte* image, uint32_t slot, const Key& key, uint64_t version) const;
   void EncodeEmptySlot(std::byte* image, uint32_t slot, uint64_t version) const;
 
@@ -85,11 +91,19 @@ class FixedLeafCodec {
   }
   // Slot holding `key` live, or -1.
   int Find(const std::byte* image, const NodeHeader<KV>& h, KeyRef key) const;
-  // The value of live slot `slot`.
+  // The value of live slot `slot` (empty if out of line), and where an out-of-line value is.
   Value ValueAt(const std::byte* image, const NodeHeader<KV>& h, uint32_t slot) const {
     return ValueAt(image, slot);
   }
-  // Every live entry, in key order, appended to *out.
+  ValueBlockRef BlockAt(const std::byte* image, const NodeHeader<KV>& h, uint32_t slot) const;
+  // The reference a slot can hold to a block of `block_bytes` with a value of `length`:
+  // the value word names the block's size class (its length is in the block).
+  ValueBlockRef BlockRef(GlobalAddress addr, uint32_t block_bytes, uint32_t length) const {
+    return {addr, block_bytes, false};
+  }
+  // Longest value kept in the leaf; longer ones go out of line (formats with value blocks).
+  uint32_t InlineLimit() const { return kBytesValues ? 8 : 0; }
+  // Every live entry, in key order, appended to *out (out-of-line values as references).
   void Collect(const std::byte* image, const NodeHeader<KV>& h, std::vector<Entry>* out) const;
   // True if `sorted` fits into one leaf with header h's fences.
   bool Fits(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
@@ -105,9 +119,10 @@ class FixedLeafCodec {
   }
   // The separator between two neighbouring leaves: the right one's first key.
   Key Separator(const Key& left_last, const Key& right_first) const { return right_first; }
-  // Applies `op` to one slot of an unsorted leaf in place (see EntryWrite).
+  // Applies `op` with the new entry `e` (its value inline or its block; ignored for a
+  // delete) to one slot of an unsorted leaf in place (see EntryWrite).
   EntryWrite WriteEntry(std::byte* image, const NodeHeader<KV>& h, WriteOp op, KeyRef key,
-                        ValueRef value) const;
+                        const Entry& e) const;
   // Bulk load: the runs of `sorted` that make the leaves (start of each, then sorted.size()),
   // filled to `fill`: evenly spread over as few leaves as hold fill * capacity each.
   std::vector<size_t> PlanRuns(std::span<const Entry> sorted, double fill) const;
@@ -115,16 +130,26 @@ class FixedLeafCodec {
   size_t EntriesPerLeaf(double fill) const {
     return std::max<size_t>(1, static_cast<size_t>(l_.leaf_capacity * fill));
   }
-  // Any key and value of the types fit.
+  // Any key of the type fits.
   Status CheckEntry(KeyRef key, ValueRef value) const { return Status::Ok(); }
 
  private:
+  // Low bits of the check word: the tombstone flag; byte values also the out-of-line flag
+  // and the inline length.
   static constexpr uint64_t kTombBit = 1;
-  // The check word of slot bytes [key | value] at `s`: the hash with its low bit replaced by
-  // the tombstone flag (which the hash covers too).
-  static uint64_t CheckWord(const std::byte* s, uint64_t version, uint32_t slot, bool tomb);
-  void Encode(std::byte* image, uint32_t slot, const Key& key, const Value& value,
-              uint64_t version, bool tomb) const;
+  static constexpr uint64_t kBlockBit = 2;
+  static constexpr uint32_t kLenShift = 2;
+  static constexpr uint64_t kFlagBits = kBytesValues ? 0x3f : kTombBit;
+  uint64_t FlagsAt(const std::byte* image, uint32_t slot) const {
+    return LoadAt<uint64_t>(image, l_.SlotOffset(slot) + L::kSlotCheckOff) & kFlagBits;
+  }
+  // The check word of slot bytes [key | value] at `s` with these flags: the hash (which
+  // covers the flags) with its low bits replaced by them.
+  static uint64_t CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags);
+  void Encode(std::byte* image, uint32_t slot, const Key& key, uint64_t value_word,
+              uint64_t version, uint64_t flags) const;
+  // The value word and flags of an entry.
+  static void ValueWord(const Entry& e, uint64_t* word, uint64_t* flags);
   // Unsorted leaf: the slot whose key is `key`, live or tombstone, or -1.
   int BoundSlot(const std::byte* image, const Key& key) const;
 

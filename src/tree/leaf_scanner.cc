@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/retry.h"
+
 namespace dmindex::tree {
 namespace {
 
@@ -19,6 +21,32 @@ size_t LeafScanner<KV>::LeavesFor(const Ctx& c, size_t count) const {
 template <KeyValueTraits KV>
 Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
                              std::vector<LeafEntry<KV>>* out) const {
+  if constexpr (!KV::kValueBlocks) {
+    return ScanLeaves(c, range, count, out);
+  } else {
+    std::vector<typename ValueStore<KV>::Fetch> fetches;
+    RetryBudget restarts(retry_limits::kTreeRestarts, "scan the values from");
+    for (;;) {
+      const auto started = runtime::Now();  // before the first leaf is READ
+      DMX_RETURN_IF_ERROR(ScanLeaves(c, range, count, out));
+      fetches.clear();
+      for (auto& e : *out)
+        if (!e.block.is_null()) fetches.push_back({e.block, KV::Owner(e.key), &e.value});
+      bool ok = true;
+      DMX_RETURN_IF_ERROR(reader_.values().FetchAll(c, fetches, started, &ok));
+      if (ok) {
+        for (auto& e : *out) e.block = {};
+        return Status::Ok();
+      }
+      c.CountRetry();  // a value replaced, or read past the lease: scan again
+      if (!restarts.Spend()) return restarts.Exhausted(DescribeKey(range.start));
+    }
+  }
+}
+
+template <KeyValueTraits KV>
+Status LeafScanner<KV>::ScanLeaves(Ctx& c, const ScanRange<KV>& range, size_t count,
+                                   std::vector<LeafEntry<KV>>* out) const {
   const KeyRef start = range.start;
   out->clear();
   if (count == 0) return Status::Ok();
@@ -61,6 +89,7 @@ Status LeafScanner<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
   return reader_.ScanFrom(c, next, range, cursor, count, out);
 }
 
+template class LeafScanner<U64BytesKV>;
 template class LeafScanner<U64KV>;
 template class LeafScanner<BytesKV>;
 

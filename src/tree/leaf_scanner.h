@@ -21,11 +21,14 @@ class LeafScanner {
   LeafScanner(const TreeShared<KV>& tree, const TreeReader<KV>& reader)
       : t_(tree), reader_(reader) {}
 
-  // Up to `count` entries of `range`, ascending, replacing *out. Not a snapshot: see
-  // docs/SYNCHRONIZATION.md (Scans).
+  // Up to `count` entries of `range`, ascending, replacing *out, out-of-line values fetched
+  // (one more round trip for all of them; a block that does not validate in the lease
+  // repeats the scan). Not a snapshot: see docs/SYNCHRONIZATION.md (Scans).
   Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
 
  private:
+  // The entries, out-of-line values as references.
+  Status ScanLeaves(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
   // Leaves to fetch in one batch for `count` entries: enough at bulk-load fill when the scan
   // starts at the end of its first leaf.
   size_t LeavesFor(const Ctx& c, size_t count) const;

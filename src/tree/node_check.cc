@@ -36,6 +36,12 @@ uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version,
   return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), position));
 }
 
+uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, uint64_t version,
+                            uint32_t slot, uint64_t flags) {
+  const uint64_t position = (uint64_t{slot} << 8) | flags | (uint64_t{1} << 7);
+  return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), position));
+}
+
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version) {
   return XXH3_64bits_withSeed(entries, len, Mix(kBodySeed, version));
 }

@@ -18,6 +18,10 @@ uint64_t HeaderCheck(const std::byte* header_after_check, size_t len);
 // whether the slot is a tombstone (leaf_node.h).
 uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot,
                    bool tomb);
+// The same with a slot's flags (tombstone, out-of-line value, inline length; leaf_node.h)
+// in the seed instead of the tombstone flag alone: fixed slots holding byte values.
+uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, uint64_t version,
+                            uint32_t slot, uint64_t flags);
 // Hash of an internal node's used entries for node version `version`.
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version);
 

@@ -1,5 +1,5 @@
 // What every node format shares (the decoded header, entries, word access), and the byte
-// layout of the fixed-size format (U64KV) in remote memory, shared by every B+-tree design.
+// layout of the fixed-size format (U64BytesKV) in remote memory, shared by every B+-tree design.
 // The slotted format of byte-string keys is slotted_layout.h.
 //
 // A fixed-format node is `node_bytes` (1 KB by default) and starts with a header:
@@ -53,6 +53,11 @@ template <KeyValueTraits KV>
 struct LeafEntry {
   typename KV::Key key;
   typename KV::Value value;
+  // Formats with value blocks (KV::kValueBlocks): where an out-of-line value lives. Entries
+  // the codecs collect from a leaf carry the reference with an empty value (the tree logic
+  // moves references, it does not fetch the bytes to rewrite a leaf); entries a read
+  // returns have their value fetched and no reference.
+  ValueBlockRef block;
 };
 
 template <KeyValueTraits KV>
@@ -95,12 +100,13 @@ struct FixedLayout {
   using Key = typename KV::Key;
   using Value = typename KV::Value;
 
-  static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<Value>,
-                "the fixed format copies keys and values byte-wise into slots");
+  static_assert(std::is_trivially_copyable_v<Key>, "the fixed format copies keys byte-wise into slots");
+  // Integer values fill the value word; byte values keep up to 8 bytes there (leaf_node.h).
+  static constexpr bool kBytesValues = !std::is_integral_v<Value>;
 
   static constexpr uint32_t Round8(size_t n) { return static_cast<uint32_t>((n + 7) / 8 * 8); }
   static constexpr uint32_t kKeyBytes = Round8(sizeof(Key));
-  static constexpr uint32_t kValueBytes = Round8(sizeof(Value));
+  static constexpr uint32_t kValueBytes = kBytesValues ? 8 : Round8(sizeof(Value));
 
   static constexpr uint32_t kCheckOff = 0;
   static constexpr uint32_t kVersionOff = 8;

@@ -126,8 +126,10 @@ Status AuditPool(fabric::Endpoint& ep, const NodeLayout<KV>& layout, GlobalAddre
   }
 }
 
+template Status AuditPool<U64BytesKV>(fabric::Endpoint&, const NodeLayout<U64BytesKV>&, GlobalAddress,
+                                 PoolContent<U64BytesKV>*);
 template Status AuditPool<U64KV>(fabric::Endpoint&, const NodeLayout<U64KV>&, GlobalAddress,
-                                 PoolContent<U64KV>*);
+                                    PoolContent<U64KV>*);
 template Status AuditPool<BytesKV>(fabric::Endpoint&, const NodeLayout<BytesKV>&, GlobalAddress,
                                    PoolContent<BytesKV>*);
 

@@ -55,11 +55,14 @@ TreeStats RemoteTree<KV>::Stats() const {
     }
     if (cn->local_locks) s.handovers += cn->local_locks->handovers();
     s.pool_bytes += cn->allocator.pool_bytes();
+    s.bytes_in_use += cn->allocator.bytes_in_use();
+    s.retired_bytes += cn->retired.bytes();
     s.retries += cn->retries.load(std::memory_order_relaxed);
   }
   return s;
 }
 
+template class RemoteTree<U64BytesKV>;
 template class RemoteTree<U64KV>;
 template class RemoteTree<BytesKV>;
 

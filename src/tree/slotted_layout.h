@@ -24,7 +24,9 @@
 //
 // Slot word (both kinds): offset (16) | stored key length (16) | key head (32).
 //   Leaf slot:     [slot word | check]; the record at `offset` is
-//                  [value length (16) | key bytes after the head | value bytes];
+//                  [value length (16) | key bytes after the head | value bytes], or for a
+//                  value out of line (length's top bit) [... | block address | value
+//                  length (32)] (value_block.h);
 //                  check = RecordCheck(slot word, record, version, slot index, tombstone)
 //                  with its low bit the tombstone flag. An empty slot is all zero but its
 //                  check. Unsorted leaves (two_level) reserve empty slots at each whole
@@ -33,6 +35,7 @@
 //                  there are none); one body check covers slots and heap.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tree/node_layout.h"
@@ -53,6 +56,10 @@ struct SlottedLayout {
   static constexpr uint32_t kKeyHeadBytes = 4;
   static constexpr uint32_t kValueLenBytes = 2;  // a leaf record's value length
   static constexpr uint32_t kMaxInlineValue = 0x7fff;
+  // The value-length field's top bit: the value is out of line, and the record holds its
+  // block's address and the value's length (value_block.h) instead of its bytes.
+  static constexpr uint16_t kBlockFlag = 0x8000;
+  static constexpr uint32_t kBlockRefBytes = 12;
 
   uint32_t node_bytes = 0;
   uint32_t max_key_bytes = 0;
@@ -86,12 +93,19 @@ struct SlottedLayout {
 
   static Result<SlottedLayout> For(uint32_t node_bytes, uint32_t max_key_bytes,
                                    uint32_t inline_value_bytes);
+  // With values out of line possible (max_value_bytes > inline_value_bytes) a record may
+  // hold a block reference instead, so its value part is at least kBlockRefBytes.
   static Result<SlottedLayout> For(const TreeOptions& o) {
     if (o.node_trailer)  // RF-tree's inline lock word: a FixedLayout trailer (node_layout.h)
       return Status::InvalidArgument("node trailers are built for the fixed 8-byte key layout "
                                      "only, not for byte-string keys");
-    auto l = For(o.node_bytes, o.max_key_bytes, o.inline_value_bytes);
-    if (l.ok()) l->suffix_truncation = o.suffix_truncation;
+    const bool refs = o.max_value_bytes > o.inline_value_bytes;
+    auto l = For(o.node_bytes, o.max_key_bytes,
+                 refs ? std::max(o.inline_value_bytes, kBlockRefBytes) : o.inline_value_bytes);
+    if (l.ok()) {
+      l->inline_value_bytes = o.inline_value_bytes;
+      l->suffix_truncation = o.suffix_truncation;
+    }
     return l;
   }
 };

@@ -54,9 +54,35 @@ SlottedLeafCodec::Key SlottedLeafCodec::KeyAt(const std::byte* image, const Head
 SlottedLeafCodec::Value SlottedLeafCodec::ValueAt(const std::byte* image, const Header& h,
                                                   uint32_t slot) const {
   const SlotWord s = SlotWord::Unpack(LoadAt<uint64_t>(image, SlotOff(h, slot)));
-  const uint32_t value_len = LoadAt<uint16_t>(image, s.offset) & L::kMaxInlineValue;
+  const uint16_t field = LoadAt<uint16_t>(image, s.offset);
+  if (field & L::kBlockFlag) return Value();
   const auto* v = reinterpret_cast<const char*>(image + s.offset + L::kValueLenBytes + s.rest());
-  return Value(v, value_len);
+  return Value(v, field & L::kMaxInlineValue);
+}
+
+ValueBlockRef SlottedLeafCodec::BlockAt(const std::byte* image, const Header& h, uint32_t slot) const {
+  const SlotWord s = SlotWord::Unpack(LoadAt<uint64_t>(image, SlotOff(h, slot)));
+  const uint16_t field = LoadAt<uint16_t>(image, s.offset);
+  // Only a record whose value area is a whole reference (RecordOf checked its bounds).
+  if (!(field & L::kBlockFlag) || (field & L::kMaxInlineValue) != L::kBlockRefBytes) return {};
+  const uint32_t at = s.offset + L::kValueLenBytes + s.rest();
+  return {GlobalAddress::FromRaw(LoadAt<uint64_t>(image, at)),
+          value_block::kHeaderBytes + LoadAt<uint32_t>(image, at + 8), true};
+}
+
+uint32_t SlottedLeafCodec::WriteRecord(std::byte* image, uint32_t at, std::string_view q, const Entry& e) {
+  const uint32_t rest = L::RestBytes(q.size());
+  const uint32_t value_len = StoredValueBytes(e);
+  StoreAt(image, at, static_cast<uint16_t>(value_len | (e.block.is_null() ? 0 : L::kBlockFlag)));
+  std::memcpy(image + at + L::kValueLenBytes, q.data() + (q.size() - rest), rest);
+  std::byte* v = image + at + L::kValueLenBytes + rest;
+  if (e.block.is_null()) {
+    std::memcpy(v, e.value.data(), e.value.size());
+  } else {
+    StoreAt(v, 0, e.block.addr.raw());
+    StoreAt(v, 8, static_cast<uint32_t>(e.block.read_bytes - value_block::kHeaderBytes));
+  }
+  return L::kValueLenBytes + rest + value_len;
 }
 
 int SlottedLeafCodec::BoundSlot(const std::byte* image, const Header& h, std::string_view q) const {
@@ -92,7 +118,7 @@ int SlottedLeafCodec::Find(const std::byte* image, const Header& h, KeyRef key) 
 void SlottedLeafCodec::Collect(const std::byte* image, const Header& h, std::vector<Entry>* out) const {
   const size_t first = out->size();
   for (uint32_t i = 0; i < h.count; ++i)
-    if (LiveAt(image, h, i)) out->push_back({KeyAt(image, h, i), ValueAt(image, h, i)});
+    if (LiveAt(image, h, i)) out->push_back({KeyAt(image, h, i), ValueAt(image, h, i), BlockAt(image, h, i)});
   if (h.unsorted())
     std::sort(out->begin() + static_cast<ptrdiff_t>(first), out->end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
@@ -104,7 +130,7 @@ bool SlottedLeafCodec::FitsBetween(std::string_view low, std::string_view high,
   uint64_t bytes = L::SlotsOffset(low.size(), high.size() - prefix);
   for (const Entry& e : sorted) {
     if (!slotted::HasPrefix(e.key, low, prefix)) return false;
-    bytes += L::LeafEntryBytes(e.key.size(), e.value.size(), prefix);
+    bytes += L::LeafEntryBytes(e.key.size(), StoredValueBytes(e), prefix);
   }
   return bytes <= l_.node_bytes && sorted.size() <= std::numeric_limits<uint16_t>::max();
 }
@@ -119,7 +145,7 @@ bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> 
   h.heap_off = 0;
   SlottedHeaderCodec::Place(&h);
   uint64_t record_bytes = 0;
-  for (const Entry& e : sorted) record_bytes += L::LeafEntryBytes(e.key.size(), e.value.size(), h.prefix);
+  for (const Entry& e : sorted) record_bytes += L::LeafEntryBytes(e.key.size(), StoredValueBytes(e), h.prefix);
   const uint64_t used = h.slots_off + record_bytes;
   uint64_t slots = sorted.size();
   if (unsorted) {
@@ -134,13 +160,10 @@ bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> 
   uint32_t pos = l_.node_bytes;
   for (uint32_t i = 0; i < sorted.size(); ++i) {
     const std::string_view q = std::string_view(sorted[i].key).substr(h.prefix);
-    const std::string_view v = sorted[i].value;
     const SlotWord s{0, static_cast<uint32_t>(q.size()), slotted::HeadOf(q)};
-    const uint32_t len = L::kValueLenBytes + s.rest() + static_cast<uint32_t>(v.size());
+    const uint32_t len = L::kValueLenBytes + s.rest() + StoredValueBytes(sorted[i]);
     pos -= len;
-    StoreAt(image, pos, static_cast<uint16_t>(v.size()));
-    std::memcpy(image + pos + L::kValueLenBytes, q.data() + (q.size() - s.rest()), s.rest());
-    std::memcpy(image + pos + L::kValueLenBytes + s.rest(), v.data(), v.size());
+    WriteRecord(image, pos, q, sorted[i]);
     const uint64_t word = SlotWord{pos, s.len, s.head}.Pack();
     StoreAt(image, SlotOff(h, i), word);
     StoreAt(image, SlotOff(h, i) + 8, CheckWord(word, image + pos, len, h.version, i, false));
@@ -155,7 +178,7 @@ LeafSplit<BytesKV> SlottedLeafCodec::Split(const Header& h, std::span<const Entr
   const size_t n = sorted.size();
   std::vector<uint64_t> before(n + 1, 0);  // bytes of entries [0, i), untruncated
   for (size_t i = 0; i < n; ++i)
-    before[i + 1] = before[i] + L::LeafEntryBytes(sorted[i].key.size(), sorted[i].value.size(), 0);
+    before[i + 1] = before[i] + L::LeafEntryBytes(sorted[i].key.size(), StoredValueBytes(sorted[i]), 0);
   const uint64_t total = before[n];
   // The balanced split: the first that takes the left half past half the bytes.
   size_t balanced = 1;
@@ -220,7 +243,7 @@ bool SlottedLeafCodec::Allocate(const std::byte* image, const Header& h, uint32_
 }
 
 EntryWrite SlottedLeafCodec::WriteEntry(std::byte* image, const Header& h, WriteOp op, KeyRef key,
-                                        ValueRef value) const {
+                                        const Entry& e) const {
   EntryWrite w;
   if (!h.unsorted() || !slotted::HasPrefix(key, h.low, h.prefix)) return w;  // kWhole
   const std::string_view q = key.substr(h.prefix);
@@ -246,12 +269,10 @@ EntryWrite SlottedLeafCodec::WriteEntry(std::byte* image, const Header& h, Write
   for (uint32_t i = 0; slot < 0 && i < h.count; ++i)
     if (EmptyAt(image, h, i)) slot = static_cast<int>(i);
   const SlotWord s{0, static_cast<uint32_t>(q.size()), slotted::HeadOf(q)};
-  const uint32_t len = L::kValueLenBytes + s.rest() + static_cast<uint32_t>(value.size());
+  const uint32_t len = L::kValueLenBytes + s.rest() + StoredValueBytes(e);
   uint32_t off;
   if (slot < 0 || !Allocate(image, h, len, &off)) return w;  // kWhole: rewrite or split
-  StoreAt(image, off, static_cast<uint16_t>(value.size()));
-  std::memcpy(image + off + L::kValueLenBytes, q.data() + (q.size() - s.rest()), s.rest());
-  std::memcpy(image + off + L::kValueLenBytes + s.rest(), value.data(), value.size());
+  WriteRecord(image, off, q, e);
   const uint32_t at = SlotOff(h, static_cast<uint32_t>(slot));
   const uint64_t word = SlotWord{off, s.len, s.head}.Pack();
   StoreAt(image, at, word);
@@ -276,7 +297,7 @@ std::vector<size_t> SlottedLeafCodec::PlanRuns(std::span<const Entry> sorted, do
     uint64_t bytes = 0;
     while (e < n) {
       const size_t p = low.empty() ? 0 : slotted::CommonPrefix(low, sorted[e].key);
-      const uint64_t add = L::LeafEntryBytes(sorted[e].key.size(), sorted[e].value.size(), p);
+      const uint64_t add = L::LeafEntryBytes(sorted[e].key.size(), StoredValueBytes(sorted[e]), p);
       if (e > b && bytes + add > target) break;
       bytes += add;
       ++e;
@@ -297,10 +318,6 @@ Status SlottedLeafCodec::CheckEntry(KeyRef key, ValueRef value) const {
   if (key.size() > l_.max_key_bytes)
     return Status::InvalidArgument("key of " + std::to_string(key.size()) +
                                    " bytes is longer than max_key_bytes " + std::to_string(l_.max_key_bytes));
-  if (value.size() > l_.inline_value_bytes)
-    return Status::InvalidArgument("value of " + std::to_string(value.size()) +
-                                   " bytes is longer than the inline value limit " +
-                                   std::to_string(l_.inline_value_bytes));
   return Status::Ok();
 }
 

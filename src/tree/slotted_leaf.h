@@ -67,6 +67,12 @@ class SlottedLeafCodec {
   bool ValidBody(const std::byte* image, const Header& h, bool validate) const;
   int Find(const std::byte* image, const Header& h, KeyRef key) const;
   Value ValueAt(const std::byte* image, const Header& h, uint32_t slot) const;
+  ValueBlockRef BlockAt(const std::byte* image, const Header& h, uint32_t slot) const;
+  uint32_t InlineLimit() const { return l_.inline_value_bytes; }
+  // A record holds the exact length: a reader READs the header and the value only.
+  ValueBlockRef BlockRef(GlobalAddress addr, uint32_t block_bytes, uint32_t length) const {
+    return {addr, value_block::kHeaderBytes + length, true};
+  }
   void Collect(const std::byte* image, const Header& h, std::vector<Entry>* out) const;
   bool Fits(const Header& h, std::span<const Entry> sorted) const {
     return FitsBetween(h.low, h.high, sorted);
@@ -80,12 +86,17 @@ class SlottedLeafCodec {
     return l_.suffix_truncation ? Key(slotted::ShortestSeparator(left_last, right_first)) : right_first;
   }
   EntryWrite WriteEntry(std::byte* image, const Header& h, WriteOp op, KeyRef key,
-                        ValueRef value) const;
+                        const Entry& e) const;
+  // The same with an inline value (tests predict where a write lands with it).
+  EntryWrite WriteEntry(std::byte* image, const Header& h, WriteOp op, KeyRef key,
+                        ValueRef value) const {
+    return WriteEntry(image, h, op, key, Entry{Key(key), Value(value), {}});
+  }
   // Bulk load: greedy runs, each leaf's entries taking about `fill` of the bytes it has.
   std::vector<size_t> PlanRuns(std::span<const Entry> sorted, double fill) const;
   // Not fixed: scans estimate it from the leaves they read (0 says so).
   size_t EntriesPerLeaf(double fill) const { return 0; }
-  // A key of 1 .. max_key_bytes, a value of at most inline_value_bytes.
+  // A key of 1 .. max_key_bytes (values: the tree checks them against its options).
   Status CheckEntry(KeyRef key, ValueRef value) const;
 
   // True if `sorted` (keys in [low, high)) fits into one leaf with these fences.
@@ -93,6 +104,12 @@ class SlottedLeafCodec {
 
  private:
   static constexpr uint64_t kTombBit = 1;
+  // What an entry's record holds for its value: the bytes, or the block reference.
+  static uint32_t StoredValueBytes(const Entry& e) {
+    return e.block.is_null() ? static_cast<uint32_t>(e.value.size()) : L::kBlockRefBytes;
+  }
+  // Writes an entry's record (stored key q) at `at`; returns its length.
+  static uint32_t WriteRecord(std::byte* image, uint32_t at, std::string_view q, const Entry& e);
   static uint64_t CheckWord(uint64_t word, const std::byte* record, uint32_t record_len,
                             uint64_t version, uint32_t slot, bool tomb);
   // The record a slot word points at, bounds-checked against the node: false if it lies

@@ -190,6 +190,7 @@ Status StructureModifier<KV>::PublishRoot(Ctx& c, GlobalAddress expected, Global
   return reader_.RefreshRoot(c).status();
 }
 
+template class StructureModifier<U64BytesKV>;
 template class StructureModifier<U64KV>;
 template class StructureModifier<BytesKV>;
 

@@ -1,6 +1,7 @@
-// dmindex::Index over a RemoteTree of 8-byte keys and values, found in (or created in) the
-// pool's catalog under IndexOptions::name. Designs that are this tree with different
-// policies (sherman, naive) are one call to OpenTreeIndex with their default TreeOptions.
+// dmindex::Index over a RemoteTree (u64 key format: U64BytesKV; bytes: BytesKV; values are byte
+// strings in both), found in (or created in) the pool's catalog under IndexOptions::name.
+// Designs that are this tree with different policies (sherman, naive) are one call to
+// OpenTreeIndex with their default TreeOptions.
 #pragma once
 
 #include <memory>

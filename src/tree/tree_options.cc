@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/knobs.h"
+#include "tree/value_block.h"
 
 namespace dmindex::tree {
 namespace {
@@ -62,6 +63,13 @@ Result<TreeOptions> ResolveTreeOptions(const IndexOptions& index, TreeOptions de
   o.bulk_fill = index.bulk_fill;
   if (index.compute_nodes == 0) return Status::InvalidArgument("compute_nodes must be >= 1");
   o.compute_nodes = index.compute_nodes;
+  o.max_key_bytes = index.max_key_bytes;
+  o.inline_value_bytes = index.inline_value_bytes;
+  if (index.max_value_bytes > value_block::MaxValueBytes())
+    return Status::InvalidArgument("max_value_bytes " + std::to_string(index.max_value_bytes) +
+                                   " is larger than a value block holds (" +
+                                   std::to_string(value_block::MaxValueBytes()) + ")");
+  o.max_value_bytes = index.max_value_bytes;
   // A design whose default has the cache on sizes it from the index options.
   if (o.cache_bytes != 0) o.cache_bytes = index.cache_bytes;
   for (const auto& [knob, value] : index.knobs)

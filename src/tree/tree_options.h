@@ -14,6 +14,7 @@
 //   validation  off accepts node images unchecked (only to prove the checker is needed)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -57,7 +58,14 @@ struct TreeOptions {
   // refused with InvalidArgument naming the limit.
   uint32_t max_key_bytes = 255;
   uint32_t inline_value_bytes = 64;
-  uint32_t max_value_bytes = 64;
+  // Values up to max_value_bytes (at most value_block::MaxValueBytes(), 4 MiB - 24) in both
+  // formats: longer than the inline limit (BytesKV: inline_value_bytes; U64BytesKV: 8) they live
+  // out of line in value blocks.
+  uint32_t max_value_bytes = 1u << 20;
+  // Out-of-line values: a reader accepts a value block only if it copied it within this
+  // long of starting the READ of the leaf that pointed at it (else it reads again), and a
+  // replaced block is reused only twice this long after it was unlinked (value_store.h).
+  std::chrono::microseconds value_lease{50000};
   // Leaf splits choose the shortest separator between the halves (suffix truncation); off:
   // the right half's first key, to measure what truncation buys. Not a knob.
   bool suffix_truncation = true;

@@ -239,13 +239,33 @@ void TreeReader<KV>::TellCache(Ctx& c, const Located& loc, KeyRef key, int hops)
 
 template <KeyValueTraits KV>
 Status TreeReader<KV>::Lookup(Ctx& c, KeyRef key, Value* value) const {
-  Found f;
-  DMX_RETURN_IF_ERROR(Descend(c, key, 0, c.node(), &f));
-  if (f.reach == Reach::kEmpty) return Status::NotFound();
-  int slot = t_.validator.leaf().Find(c.node(), f.h, key);
-  if (slot < 0) return Status::NotFound();
-  *value = t_.validator.leaf().ValueAt(c.node(), f.h, static_cast<uint32_t>(slot));
-  return Status::Ok();
+  const auto& leaf = t_.validator.leaf();
+  RetryBudget restarts(retry_limits::kTreeRestarts, "look up the value of");
+  for (;;) {
+    runtime::Clock::time_point started;
+    if constexpr (KV::kValueBlocks) started = runtime::Now();  // before the leaf is READ
+    Found f;
+    DMX_RETURN_IF_ERROR(Descend(c, key, 0, c.node(), &f));
+    if (f.reach == Reach::kEmpty) return Status::NotFound();
+    const int slot = leaf.Find(c.node(), f.h, key);
+    if (slot < 0) return Status::NotFound();
+    if constexpr (KV::kValueBlocks) {
+      const ValueBlockRef ref = leaf.BlockAt(c.node(), f.h, static_cast<uint32_t>(slot));
+      if (!ref.is_null()) {
+        typename ValueStore<KV>::Fetch fetch{ref, KV::Owner(key), value};
+        bool ok = false;
+        DMX_RETURN_IF_ERROR(values_.FetchAll(c, {&fetch, 1}, started, &ok));
+        if (ok) return Status::Ok();
+        c.CountRetry();  // replaced, or read past the lease: read the leaf again
+        if (!restarts.Spend())
+          return restarts.Exhausted(DescribeKey(key) + " (its value block at " + ref.addr.ToString() +
+                                    " never validated within the lease)");
+        continue;
+      }
+    }
+    *value = leaf.ValueAt(c.node(), f.h, static_cast<uint32_t>(slot));
+    return Status::Ok();
+  }
 }
 
 template <KeyValueTraits KV>
@@ -297,6 +317,7 @@ Status TreeReader<KV>::Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
   return ScanFrom(c, f.h.sibling, range, cursor, count, out);
 }
 
+template class TreeReader<U64BytesKV>;
 template class TreeReader<U64KV>;
 template class TreeReader<BytesKV>;
 

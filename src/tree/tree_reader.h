@@ -7,6 +7,7 @@
 
 #include "tree/scan_range.h"
 #include "tree/tree_state.h"
+#include "tree/value_store.h"
 
 namespace dmindex::tree {
 
@@ -18,7 +19,7 @@ class TreeReader {
   using Value = typename KV::Value;
   using Ctx = TreeContext<KV>;
 
-  explicit TreeReader(const TreeShared<KV>& tree) : t_(tree) {}
+  explicit TreeReader(const TreeShared<KV>& tree) : t_(tree), values_(tree) {}
 
   // READs a node into `buf` and validates it (NodeValidator). An image that does not validate
   // is read again while someone is visibly writing it - its lock's holder, or a write landing
@@ -62,7 +63,10 @@ class TreeReader {
   // followed to reach key's node) or stale (hops < 0).
   void TellCache(Ctx& c, const Located& loc, KeyRef key, int hops) const;
 
+  // A value out of line costs one more READ (ValueStore): if its block does not validate or
+  // was copied past the lease, the leaf is read again.
   Status Lookup(Ctx& c, KeyRef key, Value* value) const;
+  const ValueStore<KV>& values() const { return values_; }
   // Up to `count` entries of `range`, ascending, following leaf sibling links (appended to
   // *out).
   Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count, std::vector<LeafEntry<KV>>* out) const;
@@ -101,6 +105,7 @@ class TreeReader {
                   std::byte* buf, Found* out, Walk* walk, uint32_t* first_hops) const;
 
   const TreeShared<KV>& t_;
+  const ValueStore<KV> values_;
 };
 
 }  // namespace dmindex::tree

@@ -23,6 +23,7 @@
 #include "tree/node_lock.h"
 #include "tree/node_placer.h"
 #include "tree/node_validation.h"
+#include "tree/retired_blocks.h"
 #include "tree/tree_options.h"
 
 namespace dmindex::tree {
@@ -59,13 +60,14 @@ struct ComputeNodeState {
   // ask for one.
   ComputeNodeState(uint32_t id_, uint16_t memory_nodes, const TreeOptions& o,
                    const NodeLayout<KV>& layout, std::unique_ptr<RoutingCache<KV>> routing = nullptr)
-      : id(id_), allocator(memory_nodes), cache(std::move(routing)) {
+      : id(id_), allocator(memory_nodes), retired(2 * o.value_lease), cache(std::move(routing)) {
     if (!cache && o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
     if (o.hocl) local_locks = std::make_unique<LocalLockTable>(memory_nodes, o.handover_max);
   }
 
   const uint32_t id;
   alloc::NodeAllocator allocator;
+  RetiredBlocks retired;                            // value blocks waiting to be reused
   std::unique_ptr<RoutingCache<KV>> cache;          // null: cache off
   std::unique_ptr<LocalLockTable> local_locks;      // null: hocl off
   std::atomic<uint64_t> root{0};                    // cached root pointer; 0: read the word
@@ -112,6 +114,8 @@ struct TreeContext {
   std::vector<std::byte> buf[3];
   std::vector<std::byte> scan_buf;          // leaves read in one batch by a scan
   std::vector<LeafEntry<KV>> leaf_entries;  // entries of one leaf, sorted
+  std::vector<std::byte> value_buf;         // a value block being written
+  std::vector<std::byte> fetch_buf;         // value blocks being read
   double leaf_entries_avg = 0;               // NoteLeafEntries
 };
 

@@ -10,6 +10,7 @@ namespace dmindex::tree {
 template <KeyValueTraits KV>
 Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const {
   // The node format's limits (key and value sizes): refused before anything is locked.
+  if (op != WriteOp::kDelete) DMX_RETURN_IF_ERROR(CheckValue<KV>(t_.options, value));
   if (op != WriteOp::kDelete) DMX_RETURN_IF_ERROR(t_.validator.leaf().CheckEntry(key, value));
   // Restarts only after creating the root of an empty tree (someone else may create it too).
   RetryBudget budget(retry_limits::kTreeRestarts, "write");
@@ -39,10 +40,43 @@ Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef valu
                                    const NodeHeader<KV>& h) const {
   const auto& leaf = t_.validator.leaf();
   std::byte* image = c.node();
+  // Out of line (value_store.h): the value's block is written on the leaf's memory node
+  // first - in the in-order batch of the leaf write, so it has landed before any reader can
+  // follow the reference - and the block the key held before is retired once the write that
+  // unlinked it has completed.
+  ValueBlockRef block, old;
+  fabric::Verb block_write;
+  if constexpr (KV::kValueBlocks) {
+    const int at = leaf.Find(image, h, key);
+    if (at >= 0) old = leaf.BlockAt(image, h, static_cast<uint32_t>(at));
+    if (at < 0 && op != WriteOp::kUpsert) {
+      DMX_RETURN_IF_ERROR(guard.Unlock());
+      return Status::NotFound();
+    }
+    if (op != WriteOp::kDelete && value.size() > leaf.InlineLimit()) {
+      auto prepared = values_.Prepare(c, key, value, addr.node(), &block_write);
+      if (!prepared.ok()) {
+        DMX_RETURN_IF_ERROR(guard.Unlock());
+        return prepared.status();
+      }
+      block = *prepared;
+      value = ValueRef{};
+    }
+  }
+  // Writes `writes` (behind the block, if any) and unlocks; then the old block is unlinked.
+  auto finish = [&](std::span<fabric::Verb> writes) -> Status {
+    fabric::Verb all[3];
+    uint32_t n = 0;
+    if (!block.is_null()) all[n++] = block_write;
+    for (const fabric::Verb& w : writes) all[n++] = w;
+    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({all, n}));
+    if constexpr (KV::kValueBlocks) values_.Retire(c, old);
+    return Status::Ok();
+  };
   if (t_.options.two_level && h.unsorted()) {
     // Entry-level write-back: the codec changes one entry in place, bound to the unchanged
     // node version, and says which bytes to WRITE (in order, behind them the unlock).
-    const EntryWrite w = leaf.WriteEntry(image, h, op, key, value);
+    const EntryWrite w = leaf.WriteEntry(image, h, op, key, LeafEntry<KV>{Key(key), Value(value), block});
     if (w.outcome == EntryWrite::Outcome::kNotFound) {
       DMX_RETURN_IF_ERROR(guard.Unlock());
       return Status::NotFound();
@@ -52,7 +86,7 @@ Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef valu
       for (uint32_t i = 0; i < w.count; ++i)
         writes[i] = fabric::Verb::Write(addr + w.regions[i].offset, image + w.regions[i].offset,
                                         w.regions[i].length);
-      return guard.WriteAndUnlock({writes, w.count});
+      return finish({writes, w.count});
     }
     // No slot or room for the key in this version: rewrite the leaf whole below with a new
     // version, which drops the tombstones (one node-sized WRITE), or split it.
@@ -60,20 +94,30 @@ Status TreeWriter<KV>::ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef valu
 
   std::vector<LeafEntry<KV>> entries;
   leaf.Collect(image, h, &entries);
-  if (Status applied = ApplyToSorted<KV>(entries, op, key, value); !applied.ok()) {
+  if (Status applied = ApplyToSorted<KV>(entries, op, key, value, block); !applied.ok()) {
+    if constexpr (KV::kValueBlocks) {
+      if (!block.is_null()) values_.Free(c, block);
+    }
     DMX_RETURN_IF_ERROR(guard.Unlock());
     return applied;
   }
 
-  if (!leaf.Fits(h, entries)) return smo_.SplitLeaf(c, guard, addr, h, entries);
+  if (!leaf.Fits(h, entries)) {
+    // The split writes its nodes in batches of its own: the block lands first.
+    if (!block.is_null()) DMX_RETURN_IF_ERROR(c.ep.Post({&block_write, 1}, fabric::Ordering::kInOrder));
+    DMX_RETURN_IF_ERROR(smo_.SplitLeaf(c, guard, addr, h, entries));
+    if constexpr (KV::kValueBlocks) values_.Retire(c, old);
+    return Status::Ok();
+  }
   NodeHeader<KV> nh = h;
   nh.version = c.NewVersion(h.version);
   if (!leaf.Build(image, nh, entries, t_.options.two_level))
     return Status::Corruption("leaf at " + addr.ToString() + " fits its entries but cannot be built");
   fabric::Verb write = fabric::Verb::Write(addr, image, t_.layout.node_bytes);
-  return guard.WriteAndUnlock({&write, 1});
+  return finish({&write, 1});
 }
 
+template class TreeWriter<U64BytesKV>;
 template class TreeWriter<U64KV>;
 template class TreeWriter<BytesKV>;
 

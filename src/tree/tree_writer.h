@@ -13,6 +13,7 @@
 
 #include "tree/entry_ops.h"
 #include "tree/structure_modifier.h"
+#include "tree/value_store.h"
 
 namespace dmindex::tree {
 
@@ -27,7 +28,7 @@ class TreeWriter {
 
   TreeWriter(const TreeShared<KV>& tree, const CoveringLocker<KV>& locker,
              const StructureModifier<KV>& smo)
-      : t_(tree), locker_(locker), smo_(smo) {}
+      : t_(tree), locker_(locker), smo_(smo), values_(tree) {}
 
   // NotFound for an update or delete of an absent key.
   Status Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const;
@@ -39,6 +40,7 @@ class TreeWriter {
   const TreeShared<KV>& t_;
   const CoveringLocker<KV>& locker_;
   const StructureModifier<KV>& smo_;
+  const ValueStore<KV> values_;
 };
 
 }  // namespace dmindex::tree

@@ -84,7 +84,7 @@ class U64TreeIndex final : public Index {
     for (const KeyValue& kv : sorted) {
       u64::Value v = 0;
       DMX_RETURN_IF_ERROR(u64::ValueOf(kv.value, &v, design().c_str()));
-      entries.push_back({u64::Decode(kv.key), v});
+      entries.push_back({u64::Decode(kv.key), v, {}});
     }
     return tree_->BulkLoad(**ctx, entries);
   }

@@ -211,7 +211,7 @@ Status DexTree::ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cu
 Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
   std::vector<LeafEntry> entries;
   entries.reserve(sorted.size());
-  for (const KeyValue& kv : sorted) entries.push_back({kv.key, kv.value});
+  for (const KeyValue& kv : sorted) entries.push_back({kv.key, kv.value, {}});
   DMX_RETURN_IF_ERROR(loader_.Load(w.ctx, entries));
   if (sorted.empty()) return Status::Ok();
   for (auto& n : nodes_) {
