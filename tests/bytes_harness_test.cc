@@ -10,13 +10,16 @@
 //    and a value over the limit refused with the limit named.
 //  * ConcurrentOpsAreLinearizable - the check workload (check/workload.h) on a bytes index:
 //    8 threads on 128 hot keys under torn and delayed verbs, values of 8 to 2008 bytes (inline
-//    and out of line), history checked for per-key linearizability and scans.
+//    and out of line), history checked for per-key linearizability and scans; again on an
+//    index that starts empty (ConcurrentOpsFromAnEmptyIndexAreLinearizable).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <random>
 
+#include "bench/runner.h"
 #include "check/workload.h"
 #include "harness_config.h"
 
@@ -24,9 +27,13 @@ namespace dmindex {
 namespace {
 
 // Room for 64-byte keys and 32-byte inline values in 1 KiB nodes (SlottedLayout::MinNodeBytes).
+// `design`: a name, or a name with knobs ("rftree:refresh_hops=off").
 IndexOptions BytesOptions(const std::string& design, const std::string& name) {
   IndexOptions o = testing::HarnessIndexOptions(name);
-  o.design = design;
+  auto choice = bench::ParseDesignChoice(design);
+  EXPECT_TRUE(choice.ok()) << choice.status().ToString();
+  o.design = choice.ok() ? choice->name : design;
+  if (choice.ok()) o.knobs = choice->knobs;
   o.key_format = KeyFormat::kBytes;
   o.max_key_bytes = 64;
   o.inline_value_bytes = 32;
@@ -142,8 +149,37 @@ TEST_P(BytesHarnessTest, ConcurrentOpsAreLinearizable) {
   std::cout << "[ harness  ] " << GetParam() << " (bytes): " << report->ToString(0) << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, BytesHarnessTest, ::testing::ValuesIn(Index::Designs()),
-                         [](const auto& info) { return info.param; });
+// Knobs' punctuation as '_' ("rftree_refresh_hops_off").
+std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// The same workload on an index that starts empty: the first round's inserts race to create
+// the root and split the first leaves and the first internal nodes (Sherman's issue #26 was
+// this case), with readers and scans crossing every split.
+TEST_P(BytesHarnessTest, ConcurrentOpsFromAnEmptyIndexAreLinearizable) {
+  auto index = Open(testing::HarnessFaults());
+  if (index == nullptr) GTEST_SKIP() << GetParam() << " does not take byte keys yet";
+  check::WorkloadOptions options = testing::HarnessWorkload();
+  options.ops_per_thread = 250;
+  check::ConcurrentWorkload workload(*index, options);
+  auto report = check::RunCheckedRounds(workload, 1);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  std::cout << "[ harness  ] " << GetParam() << " (bytes, from empty): " << report->ToString(0) << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDesigns, BytesHarnessTest, ::testing::ValuesIn(Index::Designs()), ParamName);
+
+// RF-tree with a search-layer cache filled once and never refreshed (every traversal after a
+// split starts left of its key), and one refreshed after every stale read (refreshes race
+// the splits): as in index_harness_test.cc's DesignVariants, with byte keys.
+INSTANTIATE_TEST_SUITE_P(DesignVariants, BytesHarnessTest,
+                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"), ParamName);
 
 }  // namespace
 }  // namespace dmindex

@@ -84,9 +84,10 @@ class IndexHarnessTest : public ::testing::TestWithParam<HarnessParam> {
     o.design = choice.ok() ? choice->name : GetParam().design;
     if (choice.ok()) o.knobs = choice->knobs;
     // The tree core's slotted nodes must hold two of the longest entries (1 KiB keys) after
-    // a split: SlottedLayout::MinNodeBytes; local's in-memory nodes stay small.
+    // a split: SlottedLayout::MinNodeBytes, with room for RF-tree's trailer (the same size
+    // for these limits); local's in-memory nodes stay small.
     if (GetParam().format == KeyFormat::kBytes && o.design != "local")
-      o.node_bytes = tree::SlottedLayout::MinNodeBytes(o.max_key_bytes, o.inline_value_bytes);
+      o.node_bytes = tree::SlottedLayout::MinNodeBytes(o.max_key_bytes, o.inline_value_bytes, /*trailer=*/true);
     return o;
   }
   static std::unique_ptr<Session> Session0(Index& index) {

@@ -26,7 +26,7 @@ using Key = uint64_t;
 using Value = uint64_t;
 using fabric::HeldVerb;
 using fabric::VerbKind;
-using Layout = tree::NodeLayout<tree::U64KV>;
+using Layout = tree::NodeLayout<tree::U64BytesKV>;
 
 constexpr uint32_t kNodeBytes = 1024;
 

@@ -327,9 +327,12 @@ TEST(SlottedLeaf, SplitsAtEveryInsertPositionYieldShortestSeparatorsAndFittingHa
 
 // The worst case the size rule is for: longest keys and values, separators as long as keys.
 TEST(SlottedLeaf, SplitOfTheLongestEntriesAlwaysFits) {
-  for (uint32_t max_key : {16u, 100u, 255u, 1024u}) {
+  for (uint32_t max_key : {16u, 100u, 255u, 1024u})
+  for (bool trailer : {false, true}) {
     const uint32_t value = 8;
-    L l = MakeLayout(L::MinNodeBytes(max_key, value), max_key, value);
+    auto made = L::For(L::MinNodeBytes(max_key, value, trailer), max_key, value, trailer);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    const L l = *made;
     NodeValidator<KV> v(l, true);
     const std::string base(max_key - 1, 'z');
     Header h = LeafHeader(1, base + "\x01", base + "\xf0");
@@ -343,9 +346,51 @@ TEST(SlottedLeaf, SplitOfTheLongestEntriesAlwaysFits) {
     lh.high = rh.low = s.separator;
     EXPECT_EQ(s.separator.size(), max_key);
     std::vector<std::byte> img(l.node_bytes);
-    EXPECT_TRUE(v.leaf().Build(img.data(), lh, s.left, true)) << max_key;
-    EXPECT_TRUE(v.leaf().Build(img.data(), rh, s.right, true)) << max_key;
+    EXPECT_TRUE(v.leaf().Build(img.data(), lh, s.left, true)) << max_key << " trailer " << trailer;
+    EXPECT_TRUE(v.leaf().Build(img.data(), rh, s.right, true)) << max_key << " trailer " << trailer;
   }
+}
+
+// RF-tree's trailer (NodeTrailer): the node's last 8 bytes hold the version of every whole
+// write and no content - a full leaf or internal node ends its heap before them - and lie
+// outside every check word, so the lock bit a writer sets there never tears an image.
+TEST(SlottedLayout, TheTrailerHoldsTheVersionAndNoContent) {
+  auto made = L::For(1024, 64, 16, /*trailer=*/true);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const L l = *made;
+  EXPECT_EQ(l.ContentEnd(), 1016u);
+  NodeValidator<KV> v(l, true);
+  Header h = LeafHeader(0x5150, "k", "l");
+  std::vector<Entry> entries;
+  for (int i = 0; v.leaf().Fits(h, entries); ++i) entries.push_back({Cat({"k", std::to_string(1000 + i)}), "v"});
+  entries.pop_back();
+  const NodeValidator<KV> no_trailer(MakeLayout(1024, 64, 16), true);
+  std::vector<Entry> more = entries;
+  for (int i = 0; no_trailer.leaf().Fits(h, more); ++i) more.push_back({Cat({"k", std::to_string(5000 + i)}), "v"});
+  EXPECT_GE(more.size(), entries.size() + 1) << "the trailer costs the content room";
+  std::vector<std::byte> img(l.node_bytes, std::byte{0xee});
+  ASSERT_TRUE(v.leaf().Build(img.data(), h, entries, false));
+  EXPECT_EQ(LoadAt<uint64_t>(img.data(), l.TrailerOffset()), 0x5150u);
+  StoreAt<uint64_t>(img.data(), l.TrailerOffset(), 0x5150 | 1);  // locked: still validates
+  Header back;
+  ASSERT_TRUE(v.Decode(img.data(), &back));
+  std::vector<Entry> got;
+  v.leaf().Collect(img.data(), back, &got);
+  EXPECT_EQ(got.size(), entries.size());
+
+  Header ih = LeafHeader(0x7170, "k", "l");
+  ih.level = 1;
+  ih.leftmost = GlobalAddress(1, 64);
+  std::vector<IEntry> seps;
+  for (int i = 0; v.internal().Fits(ih, seps); ++i) seps.push_back({Cat({"k", std::to_string(1000 + i)}), GlobalAddress(1, 128 + 64 * i)});
+  seps.pop_back();
+  std::fill(img.begin(), img.end(), std::byte{0xee});
+  ASSERT_TRUE(v.internal().Build(img.data(), ih, seps));
+  EXPECT_EQ(LoadAt<uint64_t>(img.data(), l.TrailerOffset()), 0x7170u);
+  StoreAt<uint64_t>(img.data(), l.TrailerOffset(), 1);
+  ASSERT_TRUE(v.Decode(img.data(), &back));
+  EXPECT_EQ(back.count, seps.size());
+  EXPECT_LE(back.heap_off + 0u, l.ContentEnd());
 }
 
 TEST(SlottedInternal, RoutesKeysThroughTruncatedSeparators) {

@@ -10,11 +10,14 @@
 //  * two writers that tear two consecutive READs into equal bytes while the lock word read
 //    between them was free: not Corruption - the reader takes the lock for one READ and
 //    gets the node as the second writer left it;
+//    with RF-tree's inline lock (trailer_lock) the same, the reader holding the leaf's
+//    trailer for that READ too, since an inline writer takes no lock-table word;
 //  * a pointer to memory no node was ever written to: Corruption at once, saying so.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "alloc/node_allocator.h"
@@ -34,13 +37,17 @@ using fabric::VerbKind;
 constexpr uint32_t kNodeBytes = 512;
 
 struct Pool {
-  explicit Pool(bool unlocked_writers) {
+  // `trailer_lock`: nodes end in a trailer holding their version, a leaf's lock word (RF-tree's
+  // inline version lock).
+  explicit Pool(bool unlocked_writers, bool trailer_lock = false)
+      : layout(*NodeLayout<U64KV>::For(kNodeBytes, trailer_lock)) {
     fabric::InProcOptions fo;
     fo.memory_nodes = 1;
     fo.pool_bytes = 64ull << 20;
     fabric = std::move(fabric::InProcFabric::Create(fo)).value();
     options.node_bytes = kNodeBytes;
     options.unlocked_writers = unlocked_writers;
+    options.node_trailer = options.trailer_lock = trailer_lock;
     ep = std::move(fabric->Connect()).value();
     node = std::move(allocator.Allocate(*ep, kNodeBytes)).value();
     shared = std::make_unique<TreeShared<U64KV>>(*fabric, options, layout, GlobalAddress{});
@@ -63,7 +70,7 @@ struct Pool {
 
   std::unique_ptr<fabric::InProcFabric> fabric;
   TreeOptions options;
-  const NodeLayout<U64KV> layout = *NodeLayout<U64KV>::For(kNodeBytes);
+  const NodeLayout<U64KV> layout;
   alloc::NodeAllocator allocator{1};
   std::unique_ptr<fabric::Endpoint> ep;
   GlobalAddress node;
@@ -152,13 +159,16 @@ TEST_P(TornReadDeadWriter, AnImageNobodyIsWritingIsReportedAtOnce) {
 // Then writer 2 finishes and unlocks: the pool holds C, a valid image.
 class RepeatedTear final : public fabric::VerbScript {
  public:
-  RepeatedTear(GlobalAddress node, std::vector<std::byte> torn, int count)
-      : node_(node), torn_(std::move(torn)), left_(count) {}
+  // `on_last`: runs when the last torn READ is served (another writer acting meanwhile).
+  RepeatedTear(GlobalAddress node, std::vector<std::byte> torn, int count,
+               std::function<void()> on_last = nullptr)
+      : node_(node), torn_(std::move(torn)), left_(count), on_last_(std::move(on_last)) {}
   Outcome Run(const fabric::VerbCopy& copy) override {
     const fabric::Verb& v = copy.verb();
-    if (v.kind != VerbKind::kRead || v.remote != node_ || left_.load() == 0) return Outcome::kPass;
-    --left_;
+    if (v.kind != VerbKind::kRead || v.remote != node_ || v.length != kNodeBytes || left_.load() == 0)
+      return Outcome::kPass;
     std::memcpy(v.local, torn_.data(), std::min<size_t>(v.length, torn_.size()));
+    if (--left_ == 0 && on_last_) on_last_();
     return Outcome::kDone;
   }
   int left() const { return left_.load(); }
@@ -167,6 +177,7 @@ class RepeatedTear final : public fabric::VerbScript {
   const GlobalAddress node_;
   const std::vector<std::byte> torn_;
   std::atomic<int> left_;
+  const std::function<void()> on_last_;
 };
 
 TEST_P(TornReadDeadWriter, EqualTornImagesFromTwoWritersAreNotCorruption) {
@@ -191,6 +202,68 @@ TEST_P(TornReadDeadWriter, EqualTornImagesFromTwoWritersAreNotCorruption) {
   uint64_t lock_word = 1;
   ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
   EXPECT_EQ(lock_word, 0u) << "the reader left the lock it took held";
+}
+
+// RF-tree's inline lock (TreeOptions::trailer_lock): a leaf's writer holds its trailer, not a
+// lock-table word, so the READ a reader makes "under the lock" after two equal torn images
+// must hold the trailer too. Writer 1 tears the first READ and finishes; the reader finds
+// trailer and lock word free and the second READ equal; writer 2 locks the trailer and tears
+// the READ the reader makes under the lock-table word. Before the reader also took the
+// trailer (TreeReader::ReadUnderTrailer) that READ was called Corruption: a node that was
+// merely being written. Now its CAS on the trailer fails, it waits for writer 2 and returns
+// writer 2's image.
+TEST(TornRead, EqualTornImagesWhileAnInlineWriterHoldsTheTrailerAreNotCorruption) {
+  Pool pool(false, /*trailer_lock=*/true);
+  const auto a = pool.Leaf(3, 1), b = pool.Leaf(5, 2), c = pool.Leaf(3, 3);
+  const uint32_t trailer = pool.layout.TrailerOffset();
+  std::vector<std::byte> torn(a);
+  std::memcpy(torn.data(), b.data(), 64);  // B's header over A's slots: does not validate
+  ASSERT_TRUE(pool.ep->Write(pool.node, b.data(), kNodeBytes).ok());  // writer 1 finished
+  // Writer 2 locks (trailer 1002 -> 1003) and lands all of C but its trailer, the unlock.
+  const uint64_t held = 1002 | 1;
+  RepeatedTear script(pool.node, torn, 3, [&] {
+    std::vector<std::byte> landed(c);
+    std::memcpy(landed.data() + trailer, &held, 8);
+    ASSERT_TRUE(pool.ep->Write(pool.node, landed.data(), kNodeBytes).ok());
+  });
+  pool.fabric->SetVerbScript(&script);
+  auto ctx = pool.Context();
+  NodeHeader<U64KV> h;
+  std::vector<std::byte> got(kNodeBytes);
+  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
+  pool.fabric->SetVerbScript(nullptr);
+  EXPECT_EQ(script.left(), 0);  // the three torn READs were served
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(h.version, 1003u);  // writer 2's image
+  uint64_t word = 1, lock_word = 1;
+  ASSERT_TRUE(pool.ep->Read(pool.node + trailer, &word, 8).ok());
+  EXPECT_EQ(word, held) << "the reader changed a trailer another writer holds";
+  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
+  EXPECT_EQ(lock_word, 0u) << "the reader left the lock-table word it took held";
+}
+
+// The same two equal torn READs with nobody writing afterwards: the reader reads under the
+// lock-table word and the trailer, gets the node, and leaves both as it found them.
+TEST(TornRead, AReaderUnderTheTrailerPutsItBack) {
+  Pool pool(false, /*trailer_lock=*/true);
+  const auto a = pool.Leaf(3, 1), b = pool.Leaf(5, 2), c = pool.Leaf(3, 3);
+  std::vector<std::byte> torn(a);
+  std::memcpy(torn.data(), b.data(), 64);
+  ASSERT_TRUE(pool.ep->Write(pool.node, c.data(), kNodeBytes).ok());
+  RepeatedTear script(pool.node, torn, 2);
+  pool.fabric->SetVerbScript(&script);
+  auto ctx = pool.Context();
+  NodeHeader<U64KV> h;
+  std::vector<std::byte> got(kNodeBytes);
+  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
+  pool.fabric->SetVerbScript(nullptr);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(h.version, 1003u);
+  uint64_t word = 0, lock_word = 1;
+  ASSERT_TRUE(pool.ep->Read(pool.node + pool.layout.TrailerOffset(), &word, 8).ok());
+  EXPECT_EQ(word, 1003u) << "the trailer is C's version again, free";
+  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
+  EXPECT_EQ(lock_word, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Writers, TornReadDeadWriter, ::testing::Bool(),

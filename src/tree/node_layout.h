@@ -95,8 +95,29 @@ struct NodeHeader {
   bool Covers(KeyRef k) const { return !(k < low) && KV::Below(k, high); }
 };
 
+// What every node format shares at its end: `node_bytes` in all, of which the last 8 may be a
+// *trailer* - outside every check word, written with the node's version by every whole-node
+// write. RF-tree's leaves lock there (the version, its low bit set while a writer holds it:
+// TreeOptions::trailer_lock); other designs have no trailer. A format lays its content out in
+// [0, ContentEnd()) only, so the trailer is one rule for both formats, not a layout of its own.
+struct NodeTrailer {
+  static constexpr uint32_t kTrailerBytes = 8;
+
+  uint32_t node_bytes = 0;
+  bool trailer = false;
+
+  uint32_t TrailerBytes() const { return trailer ? kTrailerBytes : 0; }
+  // Where the node's content ends: the trailer, or the end of the node.
+  uint32_t ContentEnd() const { return node_bytes - TrailerBytes(); }
+  uint32_t TrailerOffset() const { return node_bytes - kTrailerBytes; }
+  // Writes the trailer of a whole-node image of version `version` (no-op without one).
+  void StoreTrailer(std::byte* image, uint64_t version) const {
+    if (trailer) StoreAt(image, TrailerOffset(), version);
+  }
+};
+
 template <typename KV>
-struct FixedLayout {
+struct FixedLayout : NodeTrailer {
   using Key = typename KV::Key;
   using Value = typename KV::Value;
 
@@ -130,23 +151,15 @@ struct FixedLayout {
     return kHeaderBytes + kMinCapacity * (kSlotBytes > kEntryBytes ? kSlotBytes : kEntryBytes);
   }
 
-  // The trailer: the node's last 8 bytes, outside every check word, written with the node's
-  // version by every whole-node write. RF-tree's leaves lock there (the version, its low bit
-  // set while a writer holds it); other designs have no trailer.
-  static constexpr uint32_t kTrailerBytes = 8;
-
-  uint32_t node_bytes = 0;
   uint32_t leaf_capacity = 0;
   uint32_t internal_capacity = 0;
-  bool trailer = false;
 
   static Result<FixedLayout> For(uint32_t node_bytes, bool trailer = false) {
-    const uint32_t reserved = trailer ? kTrailerBytes : 0;
-    DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes() + reserved));
     FixedLayout l;
     l.node_bytes = node_bytes;
     l.trailer = trailer;
-    const uint32_t body = node_bytes - kHeaderBytes - reserved;
+    DMX_RETURN_IF_ERROR(CheckNodeBytes(node_bytes, MinNodeBytes() + l.TrailerBytes()));
+    const uint32_t body = l.ContentEnd() - kHeaderBytes;
     l.leaf_capacity = body / kSlotBytes;
     l.internal_capacity = body / kEntryBytes;
     return l;
@@ -157,11 +170,6 @@ struct FixedLayout {
 
   uint32_t SlotOffset(uint32_t i) const { return kHeaderBytes + i * kSlotBytes; }
   uint32_t EntryOffset(uint32_t i) const { return kHeaderBytes + i * kEntryBytes; }
-  uint32_t TrailerOffset() const { return node_bytes - kTrailerBytes; }
-  // Writes the trailer of a whole-node image of version `version` (no-op without one).
-  void StoreTrailer(std::byte* image, uint64_t version) const {
-    if (trailer) StoreAt(image, TrailerOffset(), version);
-  }
 };
 
 // The layout of a traits type's nodes.

@@ -40,6 +40,7 @@ struct TreeHooks {
 template <KeyValueTraits KV>
 class RemoteTree {
  public:
+  using Traits = KV;
   using Key = typename KV::Key;
   using Value = typename KV::Value;
   using KeyRef = typename KV::KeyRef;

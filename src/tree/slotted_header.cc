@@ -44,8 +44,8 @@ bool SlottedHeaderCodec::Read(const std::byte* image, Header* h, bool validate) 
   if (!high_inf && prefix + high_len == 0) return false;  // a finite high fence is never empty
   const uint32_t slots_off = L::SlotsOffset(low_len, high_len);
   const uint64_t slots_end = uint64_t{slots_off} + uint64_t{count} * L::kSlotBytes;
-  if (slots_end > node_bytes_) return false;
-  if (level > 0 && (heap_off < slots_end || heap_off > node_bytes_)) return false;
+  if (slots_end > content_end_) return false;
+  if (level > 0 && (heap_off < slots_end || heap_off > content_end_)) return false;
   if (validate && LoadAt<uint64_t>(image, L::kCheckOff) != HeaderCheck(image + 8, slots_off - 8))
     return false;
   h->version = LoadAt<uint64_t>(image, L::kVersionOff);

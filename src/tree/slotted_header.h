@@ -13,7 +13,7 @@ class SlottedHeaderCodec {
   using Header = NodeHeader<BytesKV>;
   using L = SlottedLayout;
 
-  explicit SlottedHeaderCodec(const L& layout) : node_bytes_(layout.node_bytes) {}
+  explicit SlottedHeaderCodec(const L& layout) : content_end_(layout.ContentEnd()) {}
 
   // Sets h's derived fields from its fences: the prefix stored keys omit and where the slot
   // array starts (count and heap_off are the caller's).
@@ -22,11 +22,11 @@ class SlottedHeaderCodec {
   // bytes between the fences and the slots are zeroed.
   static void Write(const Header& h, std::byte* image);
   // Decodes the header; false if it is torn, not a node, or (validate or not) its lengths
-  // would place fences or slots outside the node.
+  // would place fences or slots outside the node's content.
   bool Read(const std::byte* image, Header* h, bool validate) const;
 
  private:
-  uint32_t node_bytes_;
+  uint32_t content_end_;  // the node's bytes before its trailer (all of them without one)
 };
 
 }  // namespace dmindex::tree

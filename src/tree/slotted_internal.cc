@@ -11,12 +11,12 @@ using slotted::SlotWord;
 bool SlottedInternalCodec::ValidBody(const std::byte* image, const Header& h, bool validate) const {
   const uint32_t slots_end = SlotOff(h, h.count);  // the header codec checked both bounds
   if (validate && h.body_check != SlottedBodyCheck(image + h.slots_off, slots_end - h.slots_off,
-                                                   image + h.heap_off, l_.node_bytes - h.heap_off,
+                                                   image + h.heap_off, l_.ContentEnd() - h.heap_off,
                                                    h.version))
     return false;
   for (uint32_t i = 0; i < h.count; ++i) {
     const SlotWord s = WordAt(image, h, i);
-    if (s.rest() > 0 && (s.offset < h.heap_off || uint64_t{s.offset} + s.rest() > l_.node_bytes))
+    if (s.rest() > 0 && (s.offset < h.heap_off || uint64_t{s.offset} + s.rest() > l_.ContentEnd()))
       return false;
   }
   return true;
@@ -64,7 +64,7 @@ bool SlottedInternalCodec::FitsBetween(std::string_view low, std::string_view hi
     if (!slotted::HasPrefix(e.key, low, prefix)) return false;
     bytes += L::InternalEntryBytes(e.key.size(), prefix);
   }
-  return bytes <= l_.node_bytes && sorted.size() <= std::numeric_limits<uint16_t>::max();
+  return bytes <= l_.ContentEnd() && sorted.size() <= std::numeric_limits<uint16_t>::max();
 }
 
 bool SlottedInternalCodec::Build(std::byte* image, Header h, std::span<const Entry> sorted) const {
@@ -73,7 +73,7 @@ bool SlottedInternalCodec::Build(std::byte* image, Header h, std::span<const Ent
   h.count = static_cast<uint16_t>(sorted.size());
   SlottedHeaderCodec::Place(&h);
   std::memset(image, 0, l_.node_bytes);
-  uint32_t pos = l_.node_bytes;
+  uint32_t pos = l_.ContentEnd();
   for (uint32_t i = 0; i < sorted.size(); ++i) {
     const std::string_view q = std::string_view(sorted[i].key).substr(h.prefix);
     SlotWord s{0, static_cast<uint32_t>(q.size()), slotted::HeadOf(q)};
@@ -88,8 +88,9 @@ bool SlottedInternalCodec::Build(std::byte* image, Header h, std::span<const Ent
   h.heap_off = pos;
   const uint32_t slots_end = SlotOff(h, h.count);
   h.body_check = SlottedBodyCheck(image + h.slots_off, slots_end - h.slots_off, image + pos,
-                                  l_.node_bytes - pos, h.version);
+                                  l_.ContentEnd() - pos, h.version);
   SlottedHeaderCodec::Write(h, image);
+  l_.StoreTrailer(image, h.version);
   return true;
 }
 
@@ -121,7 +122,7 @@ std::vector<size_t> SlottedInternalCodec::PlanRuns(std::span<const Key> lows, do
   while (b < n) {
     // Node: children [b, e), leftmost b, separators lows[b + 1, e); fences lows[b], lows[e].
     const std::string_view low = b == 0 ? std::string_view() : std::string_view(lows[b]);
-    const uint64_t room = l_.node_bytes - std::min<uint64_t>(l_.node_bytes, L::SlotsOffset(low.size(), low.size()));
+    const uint64_t room = l_.ContentEnd() - std::min<uint64_t>(l_.ContentEnd(), L::SlotsOffset(low.size(), low.size()));
     const uint64_t target = static_cast<uint64_t>(static_cast<double>(room) * fill);
     size_t e = b + 1;
     uint64_t bytes = 0;

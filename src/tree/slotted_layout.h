@@ -15,7 +15,8 @@
 //                    (kFlagHighInf: no bytes, prefix 0)
 //   slots_off = round8(56 + fence bytes): `count` slots of 16 bytes
 //   ... free ...
-//   heap: records / key bytes, growing down from the end of the node
+//   heap: records / key bytes, growing down from the end of the node's content (the node's
+//   end, or its trailer: NodeTrailer, node_layout.h)
 //
 // Prefix truncation: every key of a node lies in [low, high) and therefore starts with the
 // fences' common prefix (`prefix` bytes); slots and heap store keys without it. A stored key
@@ -43,7 +44,7 @@
 
 namespace dmindex::tree {
 
-struct SlottedLayout {
+struct SlottedLayout : NodeTrailer {
   static constexpr uint32_t kCheckOff = 0;
   static constexpr uint32_t kVersionOff = 8;
   static constexpr uint32_t kMetaOff = 16;
@@ -61,7 +62,6 @@ struct SlottedLayout {
   static constexpr uint16_t kBlockFlag = 0x8000;
   static constexpr uint32_t kBlockRefBytes = 12;
 
-  uint32_t node_bytes = 0;
   uint32_t max_key_bytes = 0;
   uint32_t inline_value_bytes = 0;
   bool suffix_truncation = true;  // TreeOptions::suffix_truncation
@@ -84,24 +84,23 @@ struct SlottedLayout {
   }
 
   // The smallest node in which every split of an overfull node yields two halves that fit,
-  // whatever the keys (up to max_key bytes, as fences too) and inline values: a node held
-  // at most node_bytes - 56 bytes of entries, one more entry makes T <= node_bytes - 56 + e
-  // (e: the largest entry); a split at the first entry that takes the left half past T/2
-  // leaves each half at most T/2 + e, and a half has node_bytes - Round8(56 + 2 max_key)
-  // for entries. So node_bytes >= 2 Round8(56 + 2 max_key) - 56 + 3 e.
-  static uint32_t MinNodeBytes(uint32_t max_key, uint32_t inline_value);
+  // whatever the keys (up to max_key bytes, as fences too) and inline values: a node's
+  // content (C bytes: node_bytes, less a trailer) held at most C - 56 bytes of entries, one
+  // more entry makes T <= C - 56 + e (e: the largest entry); a split at the first entry that
+  // takes the left half past T/2 leaves each half at most T/2 + e, and a half has
+  // C - Round8(56 + 2 max_key) for entries. So C >= 2 Round8(56 + 2 max_key) - 56 + 3 e;
+  // rounded up to a multiple of 64 with the trailer.
+  static uint32_t MinNodeBytes(uint32_t max_key, uint32_t inline_value, bool trailer = false);
 
   static Result<SlottedLayout> For(uint32_t node_bytes, uint32_t max_key_bytes,
-                                   uint32_t inline_value_bytes);
+                                   uint32_t inline_value_bytes, bool trailer = false);
   // With values out of line possible (max_value_bytes > inline_value_bytes) a record may
   // hold a block reference instead, so its value part is at least kBlockRefBytes.
   static Result<SlottedLayout> For(const TreeOptions& o) {
-    if (o.node_trailer)  // RF-tree's inline lock word: a FixedLayout trailer (node_layout.h)
-      return Status::InvalidArgument("node trailers are built for the fixed 8-byte key layout "
-                                     "only, not for byte-string keys");
     const bool refs = o.max_value_bytes > o.inline_value_bytes;
     auto l = For(o.node_bytes, o.max_key_bytes,
-                 refs ? std::max(o.inline_value_bytes, kBlockRefBytes) : o.inline_value_bytes);
+                 refs ? std::max(o.inline_value_bytes, kBlockRefBytes) : o.inline_value_bytes,
+                 o.node_trailer);
     if (l.ok()) {
       l->inline_value_bytes = o.inline_value_bytes;
       l->suffix_truncation = o.suffix_truncation;

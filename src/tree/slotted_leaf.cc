@@ -21,10 +21,10 @@ bool SlottedLeafCodec::RecordOf(const std::byte* image, const Header& h, uint64_
   *len = 0;
   if (s.offset == 0) return word == 0;  // empty slot
   const uint64_t slots_end = SlotOff(h, h.count);
-  if (s.offset < slots_end || uint64_t{s.offset} + L::kValueLenBytes > l_.node_bytes) return false;
+  if (s.offset < slots_end || uint64_t{s.offset} + L::kValueLenBytes > l_.ContentEnd()) return false;
   const uint32_t value_len = LoadAt<uint16_t>(image, s.offset) & L::kMaxInlineValue;
   const uint64_t record_len = uint64_t{L::kValueLenBytes} + s.rest() + value_len;
-  if (s.offset + record_len > l_.node_bytes) return false;
+  if (s.offset + record_len > l_.ContentEnd()) return false;
   *len = static_cast<uint32_t>(record_len);
   return true;
 }
@@ -132,7 +132,7 @@ bool SlottedLeafCodec::FitsBetween(std::string_view low, std::string_view high,
     if (!slotted::HasPrefix(e.key, low, prefix)) return false;
     bytes += L::LeafEntryBytes(e.key.size(), StoredValueBytes(e), prefix);
   }
-  return bytes <= l_.node_bytes && sorted.size() <= std::numeric_limits<uint16_t>::max();
+  return bytes <= l_.ContentEnd() && sorted.size() <= std::numeric_limits<uint16_t>::max();
 }
 
 bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> sorted,
@@ -152,12 +152,12 @@ bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> 
     // Empty slots for entry writes, as many as the free space holds entries of the average
     // size (of an assumed 32-byte record in an empty leaf): slots and heap run out together.
     const uint64_t average = sorted.empty() ? L::kSlotBytes + 32 : record_bytes / sorted.size();
-    slots += (l_.node_bytes - used) / std::max<uint64_t>(average, L::kSlotBytes + L::kValueLenBytes);
+    slots += (l_.ContentEnd() - used) / std::max<uint64_t>(average, L::kSlotBytes + L::kValueLenBytes);
     slots = std::min<uint64_t>(slots, std::numeric_limits<uint16_t>::max());
   }
   h.count = static_cast<uint16_t>(slots);
   std::memset(image, 0, l_.node_bytes);
-  uint32_t pos = l_.node_bytes;
+  uint32_t pos = l_.ContentEnd();
   for (uint32_t i = 0; i < sorted.size(); ++i) {
     const std::string_view q = std::string_view(sorted[i].key).substr(h.prefix);
     const SlotWord s{0, static_cast<uint32_t>(q.size()), slotted::HeadOf(q)};
@@ -171,6 +171,7 @@ bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> 
   for (uint32_t i = static_cast<uint32_t>(sorted.size()); i < h.count; ++i)
     StoreAt(image, SlotOff(h, i) + 8, CheckWord(0, image, 0, h.version, i, false));
   SlottedHeaderCodec::Write(h, image);
+  l_.StoreTrailer(image, h.version);
   return true;
 }
 
@@ -225,7 +226,7 @@ bool SlottedLeafCodec::Allocate(const std::byte* image, const Header& h, uint32_
       used.push_back({off, off + rec});
   }
   std::sort(used.begin(), used.end(), [](const Range& a, const Range& b) { return a.from < b.from; });
-  used.push_back({l_.node_bytes, l_.node_bytes});
+  used.push_back({l_.ContentEnd(), l_.ContentEnd()});
   uint32_t free_from = SlotOff(h, h.count), best_gap = 0;
   bool found = false;
   for (const Range& r : used) {
@@ -291,7 +292,7 @@ std::vector<size_t> SlottedLeafCodec::PlanRuns(std::span<const Entry> sorted, do
   while (b < n) {
     // Grow the run while its entries (truncated by the prefix they share with the low fence,
     // an estimate) take at most `fill` of what the node has after its header.
-    const uint64_t room = l_.node_bytes - std::min<uint64_t>(l_.node_bytes, L::SlotsOffset(low.size(), low.size()));
+    const uint64_t room = l_.ContentEnd() - std::min<uint64_t>(l_.ContentEnd(), L::SlotsOffset(low.size(), low.size()));
     const uint64_t target = static_cast<uint64_t>(static_cast<double>(room) * fill);
     size_t e = b;
     uint64_t bytes = 0;

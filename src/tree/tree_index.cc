@@ -1,101 +1,10 @@
 #include "tree/tree_index.h"
 
 #include "alloc/catalog.h"
-#include "tree/remote_tree.h"
+#include "tree/tree_index_adapter.h"
 
 namespace dmindex::tree {
 namespace {
-
-// The public API's keys and the tree's: the u64 format's 8 big-endian bytes are an integer
-// (U64BytesKV), byte keys are themselves (BytesKV). Keys reach a session checked against the
-// index's format (Session's public calls); values are byte strings in both.
-template <KeyValueTraits KV>
-struct KeyCodec;
-template <>
-struct KeyCodec<U64BytesKV> {
-  static u64::Key Tree(Slice k) { return u64::Decode(k); }
-  static std::string Public(u64::Key k) { return u64::Encode(k); }
-  static ScanRange<U64BytesKV> Range(const KeyRange& r) { return ToScanRange(r); }
-};
-template <>
-struct KeyCodec<BytesKV> {
-  static std::string_view Tree(Slice k) { return k; }
-  static std::string Public(const std::string& k) { return k; }
-  static ScanRange<BytesKV> Range(const KeyRange& r) {
-    return {std::string(r.start), r.after_start, r.end ? std::string(*r.end) : BytesKV::kPosInf};
-  }
-};
-
-template <KeyValueTraits KV>
-class TreeSession final : public Session {
- public:
-  using Tree = RemoteTree<KV>;
-  using Codec = KeyCodec<KV>;
-  TreeSession(const Tree& tree, std::unique_ptr<typename Tree::Ctx> ctx) : tree_(tree), ctx_(std::move(ctx)) {}
-
- private:
-  Status DoLookup(Slice key, std::string* value) override { return tree_.Lookup(*ctx_, Codec::Tree(key), value); }
-  Status DoInsert(Slice key, Slice value) override { return tree_.Upsert(*ctx_, Codec::Tree(key), value); }
-  Status DoUpdate(Slice key, Slice value) override { return tree_.Update(*ctx_, Codec::Tree(key), value); }
-  Status DoDelete(Slice key) override { return tree_.Delete(*ctx_, Codec::Tree(key)); }
-  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, Codec::Range(range), count, &entries_));
-    out->reserve(entries_.size());
-    for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});
-    return Status::Ok();
-  }
-  void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
-                  std::span<Status> statuses) override {
-    keys_.clear();
-    for (Slice k : keys) keys_.push_back(Codec::Tree(k));
-    tree_.MultiLookup(*ctx_, keys_, values, statuses);
-  }
-
-  const Tree& tree_;
-  std::unique_ptr<typename Tree::Ctx> ctx_;
-  std::vector<LeafEntry<KV>> entries_;
-  std::vector<typename KV::KeyRef> keys_;
-};
-
-template <KeyValueTraits KV>
-class TreeIndex final : public Index {
- public:
-  using Tree = RemoteTree<KV>;
-  TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree)
-      : Index(std::move(design), options), tree_(std::move(tree)) {}
-
- private:
-  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
-    auto ctx = tree_->NewContext(0);
-    if (!ctx.ok()) return ctx.status();
-    std::vector<LeafEntry<KV>> entries;
-    entries.reserve(sorted.size());
-    for (const KeyValue& kv : sorted)
-      entries.push_back({typename KV::Key(KeyCodec<KV>::Tree(kv.key)), kv.value, {}});
-    return tree_->BulkLoad(**ctx, entries);
-  }
-
-  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
-    auto ctx = tree_->NewContext(compute_node);
-    if (!ctx.ok()) return ctx.status();
-    return std::unique_ptr<Session>(new TreeSession<KV>(*tree_, std::move(ctx).value()));
-  }
-
-  IndexStats DoStats() const override {
-    TreeStats t = tree_->Stats();
-    IndexStats s;
-    s.cache_hits = t.cache_hits;
-    s.cache_misses = t.cache_misses;
-    s.cache_bytes = t.cache_bytes;
-    s.pool_bytes = t.pool_bytes;
-    s.retries = t.retries;
-    return s;
-  }
-
-  void AddProperties(Properties* out) const override { tree_->AddProperties(out); }
-
-  std::unique_ptr<Tree> tree_;
-};
 
 template <KeyValueTraits KV>
 Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const std::string& design,
@@ -111,7 +20,7 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const std::string& d
   if (!entry.ok()) return entry.status();
   auto tree = RemoteTree<KV>::Create(fabric, resolved, entry->root_word);
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new TreeIndex<KV>(design, options, std::move(tree).value()));
+  return std::unique_ptr<Index>(new TreeIndex<RemoteTree<KV>>(design, options, std::move(tree).value()));
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHead
 //    that still does not validate is broken for good - a write cut short by a crash, or
 //    memory overwritten: Corruption at once. With unlocked writers it may also be an owner's
 //    write-back in flight and stalled, so Retry, and the design decides. If the lock is taken
-//    meanwhile, its holder is writing: wait for it as above.
+//    meanwhile, its holder is writing: wait for it as above. With trailer_lock the reader
+//    holds the leaf's trailer for that READ too (ReadUnderTrailer): an inline writer takes no
+//    lock-table word.
 template <KeyValueTraits KV>
 Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
   const uint32_t nb = t_.layout.node_bytes;
@@ -62,21 +64,17 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
                                 " holds zero memory: no node image was ever written there, yet a "
                                 "pointer leads to it");
     c.CountRetry();
-    uint64_t owner = 0;
-    bool read_owner = false;
-    if constexpr (requires { t_.layout.TrailerOffset(); }) {  // the fixed layout has trailers
-      if (t_.options.trailer_lock) {
-        // Leaves lock in their trailer (odd: held), internal nodes in the lock table, and a
-        // torn image does not tell which this is: look at both, in one round trip.
-        uint64_t trailer = 0;
-        DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Read(lock_word, &owner, 8),
-                                       fabric::Verb::Read(addr + t_.layout.TrailerOffset(), &trailer, 8)},
-                                      fabric::Ordering::kUnordered));
-        if (trailer & 1) owner = trailer;
-        read_owner = true;
-      }
+    uint64_t owner = 0, trailer = 0;
+    if (t_.options.trailer_lock) {
+      // Leaves lock in their trailer (odd: held), internal nodes in the lock table, and a
+      // torn image does not tell which this is: look at both, in one round trip.
+      DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Read(lock_word, &owner, 8),
+                                     fabric::Verb::Read(addr + t_.layout.TrailerOffset(), &trailer, 8)},
+                                    fabric::Ordering::kUnordered));
+      if (trailer & 1) owner = trailer;
+    } else {
+      DMX_RETURN_IF_ERROR(c.ep.Read(lock_word, &owner, 8));
     }
-    if (!read_owner) DMX_RETURN_IF_ERROR(c.ep.Read(lock_word, &owner, 8));
     DMX_RETURN_IF_ERROR(c.ep.Read(addr, buf, nb));
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     const bool changed = std::memcmp(before.data(), buf, nb) != 0;
@@ -84,6 +82,11 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     if (owner == 0 && !changed) {  // equal bytes prove nothing: read once under the lock
       NodeLockGuard guard(t_.lock, c.ep);
       DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, c.owner_tag, addr, buf, nb, guard.held(), &owner));
+      // With trailer locks an inline writer takes no lock-table word: hold the trailer too.
+      if (guard.holds() && t_.options.trailer_lock) {
+        DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, &owner));
+        if (owner != 0) DMX_RETURN_IF_ERROR(guard.Unlock());
+      }
       if (guard.holds()) {
         const bool valid = t_.validator.Decode(buf, h);
         DMX_RETURN_IF_ERROR(guard.Unlock());
@@ -106,6 +109,29 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     // A write landed between the two READs: try again.
     if (!landing.Spend()) return landing.Exhausted(addr.ToString());
   }
+}
+
+// The leaf's own lock for one READ: CAS its trailer from the free value `trailer` (even, as
+// just read) to held, READ behind it in one in-order batch, and put `trailer` back. While the
+// trailer is held no inline writer can start (it must CAS it from even first), and none is in
+// flight (a writer holds it odd until its last word has landed). The caller holds the node's
+// lock-table word, so no writer of an internal node is at work either, and restoring the
+// trailer overwrites nothing (an internal node's trailer is only written with its node).
+// *holder: non-zero if the trailer was not `trailer` (taken or rewritten since: wait).
+template <KeyValueTraits KV>
+Status TreeReader<KV>::ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
+                                        uint64_t* holder) const {
+  const GlobalAddress word = addr + t_.layout.TrailerOffset();
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Cas(word, trailer, trailer | 1, &old),
+                                 fabric::Verb::Read(addr, buf, t_.layout.node_bytes)},
+                                fabric::Ordering::kInOrder));
+  if (old != trailer) {
+    *holder = old | 1;
+    return Status::Ok();
+  }
+  *holder = 0;
+  return c.ep.Write(word, &trailer, 8);
 }
 
 template <KeyValueTraits KV>

@@ -96,6 +96,8 @@ class TreeReader {
 
  private:
   Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
+  Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
+                          uint64_t* holder) const;
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right
   // along siblings. kStale: a node did not fit the path (reused, wrong level, key left of it).

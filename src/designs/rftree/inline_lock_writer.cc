@@ -1,5 +1,6 @@
 #include "designs/rftree/inline_lock_writer.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "common/retry.h"
@@ -7,8 +8,14 @@
 namespace dmindex::designs::rftree {
 
 template <tree::KeyValueTraits KV>
-Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const {
+Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const {
   using Reach = typename tree::TreeReader<KV>::Reach;
+  const auto& leaf = t_.validator.leaf();
+  // The node format's limits (key and value sizes): refused before anything is read.
+  if (op != tree::WriteOp::kDelete) {
+    DMX_RETURN_IF_ERROR(tree::CheckValue<KV>(t_.options, value));
+    DMX_RETURN_IF_ERROR(leaf.CheckEntry(key, value));
+  }
   const uint32_t trailer = t_.layout.TrailerOffset();
   // Restarts only after creating the root of an empty tree (someone else may create it too).
   RetryBudget restarts(retry_limits::kTreeRestarts, "write");
@@ -29,9 +36,12 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, const Key& key, con
     if (f.reach == Reach::kRootBelow) return Status::Corruption("tree has no leaf level");
 
     entries.clear();
-    t_.validator.leaf().Collect(c.node(), f.h, &entries);
+    leaf.Collect(c.node(), f.h, &entries);
+    const auto at = std::lower_bound(entries.begin(), entries.end(), key,
+                                     [](const tree::LeafEntry<KV>& e, KeyRef k) { return e.key < k; });
+    const bool found = at != entries.end() && key == at->key;
     // NotFound takes effect at the READ: the image was the leaf at an instant of it.
-    DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(entries, op, key, value));
+    if (!found && op != tree::WriteOp::kUpsert) return Status::NotFound();
 
     const uint64_t v = f.h.version;
     const uint64_t seen = tree::LoadAt<uint64_t>(c.node(), trailer);
@@ -47,8 +57,31 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, const Key& key, con
       backoff.Pause();
       continue;
     }
-    return WriteLocked(c, f.addr, f.h, entries);
+
+    // Locked, and the image is the leaf's content (the CAS from v proves nothing was written
+    // since the write of v). A value too long for the leaf goes to a block on its memory node.
+    tree::ValueBlockRef block, unlinked;
+    fabric::Verb block_write;
+    if constexpr (KV::kValueBlocks) {
+      if (found) unlinked = at->block;
+      if (op != tree::WriteOp::kDelete && value.size() > leaf.InlineLimit()) {
+        auto prepared = values_.Prepare(c, key, value, f.addr.node(), &block_write);
+        if (!prepared.ok()) {
+          Unlock(c, f.addr, v);
+          return prepared.status();
+        }
+        block = *prepared;
+        value = ValueRef{};
+      }
+    }
+    DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(entries, op, key, value, block));  // checked above
+    return WriteLocked(c, f.addr, f.h, entries, block, block_write, unlinked);
   }
+}
+
+template <tree::KeyValueTraits KV>
+void InlineLockWriter<KV>::Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const {
+  (void)c.ep.Write(addr + t_.layout.TrailerOffset(), &version, 8);
 }
 
 template <tree::KeyValueTraits KV>
@@ -65,22 +98,33 @@ void InlineLockWriter<KV>::WriteAndUnlockVerbs(GlobalAddress addr, const std::by
 
 template <tree::KeyValueTraits KV>
 Status InlineLockWriter<KV>::WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
-                                         const std::vector<tree::LeafEntry<KV>>& entries) const {
+                                         const std::vector<tree::LeafEntry<KV>>& entries,
+                                         const tree::ValueBlockRef& block, const fabric::Verb& block_write,
+                                         const tree::ValueBlockRef& old) const {
   const auto& leaf = t_.validator.leaf();
   const uint32_t nb = t_.layout.node_bytes;
+  // A new value block goes first: it lands before the leaf that points at it.
   std::vector<fabric::Verb> verbs;
+  if (!block.is_null()) verbs.push_back(block_write);
+  auto retire_old = [&] {
+    if constexpr (KV::kValueBlocks) values_.Retire(c, old);
+  };
   tree::NodeHeader<KV> nh = h;
   nh.version = c.NewVersion(h.version);
   if (leaf.Build(c.node(), nh, entries, false)) {  // fits; its trailer: the new version, unlocked
     WriteAndUnlockVerbs(addr, c.node(), &verbs);
-    return c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kInOrder);
+    DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kInOrder));
+    retire_old();
+    return Status::Ok();
   }
 
   typename tree::StructureModifier<KV>::LeafSplitImages split;
   if (Status s = smo_.BuildLeafSplit(c, h, entries, &split); !s.ok()) {
-    // Nothing was written: put the version back, which releases the lock.
-    const uint64_t unlocked = h.version;
-    (void)c.ep.Write(addr + t_.layout.TrailerOffset(), &unlocked, 8);
+    // Nothing was written: the block goes back, the version back into the trailer.
+    if constexpr (KV::kValueBlocks) {
+      if (!block.is_null()) values_.Free(c, block);
+    }
+    Unlock(c, addr, h.version);
     return s;
   }
   // The right half must be complete before the left one's sibling link exposes it.
@@ -91,9 +135,11 @@ Status InlineLockWriter<KV>::WriteLocked(Ctx& c, GlobalAddress addr, const tree:
   }
   WriteAndUnlockVerbs(addr, c.node(), &verbs);
   DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kInOrder));
+  retire_old();
   return smo_.InsertSeparator(c, 1, split.separator, split.right);
 }
 
-template class InlineLockWriter<tree::U64KV>;
+template class InlineLockWriter<tree::U64BytesKV>;
+template class InlineLockWriter<tree::BytesKV>;
 
 }  // namespace dmindex::designs::rftree

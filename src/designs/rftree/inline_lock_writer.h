@@ -20,33 +20,46 @@
 // batch if both are on one memory node, else two round trips), unlocks with the left
 // leaf's trailer, then inserts the separator with the core (internal nodes lock in the
 // core's lock table).
+//
+// Values longer than the leaf keeps inline go out of line as in the core's writer
+// (tree/value_store.h): the block is written on the leaf's memory node at the head of the
+// leaf's in-order batch (no extra round trip), so it has landed before the leaf that points
+// at it; the block the key held before is retired once that batch has completed. Both key
+// formats share this writer: the fixed layout of 8-byte keys and the slotted one of byte
+// strings end in the same trailer (tree::NodeTrailer).
 #pragma once
 
 #include "designs/rftree/rftree_options.h"
 #include "tree/entry_ops.h"
 #include "tree/structure_modifier.h"
+#include "tree/value_store.h"
 
 namespace dmindex::designs::rftree {
 
 template <tree::KeyValueTraits KV>
 class InlineLockWriter {
  public:
-  using Key = typename KV::Key;
-  using Value = typename KV::Value;
+  using KeyRef = typename KV::KeyRef;
+  using ValueRef = typename KV::ValueRef;
   using Ctx = tree::TreeContext<KV>;
 
   InlineLockWriter(const tree::TreeShared<KV>& tree, const tree::TreeReader<KV>& reader,
                    const tree::StructureModifier<KV>& smo, UnlockMode unlock)
-      : t_(tree), reader_(reader), smo_(smo), unlock_(unlock) {}
+      : t_(tree), reader_(reader), smo_(smo), values_(tree), unlock_(unlock) {}
 
-  // NotFound for an update or delete of an absent key.
-  Status Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const;
+  // NotFound for an update or delete of an absent key; InvalidArgument for a key or value
+  // the node format cannot hold.
+  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const;
 
  private:
-  // With the leaf at `addr` locked (its trailer `version`|1) and its new content `entries`:
-  // writes it (splitting if it no longer fits), which releases the lock.
+  // With the leaf at `addr` locked (its trailer h.version|1) and its new content `entries`:
+  // writes the new value block `block` (if not null: `block_write`) and the leaf (split if it
+  // no longer fits), which releases the lock; then retires `old`, the block it unlinked.
   Status WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
-                     const std::vector<tree::LeafEntry<KV>>& entries) const;
+                     const std::vector<tree::LeafEntry<KV>>& entries, const tree::ValueBlockRef& block,
+                     const fabric::Verb& block_write, const tree::ValueBlockRef& old) const;
+  // Releases the lock of a leaf nothing was written to: its version back in the trailer.
+  void Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const;
   // The verbs that write a whole image of the leaf at `addr` and release its lock.
   void WriteAndUnlockVerbs(GlobalAddress addr, const std::byte* image,
                            std::vector<fabric::Verb>* verbs) const;
@@ -54,6 +67,7 @@ class InlineLockWriter {
   const tree::TreeShared<KV>& t_;
   const tree::TreeReader<KV>& reader_;
   const tree::StructureModifier<KV>& smo_;
+  const tree::ValueStore<KV> values_;
   const UnlockMode unlock_;
 };
 

@@ -13,7 +13,7 @@ Result<std::unique_ptr<RfTree<KV>>> RfTree<KV>::Open(fabric::Fabric& fabric, con
   tree::TreeHooks<KV> hooks;
   hooks.placer = t->placer_;
   if (options.slc) {
-    auto layout = tree::NodeLayout<KV>::For(core.node_bytes, core.node_trailer);
+    auto layout = tree::NodeLayout<KV>::For(core);
     if (!layout.ok()) return layout.status();
     SlcConfig slc;
     slc.budget_bytes = core.cache_bytes;
@@ -59,7 +59,7 @@ Result<std::unique_ptr<typename RfTree<KV>::Ctx>> RfTree<KV>::NewContext(uint32_
 }
 
 template <tree::KeyValueTraits KV>
-Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const {
+Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const {
   return Run(c, [&] {
     if (inline_writer_ != nullptr) return inline_writer_->Write(*c.tree, op, key, value);
     switch (op) {
@@ -72,7 +72,7 @@ Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& 
 }
 
 template <tree::KeyValueTraits KV>
-void RfTree<KV>::MultiLookup(Ctx& c, std::span<const Key> keys, std::span<Value> values,
+void RfTree<KV>::MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                              std::span<Status> statuses) const {
   Status s = Run(c, [&] {
     tree_->MultiLookup(*c.tree, keys, values, statuses);
@@ -101,6 +101,7 @@ void RfTree<KV>::AddProperties(std::vector<std::pair<std::string, uint64_t>>* ou
   out->push_back({"dmindex.rftree.log-garbage-blocks", placer_->garbage_blocks()});
 }
 
-template class RfTree<tree::U64KV>;
+template class RfTree<tree::U64BytesKV>;
+template class RfTree<tree::BytesKV>;
 
 }  // namespace dmindex::designs::rftree

@@ -8,7 +8,9 @@
 //     core's writer and lock table, with Sherman's HOCL and combination as knobs),
 //   * scans leaf by leaf along sibling links (scan_batch=on: Sherman's batched READs),
 //   * lazy deletion: leaves never merge (the paper's merge is unsafe as written).
-// Operations have RemoteTree's signatures, so tree/u64_tree_index.h adapts it to Index.
+// Operations have RemoteTree's signatures, so tree/tree_index_adapter.h adapts it to Index in
+// both key formats (U64BytesKV: 8-byte keys in fixed slots; BytesKV: byte strings in slotted
+// nodes), with values of any size (out of line past the leaf's inline limit).
 #pragma once
 
 #include <memory>
@@ -30,8 +32,11 @@ namespace dmindex::designs::rftree {
 template <tree::KeyValueTraits KV>
 class RfTree {
  public:
+  using Traits = KV;
   using Key = typename KV::Key;
   using Value = typename KV::Value;
+  using KeyRef = typename KV::KeyRef;
+  using ValueRef = typename KV::ValueRef;
 
   // A session's state: the core's per-thread context, and its place in the compute node's
   // search-layer cache (an epoch participant; null without a cache).
@@ -48,16 +53,16 @@ class RfTree {
 
   Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
 
-  Status Lookup(Ctx& c, const Key& key, Value* value) const {
+  Status Lookup(Ctx& c, KeyRef key, Value* value) const {
     return Run(c, [&] { return tree_->Lookup(*c.tree, key, value); });
   }
-  Status Upsert(Ctx& c, const Key& key, const Value& value) const { return Write(c, tree::WriteOp::kUpsert, key, value); }
-  Status Update(Ctx& c, const Key& key, const Value& value) const { return Write(c, tree::WriteOp::kUpdate, key, value); }
-  Status Delete(Ctx& c, const Key& key) const { return Write(c, tree::WriteOp::kDelete, key, Value{}); }
+  Status Upsert(Ctx& c, KeyRef key, ValueRef value) const { return Write(c, tree::WriteOp::kUpsert, key, value); }
+  Status Update(Ctx& c, KeyRef key, ValueRef value) const { return Write(c, tree::WriteOp::kUpdate, key, value); }
+  Status Delete(Ctx& c, KeyRef key) const { return Write(c, tree::WriteOp::kDelete, key, ValueRef{}); }
   Status Scan(Ctx& c, const tree::ScanRange<KV>& range, size_t count, std::vector<tree::LeafEntry<KV>>* out) const {
     return Run(c, [&] { return tree_->Scan(*c.tree, range, count, out); });
   }
-  void MultiLookup(Ctx& c, std::span<const Key> keys, std::span<Value> values, std::span<Status> statuses) const;
+  void MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values, std::span<Status> statuses) const;
   // Caches read before the load are empty: every compute node refreshes at its next operation.
   Status BulkLoad(Ctx& c, std::span<const tree::LeafEntry<KV>> sorted) const {
     DMX_RETURN_IF_ERROR(tree_->BulkLoad(*c.tree, sorted));
@@ -73,7 +78,7 @@ class RfTree {
 
  private:
   explicit RfTree(const RfTreeOptions& options) : options_(options) {}
-  Status Write(Ctx& c, tree::WriteOp op, const Key& key, const Value& value) const;
+  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const;
   // Every operation: first the compute node's due refresh if this session wins it (outside
   // any epoch guard), then `op` inside the session's epoch guard.
   template <typename Op>

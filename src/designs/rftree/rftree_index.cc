@@ -2,12 +2,10 @@
 
 #include "alloc/catalog.h"
 #include "designs/rftree/rftree.h"
-#include "tree/u64_tree_index.h"
+#include "tree/tree_index_adapter.h"
 
 namespace dmindex::designs {
 namespace {
-
-using Tree = rftree::RfTree<tree::U64KV>;
 
 // The catalog's aux words of an rftree index.
 constexpr int kLogWord = 0;   // the search-layer log's directory address
@@ -25,15 +23,13 @@ Status AgreeOnLockMode(fabric::Endpoint& ep, GlobalAddress word, rftree::LockMod
                                  "; it cannot be opened with lock=" + name(mine));
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Index>> MakeRfTree(fabric::Fabric& fabric, const IndexOptions& options) {
-  if (options.key_format != KeyFormat::kU64)
-    return Status::NotSupported("design rftree takes u64 keys for now: its leaves' inline lock "
-                                "word (the node trailer) exists in the fixed 8-byte-key layout "
-                                "only, not in the slotted byte-key one (key_format = bytes)");
-  auto resolved = rftree::ResolveRfTreeOptions(options);
-  if (!resolved.ok()) return resolved.status();
+// An RF-tree of traits KV (the index's key format) over the catalog entry's words.
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& options,
+                                    const rftree::RfTreeOptions& resolved) {
+  using Tree = rftree::RfTree<KV>;
+  auto layout = tree::NodeLayout<KV>::For(resolved.tree);  // node size against key and value limits
+  if (!layout.ok()) return layout.status();
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   bool created = false;
@@ -41,10 +37,19 @@ Result<std::unique_ptr<Index>> MakeRfTree(fabric::Fabric& fabric, const IndexOpt
       **ep, options.name, {"rftree", options.node_bytes, alloc::KeySchema::Of(options)}, &created,
       options.create_if_missing);
   if (!entry.ok()) return entry.status();
-  DMX_RETURN_IF_ERROR(AgreeOnLockMode(**ep, entry->aux_word(kLockWord), resolved->lock));
-  auto tree = Tree::Open(fabric, *resolved, entry->root_word, entry->aux_word(kLogWord));
+  DMX_RETURN_IF_ERROR(AgreeOnLockMode(**ep, entry->aux_word(kLockWord), resolved.lock));
+  auto tree = Tree::Open(fabric, resolved, entry->root_word, entry->aux_word(kLogWord));
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new tree::U64TreeIndex<Tree>("rftree", options, std::move(tree).value()));
+  return std::unique_ptr<Index>(new tree::TreeIndex<Tree>("rftree", options, std::move(tree).value()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> MakeRfTree(fabric::Fabric& fabric, const IndexOptions& options) {
+  auto resolved = rftree::ResolveRfTreeOptions(options);
+  if (!resolved.ok()) return resolved.status();
+  if (options.key_format == KeyFormat::kU64) return Open<tree::U64BytesKV>(fabric, options, *resolved);
+  return Open<tree::BytesKV>(fabric, options, *resolved);
 }
 
 }  // namespace dmindex::designs

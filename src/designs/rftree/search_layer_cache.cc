@@ -212,6 +212,7 @@ typename SearchLayerCache<KV>::Counters SearchLayerCache<KV>::counters() const {
   return c;
 }
 
-template class SearchLayerCache<tree::U64KV>;
+template class SearchLayerCache<tree::U64BytesKV>;
+template class SearchLayerCache<tree::BytesKV>;
 
 }  // namespace dmindex::designs::rftree

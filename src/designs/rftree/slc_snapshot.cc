@@ -1,5 +1,8 @@
 #include "designs/rftree/slc_snapshot.h"
 
+#include <string>
+#include <type_traits>
+
 namespace dmindex::designs::rftree {
 
 template <tree::KeyValueTraits KV>
@@ -9,6 +12,13 @@ SlcSnapshot<KV>::SlcSnapshot(const tree::NodeLayout<KV>& layout, GlobalAddress r
   for (const Segment& s : segments_) {
     for (uint8_t v : s.valid) nodes_ += v;
     bytes_ += s.blocks * (block_bytes_ + sizeof(Header) + 1);
+    // Byte-string fences longer than a string keeps inline live on the heap.
+    if constexpr (std::is_same_v<Key, std::string>) {
+      const size_t inline_capacity = std::string().capacity();
+      for (uint64_t i = 0; i < s.blocks; ++i)
+        for (const std::string* f : {&s.headers[i].low, &s.headers[i].high})
+          if (f->capacity() > inline_capacity) bytes_ += f->capacity() + 1;
+    }
   }
   bytes_ += sizeof(*this);
 }
@@ -35,7 +45,7 @@ int SlcSnapshot<KV>::root_level() const {
 }
 
 template <tree::KeyValueTraits KV>
-bool SlcSnapshot<KV>::Walk(const Key& key, uint8_t min_level, Node* at) const {
+bool SlcSnapshot<KV>::Walk(KeyRef key, uint8_t min_level, Node* at) const {
   Node n;
   if (poisoned() || !Find(root_, &n) || n.h->level < min_level) return false;
   // Every step goes right or down within the copy, so there are at most nodes_ of them.
@@ -61,7 +71,7 @@ bool SlcSnapshot<KV>::Walk(const Key& key, uint8_t min_level, Node* at) const {
 }
 
 template <tree::KeyValueTraits KV>
-bool SlcSnapshot<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit, uint32_t* missing) const {
+bool SlcSnapshot<KV>::FindChild(KeyRef key, uint8_t min_level, Hit* hit, uint32_t* missing) const {
   Node n;
   if (!Walk(key, min_level, &n)) return false;
   *hit = {n.addr, n.h->level, codec_.ChildFor(n.image, *n.h, key)};
@@ -70,7 +80,7 @@ bool SlcSnapshot<KV>::FindChild(const Key& key, uint8_t min_level, Hit* hit, uin
 }
 
 template <tree::KeyValueTraits KV>
-bool SlcSnapshot<KV>::FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
+bool SlcSnapshot<KV>::FindLeafRun(KeyRef key, const Key& end, size_t max, Hit* hit,
                                   std::vector<GlobalAddress>* leaves) const {
   leaves->clear();
   Node n;
@@ -78,13 +88,16 @@ bool SlcSnapshot<KV>::FindLeafRun(const Key& key, const Key& end, size_t max, Hi
   for (int i = codec_.ChildIndexFor(n.image, *n.h, key);
        i < static_cast<int>(codec_.Count(*n.h)) && leaves->size() < max; ++i) {
     // Child i >= 0 starts at separator i: past `end`, no leaf from here on is needed.
-    if (i >= 0 && !leaves->empty() && !(codec_.KeyAt(n.image, static_cast<uint32_t>(i)) < end)) break;
+    if (i >= 0 && !leaves->empty() &&
+        !KV::Below(codec_.KeyAt(n.image, *n.h, static_cast<uint32_t>(i)), end))
+      break;
     leaves->push_back(codec_.ChildByIndex(n.image, *n.h, i));
   }
   *hit = {n.addr, 1, leaves->front()};
   return true;
 }
 
-template class SlcSnapshot<tree::U64KV>;
+template class SlcSnapshot<tree::U64BytesKV>;
+template class SlcSnapshot<tree::BytesKV>;
 
 }  // namespace dmindex::designs::rftree

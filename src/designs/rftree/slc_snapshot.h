@@ -24,6 +24,7 @@ template <tree::KeyValueTraits KV>
 class SlcSnapshot {
  public:
   using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
   using Hit = typename tree::RoutingCache<KV>::Hit;
   using Header = tree::NodeHeader<KV>;
 
@@ -41,10 +42,10 @@ class SlcSnapshot {
   // The lowest node of the copy at a level >= min_level covering `key` on the walk from the
   // root, and its child toward `key`. *missing: levels between the hit and min_level the
   // caller must read remotely (a partial hit); 0 for a full one.
-  bool FindChild(const Key& key, uint8_t min_level, Hit* hit, uint32_t* missing) const;
+  bool FindChild(KeyRef key, uint8_t min_level, Hit* hit, uint32_t* missing) const;
   // The level-1 node covering `key` and the leaves it lists from key's on (at most `max`,
   // none at or past `end`): what a batched scan READs.
-  bool FindLeafRun(const Key& key, const Key& end, size_t max, Hit* hit,
+  bool FindLeafRun(KeyRef key, const Key& end, size_t max, Hit* hit,
                    std::vector<GlobalAddress>* leaves) const;
 
   GlobalAddress root() const { return root_; }
@@ -67,7 +68,7 @@ class SlcSnapshot {
   };
   bool Find(GlobalAddress addr, Node* out) const;
   // Walks from the root toward `key` down to `min_level` (or as far as the copy reaches).
-  bool Walk(const Key& key, uint8_t min_level, Node* at) const;
+  bool Walk(KeyRef key, uint8_t min_level, Node* at) const;
 
   const tree::InternalCodec<KV> codec_;
   const uint32_t block_bytes_;
