@@ -6,16 +6,20 @@
 //  * under the core's lock table with Sherman's combination it is two round trips;
 //  * a refresh is two round trips: [root word, log directory], then every chunk of the log;
 //  * after k splits of its leaf's range the cache has not seen, a lookup reads k + 1 leaves.
-// RfTreeVerbs.Table prints the table of docs/RFTREE.md (DMINDEX_FIGURE_KEYS keys, default
-// 200000).
+// RfTreeVerbs.Table measures the table of docs/RFTREE.md beside naive and Sherman, asserts
+// it and that the doc shows it (DMINDEX_FIGURE_KEYS=<n>: prints it for n keys instead).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -40,7 +44,8 @@ struct Bed {
 // Keys 2, 4, ..., 2n bulk loaded into 1 KB nodes on two memory nodes; one lookup fills the
 // search-layer cache. refresh_hops=off unless the knobs say otherwise: the rows measure
 // operations, not refreshes.
-Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool warm = true) {
+Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool warm = true,
+            const std::string& design = "rftree") {
   Bed b;
   fabric::InProcOptions fo;
   fo.memory_nodes = 2;
@@ -49,14 +54,16 @@ Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool w
   IndexOptions o;
   o.node_bytes = kNodeBytes;
   o.knobs = std::move(knobs);
-  o.knobs.emplace("refresh_hops", "off");
-  b.index = std::move(designs::MakeIndex("rftree", *b.fabric, o)).value();
+  if (design == "rftree") o.knobs.emplace("refresh_hops", "off");
+  b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
   std::vector<testing::U64Pair> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
   EXPECT_TRUE(testing::BulkLoadU64(*b.index, data).ok());
   b.session = std::move(b.index->OpenSession(0)).value();
   Value v;
-  if (warm) EXPECT_TRUE(b.session->Lookup(2, &v).ok());
+  // Warm: one lookup per leaf fills Sherman's cache as it fills the search-layer cache.
+  if (warm)
+    for (uint64_t k = 1; k <= keys; k += 16) EXPECT_TRUE(b.session->Lookup(2 * k, &v).ok());
   b.keys = keys;
   return b;
 }
@@ -138,57 +145,129 @@ TEST(RfTreeVerbs, RefreshIsTwoRoundTripsOfChunks) {
 
 // Leaves the cache has not seen split: appending past the largest key splits the last leaf
 // again and again (its right half takes 20 of 40 entries), and a lookup of the largest key
-// starts at the leaf the cache knows and follows one sibling link per split.
-TEST(RfTreeVerbs, LookupAfterKUnrefreshedSplitsReadsKPlusOneLeaves) {
+// starts at the leaf the cache knows and follows one sibling link per split. Returns the
+// verbs of that lookup after k = 1, 2, ... `max_k` splits.
+std::vector<fabric::VerbCounts> LookupsAfterUnrefreshedSplits(uint64_t max_k) {
   Bed b = MakeBed(1000);
   Key next = 2 * b.keys + 1;
   // 1000 keys at 31 per leaf (80% of 39) make 33 leaves of 30 or 31 keys: the last one has 30.
   uint64_t in_last = 30;
-  for (uint64_t k = 1; k <= 4; ++k) {
+  std::vector<fabric::VerbCounts> out;
+  for (uint64_t k = 1; k <= max_k; ++k) {
     for (;;) {  // append until the last leaf splits once more
-      ASSERT_TRUE(b.session->Insert(next++, 1).ok());
+      EXPECT_TRUE(b.session->Insert(next++, 1).ok());
       if (++in_last == 40) {
         in_last = 20;
         break;
       }
     }
     Value v;
-    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(next - 1, &v).ok()); });
-    EXPECT_EQ(c.reads, k + 1) << "after " << k << " splits: " << c.ToString();
-    EXPECT_EQ(c.round_trips, k + 1);
+    out.push_back(Measure(*b.fabric, [&] { EXPECT_TRUE(b.session->Lookup(next - 1, &v).ok()); }));
   }
   EXPECT_EQ(Property(*b.index, "dmindex.rftree.refreshes"), 1u) << "refresh_hops=off: filled once";
+  return out;
 }
 
-// Averages over random operations on a warm tree, as docs/RFTREE.md's table.
+TEST(RfTreeVerbs, LookupAfterKUnrefreshedSplitsReadsKPlusOneLeaves) {
+  const std::vector<fabric::VerbCounts> after = LookupsAfterUnrefreshedSplits(4);
+  for (uint64_t k = 1; k <= after.size(); ++k) {
+    EXPECT_EQ(after[k - 1].reads, k + 1) << "after " << k << " splits: " << after[k - 1].ToString();
+    EXPECT_EQ(after[k - 1].round_trips, k + 1);
+    EXPECT_EQ(after[k - 1].read_bytes, (k + 1) * kNodeBytes);
+  }
+}
+
+// The table of docs/RFTREE.md, "Verbs per operation": averages over random operations on a
+// warm tree of 200000 keys, RF-tree beside naive and Sherman in one run. Every count is exact
+// and the run deterministic (one session, seeded keys), so the test asserts the table row by
+// row, and that docs/RFTREE.md shows these rows. DMINDEX_FIGURE_KEYS=<n> prints the table for
+// n keys instead (asserting nothing).
+const char* const kTable[] = {
+    "| naive | lookup | 4.00 | 0.00 | 0.00 | 4.00 | 4096 |",
+    "| naive | update | 4.00 | 2.00 | 1.00 | 7.00 | 5136 |",
+    "| naive | insert | 4.00 | 2.00 | 1.00 | 7.00 | 5136 |",
+    "| naive | insert (append, splits) | 4.15 | 2.15 | 1.05 | 7.36 | 5399 |",
+    "| naive | scan(100) | 7.07 | 0.00 | 0.00 | 7.07 | 7240 |",
+    "| sherman | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
+    "| sherman | update | 1.00 | 2.00 | 1.00 | 2.00 | 1064 |",
+    "| sherman | insert | 1.00 | 2.00 | 1.00 | 2.00 | 1064 |",
+    "| sherman | insert (append, splits) | 1.05 | 2.15 | 1.05 | 2.10 | 1273 |",
+    "| sherman | scan(100) | 4.93 | 0.00 | 0.00 | 1.11 | 5050 |",
+    "| rftree | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
+    "| rftree | update | 1.00 | 2.00 | 1.00 | 3.00 | 2056 |",
+    "| rftree | insert | 1.00 | 2.00 | 1.00 | 3.00 | 2056 |",
+    "| rftree | insert (append, splits) | 51.13 | 2.24 | 1.14 | 53.51 | 53501 |",
+    "| rftree | scan(100) | 4.16 | 0.00 | 0.00 | 4.16 | 4257 |",
+    "| rftree:refresh_hops=auto | insert (append, splits) | 2.88 | 2.16 | 1.06 | 5.07 | 5889 |",
+    "| rftree:lock=table | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
+    "| rftree:lock=table | update | 1.00 | 2.00 | 1.00 | 4.00 | 2064 |",
+    "| rftree:lock=table | insert | 1.00 | 2.00 | 1.00 | 4.00 | 2064 |",
+    "| rftree:lock=table | insert (append, splits) | 51.13 | 52.24 | 51.14 | 154.51 | 54309 |",
+    "| rftree:lock=table | scan(100) | 4.16 | 0.00 | 0.00 | 4.16 | 4257 |",
+    "| rftree:lock=table:combine=on:hocl=on | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
+    "| rftree:lock=table:combine=on:hocl=on | update | 1.00 | 2.00 | 1.00 | 2.00 | 2064 |",
+    "| rftree:lock=table:combine=on:hocl=on | insert | 1.00 | 2.00 | 1.00 | 2.00 | 2064 |",
+    "| rftree:lock=table:combine=on:hocl=on | insert (append, splits) | 51.13 | 52.24 | 51.14 | 102.32 | 54309 |",
+    "| rftree:lock=table:combine=on:hocl=on | scan(100) | 4.16 | 0.00 | 0.00 | 4.16 | 4257 |",
+    "| rftree | SLC refresh (139 internal nodes) | 4 | 0 | 0 | 2 | 146440 |",
+    "| rftree | lookup after 1 unrefreshed split(s) of its leaf | 2 | 0 | 0 | 2 | 2048 |",
+    "| rftree | lookup after 2 unrefreshed split(s) of its leaf | 3 | 0 | 0 | 3 | 3072 |",
+    "| rftree | lookup after 3 unrefreshed split(s) of its leaf | 4 | 0 | 0 | 4 | 4096 |",
+    "| rftree | lookup after 4 unrefreshed split(s) of its leaf | 5 | 0 | 0 | 5 | 5120 |",
+};
+
 TEST(RfTreeVerbs, Table) {
   const char* env = std::getenv("DMINDEX_FIGURE_KEYS");
   const uint64_t keys = env != nullptr ? std::strtoull(env, nullptr, 10) : 200000;
+  const bool assert_table = env == nullptr;
   constexpr int kOps = 2000;
   std::cout << "keys=" << keys << " ops/row=" << kOps << " node_bytes=1024 bulk_fill=0.8\n"
             << "| design | op | READs | WRITEs | atomics | round trips | bytes |\n"
             << "|---|---|---|---|---|---|---|\n";
-  const std::pair<const char*, std::map<std::string, std::string>> variants[] = {
-      {"rftree", {}},
-      {"rftree:lock=table", {{"lock", "table"}}},
-      {"rftree:lock=table:combine=on:hocl=on", {{"lock", "table"}, {"combine", "on"}, {"hocl", "on"}}},
+  std::vector<std::string> rows;
+  auto print = [&](const std::string& row) {
+    std::cout << row << "\n";
+    rows.push_back(row);
   };
-  for (const auto& [label, knobs] : variants) {
-    Bed b = MakeBed(keys, knobs);
+  // RF-tree's rows measure operations with a cache filled once (refresh_hops=off, MakeBed):
+  // its append row is what splits cost a cache never refreshed; the refresh_hops=auto row
+  // adds the refreshes the default makes.
+  struct Variant {
+    const char* label;
+    const char* design;
+    std::map<std::string, std::string> knobs;
+    bool append_only = false;
+  };
+  const Variant variants[] = {
+      {"naive", "naive", {}},
+      {"sherman", "sherman", {}},
+      {"rftree", "rftree", {}},
+      {"rftree:refresh_hops=auto", "rftree", {{"refresh_hops", "auto"}}, true},
+      {"rftree:lock=table", "rftree", {{"lock", "table"}}},
+      {"rftree:lock=table:combine=on:hocl=on", "rftree", {{"lock", "table"}, {"combine", "on"}, {"hocl", "on"}}},
+  };
+  for (const Variant& variant : variants) {
+    Bed b = MakeBed(keys, variant.knobs, true, variant.design);
     std::mt19937_64 rng(4);
     std::vector<testing::U64Pair> out;
     auto row = [&](const char* op, int n, const std::function<void()>& fn) {
       fabric::VerbCounts c = Measure(*b.fabric, [&] { for (int i = 0; i < n; ++i) fn(); });
       auto per = [&](uint64_t x) { return static_cast<double>(x) / n; };
-      std::cout << std::fixed << std::setprecision(2) << "| " << label << " | " << op << " | "
-                << per(c.reads) << " | " << per(c.writes) << " | " << per(c.atomics()) << " | "
-                << per(c.round_trips) << " | " << std::setprecision(0) << per(c.bytes()) << " |\n";
+      std::ostringstream line;
+      line << std::fixed << std::setprecision(2) << "| " << variant.label << " | " << op << " | "
+           << per(c.reads) << " | " << per(c.writes) << " | " << per(c.atomics()) << " | "
+           << per(c.round_trips) << " | " << std::setprecision(0) << per(c.bytes()) << " |";
+      print(line.str());
     };
     Value v;
+    Key next = 2 * keys + 1;  // ascending past the largest key: the last leaf splits often
+    if (variant.append_only) {
+      row("insert (append, splits)", kOps, [&] { ASSERT_TRUE(b.session->Insert(next++, 7).ok()); });
+      continue;
+    }
     row("lookup", kOps, [&] { ASSERT_TRUE(b.session->Lookup(2 * (1 + rng() % keys), &v).ok()); });
     row("update", kOps, [&] { ASSERT_TRUE(b.session->Update(2 * (1 + rng() % keys), 9).ok()); });
     row("insert", kOps, [&] { ASSERT_TRUE(b.session->Insert(2 * (rng() % keys) + 1, 7).ok()); });
-    Key next = 2 * keys + 1;  // ascending past the largest key: the last leaf splits often
     row("insert (append, splits)", kOps, [&] { ASSERT_TRUE(b.session->Insert(next++, 7).ok()); });
     row("scan(100)", kOps, [&] {
       ASSERT_TRUE(testing::ScanU64(*b.session, 2 * (1 + rng() % keys), 100, &out).ok());
@@ -199,9 +278,24 @@ TEST(RfTreeVerbs, Table) {
   Bed b = MakeBed(keys, {}, /*warm=*/false);
   Value v;
   fabric::VerbCounts c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(2, &v).ok()); });
-  std::cout << "| rftree | SLC refresh (" << Property(*b.index, "dmindex.rftree.slc-nodes")
-            << " internal nodes) | " << c.reads - 1 << " | 0 | 0 | " << c.round_trips - 1 << " | "
-            << c.bytes() - kNodeBytes << " |\n";
+  print("| rftree | SLC refresh (" + std::to_string(Property(*b.index, "dmindex.rftree.slc-nodes")) +
+        " internal nodes) | " + std::to_string(c.reads - 1) + " | 0 | 0 | " +
+        std::to_string(c.round_trips - 1) + " | " + std::to_string(c.bytes() - kNodeBytes) + " |");
+  const std::vector<fabric::VerbCounts> after = LookupsAfterUnrefreshedSplits(4);
+  for (size_t k = 1; k <= after.size(); ++k) {
+    const fabric::VerbCounts& a = after[k - 1];
+    print("| rftree | lookup after " + std::to_string(k) + " unrefreshed split(s) of its leaf | " +
+          std::to_string(a.reads) + " | 0 | 0 | " + std::to_string(a.round_trips) + " | " +
+          std::to_string(a.bytes()) + " |");
+  }
+  if (!assert_table) return;
+
+  EXPECT_EQ(rows, std::vector<std::string>(std::begin(kTable), std::end(kTable)))
+      << "the verbs per operation changed: update kTable and docs/RFTREE.md from the table above";
+  std::ifstream doc(std::string(DMINDEX_SOURCE_DIR) + "/docs/RFTREE.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty()) << "docs/RFTREE.md not found";
+  for (const char* row : kTable) EXPECT_NE(text.find(row), std::string::npos) << "docs/RFTREE.md lacks: " << row;
 }
 
 }  // namespace
