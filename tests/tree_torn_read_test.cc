@@ -180,90 +180,75 @@ class RepeatedTear final : public fabric::VerbScript {
   const std::function<void()> on_last_;
 };
 
-TEST_P(TornReadDeadWriter, EqualTornImagesFromTwoWritersAreNotCorruption) {
-  Pool pool(GetParam());
-  const auto a = pool.Leaf(3, 1), b = pool.Leaf(5, 2), c = pool.Leaf(3, 3);
-  std::vector<std::byte> torn(a);
-  std::memcpy(torn.data(), b.data(), 64);  // B's header over A's slots: does not validate
-  ASSERT_TRUE(pool.ep->Write(pool.node, c.data(), kNodeBytes).ok());
-  RepeatedTear script(pool.node, torn, 2);
+// Writer 1 turned A into B while the reader's READs copied B's header over A's slots (torn);
+// the pool holds `pool_image` (written first). Serves the reader's first `count` READs of the
+// node that torn image, runs `on_last` with the last one, and returns what the reader read.
+Status ReadThroughEqualTears(Pool& pool, const std::vector<std::byte>& pool_image, int count,
+                             NodeHeader<U64KV>* h, std::function<void()> on_last = nullptr) {
+  std::vector<std::byte> torn = pool.Leaf(3, 1);
+  std::memcpy(torn.data(), pool.Leaf(5, 2).data(), 64);  // B's header over A's slots
+  EXPECT_TRUE(pool.ep->Write(pool.node, pool_image.data(), kNodeBytes).ok());
+  RepeatedTear script(pool.node, torn, count, std::move(on_last));
   pool.fabric->SetVerbScript(&script);
   auto ctx = pool.Context();
-  NodeHeader<U64KV> h;
   std::vector<std::byte> got(kNodeBytes);
-  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
+  Status read = pool.reader->Read(ctx, pool.node, got.data(), h);
   pool.fabric->SetVerbScript(nullptr);
-  EXPECT_EQ(script.left(), 0);  // both torn READs were served
+  EXPECT_EQ(script.left(), 0);  // every torn READ was served
+  return read;
+}
+
+uint64_t WordAt(Pool& pool, GlobalAddress at) {
+  uint64_t word = ~0ull;
+  EXPECT_TRUE(pool.ep->Read(at, &word, 8).ok());
+  return word;
+}
+
+TEST_P(TornReadDeadWriter, EqualTornImagesFromTwoWritersAreNotCorruption) {
+  Pool pool(GetParam());
+  NodeHeader<U64KV> h;
+  Status read = ReadThroughEqualTears(pool, pool.Leaf(3, 3), 2, &h);
   // Before the reader took the lock to look, equal bytes with the lock free were reported as
   // Corruption (or Retry): a node that was merely being written.
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);  // writer 2's image, read under the lock
   EXPECT_EQ(h.count, 3u);
-  uint64_t lock_word = 1;
-  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
-  EXPECT_EQ(lock_word, 0u) << "the reader left the lock it took held";
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u) << "the reader left the lock it took held";
 }
 
 // RF-tree's inline lock (TreeOptions::trailer_lock): a leaf's writer holds its trailer, not a
 // lock-table word, so the READ a reader makes "under the lock" after two equal torn images
-// must hold the trailer too. Writer 1 tears the first READ and finishes; the reader finds
-// trailer and lock word free and the second READ equal; writer 2 locks the trailer and tears
-// the READ the reader makes under the lock-table word. Before the reader also took the
-// trailer (TreeReader::ReadUnderTrailer) that READ was called Corruption: a node that was
-// merely being written. Now its CAS on the trailer fails, it waits for writer 2 and returns
-// writer 2's image.
+// must hold the trailer too. Writer 2 locks the trailer (1002 -> 1003) after the reader found
+// it free, and lands all of C but its trailer while the reader READs under the lock-table
+// word. Before the reader also took the trailer (TreeReader::ReadUnderTrailer) that READ was
+// called Corruption: a node that was merely being written. Now its CAS on the trailer fails,
+// it waits for writer 2 and returns writer 2's image.
 TEST(TornRead, EqualTornImagesWhileAnInlineWriterHoldsTheTrailerAreNotCorruption) {
   Pool pool(false, /*trailer_lock=*/true);
-  const auto a = pool.Leaf(3, 1), b = pool.Leaf(5, 2), c = pool.Leaf(3, 3);
-  const uint32_t trailer = pool.layout.TrailerOffset();
-  std::vector<std::byte> torn(a);
-  std::memcpy(torn.data(), b.data(), 64);  // B's header over A's slots: does not validate
-  ASSERT_TRUE(pool.ep->Write(pool.node, b.data(), kNodeBytes).ok());  // writer 1 finished
-  // Writer 2 locks (trailer 1002 -> 1003) and lands all of C but its trailer, the unlock.
+  const GlobalAddress trailer = pool.node + pool.layout.TrailerOffset();
   const uint64_t held = 1002 | 1;
-  RepeatedTear script(pool.node, torn, 3, [&] {
-    std::vector<std::byte> landed(c);
-    std::memcpy(landed.data() + trailer, &held, 8);
+  NodeHeader<U64KV> h;
+  Status read = ReadThroughEqualTears(pool, pool.Leaf(5, 2), 3, &h, [&] {
+    std::vector<std::byte> landed = pool.Leaf(3, 3);
+    std::memcpy(landed.data() + pool.layout.TrailerOffset(), &held, 8);
     ASSERT_TRUE(pool.ep->Write(pool.node, landed.data(), kNodeBytes).ok());
   });
-  pool.fabric->SetVerbScript(&script);
-  auto ctx = pool.Context();
-  NodeHeader<U64KV> h;
-  std::vector<std::byte> got(kNodeBytes);
-  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
-  pool.fabric->SetVerbScript(nullptr);
-  EXPECT_EQ(script.left(), 0);  // the three torn READs were served
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);  // writer 2's image
-  uint64_t word = 1, lock_word = 1;
-  ASSERT_TRUE(pool.ep->Read(pool.node + trailer, &word, 8).ok());
-  EXPECT_EQ(word, held) << "the reader changed a trailer another writer holds";
-  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
-  EXPECT_EQ(lock_word, 0u) << "the reader left the lock-table word it took held";
+  EXPECT_EQ(WordAt(pool, trailer), held) << "the reader changed a trailer another writer holds";
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u) << "the reader left the lock-table word held";
 }
 
 // The same two equal torn READs with nobody writing afterwards: the reader reads under the
 // lock-table word and the trailer, gets the node, and leaves both as it found them.
 TEST(TornRead, AReaderUnderTheTrailerPutsItBack) {
   Pool pool(false, /*trailer_lock=*/true);
-  const auto a = pool.Leaf(3, 1), b = pool.Leaf(5, 2), c = pool.Leaf(3, 3);
-  std::vector<std::byte> torn(a);
-  std::memcpy(torn.data(), b.data(), 64);
-  ASSERT_TRUE(pool.ep->Write(pool.node, c.data(), kNodeBytes).ok());
-  RepeatedTear script(pool.node, torn, 2);
-  pool.fabric->SetVerbScript(&script);
-  auto ctx = pool.Context();
   NodeHeader<U64KV> h;
-  std::vector<std::byte> got(kNodeBytes);
-  Status read = pool.reader->Read(ctx, pool.node, got.data(), &h);
-  pool.fabric->SetVerbScript(nullptr);
+  Status read = ReadThroughEqualTears(pool, pool.Leaf(3, 3), 2, &h);
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);
-  uint64_t word = 0, lock_word = 1;
-  ASSERT_TRUE(pool.ep->Read(pool.node + pool.layout.TrailerOffset(), &word, 8).ok());
-  EXPECT_EQ(word, 1003u) << "the trailer is C's version again, free";
-  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
-  EXPECT_EQ(lock_word, 0u);
+  EXPECT_EQ(WordAt(pool, pool.node + pool.layout.TrailerOffset()), 1003u) << "C's version again, free";
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Writers, TornReadDeadWriter, ::testing::Bool(),
