@@ -1,13 +1,16 @@
 // RF-tree with a stale search-layer cache (docs/RFTREE.md, "The search-layer cache"): a
 // snapshot older than the tree costs sibling hops and remote levels, never a wrong answer.
-//  * StaleCache.AnotherComputeNodesSplitsCostHopsNotAnswers: compute node 1 fills its cache
-//    once (refresh_hops=off), compute node 0 then grows the tree many times over (leaf and
-//    internal splits, a new root); every operation of compute node 1 - lookups, updates,
-//    deletes, inserts, scans - still matches a model, paid in stale reads. Both key formats.
-//  * StaleCacheScripted.*: a refresh whose chunk READ is torn by a split landing during it
+//  * RfTreeStaleSnapshot.AnotherComputeNodesSplitsCostHopsNotAnswers: compute node 1 fills
+//    its cache once (refresh_hops=off), compute node 0 then grows the tree many times over
+//    (leaf and internal splits, a new root); every operation of compute node 1 - lookups,
+//    updates, deletes, inserts, scans - still matches a model, paid in stale reads. Both key
+//    formats.
+//  * RfTreeSnapshotRefresh.*: a refresh whose chunk READ is torn by a split landing during it
 //    (trap T6 of the design notes: the copy is no consistent cut). The torn block is read
 //    again; if that READ is torn too the block is left out of the snapshot, and walks that
 //    need it continue remotely from its parent - one READ more, the right answer.
+// All single-threaded and deterministic (the scripted writes run inside the held READ), so
+// none of them is in .ci/concurrency-tests.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -44,9 +47,9 @@ std::unique_ptr<fabric::InProcFabric> MakeFabric(uint16_t memory_nodes) {
   return std::move(fabric::InProcFabric::Create(fo)).value();
 }
 
-class StaleCache : public ::testing::TestWithParam<KeyFormat> {};
+class RfTreeStaleSnapshot : public ::testing::TestWithParam<KeyFormat> {};
 
-TEST_P(StaleCache, AnotherComputeNodesSplitsCostHopsNotAnswers) {
+TEST_P(RfTreeStaleSnapshot, AnotherComputeNodesSplitsCostHopsNotAnswers) {
   const KeyFormat format = GetParam();
   const testing::HarnessKeys keys(format);
   auto fabric = MakeFabric(2);
@@ -108,7 +111,7 @@ TEST_P(StaleCache, AnotherComputeNodesSplitsCostHopsNotAnswers) {
       << "the stale snapshot should have cost more than a READ per key looked up";
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, StaleCache, ::testing::Values(KeyFormat::kU64, KeyFormat::kBytes),
+INSTANTIATE_TEST_SUITE_P(Formats, RfTreeStaleSnapshot, ::testing::Values(KeyFormat::kU64, KeyFormat::kBytes),
                          [](const auto& info) { return info.param == KeyFormat::kU64 ? "u64" : "bytes"; });
 
 // One memory node; keys 2, 4, ..., 6000 bulk loaded: 97 leaves under 3 level-1 nodes and a
@@ -215,7 +218,7 @@ uint64_t ReadsOfLookup(ScriptBed& b, uint64_t key, uint64_t want) {
 // The chunk READ is torn by one split: the parent's block fails validation, is read again
 // whole (the split is over) and the snapshot has it, new separator included: a lookup in the
 // new right half is one READ.
-TEST(StaleCacheScripted, ATornBlockOfARefreshIsReadAgain) {
+TEST(RfTreeSnapshotRefresh, ATornBlockOfARefreshIsReadAgain) {
   ScriptBed b = MakeScriptBed();
   TearTheRefresh script(b.segment, [&] { SplitLeafOf(*b.splitter, 100); }, [] {}, 0);
   b.fabric->SetVerbScript(&script);
@@ -235,7 +238,7 @@ TEST(StaleCacheScripted, ATornBlockOfARefreshIsReadAgain) {
 // hits are stale reads: at the threshold (refresh_hops=auto: 16 here) the next operation
 // refreshes - [root word, directory], the segment, then its leaf: 4 READs - and from then on
 // the snapshot has the parent again.
-TEST(StaleCacheScripted, ABlockTornTwiceIsLeftOutAndWalkedRemotely) {
+TEST(RfTreeSnapshotRefresh, ABlockTornTwiceIsLeftOutAndWalkedRemotely) {
   ScriptBed b = MakeScriptBed();
   TearTheRefresh script(b.segment, [&] { SplitLeafOf(*b.splitter, 100); },
                         [&] { SplitLeafOf(*b.splitter, 130); }, 1);

@@ -295,7 +295,9 @@ TEST(RfTree, OptionsAreChecked) {
   // names the size needed.
   Status small = open({}, KeyFormat::kBytes).status();
   EXPECT_TRUE(small.IsInvalidArgument()) << small.ToString();
-  const uint32_t need = tree::SlottedLayout::MinNodeBytes(IndexOptions().max_key_bytes, IndexOptions().inline_value_bytes, /*trailer=*/true);
+  const IndexOptions defaults;
+  const uint32_t need =
+      tree::SlottedLayout::MinNodeBytes(defaults.max_key_bytes, defaults.inline_value_bytes, /*trailer=*/true);
   EXPECT_NE(small.message().find(std::to_string(need)), std::string::npos) << small.ToString();
   EXPECT_NE(small.message().find("trailer"), std::string::npos) << small.ToString();
   auto first = open({});
