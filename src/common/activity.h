@@ -32,6 +32,8 @@ class Activity {
 
   uint64_t completed() const { return completed_.load(std::memory_order_relaxed); }
   bool busy() const { return operation_.load(std::memory_order_relaxed) != nullptr; }
+  // When the current (or, if idle, the last) operation began, on runtime::Now()'s clock, in ns.
+  int64_t began_ns() const { return began_ns_.load(std::memory_order_relaxed); }
   const std::string& label() const { return label_; }
   // "insert of key 17 for 61.2 s, waiting for the node lock 1:0x40c0 (1234 steps); 5678
   // operations completed", or "idle; 5678 operations completed".

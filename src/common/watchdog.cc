@@ -1,6 +1,7 @@
 #include "common/watchdog.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -62,9 +63,13 @@ void Watchdog::Watch() {
                         [this] { return stopping_; })) {
     uint64_t completed = 0;
     bool busy = false;
+    int64_t busy_since_ns = INT64_MAX;  // the earliest begin among the operations under way
     for (const Activity* a : threads_) {
       completed += a->completed();
-      busy = busy || a->busy();
+      if (a->busy()) {
+        busy = true;
+        busy_since_ns = std::min(busy_since_ns, a->began_ns());
+      }
     }
     const auto now = runtime::Now();
     if (completed != last_completed || !busy) {
@@ -72,7 +77,13 @@ void Watchdog::Watch() {
       last_progress = now;
       continue;
     }
-    if (now - last_progress < options_.stall_after) continue;
+    // The stretch without a completion while busy began at the later of the poll that saw the
+    // last completion (or idleness) and the begin of the oldest operation under way: both are
+    // no earlier than the true start, so a watchdog thread that was itself descheduled between
+    // polls reports late, never early (measuring from the last poll alone counted time before
+    // the operation began when the poll came late).
+    const auto busy_since = runtime::Clock::time_point(std::chrono::nanoseconds(busy_since_ns));
+    if (now - std::max(last_progress, busy_since) < options_.stall_after) continue;
     stalled_ = true;
     stall_report_ = Report();
     const std::string report = stall_report_;
