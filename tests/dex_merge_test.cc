@@ -7,7 +7,10 @@
 #include <atomic>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <random>
+#include <string_view>
+#include <string>
 #include <thread>
 
 #include "check/workload.h"
@@ -32,6 +35,20 @@ using ::dmindex::u64::IsValidKey;
 using designs::dex::DexTree;
 using designs::dex::WorkerSet;
 using designs::dex::WriteOp;
+
+// A failure's description, built with << (appends, not operator+: GCC 12's false -Wrestrict).
+class Text {
+ public:
+  Text& operator<<(std::string_view piece) {
+    text_.append(piece);
+    return *this;
+  }
+  Text& operator<<(uint64_t number) { return *this << std::string_view(std::to_string(number)); }
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
 
 // Small chunks: pool bytes show node counts finely.
 std::unique_ptr<fabric::InProcFabric> MakeFabric(fabric::FaultOptions faults = {}) {
@@ -209,13 +226,22 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   }
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> failures{0};
+  std::mutex first_mu;
+  std::string first;  // the first failure, named
+  auto fail = [&](const Text& what) {
+    if (failures.fetch_add(1) > 0) return;
+    std::lock_guard<std::mutex> hold(first_mu);
+    first = what.str();
+  };
   auto churn = [&](uint32_t cn) {
     auto s = std::move((*index)->OpenSession(cn)).value();
     for (int round = 0; round < 6; ++round)
       for (Key k = 1; k <= kKeys; ++k) {
         if (k % 8 == 0) continue;
         Status st = round % 2 == 0 ? s->Insert(k, k) : s->Delete(k);
-        if (!st.ok() && !st.IsNotFound()) failures.fetch_add(1);
+        if (!st.ok() && !st.IsNotFound())
+          fail(Text() << "compute node " << cn << (round % 2 == 0 ? " insert " : " delete ") << k
+                      << ": " << st.ToString());
       }
   };
   uint64_t scans = 0;
@@ -226,16 +252,22 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
     while (!stop.load()) {
       const Key start = 1 + rng() % kKeys;
       std::vector<KeyValue> got;
-      if (!::dmindex::testing::ScanU64(*s, start, 40, &got).ok()) {
-        failures.fetch_add(1);
+      if (Status st = ::dmindex::testing::ScanU64(*s, start, 40, &got); !st.ok()) {
+        fail(Text() << "scan from " << start << ": " << st.ToString());
         continue;
       }
       Key expect = (start + 7) / 8 * 8;  // the first permanent key >= start
+      auto listing = [&] {
+        Text t;
+        t << "scan from " << start << " returned";
+        for (const KeyValue& kv : got) t << " " << kv.key;
+        return t;
+      };
       for (size_t i = 0; i + 1 < got.size(); ++i)
-        if (got[i].key >= got[i + 1].key) failures.fetch_add(1);
+        if (got[i].key >= got[i + 1].key) fail(listing() << ": not ascending at " << i);
       for (const KeyValue& kv : got) {
         if (kv.key % 8 != 0) continue;
-        if (kv.key != expect) failures.fetch_add(1);
+        if (kv.key != expect) fail(listing() << ": expected permanent key " << expect);
         expect = kv.key + 8;
       }
       ++scans;
@@ -245,7 +277,7 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   b.join();
   stop.store(true);
   scanner.join();
-  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_EQ(failures.load(), 0u) << "first: " << first;
   EXPECT_GT(scans, 10u);
   EXPECT_GT((*index)->GetIntProperty("dmindex.dex.merges").value_or(0), 20u);
 }
