@@ -109,6 +109,13 @@ class FixedLeafCodec {
   bool Fits(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
     return sorted.size() <= l_.leaf_capacity;
   }
+  // How full a sorted leaf is, in the format's units (here entries; the slotted format counts
+  // bytes): what its entries take and what it has for them. A design's merge policy compares
+  // the two (DEX merges below a quarter); HasRoom: one more entry of any key and value the
+  // tree may hold fits.
+  uint32_t Used(const std::byte* image, const NodeHeader<KV>& h) const { return h.count; }
+  uint32_t Capacity(const NodeHeader<KV>& h) const { return l_.leaf_capacity; }
+  bool HasRoom(const std::byte* image, const NodeHeader<KV>& h) const { return h.count < l_.leaf_capacity; }
   // Writes a whole leaf image: `h` (count and format flag set here), `sorted` entries in
   // slots [0, n), every other slot empty. False (image untouched) if they do not fit.
   bool Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
