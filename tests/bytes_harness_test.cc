@@ -12,6 +12,8 @@
 //    8 threads on 128 hot keys under torn and delayed verbs, values of 8 to 2008 bytes (inline
 //    and out of line), history checked for per-key linearizability and scans; again on an
 //    index that starts empty (ConcurrentOpsFromAnEmptyIndexAreLinearizable).
+//  * ConcurrentOpsWithRepartitioningAreLinearizable - the same while a partitioned design
+//    (DEX) moves its byte-string partition boundaries every 2 ms.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -147,6 +149,27 @@ TEST_P(BytesHarnessTest, ConcurrentOpsAreLinearizable) {
   EXPECT_TRUE(report->ok()) << report->ToString();
   EXPECT_GT(report->scans_checked, 0u);
   std::cout << "[ harness  ] " << GetParam() << " (bytes): " << report->ToString(0) << "\n";
+}
+
+// Designs with logical partitions (DEX) move their boundaries - byte strings here, keys of
+// the workload - every 2 ms while the threads run (as index_harness_test.cc does with the
+// longest keys, which make that run too long for CI).
+TEST_P(BytesHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
+  auto index = Open(testing::HarnessFaults());
+  if (index == nullptr) GTEST_SKIP() << GetParam() << " does not take byte keys yet";
+  if (index->partitioning() == nullptr) GTEST_SKIP() << GetParam() << " has no logical partitions";
+  check::WorkloadOptions options = testing::HarnessWorkload();
+  options.ops_per_thread = 400;
+  options.repartition_ms = 2;
+  check::ConcurrentWorkload workload(*index, options);
+  ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << "first error: " << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  EXPECT_GT(workload.repartitions(), 0u);
+  std::cout << "[ harness  ] " << GetParam() << " (bytes) with " << workload.repartitions()
+            << " repartitionings: " << report->ToString(0) << "\n";
 }
 
 // Knobs' punctuation as '_' ("rftree_refresh_hops_off").
