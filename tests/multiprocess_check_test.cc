@@ -243,8 +243,12 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
   RunProcesses("", " --threads 6 --ops 3000 --rounds 4");
 }
 
-// The same with byte-string keys and values, for the designs that take them (issue 12).
+// The same with byte-string keys and values (issue 12), for DEX, whose processes share a
+// partition map of byte boundaries and hand keys to each other. naive and sherman pass it too
+// (their processes share only the pool, as in the u64 run); CI repeats this suite 20 times,
+// so they are left out of it.
 TEST_P(MultiProcessCheckTest, ConcurrentProcessesWithByteKeysAreLinearizableAndLoseNoWrite) {
+  if (!IsDex()) GTEST_SKIP() << "byte-key processes run for dex only (CI time); the u64 run covers " << GetParam();
   {
     auto fabric = Connect();
     ASSERT_TRUE(fabric);
