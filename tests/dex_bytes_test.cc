@@ -4,6 +4,8 @@
 //    against a std::map, through sessions on every compute node, with partitions on byte
 //    boundaries, offloading forced, a 64-node cache, merges; then MultiGet and a full
 //    iteration;
+//  * UpdatesThatOverflowTheirLeavesSplitThemAndTheirParents: a longer value overflows a
+//    slotted leaf on update, also under a parent without room for the separator;
 //  * OffloadedInsertsSplitOnTheMemoryServer: the memory-side handler splits slotted leaves at
 //    their shortest separators and answers byte-string separators (offload_wire.h);
 //  * LongBoundariesRoundTripThroughThePool: a stored map longer than the first READ of
@@ -214,6 +216,33 @@ TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   }
   ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
   EXPECT_EQ(m, model.end());
+}
+
+// In the slotted format an update can overflow its leaf (a longer value). The leaf splits in
+// the cache; when its parent has no room for the separator, the update's restart splits the
+// parent first (the descent of an update does not split full nodes on its own, as an
+// insert's does): without that, the update retried until its budget ran out.
+TEST(DexBytes, UpdatesThatOverflowTheirLeavesSplitThemAndTheirParents) {
+  auto fabric = MakeFabric();
+  auto index = designs::MakeIndex("dex", *fabric, BytesOptions("dex-grow", 1, {{"offload", "off"}}));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto s = std::move((*index)->OpenSession()).value();
+  auto key = [](int i) {
+    char b[16];
+    std::snprintf(b, sizeof b, "k%07d", i);
+    return std::string(b);
+  };
+  constexpr int kKeys = 12000;
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(s->Insert(key(i), "").ok());  // leaves of empty values
+  for (int i = 0; i < kKeys; ++i) {
+    const Status st = s->Update(key(i), std::string(32, static_cast<char>('a' + i % 26)));
+    ASSERT_TRUE(st.ok()) << key(i) << ": " << st.ToString();
+  }
+  for (int i = 0; i < kKeys; i += 13) {
+    std::string v;
+    ASSERT_TRUE(s->Lookup(key(i), &v).ok()) << key(i);
+    ASSERT_EQ(v, std::string(32, static_cast<char>('a' + i % 26)));
+  }
 }
 
 // Boundaries of 200 bytes: a stored map of 7 x 202 bytes, more than the first READ takes.

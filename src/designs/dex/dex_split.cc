@@ -52,9 +52,14 @@ Status DexTree<KV>::SplitChild(Worker& w, cache::OptimisticGuard& parent,
   const Header ph = DecodeHeader(w.copy.data());
   if (ph.level == kMetaLevel) return SplitRoot(w, px, cx, ch);
   if (!Owned(w, ph)) return SplitUnderSharedParent(w, px, ph, cx, ch);
-  // Eager splitting keeps owned parents below capacity (room for any separator); if this one
-  // filled up meanwhile, the restart splits it first.
-  if (!shared_.validator.internal().HasRoom(ph)) return Status::Ok();
+  // Eager splitting keeps owned parents below capacity (room for any separator) on the way
+  // down of an insert; if this one filled up meanwhile - or the write is an update, whose
+  // descent does not split (a longer value can overflow a slotted leaf) - the restart splits
+  // it first.
+  if (!shared_.validator.internal().HasRoom(ph)) {
+    w.make_room = true;
+    return Status::Ok();
+  }
   Key separator;
   cache::ExclusiveGuard right;
   DMX_RETURN_IF_ERROR(SplitInCache(w, cx, ch, &separator, &right));
