@@ -4,6 +4,8 @@
 //    against a std::map, through sessions on every compute node, with partitions on byte
 //    boundaries, offloading forced, a 64-node cache, merges; then MultiGet and a full
 //    iteration;
+//  * U64KeysTakeValuesOfAnySize: the u64 format's values beyond the slot's 8 bytes, also
+//    through the offload handler;
 //  * UpdatesThatOverflowTheirLeavesSplitThemAndTheirParents: a longer value overflows a
 //    slotted leaf on update, also under a parent without room for the separator;
 //  * OffloadedInsertsSplitOnTheMemoryServer: the memory-side handler splits slotted leaves at
@@ -216,6 +218,56 @@ TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   }
   ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
   EXPECT_EQ(m, model.end());
+}
+
+// The u64 format takes values of any size too: up to 8 bytes in the fixed slot, longer ones
+// in blocks - also through the offload handler (forced here), whose request then carries the
+// block's reference and whose lookup reply names it.
+TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
+  for (const bool offload : {false, true}) {
+    auto fabric = MakeFabric();
+    IndexOptions o = testing::DexTestOptions("dex-u64-values", 1);
+    if (offload) {
+      o.knobs = {{"cost_factor", "1000"}, {"offload_level", "3"}};
+      o.cache_bytes = 0;
+    }
+    auto index = designs::MakeIndex("dex", *fabric, o);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    auto s = std::move((*index)->OpenSession()).value();
+    std::map<std::string, std::string> model;
+    std::mt19937_64 rng(offload ? 3 : 4);
+    static const size_t kSizes[] = {0, 1, 8, 9, 100, 1000, 5000};
+    for (uint64_t op = 0; op < 8000; ++op) {
+      const std::string k = U64Key(1 + rng() % 1500).str();
+      const auto it = model.find(k);
+      const uint64_t dice = rng() % 10;
+      if (dice < 5) {
+        std::string v(kSizes[rng() % std::size(kSizes)], static_cast<char>('a' + op % 26));
+        if (v.size() >= 8) std::memcpy(v.data(), &op, 8);
+        ASSERT_TRUE(s->Insert(k, v).ok()) << "op " << op;
+        model[k] = v;
+      } else if (dice < 6) {
+        const Status st = s->Delete(k);
+        ASSERT_EQ(st.ok(), it != model.end()) << "op " << op << ": " << st.ToString();
+        model.erase(k);
+      } else {
+        std::string v;
+        const Status st = s->Lookup(k, &v);
+        ASSERT_EQ(st.ok(), it != model.end()) << "op " << op << ": " << st.ToString();
+        if (st.ok()) ASSERT_EQ(v, it->second) << "op " << op << " key " << KeyText(k, KeyFormat::kU64);
+      }
+    }
+    Iterator iter = s->NewIterator();
+    auto m = model.begin();
+    for (iter.SeekToFirst(); iter.Valid(); iter.Next(), ++m) {
+      ASSERT_NE(m, model.end());
+      ASSERT_EQ(iter.key(), Slice(m->first));
+      ASSERT_EQ(iter.value(), Slice(m->second));
+    }
+    ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
+    EXPECT_EQ(m, model.end());
+    if (offload) EXPECT_GT((*index)->GetIntProperty("dmindex.dex.offloads").value_or(0), 100u);
+  }
 }
 
 // In the slotted format an update can overflow its leaf (a longer value). The leaf splits in
