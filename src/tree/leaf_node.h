@@ -120,6 +120,11 @@ class FixedLeafCodec {
   // slots [0, n), every other slot empty. False (image untouched) if they do not fit.
   bool Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
              bool unsorted) const;
+  // Turns the image of a sorted leaf (header h, its entries in slots [0, count)) into the one
+  // Build makes of the same entries for version `version`: the header and every check word
+  // re-encoded, keys and values left where they are. What DEX writes back a cached leaf with,
+  // without collecting its entries.
+  void Restamp(std::byte* image, NodeHeader<KV> h, uint64_t version) const;
   // How an overfull leaf with header h divides (at least 2 entries).
   LeafSplit<KV> Split(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
     return SplitLeaf<KV>(sorted);

@@ -176,6 +176,18 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   const int slot = leaf.Find(w.copy.data(), h, key);
   const tree::ValueBlockRef old =
       slot >= 0 ? leaf.BlockAt(w.copy.data(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
+  if constexpr (!kSlotted<KV>) {
+    // A present key's new value in the fixed format: its slot rewritten in place - the page
+    // Collect, ApplyToSorted and Build would make, without collecting the leaf.
+    if (slot >= 0 && op != WriteOp::kDelete) {
+      const uint32_t off = layout_.SlotOffset(static_cast<uint32_t>(slot));
+      leaf.EncodeEntry(w.copy.data(), static_cast<uint32_t>(slot), LeafEntry{key, Value(value), block}, h.version);
+      CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
+      x.MarkDirty();
+      pending_.Add(x.frame()->remote(), old);
+      return Status::Ok();
+    }
+  }
   w.leaf_entries.clear();
   leaf.Collect(w.copy.data(), h, &w.leaf_entries);
   DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value, block));

@@ -121,6 +121,7 @@ class DexTree {
  public:
   using Key = typename KV::Key;
   using KeyRef = typename KV::KeyRef;
+  using Value = typename KV::Value;
   using ValueRef = typename KV::ValueRef;
   using Keys = typename KV::Keys;
   using Map = PartitionMap<Keys>;

@@ -137,6 +137,14 @@ Status NodePages<KV>::Encode(const std::byte* page, std::byte* out) {
   tree::NodeHeader<KV> h;
   if (!t_.validator.ReadHeader(page, &h)) return Status::Corruption("dex: a cached page's header does not decode");
   h.version = ctx_.NewVersion(h.version);
+  if constexpr (!kSlotted<KV>) {
+    // A fixed-format leaf keeps its slots where Build puts them: only the check words change.
+    if (h.is_leaf()) {
+      CopyPage(page, out, t_.layout.node_bytes);
+      t_.validator.leaf().Restamp(out, h, h.version);
+      return Status::Ok();
+    }
+  }
   bool built;
   if (h.is_leaf()) {
     leaf_entries_.clear();
