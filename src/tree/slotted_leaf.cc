@@ -141,7 +141,7 @@ uint32_t SlottedLeafCodec::Used(const std::byte* image, const Header& h) const {
     uint32_t offset = 0, len = 0;
     if (RecordOf(image, h, LoadAt<uint64_t>(image, SlotOff(h, i)), &offset, &len)) used += len;
   }
-  return static_cast<uint32_t>(std::min<uint64_t>(used, l_.node_bytes));
+  return static_cast<uint32_t>(std::min<uint64_t>(used, l_.ContentEnd()));
 }
 
 bool SlottedLeafCodec::HasRoom(const std::byte* image, const Header& h) const {

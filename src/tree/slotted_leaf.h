@@ -78,10 +78,10 @@ class SlottedLeafCodec {
     return FitsBetween(h.low, h.high, sorted);
   }
   // How full a sorted leaf is in bytes: its slots and records, and what the node has for them
-  // after its header and fences; HasRoom: an entry of the longest key and the largest stored
+  // between its header and fences and the end of its content; HasRoom: an entry of the longest key and the largest stored
   // value (inline, or a block reference) fits (the leaf codec interface: leaf_node.h).
   uint32_t Used(const std::byte* image, const Header& h) const;
-  uint32_t Capacity(const Header& h) const { return l_.node_bytes - h.slots_off; }
+  uint32_t Capacity(const Header& h) const { return l_.ContentEnd() - h.slots_off; }
   bool HasRoom(const std::byte* image, const Header& h) const;
   bool Build(std::byte* image, Header h, std::span<const Entry> sorted, bool unsorted) const;
   // Divides by bytes, at the shortest separator among the splits near the middle: the
