@@ -63,6 +63,14 @@ std::string KeyOf(uint64_t n, uint64_t shape) {
   return k;
 }
 
+// prefix followed by n in decimal (appended: GCC 12 warns, falsely, of overlapping copies in
+// `"literal" + std::string&&`, -Wrestrict).
+std::string Numbered(std::string_view prefix, uint64_t n) {
+  std::string s(prefix);
+  s += std::to_string(n);
+  return s;
+}
+
 std::string ValueOf(uint64_t stamp, uint64_t size_pick) {
   static const size_t kSizes[] = {0, 1, 8, 31, 32, 33, 100, 1000, 5000};
   std::string v(kSizes[size_pick % std::size(kSizes)], '\0');
@@ -119,7 +127,9 @@ TEST_P(DexBytesRandom, RandomOpsMatchMap) {
       std::string v;
       const Status st = s.Lookup(k, &v);
       ASSERT_EQ(st.ok(), it != model.end()) << "op " << op << " " << KeyText(k) << ": " << st.ToString();
-      if (st.ok()) ASSERT_EQ(v, it->second) << "op " << op << " " << KeyText(k);
+      if (st.ok()) {
+        ASSERT_EQ(v, it->second) << "op " << op << " " << KeyText(k);
+      }
     } else {
       // From a key or a position between keys (a prefix of one), up to 20 pairs.
       const std::string from = k.substr(0, rng() % (k.size() + 1));
@@ -132,7 +142,9 @@ TEST_P(DexBytesRandom, RandomOpsMatchMap) {
         ASSERT_EQ(kv.value, m->second);
         ++m;
       }
-      if (got.size() < 20) ASSERT_EQ(m, model.end()) << "op " << op << " scan stopped early";
+      if (got.size() < 20) {
+        ASSERT_EQ(m, model.end()) << "op " << op << " scan stopped early";
+      }
     }
   }
   // MultiGet of present and absent keys; then everything by one iteration.
@@ -144,7 +156,9 @@ TEST_P(DexBytesRandom, RandomOpsMatchMap) {
   for (size_t i = 0; i < keys.size(); ++i) {
     const auto it = model.find(keys[i]);
     ASSERT_EQ(st[i].ok(), it != model.end()) << KeyText(keys[i]) << ": " << st[i].ToString();
-    if (st[i].ok()) ASSERT_EQ(values[i], it->second);
+    if (st[i].ok()) {
+      ASSERT_EQ(values[i], it->second);
+    }
   }
   ReadOptions ro;
   ro.readahead = 37;
@@ -159,7 +173,9 @@ TEST_P(DexBytesRandom, RandomOpsMatchMap) {
   EXPECT_EQ(m, model.end());
   const uint64_t offloads = (*index)->GetIntProperty("dmindex.dex.offloads").value_or(0);
   const uint64_t merges = (*index)->GetIntProperty("dmindex.dex.merges").value_or(0);
-  if (c.knobs.count("cost_factor")) EXPECT_GT(offloads, 100u) << "offloading was forced";
+  if (c.knobs.count("cost_factor")) {
+    EXPECT_GT(offloads, 100u) << "offloading was forced";
+  }
   EXPECT_GT(merges, 0u) << "the delete phases must have merged nodes";
   std::cout << "[ dex bytes] " << c.name << ": " << model.size() << " keys, " << offloads << " offloads, "
             << merges << " merges\n";
@@ -191,7 +207,7 @@ TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   std::vector<KeyValue> load;
   std::map<std::string, std::string> model;
   for (uint64_t n = 0; n < 40000; n += 2) {
-    load.push_back({key(n), "v" + std::to_string(n)});
+    load.push_back({key(n), Numbered("v", n)});
     model[load.back().key] = load.back().value;
   }
   ASSERT_TRUE((*index)->BulkLoad(load).ok());
@@ -199,7 +215,7 @@ TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   std::mt19937_64 rng(5);
   for (int i = 0; i < 6000; ++i) {
     const std::string k = key(2 * (rng() % 20000) + 1);
-    const std::string v = "w" + std::to_string(i);
+    const std::string v = Numbered("w", i);
     ASSERT_TRUE(s->Insert(k, v).ok()) << k;
     model[k] = v;
   }
@@ -254,7 +270,9 @@ TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
         std::string v;
         const Status st = s->Lookup(k, &v);
         ASSERT_EQ(st.ok(), it != model.end()) << "op " << op << ": " << st.ToString();
-        if (st.ok()) ASSERT_EQ(v, it->second) << "op " << op << " key " << KeyText(k, KeyFormat::kU64);
+        if (st.ok()) {
+          ASSERT_EQ(v, it->second) << "op " << op << " key " << KeyText(k, KeyFormat::kU64);
+        }
       }
     }
     Iterator iter = s->NewIterator();
@@ -266,7 +284,9 @@ TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
     }
     ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
     EXPECT_EQ(m, model.end());
-    if (offload) EXPECT_GT((*index)->GetIntProperty("dmindex.dex.offloads").value_or(0), 100u);
+    if (offload) {
+      EXPECT_GT((*index)->GetIntProperty("dmindex.dex.offloads").value_or(0), 100u);
+    }
   }
 }
 
@@ -373,7 +393,7 @@ TEST(DexBytes, ReplacedValueBlocksWaitForTheLeafsWriteBack) {
     ASSERT_TRUE(first.ok()) << first.status().ToString();
     auto s = std::move((*first)->OpenSession()).value();
     ASSERT_TRUE(s->Insert("key", old_value).ok());
-    for (int i = 0; i < 300; ++i) ASSERT_TRUE(s->Insert("m" + std::to_string(1000 + i), "small").ok());
+    for (int i = 0; i < 300; ++i) ASSERT_TRUE(s->Insert(Numbered("m", 1000 + i), "small").ok());
   }
   auto dying = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(dying.ok()) << dying.status().ToString();
@@ -386,7 +406,7 @@ TEST(DexBytes, ReplacedValueBlocksWaitForTheLeafsWriteBack) {
     // Past the grace period, values of the same size class take blocks (freed ones first),
     // in leaves far from the key's.
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    for (int i = 0; i < 200; ++i) ASSERT_TRUE(s->Insert("z" + std::to_string(i), std::string(1000, 'x')).ok());
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(s->Insert(Numbered("z", i), std::string(1000, 'x')).ok());
   }
   // It dies here, its dirty leaf never written back. The pool alone: the key's leaf names a
   // block that still holds the key's old value.
