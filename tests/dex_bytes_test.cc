@@ -71,6 +71,19 @@ std::string Numbered(std::string_view prefix, uint64_t n) {
   return s;
 }
 
+// A whole scan through the iterator returns exactly the model's pairs, in order.
+void ExpectScanMatches(Session& s, const std::map<std::string, std::string>& model, const ReadOptions& ro = {}) {
+  Iterator iter = s.NewIterator(ro);
+  auto m = model.begin();
+  for (iter.SeekToFirst(); iter.Valid(); iter.Next(), ++m) {
+    ASSERT_NE(m, model.end());
+    ASSERT_EQ(iter.key(), Slice(m->first));
+    ASSERT_EQ(iter.value(), Slice(m->second));
+  }
+  ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
+  EXPECT_EQ(m, model.end());
+}
+
 std::string ValueOf(uint64_t stamp, uint64_t size_pick) {
   static const size_t kSizes[] = {0, 1, 8, 31, 32, 33, 100, 1000, 5000};
   std::string v(kSizes[size_pick % std::size(kSizes)], '\0');
@@ -162,15 +175,8 @@ TEST_P(DexBytesRandom, RandomOpsMatchMap) {
   }
   ReadOptions ro;
   ro.readahead = 37;
-  Iterator iter = sessions[0]->NewIterator(ro);
-  auto m = model.begin();
-  for (iter.SeekToFirst(); iter.Valid(); iter.Next(), ++m) {
-    ASSERT_NE(m, model.end());
-    ASSERT_EQ(iter.key(), Slice(m->first));
-    ASSERT_EQ(iter.value(), Slice(m->second));
-  }
-  ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
-  EXPECT_EQ(m, model.end());
+  ExpectScanMatches(*sessions[0], model, ro);
+  if (HasFatalFailure()) return;
   const uint64_t offloads = (*index)->GetIntProperty("dmindex.dex.offloads").value_or(0);
   const uint64_t merges = (*index)->GetIntProperty("dmindex.dex.merges").value_or(0);
   if (c.knobs.count("cost_factor")) {
@@ -226,14 +232,7 @@ TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
     ASSERT_TRUE(s->Lookup(k, &got).ok()) << k;
     ASSERT_EQ(got, v) << k;
   }
-  Iterator iter = s->NewIterator();
-  auto m = model.begin();
-  for (iter.SeekToFirst(); iter.Valid(); iter.Next(), ++m) {
-    ASSERT_NE(m, model.end());
-    ASSERT_EQ(iter.key(), Slice(m->first));
-  }
-  ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
-  EXPECT_EQ(m, model.end());
+  ExpectScanMatches(*s, model);
 }
 
 // The u64 format takes values of any size too: up to 8 bytes in the fixed slot, longer ones
@@ -275,15 +274,8 @@ TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
         }
       }
     }
-    Iterator iter = s->NewIterator();
-    auto m = model.begin();
-    for (iter.SeekToFirst(); iter.Valid(); iter.Next(), ++m) {
-      ASSERT_NE(m, model.end());
-      ASSERT_EQ(iter.key(), Slice(m->first));
-      ASSERT_EQ(iter.value(), Slice(m->second));
-    }
-    ASSERT_TRUE(iter.status().ok()) << iter.status().ToString();
-    EXPECT_EQ(m, model.end());
+    ExpectScanMatches(*s, model);
+    if (HasFatalFailure()) return;
     if (offload) {
       EXPECT_GT((*index)->GetIntProperty("dmindex.dex.offloads").value_or(0), 100u);
     }
