@@ -54,10 +54,15 @@ inline std::map<Key, Value> PoolContentOf(fabric::Fabric& fabric, const std::str
   auto entry = alloc::Catalog::Open(**ep, name);
   EXPECT_TRUE(entry.ok()) << entry.status().ToString();
   if (!entry.ok()) return content;
-  tree::PoolContent<tree::U64KV> pool;
-  Status audit = tree::AuditPool(**ep, *tree::NodeLayout<tree::U64KV>::For(node_bytes), entry->root_word, &pool);
+  // DEX's u64 format: fixed slots, values as 8-byte strings in the slot (designs/dex/dex_keys.h).
+  tree::PoolContent<tree::U64BytesKV> pool;
+  Status audit =
+      tree::AuditPool(**ep, *tree::NodeLayout<tree::U64BytesKV>::For(node_bytes), entry->root_word, &pool);
   EXPECT_TRUE(audit.ok()) << audit.ToString();
-  for (const auto& e : pool.entries) content[e.key] = e.value;
+  for (const auto& e : pool.entries) {
+    EXPECT_EQ(e.value.size(), 8u) << "key " << e.key;
+    if (e.value.size() == 8) content[e.key] = u64::Decode(e.value);
+  }
   return content;
 }
 
@@ -97,15 +102,13 @@ inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name
     }
   }
   EXPECT_EQ(found, pool.size());
-  std::vector<KeyValue> scanned, all;
-  Key from = kMinKey;
-  for (;;) {
-    Status s = ::dmindex::testing::ScanU64(*(*session), from, 256, &scanned);
-    ASSERT_TRUE(s.ok()) << "scan from " << from << ": " << s.ToString();
-    all.insert(all.end(), scanned.begin(), scanned.end());
-    if (scanned.size() < 256) break;
-    from = scanned.back().key + 1;
-  }
+  std::vector<KeyValue> all;
+  ReadOptions ro;
+  ro.readahead = 256;
+  Iterator it_all = (*session)->NewIterator(ro);  // batches continue after the last key returned
+  for (it_all.SeekToFirst(); it_all.Valid(); it_all.Next())
+    all.push_back({u64::Decode(it_all.key()), u64::Decode(it_all.value())});
+  ASSERT_TRUE(it_all.status().ok()) << "scan: " << it_all.status().ToString();
   ASSERT_EQ(all.size(), pool.size());
   auto it = pool.begin();
   for (const KeyValue& kv : all) {

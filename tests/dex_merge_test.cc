@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "check/workload.h"
-#include "designs/dex/dex_tree.h"
+#include "dex_u64_tree.h"
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -32,8 +32,8 @@ using ::dmindex::u64::kMaxKey;
 using ::dmindex::u64::IsValidKey;
 
 
-using designs::dex::DexTree;
-using designs::dex::WorkerSet;
+using DexTree = testing::U64DexTree;
+using WorkerSet = testing::U64Workers;
 using designs::dex::WriteOp;
 
 // A failure's description, built with << (appends, not operator+: GCC 12's false -Wrestrict).
@@ -66,9 +66,9 @@ size_t CountLeaves(DexTree& tree, WorkerSet& ws) {
   for (Key cursor = kMinKey;;) {
     Key next = 0;
     sink.clear();
-    EXPECT_TRUE(tree.ScanLeaf(ws, {}, cursor, 0, &sink, &next).ok());
+    EXPECT_TRUE(testing::U64ScanLeaf(tree, ws, {}, cursor, 0, &sink, &next).ok());
     ++leaves;
-    if (next == tree::U64KV::kPosInf) return leaves;
+    if (next == tree::U64BytesKV::kPosInf) return leaves;
     cursor = next;
   }
 }
@@ -153,10 +153,10 @@ ChurnResult Churn(std::map<std::string, std::string> knobs) {
   constexpr Key kWindow = 1000;
   for (Key round = 0; round < 30; ++round) {
     for (Key k = round * kWindow + 1; k <= (round + 1) * kWindow; ++k)
-      EXPECT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+      EXPECT_TRUE(testing::U64Write(**tree, ws, WriteOp::kUpsert, k, k).ok());
     const fabric::VerbCounts before = fabric->TotalCounts();
     for (Key k = (round - 1) * kWindow + 1; round > 0 && k <= round * kWindow; ++k)
-      EXPECT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k;
+      EXPECT_TRUE(testing::U64Write(**tree, ws, WriteOp::kDelete, k, 0).ok()) << k;
     if (round > 3) r.deletes += fabric->TotalCounts() - before;
     if (round == 3) {
       r.leaves_early = CountLeaves(**tree, ws);
@@ -168,8 +168,8 @@ ChurnResult Churn(std::map<std::string, std::string> knobs) {
   r.merges = (*tree)->compute_node(0).retired.merges.load();
   std::vector<KeyValue> all;
   Key next = 0;
-  for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
-    EXPECT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1 << 20, &all, &next).ok());
+  for (Key cursor = kMinKey; cursor != tree::U64BytesKV::kPosInf; cursor = next)
+    EXPECT_TRUE(testing::U64ScanLeaf(**tree, ws, {}, cursor, 1 << 20, &all, &next).ok());
   EXPECT_EQ(all.size(), kWindow);
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 29 * kWindow + 1 + i);
   return r;
@@ -327,24 +327,24 @@ TEST(DexMerge, LeavesMergeUnderSharedParents) {
   auto tree = DexTree::Open(*fabric, Options(3, {{"boundaries", "1000,2000"}}));
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   WorkerSet ws(**tree, 0);
-  for (Key k = 1; k < 3000; k += 3) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+  for (Key k = 1; k < 3000; k += 3) ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kUpsert, k, k).ok());
   const size_t before = CountLeaves(**tree, ws);
   for (Key k = 1000; k < 2000; ++k)
-    if (k % 3 == 1) { ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k; }
+    if (k % 3 == 1) { ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kDelete, k, 0).ok()) << k; }
   EXPECT_GT((*tree)->compute_node(1).retired.shared_merges.load(), 0u);
   EXPECT_LT(CountLeaves(**tree, ws), before - 10);
   for (Key k = 1; k < 3000; ++k) {
     Value v = 0;
     const bool present = k % 3 == 1 && (k < 1000 || k >= 2000);
-    ASSERT_EQ((*tree)->Lookup(ws, k, &v).ok(), present) << k;
+    ASSERT_EQ(testing::U64Lookup(**tree, ws, k, &v).ok(), present) << k;
     if (present) {
       ASSERT_EQ(v, k);
     }
   }
-  for (Key k = 1000; k < 2000; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k + 1).ok());
+  for (Key k = 1000; k < 2000; ++k) ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kUpsert, k, k + 1).ok());
   for (Key k = 1000; k < 2000; ++k) {
     Value v = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, k, &v).ok()) << k;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, k, &v).ok()) << k;
     ASSERT_EQ(v, k + 1);
   }
 }
@@ -357,21 +357,21 @@ TEST(DexMerge, RootShrinksWhenOneChildIsLeft) {
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   WorkerSet ws(**tree, 0);
   constexpr Key kKeys = 20000;  // three levels with 512-byte nodes
-  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, k).ok());
+  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kUpsert, k, k).ok());
   for (Key k = 1; k <= kKeys; ++k)
-    if (k % 1000 != 0) { ASSERT_TRUE((*tree)->Write(ws, WriteOp::kDelete, k, 0).ok()) << k; }
+    if (k % 1000 != 0) { ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kDelete, k, 0).ok()) << k; }
   EXPECT_GT((*tree)->compute_node(0).retired.root_shrinks.load(), 0u);
   EXPECT_LE(CountLeaves(**tree, ws), 6u);  // 20 keys, leaves of >= 4 (1/4 of 18) each
   std::vector<KeyValue> all;
   Key next = 0;
-  for (Key cursor = kMinKey; cursor != tree::U64KV::kPosInf; cursor = next)
-    ASSERT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1 << 20, &all, &next).ok());
+  for (Key cursor = kMinKey; cursor != tree::U64BytesKV::kPosInf; cursor = next)
+    ASSERT_TRUE(testing::U64ScanLeaf(**tree, ws, {}, cursor, 1 << 20, &all, &next).ok());
   ASSERT_EQ(all.size(), kKeys / 1000);
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].key, 1000 * (i + 1));
-  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE((*tree)->Write(ws, WriteOp::kUpsert, k, 2 * k).ok());
+  for (Key k = 1; k <= kKeys; ++k) ASSERT_TRUE(testing::U64Write(**tree, ws, WriteOp::kUpsert, k, 2 * k).ok());
   for (Key k = 1; k <= kKeys; k += 7) {
     Value v = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, k, &v).ok()) << k;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, k, &v).ok()) << k;
     ASSERT_EQ(v, 2 * k);
   }
 }

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "check/workload.h"
-#include "designs/dex/dex_tree.h"
+#include "dex_u64_tree.h"
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -157,7 +157,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   auto fabric = MakeFabric();
   IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes
-  auto tree = designs::dex::DexTree::Open(*fabric, o);
+  auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   auto w = (*tree)->NewWorker(0);
   ASSERT_TRUE(w.ok());
@@ -165,8 +165,8 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   // memory nodes in turn: without co-location, subtrees would straddle memory nodes.
   const Key n = 100000;
   const auto records = Records(n);
-  ASSERT_TRUE((*tree)->BulkLoad(**w, records).ok());
-  designs::dex::WorkerSet ws(**tree, 0);
+  ASSERT_TRUE(testing::U64BulkLoad(**tree, **w, records).ok());
+  testing::U64Workers ws(**tree, 0);
   std::map<Key, Value> model;
   for (const auto& r : records) model[r.key] = r.value;
   std::mt19937_64 rng(11);
@@ -175,11 +175,11 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
     const Key k = 3 * (1 + rng() % n) + (rng() % 4 == 0 ? 1 : 0);  // a quarter absent
     if (i % 2 == 0) {
       Value v = 0;
-      Status s = (*tree)->Lookup(ws, k, &v);
+      Status s = testing::U64Lookup(**tree, ws, k, &v);
       ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();
       if (s.ok()) { ASSERT_EQ(v, model[k]); }
     } else {
-      Status s = (*tree)->Write(ws, designs::dex::WriteOp::kUpdate, k, i);
+      Status s = testing::U64Write(**tree, ws, designs::dex::WriteOp::kUpdate, k, i);
       ASSERT_EQ(s.ok(), model.count(k) == 1) << k << ": " << s.ToString();
       if (s.ok()) model[k] = i;
     }
@@ -192,7 +192,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   // Everything, offloaded or cached, reads back.
   for (const auto& [k, v] : model) {
     Value got = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, k, &got).ok()) << k;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, k, &got).ok()) << k;
     ASSERT_EQ(got, v) << k;
   }
 }
@@ -204,20 +204,20 @@ TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
   auto fabric = MakeFabric();
   IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"explore", "0"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes, so most leaves are misses
-  auto tree = designs::dex::DexTree::Open(*fabric, o);
+  auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   auto w = (*tree)->NewWorker(0);
   ASSERT_TRUE(w.ok());
   const Key n = 60000;
   const auto records = Records(n);  // keys 3, 6, 9, ...: full leaves
-  ASSERT_TRUE((*tree)->BulkLoad(**w, records).ok());
-  designs::dex::WorkerSet ws(**tree, 0);
+  ASSERT_TRUE(testing::U64BulkLoad(**tree, **w, records).ok());
+  testing::U64Workers ws(**tree, 0);
   std::map<Key, Value> model;
   for (const auto& r : records) model[r.key] = r.value;
   std::mt19937_64 rng(5);
   for (int i = 0; i < 20000; ++i) {
     const Key k = 3 * (1 + rng() % n) + 1 + rng() % 2;  // between loaded keys
-    ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpsert, k, i + 1).ok()) << k;
+    ASSERT_TRUE(testing::U64Write(**tree, ws, designs::dex::WriteOp::kUpsert, k, i + 1).ok()) << k;
     model[k] = i + 1;
   }
   const auto& policy = (*tree)->compute_node(0).offload;
@@ -225,7 +225,7 @@ TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
                                         << policy.fallbacks.load() << " fallbacks";
   for (const auto& [k, v] : model) {
     Value got = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, k, &got).ok()) << k;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, k, &got).ok()) << k;
     ASSERT_EQ(got, v) << k;
   }
   // A scan from the start visits every key once, in order.
@@ -234,9 +234,9 @@ TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
   for (;;) {
     std::vector<KeyValue> page;
     Key next = 0;
-    ASSERT_TRUE((*tree)->ScanLeaf(ws, {}, cursor, 1u << 20, &page, &next).ok());
+    ASSERT_TRUE(testing::U64ScanLeaf(**tree, ws, {}, cursor, 1u << 20, &page, &next).ok());
     all.insert(all.end(), page.begin(), page.end());
-    if (next == designs::dex::KV::kPosInf) break;
+    if (next == tree::U64BytesKV::kPosInf) break;
     cursor = next;
   }
   ASSERT_EQ(all.size(), model.size());
@@ -252,29 +252,29 @@ TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
 // nothing written before is lost and both sides keep working.
 TEST(Dex, RepartitioningKeepsEveryUpdate) {
   auto fabric = MakeFabric();
-  auto tree = designs::dex::DexTree::Open(*fabric, Options(2, {{"admission", "1"}}));
+  auto tree = testing::U64DexTree::Open(*fabric, Options(2, {{"admission", "1"}}));
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   auto w = (*tree)->NewWorker(0);
   ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*tree)->BulkLoad(**w, Records(10000)).ok());
+  ASSERT_TRUE(testing::U64BulkLoad(**tree, **w, Records(10000)).ok());
   const Key b0 = (*tree)->partition_map().boundaries().at(0);
   EXPECT_GT(b0, 3u * 2000) << "bulk load balances the partitions";
-  designs::dex::WorkerSet ws(**tree, 1);
+  testing::U64Workers ws(**tree, 1);
   for (Key k = 1; k <= 10000; ++k)
-    ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpdate, 3 * k, k + 7).ok());
+    ASSERT_TRUE(testing::U64Write(**tree, ws, designs::dex::WriteOp::kUpdate, 3 * k, k + 7).ok());
   EXPECT_GT(fabric->TotalCounts().writes, 0u);
   auto seconds = (*tree)->Repartition({3 * 2500});
   ASSERT_TRUE(seconds.ok()) << seconds.status().ToString();
   EXPECT_EQ((*tree)->partition_map().Owner(3 * 2600), 1u);
   for (Key k = 1; k <= 10000; ++k) {
     Value v = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, 3 * k, &v).ok()) << 3 * k;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, 3 * k, &v).ok()) << 3 * k;
     ASSERT_EQ(v, k + 7) << 3 * k;
-    ASSERT_TRUE((*tree)->Write(ws, designs::dex::WriteOp::kUpsert, 3 * k + 1, k).ok());
+    ASSERT_TRUE(testing::U64Write(**tree, ws, designs::dex::WriteOp::kUpsert, 3 * k + 1, k).ok());
   }
   for (Key k = 1; k <= 10000; k += 97) {
     Value v = 0;
-    ASSERT_TRUE((*tree)->Lookup(ws, 3 * k + 1, &v).ok()) << 3 * k + 1;
+    ASSERT_TRUE(testing::U64Lookup(**tree, ws, 3 * k + 1, &v).ok()) << 3 * k + 1;
     ASSERT_EQ(v, k);
   }
   EXPECT_TRUE((*tree)->Repartition({5, 4}).status().IsInvalidArgument());

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "check/history_file.h"
+#include "common/key_text.h"
 #include "designs/registry.h"
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/ucx/ucx_fabric.h"
@@ -51,8 +53,11 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
       servers_.push_back(std::move(server).value());
     }
   }
+  // The start barrier is a directory of the processes' files: removed whole, or the next
+  // test of this process would find its parties there already and not wait at all.
   void TearDown() override {
-    for (const std::string& path : files_) std::remove(path.c_str());
+    std::error_code ignored;
+    for (const std::string& path : files_) std::filesystem::remove_all(path, ignored);
   }
 
   // A fabric of this test process (standing for one more compute process).
@@ -61,10 +66,17 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
     EXPECT_TRUE(f.ok()) << f.status().ToString();
     return f.ok() ? std::move(f).value() : nullptr;
   }
-  std::unique_ptr<Index> Open(fabric::Fabric& fabric, const std::string& name, uint32_t node_bytes) {
+  // `compute_nodes`: DEX hosts that many of the cluster's compute nodes (the lowest free).
+  std::unique_ptr<Index> Open(fabric::Fabric& fabric, const std::string& name, uint32_t node_bytes,
+                              bool byte_keys = false, uint32_t compute_nodes = 1) {
     IndexOptions o;
     o.name = name;
     o.node_bytes = node_bytes;
+    o.compute_nodes = compute_nodes;
+    if (byte_keys) {  // as `dmindex check` creates it with kByteKeyFlags
+      o.key_format = KeyFormat::kBytes;
+      o.max_key_bytes = 64;
+    }
     auto index = designs::MakeIndex(GetParam(), fabric, o);
     EXPECT_TRUE(index.ok()) << index.status().ToString();
     return index.ok() ? std::move(index).value() : nullptr;
@@ -86,6 +98,8 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
     files_.push_back(::testing::TempDir() + "/mp_" + std::to_string(getpid()) + "_" + name + ".json");
     return files_.back();
   }
+
+  void RunProcesses(const std::string& format, const std::string& work_load);
 
   std::vector<std::unique_ptr<fabric::ucx::MemserverProcess>> servers_;
   std::string memservers_;
@@ -142,8 +156,14 @@ TEST_P(MultiProcessCheckTest, TwoOpenersOfOneNameShareTheIndex) {
   EXPECT_EQ(v, 7u);
 }
 
-TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) {
-  const std::string keys = " --index-name mp --keys 96 --key-stride 1";  // one key set: full overlap
+// The index of the byte-key run: 64-byte keys in 1 KiB nodes (the slotted format's node size
+// rule), values of 8 to 2008 bytes, inline and out of line (check/workload.h).
+constexpr const char* kByteKeyFlags = " --key-format bytes --max-key-bytes 64 --node-size 1024";
+
+// Loader, two racing processes (`work`: their load), verifier, and the two sharpness checks.
+void MultiProcessCheckTest::RunProcesses(const std::string& format, const std::string& work_load) {
+  const bool byte_keys = !format.empty();
+  const std::string keys = " --index-name mp --keys 96 --key-stride 1" + format;  // one key set: full overlap
   const std::string h0 = TempFile("load"), h1 = TempFile("c1"), h2 = TempFile("c2");
   ToolRun load = Check(keys + LoaderFlags() + " --load --rounds 0 --history-out " + h0);
   ASSERT_EQ(load.exit_code, 0) << load.output;
@@ -152,7 +172,7 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
   // The racers meet at a start barrier after opening the index: however long each takes to
   // start (a loaded machine), their workloads run at the same time.
   const std::string barrier = TempFile("barrier");
-  const std::string work = keys + RacerFlags() + " --threads 6 --ops 3000 --rounds 4 --start-barrier " + barrier;
+  const std::string work = keys + RacerFlags() + work_load + " --start-barrier " + barrier;
   std::thread other([&] { run2 = Check(work + " --compute-node 2 --seed 22 --history-out " + h2); });
   run1 = Check(work + " --compute-node 1 --seed 11 --history-out " + h1);
   other.join();
@@ -174,8 +194,9 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
   auto reads_of = [](const check::HistoryFile& reader, uint32_t writer) {
     size_t n = 0;
     for (const auto& op : reader.history.ops)
+      // Every value starts with the 8 bytes of its write's id, the writer in the top byte.
       n += op.kind == check::OpKind::kLookup && op.outcome == check::Outcome::kOk &&
-           op.value.size() == 8 && u64::Decode(op.value) >> 56 == writer;
+           op.value.size() >= 8 && u64::Decode(Slice(op.value).substr(0, 8)) >> 56 == writer;
     return n;
   };
   const size_t one_reads_two = reads_of(*f1, 2), two_reads_one = reads_of(*f2, 1);
@@ -183,32 +204,69 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) 
 
   // The verifying process: histories merged and checked, every key read back and checked.
   const std::string merged = TempFile("merged");
-  ToolRun verify = Check("--merge " + h0 + " " + h1 + " " + h2 + VerifierFlags() +
+  ToolRun verify = Check("--merge " + h0 + " " + h1 + " " + h2 + format + VerifierFlags() +
                          " --final-state --compute-node 3 --history-out " + merged);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
   EXPECT_NE(verify.output.find("OK: 3 merged histories of index mp and the final state of 96 keys"),
             std::string::npos) << verify.output;
-  std::cout << "[ mp check ] " << GetParam() << ": " << one_reads_two << " + " << two_reads_one
+  std::cout << "[ mp check ] " << GetParam() << (byte_keys ? " (byte keys)" : "") << ": " << one_reads_two << " + " << two_reads_one
             << " cross-process reads; " << verify.output;
 
   // Sharpness 1: without the history of the process whose writes the other read, the merge
   // is not linearizable.
-  ToolRun partial = Check("--merge " + h0 + (one_reads_two > 0 ? " " + h1 : " " + h2));
+  ToolRun partial = Check("--merge " + h0 + (one_reads_two > 0 ? " " + h1 : " " + h2) + format);
   EXPECT_EQ(partial.exit_code, 1) << partial.output;
   EXPECT_NE(partial.output.find("not linearizable, key "), std::string::npos) << partial.output;
 
   // Sharpness 2: a write no history knows of, made behind the histories' back, is found by the
-  // final-state check (key 1 is hot: every history touches it).
+  // final-state check (the first key is hot: every history touches it). DEX: this process
+  // hosts both compute nodes, as the verifier does - the racers' last hand-over may have left
+  // compute node 0 only keys that are deleted now, and the first key to compute node 1.
   auto fabric = Connect();
   ASSERT_TRUE(fabric);
-  auto index = Open(*fabric, "mp", 512);
+  auto index = Open(*fabric, "mp", byte_keys ? 1024 : 512, byte_keys, IsDex() ? 2 : 1);
   ASSERT_NE(index, nullptr);
-  ASSERT_TRUE(std::move(index->OpenSession()).value()->Insert(1, 0xdead).ok());
+  {
+    auto session = std::move(index->OpenSession()).value();
+    std::string key;
+    {
+      Iterator first = session->NewIterator();
+      first.SeekToFirst();
+      ASSERT_TRUE(first.Valid()) << first.status().ToString();
+      key = std::string(first.key());
+    }
+    const Status tamper = session->Insert(key, U64Key(0xdead).str());
+    ASSERT_TRUE(tamper.ok()) << KeyText(key) << ": " << tamper.ToString();
+  }
   index.reset();  // closed, as a process exits (DEX: gives its compute node back)
-  ToolRun tampered = Check("--merge " + h0 + " " + h1 + " " + h2 + VerifierFlags() +
+  ToolRun tampered = Check("--merge " + h0 + " " + h1 + " " + h2 + format + VerifierFlags() +
                            " --final-state --compute-node 3");
   EXPECT_EQ(tampered.exit_code, 1) << tampered.output;
-  EXPECT_NE(tampered.output.find("wrong final state, key 1:"), std::string::npos) << tampered.output;
+  EXPECT_NE(tampered.output.find("wrong final state, key "), std::string::npos) << tampered.output;
+}
+
+TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) {
+  RunProcesses("", " --threads 6 --ops 3000 --rounds 4");
+}
+
+// The same with byte-string keys and values (issue 12), for DEX, whose processes share a
+// partition map of byte boundaries and hand keys to each other. naive and sherman pass it too
+// (their processes share only the pool, as in the u64 run); CI repeats this suite 20 times,
+// so they are left out of it.
+TEST_P(MultiProcessCheckTest, ConcurrentProcessesWithByteKeysAreLinearizableAndLoseNoWrite) {
+  if (!IsDex()) GTEST_SKIP() << "byte-key processes run for dex only (CI time); the u64 run covers " << GetParam();
+  {
+    auto fabric = Connect();
+    ASSERT_TRUE(fabric);
+    IndexOptions o;
+    o.name = "probe";
+    o.node_bytes = 1024;
+    o.key_format = KeyFormat::kBytes;
+    o.max_key_bytes = 64;
+    auto probe = designs::MakeIndex(GetParam(), *fabric, o);
+    if (!probe.ok() && probe.status().IsNotSupported()) GTEST_SKIP() << probe.status().ToString();
+  }
+  RunProcesses(kByteKeyFlags, " --threads 4 --ops 1000 --rounds 2");
 }
 
 std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }

@@ -61,6 +61,11 @@ class FixedInternalCodec {
   bool Fits(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
     return sorted.size() <= l_.internal_capacity;
   }
+  // How full the node is, in the format's units (here separators; the slotted format counts
+  // bytes), and whether one more separator of any length the tree may hold fits.
+  uint32_t Used(const NodeHeader<KV>& h) const { return Count(h); }
+  uint32_t Capacity(const NodeHeader<KV>& h) const { return l_.internal_capacity; }
+  bool HasRoom(const NodeHeader<KV>& h) const { return h.count < l_.internal_capacity; }
   // Writes a whole internal node image: header `h` (leftmost and version set by the caller;
   // count and body check set here) and `sorted` entries. False (image untouched) if they do
   // not fit.

@@ -2,10 +2,9 @@
 // modifier, bulk loader, caches) is written once against a traits type; a traits type names
 // its key and value types and the codecs that lay them out in a node:
 //   U64BytesKV  8-byte integer keys in fixed-size slots (node_layout.h, leaf_node.h,
-//               internal_node.h), byte-string values: the u64 key format of naive and
-//               sherman (tree_index.cc);
-//   U64KV       the same with 8-byte integer values (DEX and RF-tree, until they take byte
-//               values);
+//               internal_node.h), byte-string values: the u64 key format of every design
+//               built on the core (naive, sherman, rftree, dex);
+//   U64KV       the same with 8-byte integer values (the core's own tests of the format);
 //   BytesKV     byte-string keys and values in slotted nodes (slotted_layout.h, slotted_leaf.h,
 //               slotted_internal.h): prefix truncation by the fences, shortest separators.
 // Values longer than a leaf keeps inline live in value blocks (value_block.h).
@@ -112,9 +111,8 @@ struct U64BytesKV : U64Keys {
   static constexpr bool kValueBlocks = true;
 };
 
-// The u64 key format with 8-byte integer values in the slot: DEX's pages, offload requests
-// and wire formats carry integers until they take byte values (issue 12, part 4). Same
-// layout as U64BytesKV.
+// The u64 key format with 8-byte integer values in the slot, the layout of U64BytesKV; no
+// design stores integer values any more (issue 12), the core's tests of the format do.
 struct U64KV : U64Keys {
   using Keys = U64Keys;
   using Value = u64::Value;

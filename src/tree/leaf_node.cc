@@ -176,6 +176,22 @@ bool FixedLeafCodec<KV>::Build(std::byte* image, NodeHeader<KV> h, std::span<con
 }
 
 template <typename KV>
+void FixedLeafCodec<KV>::Restamp(std::byte* image, NodeHeader<KV> h, uint64_t version) const {
+  h.version = version;
+  FixedHeaderCodec<KV>::Write(h, image);
+  const uint32_t n = UsedSlots(h);
+  for (uint32_t i = 0; i < l_.leaf_capacity; ++i) {
+    if (i >= n) {
+      EncodeEmptySlot(image, i, version);
+      continue;
+    }
+    std::byte* s = image + l_.SlotOffset(i);
+    StoreAt(s, L::kSlotCheckOff, CheckWord(s, version, i, LoadAt<uint64_t>(s, L::kSlotCheckOff) & kFlagBits));
+  }
+  l_.StoreTrailer(image, version);
+}
+
+template <typename KV>
 EntryWrite FixedLeafCodec<KV>::WriteEntry(std::byte* image, const NodeHeader<KV>& h, WriteOp op,
                                           KeyRef key, const Entry& e) const {
   EntryWrite w;

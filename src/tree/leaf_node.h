@@ -109,10 +109,22 @@ class FixedLeafCodec {
   bool Fits(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
     return sorted.size() <= l_.leaf_capacity;
   }
+  // How full a sorted leaf is, in the format's units (here entries; the slotted format counts
+  // bytes): what its entries take and what it has for them. A design's merge policy compares
+  // the two (DEX merges below a quarter); HasRoom: one more entry of any key and value the
+  // tree may hold fits.
+  uint32_t Used(const std::byte* image, const NodeHeader<KV>& h) const { return h.count; }
+  uint32_t Capacity(const NodeHeader<KV>& h) const { return l_.leaf_capacity; }
+  bool HasRoom(const std::byte* image, const NodeHeader<KV>& h) const { return h.count < l_.leaf_capacity; }
   // Writes a whole leaf image: `h` (count and format flag set here), `sorted` entries in
   // slots [0, n), every other slot empty. False (image untouched) if they do not fit.
   bool Build(std::byte* image, NodeHeader<KV> h, std::span<const Entry> sorted,
              bool unsorted) const;
+  // Turns the image of a sorted leaf (header h, its entries in slots [0, count)) into the one
+  // Build makes of the same entries for version `version`: the header and every check word
+  // re-encoded, keys and values left where they are. What DEX writes back a cached leaf with,
+  // without collecting its entries.
+  void Restamp(std::byte* image, NodeHeader<KV> h, uint64_t version) const;
   // How an overfull leaf with header h divides (at least 2 entries).
   LeafSplit<KV> Split(const NodeHeader<KV>& h, std::span<const Entry> sorted) const {
     return SplitLeaf<KV>(sorted);

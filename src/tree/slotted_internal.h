@@ -49,6 +49,14 @@ class SlottedInternalCodec {
   bool Fits(const Header& h, std::span<const Entry> sorted) const {
     return FitsBetween(h.low, h.high, sorted);
   }
+  // How full the node is in bytes (slots and key heap, from the header alone), what it has
+  // between header and fences and the end of its content, and whether a separator of the
+  // longest key fits.
+  uint32_t Used(const Header& h) const { return h.count * L::kSlotBytes + (l_.ContentEnd() - h.heap_off); }
+  uint32_t Capacity(const Header& h) const { return l_.ContentEnd() - h.slots_off; }
+  bool HasRoom(const Header& h) const {
+    return Capacity(h) >= Used(h) + L::InternalEntryBytes(l_.max_key_bytes, h.prefix);
+  }
   bool Build(std::byte* image, Header h, std::span<const Entry> sorted) const;
   // Divides by bytes: the separator whose removal leaves the halves most balanced moves up.
   InternalSplit<KV> Split(const Header& h, std::span<const Entry> sorted) const;

@@ -135,6 +135,21 @@ bool SlottedLeafCodec::FitsBetween(std::string_view low, std::string_view high,
   return bytes <= l_.ContentEnd() && sorted.size() <= std::numeric_limits<uint16_t>::max();
 }
 
+uint32_t SlottedLeafCodec::Used(const std::byte* image, const Header& h) const {
+  uint64_t used = uint64_t{h.count} * L::kSlotBytes;
+  for (uint32_t i = 0; i < h.count; ++i) {
+    uint32_t offset = 0, len = 0;
+    if (RecordOf(image, h, LoadAt<uint64_t>(image, SlotOff(h, i)), &offset, &len)) used += len;
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(used, l_.ContentEnd()));
+}
+
+bool SlottedLeafCodec::HasRoom(const std::byte* image, const Header& h) const {
+  const uint32_t largest = L::LeafEntryBytes(l_.max_key_bytes, std::max(l_.inline_value_bytes, L::kBlockRefBytes),
+                                             h.prefix);
+  return uint64_t{Used(image, h)} + largest <= Capacity(h);
+}
+
 bool SlottedLeafCodec::Build(std::byte* image, Header h, std::span<const Entry> sorted,
                              bool unsorted) const {
   if (!Fits(h, sorted)) return false;

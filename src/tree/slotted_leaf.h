@@ -77,6 +77,12 @@ class SlottedLeafCodec {
   bool Fits(const Header& h, std::span<const Entry> sorted) const {
     return FitsBetween(h.low, h.high, sorted);
   }
+  // Bytes a sorted leaf's slots and records take, and what the node has for them (from its
+  // header and fences to the end of its content); HasRoom: an entry of the longest key and the
+  // largest stored value (inline, or a block reference) fits (the interface: leaf_node.h).
+  uint32_t Used(const std::byte* image, const Header& h) const;
+  uint32_t Capacity(const Header& h) const { return l_.ContentEnd() - h.slots_off; }
+  bool HasRoom(const std::byte* image, const Header& h) const;
   bool Build(std::byte* image, Header h, std::span<const Entry> sorted, bool unsorted) const;
   // Divides by bytes, at the shortest separator among the splits near the middle: the
   // shortest key > every left key and <= the first right key, which becomes the right

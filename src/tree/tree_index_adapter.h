@@ -17,27 +17,15 @@
 
 #include "common/u64.h"
 #include "dmindex/index.h"
+#include "tree/public_keys.h"
 #include "tree/remote_tree.h"
 #include "tree/scan_range.h"
 
 namespace dmindex::tree {
 
+// The public API's keys and the tree's (public_keys.h, shared with DEX).
 template <KeyValueTraits KV>
-struct KeyCodec;
-template <>
-struct KeyCodec<U64BytesKV> {
-  static u64::Key Tree(Slice k) { return u64::Decode(k); }
-  static std::string Public(u64::Key k) { return u64::Encode(k); }
-  static ScanRange<U64BytesKV> Range(const KeyRange& r) { return ToScanRange(r); }
-};
-template <>
-struct KeyCodec<BytesKV> {
-  static std::string_view Tree(Slice k) { return k; }
-  static std::string Public(const std::string& k) { return k; }
-  static ScanRange<BytesKV> Range(const KeyRange& r) {
-    return {std::string(r.start), r.after_start, r.end ? std::string(*r.end) : BytesKV::kPosInf};
-  }
-};
+using KeyCodec = PublicKeys<typename KV::Keys>;
 
 template <typename Tree>
 class TreeSession final : public Session {

@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "common/key_text.h"
+#include "common/u64.h"
 #include "designs/dex/partition_store.h"
 
 namespace dmindex::designs::dex {
@@ -34,9 +36,12 @@ Result<std::string> DescribeDexIndex(fabric::Endpoint& ep, const alloc::CatalogE
   if (snap->version % 2 == 1) out += " LOCKED (a repartitioning is running, or its process died: --unlock-map)";
   if (!snap->valid) return out + "\n  partition map does not validate (being written?)\n";
   out += "\n";
-  const PartitionMap map(snap->boundaries, true);
-  for (uint32_t i = 0; i < map.parts(); ++i) {
-    out += "  compute node " + std::to_string(i) + ": keys " + map.RangeText(i) + ", ";
+  const KeyFormat format = entry.schema.format;
+  const std::vector<std::string>& b = snap->boundaries;
+  const std::string lowest = format == KeyFormat::kU64 ? KeyText(U64Key(u64::kMinKey).str(), format) : "\"\"";
+  for (uint32_t i = 0; i <= b.size(); ++i) {
+    out += "  compute node " + std::to_string(i) + ": keys [" + (i == 0 ? lowest : KeyText(b[i - 1], format)) +
+           ", " + (i < b.size() ? KeyText(b[i], format) : "end") + "), ";
     out += snap->leases[i] == 0 ? "not hosted" : "hosted by token " + Hex(snap->leases[i]);
     out += "\n";
   }

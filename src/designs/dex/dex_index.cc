@@ -1,6 +1,7 @@
 #include "designs/dex/dex_index.h"
 
 #include "designs/dex/dex_tree.h"
+#include "tree/public_keys.h"
 
 namespace dmindex::designs {
 namespace {
@@ -8,69 +9,66 @@ namespace {
 using dex::DexTree;
 using dex::WriteOp;
 
-// Keys reach it checked against the u64 format (Session's public calls); DEX works on their
-// integers (dex_keys.h).
+// Keys and values reach a session checked against the index's rules (Session's public
+// calls); DEX works on the format's keys (tree/public_keys.h: u64 integers or the bytes).
+template <tree::KeyValueTraits KV>
 class DexSession final : public Session {
  public:
-  DexSession(DexTree& tree, uint32_t home) : tree_(tree), workers_(tree, home) {}
+  using Codec = tree::PublicKeys<typename KV::Keys>;
+  DexSession(DexTree<KV>& tree, uint32_t home) : tree_(tree), workers_(tree, home) {}
 
  private:
-  Status DoLookup(Slice key, std::string* value) override {
-    dex::Value v = 0;
-    DMX_RETURN_IF_ERROR(tree_.Lookup(workers_, u64::Decode(key), &v));
-    *value = u64::Encode(v);
-    return Status::Ok();
-  }
-  Status DoInsert(Slice key, Slice value) override { return Write(WriteOp::kUpsert, key, value); }
-  Status DoUpdate(Slice key, Slice value) override { return Write(WriteOp::kUpdate, key, value); }
-  Status DoDelete(Slice key) override { return tree_.Write(workers_, WriteOp::kDelete, u64::Decode(key), 0); }
-  // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow).
+  Status DoLookup(Slice key, std::string* value) override { return tree_.Lookup(workers_, Codec::Tree(key), value); }
+  Status DoInsert(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpsert, Codec::Tree(key), value); }
+  Status DoUpdate(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpdate, Codec::Tree(key), value); }
+  Status DoDelete(Slice key) override { return tree_.Write(workers_, WriteOp::kDelete, Codec::Tree(key), {}); }
+  // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow): each
+  // next leaf is the one covering the last one's high fence.
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
-    const tree::ScanRange<tree::U64KV> r = tree::ToScanRange(range);
-    pairs_.clear();
+    const tree::ScanRange<KV> r = Codec::Range(range);
+    entries_.clear();
     Status s;
-    for (dex::Key cursor = r.start; pairs_.size() < count;) {
-      dex::Key next = 0;
-      s = tree_.ScanLeaf(workers_, r, cursor, count, &pairs_, &next);
-      if (!s.ok() || r.Beyond(next)) break;  // kPosInf: the last leaf
-      cursor = next;
+    for (typename KV::Key cursor = r.start; entries_.size() < count;) {
+      typename KV::Key next{};
+      s = tree_.ScanLeaf(workers_, r, cursor, count, &entries_, &next);
+      if (!s.ok() || next == KV::kPosInf || r.Beyond(next)) break;  // kPosInf: the last leaf
+      cursor = std::move(next);
     }
     // NotOwner keeps the pairs before the foreign partition (Session::Scan).
-    out->reserve(pairs_.size());
-    for (const dex::KeyValue& kv : pairs_) out->push_back({u64::Encode(kv.key), u64::Encode(kv.value)});
+    out->reserve(out->size() + entries_.size());
+    for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});
     return s;
   }
-  Status Write(WriteOp op, Slice key, Slice value) {
-    dex::Value v = 0;
-    DMX_RETURN_IF_ERROR(u64::ValueOf(value, &v, "dex"));
-    return tree_.Write(workers_, op, u64::Decode(key), v);
-  }
 
-  DexTree& tree_;
-  dex::WorkerSet workers_;
-  std::vector<dex::KeyValue> pairs_;
+  DexTree<KV>& tree_;
+  dex::WorkerSet<KV> workers_;
+  std::vector<tree::LeafEntry<KV>> entries_;
 };
 
+template <tree::KeyValueTraits KV>
 class DexIndex final : public Index, public Partitioning {
  public:
-  DexIndex(const IndexOptions& options, std::unique_ptr<DexTree> tree)
+  using Codec = tree::PublicKeys<typename KV::Keys>;
+  DexIndex(const IndexOptions& options, std::unique_ptr<DexTree<KV>> tree)
       : Index("dex", options), tree_(std::move(tree)) {}
   ~DexIndex() override { CloseForDestructor(); }
 
   uint32_t partitions() const override { return tree_->partitions(); }
   Route RouteKey(Slice key) const override {
-    if (key.size() != kU64KeyBytes) return Route{};  // not a key of the index: nobody's
-    const dex::KeyRoute r = tree_->RouteOf(u64::Decode(key));
-    Route route{r.compute_node, u64::Encode(r.begin), std::nullopt, r.hosted};
-    if (r.end) route.end = u64::Encode(*r.end);
+    if constexpr (!dex::kSlotted<KV>) {
+      if (key.size() != kU64KeyBytes) return Route{};  // not a key of the index: nobody's
+    }
+    const dex::KeyRoute<typename KV::Keys> r = tree_->RouteOf(Codec::Tree(key));
+    Route route{r.compute_node, Codec::Public(r.begin), std::nullopt, r.hosted};
+    if (r.end) route.end = Codec::Public(*r.end);
     return route;
   }
   Result<double> Repartition(std::vector<std::string> boundaries) override {
-    std::vector<dex::Key> keys;
+    std::vector<typename KV::Key> keys;
     for (const std::string& b : boundaries) {
       if (Status s = rules().CheckKey(b); !s.ok())
         return Status::InvalidArgument("partition boundary: " + s.message());
-      keys.push_back(u64::Decode(b));
+      keys.push_back(typename KV::Key(Codec::Tree(b)));
     }
     return tree_->Repartition(std::move(keys));
   }
@@ -79,17 +77,13 @@ class DexIndex final : public Index, public Partitioning {
   Status DoBulkLoad(std::span<const KeyValue> sorted) override {
     auto w = tree_->NewWorker(tree_->first_node());
     if (!w.ok()) return w.status();
-    std::vector<dex::KeyValue> pairs;
-    pairs.reserve(sorted.size());
-    for (const KeyValue& kv : sorted) {
-      dex::Value v = 0;
-      DMX_RETURN_IF_ERROR(u64::ValueOf(kv.value, &v, "dex"));
-      pairs.push_back({u64::Decode(kv.key), v});
-    }
-    return tree_->BulkLoad(**w, pairs);
+    std::vector<tree::LeafEntry<KV>> entries;
+    entries.reserve(sorted.size());
+    for (const KeyValue& kv : sorted) entries.push_back({typename KV::Key(Codec::Tree(kv.key)), kv.value, {}});
+    return tree_->BulkLoad(**w, entries);
   }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
-    return std::unique_ptr<Session>(new DexSession(*tree_, tree_->first_node() + compute_node));
+    return std::unique_ptr<Session>(new DexSession<KV>(*tree_, tree_->first_node() + compute_node));
   }
   IndexStats DoStats() const override { return tree_->Stats(); }
   void AddProperties(Properties* out) const override {
@@ -99,18 +93,21 @@ class DexIndex final : public Index, public Partitioning {
   Partitioning* DoPartitioning() override { return tree_->options().partition ? this : nullptr; }
   Status DoClose() override { return tree_->Close(); }
 
-  std::unique_ptr<DexTree> tree_;
+  std::unique_ptr<DexTree<KV>> tree_;
 };
+
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& options) {
+  auto tree = DexTree<KV>::Open(fabric, options);
+  if (!tree.ok()) return tree.status();
+  return std::unique_ptr<Index>(new DexIndex<KV>(options, std::move(tree).value()));
+}
 
 }  // namespace
 
 Result<std::unique_ptr<Index>> MakeDex(fabric::Fabric& fabric, const IndexOptions& options) {
-  if (options.key_format != KeyFormat::kU64)
-    return Status::NotSupported("design dex takes u64 keys for now (key_format = bytes is not "
-                                "built into its pages, partition map and offload requests yet)");
-  auto tree = DexTree::Open(fabric, options);
-  if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new DexIndex(options, std::move(tree).value()));
+  if (options.key_format == KeyFormat::kU64) return Open<dex::U64Format>(fabric, options);
+  return Open<dex::BytesFormat>(fabric, options);
 }
 
 }  // namespace dmindex::designs

@@ -49,6 +49,7 @@
 #include "common/pool_memory.h"
 #include "common/retry_status.h"
 #include "designs/dex/dex_tree.h"
+#include "designs/dex/fill_policy.h"
 
 namespace dmindex::designs::dex {
 namespace {
@@ -61,14 +62,15 @@ bool Holds(uint64_t raw, const cache::BufferFrame* f) {
 
 }  // namespace
 
-bool DexTree::Underfull(const Header& h) const {
-  const uint32_t cap = h.is_leaf() ? shared_.validator.leaf().capacity()
-                                   : shared_.validator.internal().capacity();
-  return h.count < cap / 4;
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::UnderfullNode(const std::byte* copy, const Header& h) const {
+  return h.is_leaf() ? Underfull(shared_.validator.leaf().Used(copy, h), shared_.validator.leaf().Capacity(h))
+                     : Underfull(shared_.validator.internal().Used(h), shared_.validator.internal().Capacity(h));
 }
 
-Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
-  if (!options_.merge || remaining >= shared_.validator.leaf().capacity() / 4) return Status::Ok();
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::MergeAfterDelete(Worker& w, KeyRef key) {
+  if (!options_.merge) return Status::Ok();
   for (uint8_t level = 0; level < 64; ++level) {
     bool merged = false;
     Attempts attempts(retry_limits::kDexMerge, "dex merge");
@@ -95,11 +97,15 @@ Status DexTree::MergeAfterDelete(DexWorker& w, Key key, size_t remaining) {
   return RefreshPath(w, key);
 }
 
-Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::MergeAt(Worker& w, LeafAt& at, bool* merged) {
   *merged = false;
-  if (!at.owned || !Underfull(at.h)) return Status::Ok();
-  DexComputeNode& cn = compute_node(w.cn);
+  if (!at.owned) return Status::Ok();
+  ComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
+  CopyPage(at.leaf.page(), w.image.data(), layout_.node_bytes);
+  if (!at.leaf.Validate()) return RetryStatus();
+  if (!UnderfullNode(w.image.data(), at.h)) return Status::Ok();
   CopyPage(at.parent.page(), w.copy.data(), layout_.node_bytes);
   if (!at.parent.Validate()) return RetryStatus();
   const Header ph = DecodeHeader(w.copy.data());
@@ -112,7 +118,7 @@ Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
   const int left = index + 1 < count ? index : index - 1;
   const int sibling = left == index ? index + 1 : index - 1;
   const uint64_t* slot =
-      page_layout_.ChildSlot(at.parent.frame()->page, NodePageLayout::SlotIndex(sibling));
+      page_layout_.ChildSlot(at.parent.frame()->page, NodePageLayout<KV>::SlotIndex(sibling));
   auto sg = cn.bm->Resolve(at.parent, slot, at.h.is_leaf(), w.cw, w.pages);
   if (w.pages.stale()) w.need_refresh = true;
   if (!sg.ok()) return sg.status().IsInvalidArgument() ? Status::Ok() : sg.status();
@@ -125,7 +131,8 @@ Status DexTree::MergeAt(DexWorker& w, LeafAt& at, bool* merged) {
   return MergeSiblings(w, px, lx, rx, left, merged);
 }
 
-Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::MergeSiblings(Worker& w, cache::ExclusiveGuard& parent,
                               cache::ExclusiveGuard& left, cache::ExclusiveGuard& right,
                               int left_index, bool* merged) {
   const auto& internal = shared_.validator.internal();
@@ -150,13 +157,10 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
       entries[ri].key != rh.low || lh.high != rh.low || lh.sibling != raddr ||
       !Owned(w, lh) || !Owned(w, rh))
     return Status::Ok();
-  if (!Underfull(lh) && !Underfull(rh)) return Status::Ok();
+  if (!UnderfullNode(lcopy, lh) && !UnderfullNode(rcopy, rh)) return Status::Ok();
   // The result must leave room, or the next inserts split it again (ping-pong); an empty
   // node may always go.
-  const uint32_t cap = lh.is_leaf() ? shared_.validator.leaf().capacity() : internal.capacity();
-  const size_t total = lh.count + rh.count + (lh.is_leaf() ? 0 : 1);
-  if (total > cap || (total > cap * 3 / 4 && std::min(lh.count, rh.count) != 0))
-    return Status::Ok();
+  if (!BuildMerged(w, lh, lcopy, rh, rcopy)) return Status::Ok();
   // A pinned node is the parent of a page some operation uses without admission, or of an
   // offloaded subtree: it must stay (its pin is what keeps that subtree's ancestors cached).
   // Pairs with the pinner's increment-then-validate.
@@ -169,9 +173,10 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
   DMX_RETURN_IF_ERROR(PublishSplits(w, right));
   if (!Owned(w, ph)) return MergeUnderSharedParent(w, parent, ph, left, lh, right, rh, merged);
 
-  AbsorbRight(w, left, lh, lcopy, rh, rcopy);
+  AbsorbRight(w, left, lh);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));  // the parent forgets R
-  internal.Build(w.image.data(), ph, entries);
+  if (!internal.Build(w.image.data(), ph, entries))
+    return Status::Corruption("dex: a parent without one separator does not fit its node");
   CopyToPool(parent.page(), w.image.data(), nb);
   parent.MarkDirty();
   // The pool follows in B-link order (docs/DEX.md, "What may reach the pool"): first the
@@ -183,6 +188,7 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
   if (published.ok()) published = WriteThrough(w, left);
   if (published.ok()) published = WriteDead(w, raddr, rh);
   if (!published.ok()) return Unlinked(right, published);
+  w.pages.RetirePending(raddr);  // R's image in the pool is dead: it names no value block
   Retire(w, right);
   compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
   *merged = true;
@@ -191,35 +197,50 @@ Status DexTree::MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent,
 
 // A merge whose writes failed (the memory server is unreachable): R's frame stays cached,
 // linked from nowhere in the cache, and is not retired (the pool may still reach its block).
-Status DexTree::Unlinked(cache::ExclusiveGuard& right, Status failure) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Unlinked(cache::ExclusiveGuard& right, Status failure) {
   right.frame()->parent.store(nullptr, std::memory_order_release);
   return failure;
 }
 
-Status DexTree::PublishSplits(DexWorker& w, cache::ExclusiveGuard& node) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::PublishSplits(Worker& w, cache::ExclusiveGuard& node) {
   if (!node.frame()->precedes_parent.load(std::memory_order_acquire)) return Status::Ok();
   return WriteThrough(w, node);
 }
 
-void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
-                          const std::byte* lcopy, const Header& rh, const std::byte* rcopy) {
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::BuildMerged(Worker& w, const Header& lh, const std::byte* lcopy, const Header& rh,
+                              const std::byte* rcopy) {
   Header mh = lh;
   mh.high = rh.high;
   mh.sibling = rh.sibling;
+  bool built;
   if (lh.is_leaf()) {
     const auto& leaf = shared_.validator.leaf();
     w.leaf_entries.clear();
     leaf.Collect(lcopy, lh, &w.leaf_entries);
     leaf.Collect(rcopy, rh, &w.leaf_entries);
-    leaf.Build(w.image.data(), mh, w.leaf_entries, /*unsorted=*/false);
+    built = leaf.Build(w.image.data(), mh, w.leaf_entries, /*unsorted=*/false);
   } else {
     const auto& internal = shared_.validator.internal();
-    std::vector<InternalEntry> both;
+    std::vector<InternalEntry> both;  // not w.internal_entries: the parent's, in use by the caller
     internal.Collect(lcopy, lh, &both);
     both.push_back({rh.low, rh.leftmost});  // swizzled or not, moved as is
     internal.Collect(rcopy, rh, &both);
-    internal.Build(w.image.data(), mh, both);
+    built = internal.Build(w.image.data(), mh, both);
   }
+  if (!built) return false;
+  mh = DecodeHeader(w.image.data());
+  const uint32_t used = lh.is_leaf() ? shared_.validator.leaf().Used(w.image.data(), mh)
+                                     : shared_.validator.internal().Used(mh);
+  const uint32_t capacity = lh.is_leaf() ? shared_.validator.leaf().Capacity(mh)
+                                         : shared_.validator.internal().Capacity(mh);
+  return MergeLeavesRoom(used, capacity, lh.count == 0 || rh.count == 0);
+}
+
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh) {
   CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
   // R's swizzled children now hang below L. R's frame goes only after this: a cooler that
   // gets R's latch must not find children that still name R as their parent.
@@ -227,7 +248,8 @@ void DexTree::AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Heade
   left.MarkDirty();
 }
 
-Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::MergeUnderSharedParent(Worker& w, cache::ExclusiveGuard& parent,
                                        const Header& ph, cache::ExclusiveGuard& left,
                                        const Header& lh, cache::ExclusiveGuard& right,
                                        const Header& rh, bool* merged) {
@@ -253,17 +275,19 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   }
   // As under an owned parent (MergeSiblings): the parent without R's separator, then L
   // covering R's range, then R dead.
-  AbsorbRight(w, left, lh, w.ctx.sibling(), rh, w.ctx.scratch());
+  AbsorbRight(w, left, lh);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));
   Header nh = fh;
   nh.version = w.ctx.NewVersion(fh.version);
-  internal.Build(w.image.data(), nh, entries);
+  if (!internal.Build(w.image.data(), nh, entries))
+    return Status::Corruption("dex: a shared parent without one separator does not fit its node");
   fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
   DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
   compute_node(w.cn).bm->Refresh(parent, w.image.data());  // R's frame becomes an orphan
   Status published = WriteThrough(w, left);
   if (published.ok()) published = WriteDead(w, raddr, rh);
   if (!published.ok()) return Unlinked(right, published);
+  w.pages.RetirePending(raddr);  // R's image in the pool is dead: it names no value block
   Retire(w, right);
   compute_node(w.cn).retired.merges.fetch_add(1, std::memory_order_relaxed);
   compute_node(w.cn).retired.shared_merges.fetch_add(1, std::memory_order_relaxed);
@@ -271,16 +295,17 @@ Status DexTree::MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   return Status::Ok();
 }
 
-Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::ShrinkRoot(Worker& w, LeafAt& at, bool* merged) {
   // An owned inner root with a single child: the child becomes the root. Only when this
   // compute node owns every key (one partition); a shared root's height stays.
   if (at.h.is_leaf() || shared_.validator.internal().Count(at.h) != 0) return Status::Ok();
-  DexComputeNode& cn = compute_node(w.cn);
+  ComputeNode& cn = compute_node(w.cn);
   cache::ExclusiveGuard mx = cache::ExclusiveGuard::TryUpgrade(at.parent);
   if (!mx.owns()) return RetryStatus();
   cache::ExclusiveGuard rootx = cache::ExclusiveGuard::TryUpgrade(at.leaf);
   if (!rootx.owns()) return RetryStatus();
-  CopyPage(rootx.page(), w.copy.data(), Layout::kHeaderBytes);
+  page_layout_.CopyHeader(rootx.page(), w.copy.data());
   const Header h = DecodeHeader(w.copy.data());
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (h.is_leaf() || h.count != 0 || !Owned(w, h) ||
@@ -306,27 +331,31 @@ Status DexTree::ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged) {
   return Status::Ok();
 }
 
-Status DexTree::WriteDead(DexWorker& w, GlobalAddress addr, const Header& h) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::WriteDead(Worker& w, GlobalAddress addr, const Header& h) {
   Header dh;
   dh.version = w.ctx.NewVersion(h.version);
   dh.level = h.level;
   dh.flags = tree::kFlagDead;
   dh.low = h.low;
   dh.high = h.high;
-  if (h.is_leaf()) shared_.validator.leaf().Build(w.image.data(), dh, {}, /*unsorted=*/false);
-  else shared_.validator.internal().Build(w.image.data(), dh, {});
+  const bool built = h.is_leaf() ? shared_.validator.leaf().Build(w.image.data(), dh, {}, /*unsorted=*/false)
+                                 : shared_.validator.internal().Build(w.image.data(), dh, {});
+  if (!built) return Status::Corruption("dex: a dead node's image does not fit a node");
   return w.ctx.ep.Write(addr, w.image.data(), layout_.node_bytes);
 }
 
-void DexTree::Retire(DexWorker& w, cache::ExclusiveGuard& node) {
-  DexComputeNode& cn = compute_node(w.cn);
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::Retire(Worker& w, cache::ExclusiveGuard& node) {
+  ComputeNode& cn = compute_node(w.cn);
   const GlobalAddress addr = node.frame()->remote();
   cn.bm->Discard(node, w.cw);
   cn.retired.Put(addr);
 }
 
-Result<cache::ExclusiveGuard> DexTree::NewCachedNode(DexWorker& w, uint16_t memory_node) {
-  DexComputeNode& cn = compute_node(w.cn);
+template <tree::KeyValueTraits KV>
+Result<cache::ExclusiveGuard> DexTree<KV>::NewCachedNode(Worker& w, uint16_t memory_node) {
+  ComputeNode& cn = compute_node(w.cn);
   GlobalAddress block;
   if (cn.retired.Take(memory_node, &block)) {
     // Still registered in the mapping table (a racing traversal claimed or is reading the
@@ -346,5 +375,28 @@ Result<cache::ExclusiveGuard> DexTree::NewCachedNode(DexWorker& w, uint16_t memo
   if (!g.ok()) cn.core.allocator.Free(*fresh, layout_.node_bytes);
   return g;
 }
+
+// The members defined here, for both formats (dex_tree.cc instantiates the class).
+#define DMX_DEX_MERGE(KV)                                                                                  \
+  template bool DexTree<KV>::UnderfullNode(const std::byte*, const Header&) const;                        \
+  template Status DexTree<KV>::MergeAfterDelete(Worker&, KeyRef);                                          \
+  template Status DexTree<KV>::MergeAt(Worker&, LeafAt&, bool*);                                           \
+  template Status DexTree<KV>::MergeSiblings(Worker&, cache::ExclusiveGuard&, cache::ExclusiveGuard&,      \
+                                             cache::ExclusiveGuard&, int, bool*);                          \
+  template Status DexTree<KV>::Unlinked(cache::ExclusiveGuard&, Status);                                   \
+  template Status DexTree<KV>::PublishSplits(Worker&, cache::ExclusiveGuard&);                             \
+  template bool DexTree<KV>::BuildMerged(Worker&, const Header&, const std::byte*, const Header&,          \
+                                         const std::byte*);                                                \
+  template void DexTree<KV>::AbsorbRight(Worker&, cache::ExclusiveGuard&, const Header&);                  \
+  template Status DexTree<KV>::MergeUnderSharedParent(Worker&, cache::ExclusiveGuard&, const Header&,      \
+                                                      cache::ExclusiveGuard&, const Header&,               \
+                                                      cache::ExclusiveGuard&, const Header&, bool*);       \
+  template Status DexTree<KV>::ShrinkRoot(Worker&, LeafAt&, bool*);                                        \
+  template Status DexTree<KV>::WriteDead(Worker&, GlobalAddress, const Header&);                           \
+  template void DexTree<KV>::Retire(Worker&, cache::ExclusiveGuard&);                                      \
+  template Result<cache::ExclusiveGuard> DexTree<KV>::NewCachedNode(Worker&, uint16_t);
+DMX_DEX_MERGE(U64Format)
+DMX_DEX_MERGE(BytesFormat)
+#undef DMX_DEX_MERGE
 
 }  // namespace dmindex::designs::dex

@@ -30,10 +30,11 @@ Result<GlobalAddress> AwaitMapBlock(fabric::Endpoint& ep, GlobalAddress map_word
 // The creator of the catalog entry (race-free, alloc::Catalog) writes the partition map and
 // claims its compute nodes before it publishes the map's address; everyone else waits for
 // that address, adopts the stored map and claims free compute nodes.
-Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const IndexOptions& index) {
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, const IndexOptions& index) {
   auto o = ResolveDexOptions(index);
   if (!o.ok()) return o.status();
-  auto layout = Layout::For(index.node_bytes);
+  auto layout = Layout::For(o->tree);  // the slotted format's: its node size rule, naming the size needed
   if (!layout.ok()) return layout.status();
   if (fabric.memory_nodes() >= 0x8000) return Status::InvalidArgument("dex: too many memory nodes");
   auto ep = fabric.Connect();
@@ -58,7 +59,7 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   };
   auto stored = t->store_.Load(**ep);
   if (!stored.ok()) return give_back(stored.status());
-  t->maps_.push_back(std::make_unique<PartitionMap>(stored->boundaries, o->partition, stored->version));
+  t->maps_.push_back(t->MapOf(stored->boundaries, stored->version));
   t->map_.store(t->maps_.back().get(), std::memory_order_release);
   auto m = t->NewWorker(t->first_);
   if (!m.ok()) return give_back(m.status());
@@ -73,7 +74,8 @@ Result<std::unique_ptr<DexTree>> DexTree::Open(fabric::Fabric& fabric, const Ind
   return t;
 }
 
-Result<std::unique_ptr<DexTree>> DexTree::Create(fabric::Fabric& fabric, fabric::Endpoint& ep,
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Create(fabric::Fabric& fabric, fabric::Endpoint& ep,
                                                  const DexOptions& o, const Layout& layout,
                                                  const alloc::CatalogEntry& entry, uint64_t token) {
   const uint32_t parts = o.partitions != 0 ? o.partitions : o.compute_nodes;
@@ -81,12 +83,12 @@ Result<std::unique_ptr<DexTree>> DexTree::Create(fabric::Fabric& fabric, fabric:
   if (first + o.compute_nodes > parts)
     return Status::InvalidArgument("dex: knob first_node leaves too few of the " + std::to_string(parts) +
                                    " compute nodes for this process's " + std::to_string(o.compute_nodes));
-  std::vector<Key> boundaries = o.boundaries;
-  if (boundaries.empty()) boundaries = PartitionMap::EqualWidth(parts, o.key_space);
+  const std::vector<std::string> boundaries = InitialBoundaries(o, parts);
   std::unique_ptr<DexTree> t(new DexTree(fabric, o, layout, entry.root_word, first, parts));
-  auto block = t->nodes_[0]->core.allocator.Allocate(ep, PartitionStore::kBlockBytes);
+  const uint32_t max_key = entry.schema.max_key_bytes;
+  auto block = t->nodes_[0]->core.allocator.Allocate(ep, PartitionStore::BlockBytes(parts, max_key));
   if (!block.ok()) return block.status();
-  DMX_RETURN_IF_ERROR(PartitionStore::Initialize(ep, *block, boundaries));
+  DMX_RETURN_IF_ERROR(PartitionStore::Initialize(ep, *block, parts, max_key, boundaries));
   t->store_ = PartitionStore(*block);
   auto claimed = t->store_.ClaimHosts(ep, parts, o.compute_nodes, first, token);
   if (!claimed.ok()) return claimed.status();
@@ -99,7 +101,8 @@ Result<std::unique_ptr<DexTree>> DexTree::Create(fabric::Fabric& fabric, fabric:
   return t;
 }
 
-Result<std::unique_ptr<DexTree>> DexTree::Join(fabric::Fabric& fabric, fabric::Endpoint& ep,
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric& fabric, fabric::Endpoint& ep,
                                                const DexOptions& o, const Layout& layout,
                                                const alloc::CatalogEntry& entry,
                                                const std::string& name, uint64_t token) {
@@ -130,5 +133,18 @@ Result<std::unique_ptr<DexTree>> DexTree::Join(fabric::Fabric& fabric, fabric::E
   t->store_ = store;
   return t;
 }
+
+// The members defined here, for both formats (dex_tree.cc instantiates the class).
+#define DMX_DEX_OPEN(KV)                                                                                   \
+  template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric&, const IndexOptions&);   \
+  template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Create(                                        \
+      fabric::Fabric&, fabric::Endpoint&, const DexOptions&, const Layout&, const alloc::CatalogEntry&, uint64_t); \
+  template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric&, fabric::Endpoint&,       \
+                                                                  const DexOptions&, const Layout&,         \
+                                                                  const alloc::CatalogEntry&,               \
+                                                                  const std::string&, uint64_t);
+DMX_DEX_OPEN(U64Format)
+DMX_DEX_OPEN(BytesFormat)
+#undef DMX_DEX_OPEN
 
 }  // namespace dmindex::designs::dex

@@ -1,5 +1,9 @@
 // DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load.
 // Each loops over attempts of the cached traversal.
+//
+// A cached page is copied into private memory and its latch validated *before* anything in
+// the copy is decoded: a copy taken while a latch holder rewrote the page may be any mix of
+// two images, and a slotted node's offsets in such a mix could point anywhere.
 #include <algorithm>
 #include <string>
 
@@ -7,9 +11,12 @@
 #include "common/retry_status.h"
 #include "common/runtime.h"
 #include "designs/dex/dex_tree.h"
+#include "designs/dex/fill_policy.h"
 
 namespace dmindex::designs::dex {
-Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
   DMX_RETURN_IF_ERROR(w.cw.EndOperation());
   const uint32_t attempt = attempts.made++;
   if (attempt == 0) {  // a new operation: FinishSplit's state is per operation
@@ -17,7 +24,7 @@ Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
     w.half_split = {};
   } else {
     w.ctx.CountRetry();
-    if (!attempts.budget.Spend()) return attempts.budget.Exhausted("of key " + std::to_string(key));
+    if (!attempts.budget.Spend()) return attempts.budget.Exhausted("of " + tree::DescribeKey(key));
   }
   if (w.need_refresh) {
     w.need_refresh = false;
@@ -29,7 +36,8 @@ Status DexTree::BeforeRetry(DexWorker& w, Key key, Attempts& attempts) {
   return Status::Ok();
 }
 
-Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
+template <tree::KeyValueTraits KV>
+Result<DexWorker<KV>*> WorkerSet<KV>::Get(uint32_t compute_node) {
   if (compute_node >= workers_.size()) workers_.resize(compute_node + 1);
   if (!workers_[compute_node]) {
     auto w = tree_.NewWorker(compute_node);
@@ -39,54 +47,90 @@ Result<DexWorker*> WorkerSet::Get(uint32_t compute_node) {
   return workers_[compute_node].get();
 }
 
-Status DexTree::Lookup(WorkerSet& ws, Key key, Value* value) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
-  DexWorker& w = **wp;
-  const OffloadRequest req{OffloadOp::kLookup, key, 0};
+  Worker& w = **wp;
+  const OffloadRequest<KV> req{OffloadOp::kLookup, key, {}, {}};
+  const auto& leaf = shared_.validator.leaf();
   w.no_offload = false;
   Attempts attempts(retry_limits::kDexOperation, "dex lookup");
   for (;;) {
     DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempts));
+    // Before the leaf is read (cached copy, READ or offload): a value block it names is
+    // accepted only within the lease from here (tree/value_store.h).
+    runtime::Clock::time_point started;
+    const bool leased = LeaseStart(&started);
     LeafAt at;
     Status s = Descend(w, key, Intent::kRead, w.no_offload ? nullptr : &req, &at);
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
+    tree::ValueBlockRef ref;
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-      if (at.result.outcome == OffloadResult::kNotFound) return Status::NotFound();
-      *value = at.result.value;
-      return Status::Ok();
+      if (at.result.r.outcome == OffloadResult::kNotFound) return Status::NotFound();
+      ref = at.result.block;
+      if (ref.is_null()) {
+        *value = std::move(at.result.value);
+        return Status::Ok();
+      }
+    } else {
+      CopyPage(at.leaf.page(), w.copy.data(), page_layout_.LeafBytes(at.h));
+      if (!at.leaf.Validate()) continue;
+      const int slot = leaf.Find(w.copy.data(), at.h, key);
+      DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+      if (slot < 0) return Status::NotFound();
+      ref = leaf.BlockAt(w.copy.data(), at.h, static_cast<uint32_t>(slot));
+      if (ref.is_null()) {
+        *value = leaf.ValueAt(w.copy.data(), at.h, static_cast<uint32_t>(slot));
+        return Status::Ok();
+      }
     }
-    const auto& leaf = shared_.validator.leaf();
-    CopyPage(at.leaf.page(), w.copy.data(), layout_.SlotOffset(leaf.UsedSlots(at.h)));
-    const int slot = leaf.Find(w.copy.data(), at.h, key);
-    const Value v = slot >= 0 ? leaf.ValueAt(w.copy.data(), static_cast<uint32_t>(slot)) : 0;
-    if (!at.leaf.Validate()) continue;
-    DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-    if (slot < 0) return Status::NotFound();
-    *value = v;
-    return Status::Ok();
+    if (!leased) {  // the first value block this process meets: read again, with the clock
+      NeedsLease();
+      continue;
+    }
+    bool fetched = false;
+    DMX_RETURN_IF_ERROR(FetchValue(w, key, ref, started, value, &fetched));
+    if (fetched) return Status::Ok();
+    // Replaced, or read past the lease: read the leaf again (BeforeRetry counts it).
   }
 }
 
-Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
-  DexWorker& w = **wp;
-  const OffloadRequest req{ToOffload(op), key, value};
+  Worker& w = **wp;
+  // A value too long for the leaf goes to a block of its own first: written once, before
+  // any attempt (nothing links it yet), linked by the attempt that succeeds, given back if
+  // the key is not there to update.
+  tree::ValueBlockRef block;
+  if (op != WriteOp::kDelete && value.size() > shared_.validator.leaf().InlineLimit()) {
+    auto written = WriteValueBlock(w, key, value);
+    if (!written.ok()) return written.status();
+    block = *written;
+    value = ValueRef{};
+  }
+  const OffloadRequest<KV> req{ToOffload(op), key, value, block};
   w.no_offload = false;
   Attempts attempts(retry_limits::kDexOperation, "dex write");
+  Status s;
+  bool underfull = false;
   for (;;) {
     DMX_RETURN_IF_ERROR(BeforeRetry(w, key, attempts));
     LeafAt at;
     const Intent intent = op == WriteOp::kUpsert ? Intent::kInsert : Intent::kRead;
-    Status s = Descend(w, key, intent, w.no_offload ? nullptr : &req, &at);
+    s = Descend(w, key, intent, w.no_offload ? nullptr : &req, &at);
     if (s.IsNotFound()) {  // empty tree
-      if (op != WriteOp::kUpsert) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
+      if (op != WriteOp::kUpsert) {
+        if (!w.cw.EndOperation().ok()) return Status::Corruption("end");
+        break;
+      }
       DMX_RETURN_IF_ERROR(smo_.CreateRoot(w.ctx));
       w.need_refresh = true;
       continue;
@@ -95,22 +139,32 @@ Status DexTree::Write(WorkerSet& ws, WriteOp op, Key key, Value value) {
     DMX_RETURN_IF_ERROR(s);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-      if (at.result.outcome == OffloadResult::kNotFound) return Status::NotFound();
-      return op == WriteOp::kDelete ? MergeAfterDelete(w, key, at.result.remaining) : Status::Ok();
+      if (at.result.r.outcome == OffloadResult::kNotFound) {
+        s = Status::NotFound();
+        break;
+      }
+      // The handler's leaf write has landed: the block it unlinked can go.
+      values_.Retire(w.ctx, at.result.block);
+      underfull = (at.result.r.flags & OffloadResult::kUnderfull) != 0;
+      s = Status::Ok();
+      break;
     }
-    s = at.owned ? WriteOwned(w, op, key, value, at)
-                 : WriteShared(w, op, key, value, at.leaf.frame()->remote());
+    s = at.owned ? WriteOwned(w, op, key, value, block, at, &underfull)
+                 : WriteShared(w, op, key, value, block, at.leaf.frame()->remote());
     if (IsRetry(s)) continue;
     Status end = w.cw.EndOperation();  // writes a dirty page that was not admitted back
-    DMX_RETURN_IF_ERROR(s);
-    DMX_RETURN_IF_ERROR(end);
-    // Shared leaves are deleted from lazily (the core's rule); owned ones may merge.
-    return op == WriteOp::kDelete && at.owned ? MergeAfterDelete(w, key, w.leaf_entries.size())
-                                              : Status::Ok();
+    if (s.ok()) s = end;
+    underfull = underfull && at.owned;  // shared leaves are deleted from lazily (the core's rule)
+    break;
   }
+  if (s.IsNotFound() && !block.is_null()) FreeValueBlock(w, block);  // never linked
+  if (!s.ok()) return s;
+  return op == WriteOp::kDelete && underfull ? MergeAfterDelete(w, key) : Status::Ok();
 }
 
-Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
+                               LeafAt& at, bool* underfull) {
   const auto& leaf = shared_.validator.leaf();
   cache::ExclusiveGuard x = cache::ExclusiveGuard::TryUpgrade(at.leaf);
   if (!x.owns()) return RetryStatus();
@@ -119,22 +173,42 @@ Status DexTree::WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafA
   if (!at.parent.Validate()) return RetryStatus();
   CopyPage(x.page(), w.copy.data(), layout_.node_bytes);
   Header h = DecodeHeader(w.copy.data());
+  const int slot = leaf.Find(w.copy.data(), h, key);
+  const tree::ValueBlockRef old =
+      slot >= 0 ? leaf.BlockAt(w.copy.data(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
+  if constexpr (!kSlotted<KV>) {
+    // A present key's new value in the fixed format: its slot rewritten in place - the page
+    // Collect, ApplyToSorted and Build would make, without collecting the leaf.
+    if (slot >= 0 && op != WriteOp::kDelete) {
+      const uint32_t off = layout_.SlotOffset(static_cast<uint32_t>(slot));
+      leaf.EncodeEntry(w.copy.data(), static_cast<uint32_t>(slot), LeafEntry{key, Value(value), block}, h.version);
+      CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
+      x.MarkDirty();
+      pending_.Add(x.frame()->remote(), old);
+      return Status::Ok();
+    }
+  }
   w.leaf_entries.clear();
   leaf.Collect(w.copy.data(), h, &w.leaf_entries);
-  DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value));
-  if (w.leaf_entries.size() > leaf.capacity()) {
+  DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value, block));
+  if (!leaf.Fits(h, w.leaf_entries)) {
     at.leaf = x.Downgrade();  // unchanged, but unlocking bumps the version
     DMX_RETURN_IF_ERROR(SplitChild(w, at.parent, at.leaf));
     return RetryStatus();  // insert again, now with room
   }
-  leaf.Build(w.image.data(), h, w.leaf_entries, /*unsorted=*/false);
+  if (!leaf.Build(w.image.data(), h, w.leaf_entries, /*unsorted=*/false))
+    return Status::Corruption("dex: a leaf that fits its entries cannot be built");
   CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
   x.MarkDirty();
+  // The pool's image of the leaf may still name the old block until the leaf is written
+  // back (pending_blocks.h).
+  pending_.Add(x.frame()->remote(), old);
+  if (op == WriteOp::kDelete) *underfull = UnderfullNode(w.image.data(), DecodeHeader(w.image.data()));
   return Status::Ok();
 }
 
-Status DexTree::LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard,
-                          Header* h, bool* valid) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid) {
   uint64_t cas_failures = 0;
   Status s = shared_.lock.LockAndRead(w.ctx.ep, compute_node(w.cn).core.local_locks.get(),
                                       w.ctx.owner_tag, addr, w.ctx.node(), layout_.node_bytes,
@@ -145,7 +219,9 @@ Status DexTree::LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard
   return Status::Ok();
 }
 
-Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress addr) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
+                                GlobalAddress addr) {
   const auto& leaf = shared_.validator.leaf();
   tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
   Header h;
@@ -158,35 +234,46 @@ Status DexTree::WriteShared(DexWorker& w, WriteOp op, Key key, Value value, Glob
     w.need_refresh = true;
     return RetryStatus();
   }
+  const int slot = leaf.Find(w.ctx.node(), h, key);
+  const tree::ValueBlockRef old =
+      slot >= 0 ? leaf.BlockAt(w.ctx.node(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
   w.leaf_entries.clear();
   leaf.Collect(w.ctx.node(), h, &w.leaf_entries);
-  Status applied = tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value);
+  Status applied = tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value, block);
   if (!applied.ok()) {
     DMX_RETURN_IF_ERROR(guard.Unlock());
     return applied;
   }
-  if (w.leaf_entries.size() > leaf.capacity()) {
+  if (!leaf.Fits(h, w.leaf_entries)) {
     // The core splits it; every node its separator insertion touches covers this leaf's
     // whole range, which crosses a boundary: shared too.
     w.need_refresh = true;
-    return smo_.SplitLeaf(w.ctx, guard, addr, h, w.leaf_entries);
+    DMX_RETURN_IF_ERROR(smo_.SplitLeaf(w.ctx, guard, addr, h, w.leaf_entries));
+  } else {
+    h.version = w.ctx.NewVersion(h.version);
+    if (!leaf.Build(w.ctx.node(), h, w.leaf_entries, /*unsorted=*/false))
+      return Status::Corruption("dex: a shared leaf that fits its entries cannot be built");
+    fabric::Verb write = fabric::Verb::Write(addr, w.ctx.node(), layout_.node_bytes);
+    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
   }
-  h.version = w.ctx.NewVersion(h.version);
-  leaf.Build(w.ctx.node(), h, w.leaf_entries, /*unsorted=*/false);
-  fabric::Verb write = fabric::Verb::Write(addr, w.ctx.node(), layout_.node_bytes);
-  return guard.WriteAndUnlock({&write, 1});
+  values_.Retire(w.ctx, old);  // the write that unlinked it has landed
+  return Status::Ok();
 }
 
-Status DexTree::ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cursor, size_t limit,
-                         std::vector<KeyValue>* out, Key* next) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyRef cursor, size_t limit,
+                             std::vector<LeafEntry>* out, Key* next) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, cursor, &gate);
   if (!wp.ok()) return wp.status();
-  DexWorker& w = **wp;
+  Worker& w = **wp;
   const auto& leaf = shared_.validator.leaf();
   Attempts attempts(retry_limits::kDexOperation, "dex scan");
+  const size_t first = out->size();
   for (;;) {
     DMX_RETURN_IF_ERROR(BeforeRetry(w, cursor, attempts));
+    runtime::Clock::time_point started;  // the lease of the values' blocks
+    const bool leased = LeaseStart(&started);
     LeafAt at;
     Status s = Descend(w, cursor, Intent::kRead, nullptr, &at);
     if (s.IsNotFound()) {
@@ -195,24 +282,35 @@ Status DexTree::ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cu
     }
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
-    CopyPage(at.leaf.page(), w.copy.data(), layout_.SlotOffset(leaf.UsedSlots(at.h)));
+    CopyPage(at.leaf.page(), w.copy.data(), page_layout_.LeafBytes(at.h));
+    if (!at.leaf.Validate()) continue;
     w.leaf_entries.clear();
     leaf.Collect(w.copy.data(), at.h, &w.leaf_entries);
-    if (!at.leaf.Validate()) continue;
     DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-    for (const LeafEntry& e : w.leaf_entries)
-      if (e.key >= cursor && !range.Before(e.key) && !range.Beyond(e.key) && out->size() < limit)
-        out->push_back({e.key, e.value});
+    for (LeafEntry& e : w.leaf_entries)
+      if (!(e.key < cursor) && !range.Before(e.key) && !range.Beyond(e.key) && out->size() < limit)
+        out->push_back(std::move(e));
+    bool fetched = true;
+    if (std::any_of(out->begin() + first, out->end(), [](const LeafEntry& e) { return !e.block.is_null(); })) {
+      if (!leased) {  // the first value block this process meets: read again, with the clock
+        NeedsLease();
+        fetched = false;
+      } else {
+        DMX_RETURN_IF_ERROR(FetchValues(w, out, first, started, &fetched));
+      }
+    }
+    if (!fetched) {  // a block replaced meanwhile, or read past the lease: read the leaf again
+      out->resize(first);
+      continue;
+    }
     *next = at.h.high;
     return Status::Ok();
   }
 }
 
-Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
-  std::vector<LeafEntry> entries;
-  entries.reserve(sorted.size());
-  for (const KeyValue& kv : sorted) entries.push_back({kv.key, kv.value, {}});
-  DMX_RETURN_IF_ERROR(loader_.Load(w.ctx, entries));
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
+  DMX_RETURN_IF_ERROR(loader_.Load(w.ctx, sorted));
   if (sorted.empty()) return Status::Ok();
   for (auto& n : nodes_) {
     cache::ExclusiveGuard mx(&n->meta);
@@ -226,11 +324,20 @@ Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
   // by exactly one compute node (§4).
   std::vector<Key> boundaries;
   for (size_t i = 1; i < parts; ++i) {
-    const Key probe = sorted[sorted.size() * i / parts].key;
+    const Key& probe = sorted[sorted.size() * i / parts].key;
     typename tree::TreeReader<KV>::Found found;
     DMX_RETURN_IF_ERROR(reader_.Descend(w.ctx, probe, 0, w.ctx.scratch(), &found));
     Key b = found.h.low == KV::kNegInf ? probe : found.h.low;
-    if (!boundaries.empty() && b <= boundaries.back()) b = boundaries.back() + 1;
+    if (!boundaries.empty() && !(boundaries.back() < b)) {
+      // Two probes in one leaf (a small load): the next position after the last boundary
+      // (u64: the next integer; bytes: the last boundary and a zero byte, if that is a key).
+      if constexpr (kSlotted<KV>) {
+        b = boundaries.back();
+        if (b.size() < shared_.options.max_key_bytes) b.push_back('\0');
+      } else {
+        b = boundaries.back() + 1;
+      }
+    }
     boundaries.push_back(b);
   }
   // Only the hosts of the compute nodes losing keys may move them: a process loading for
@@ -238,5 +345,23 @@ Status DexTree::BulkLoad(DexWorker& w, std::span<const KeyValue> sorted) {
   Status moved = Repartition(boundaries).status();
   return moved.IsNotOwner() ? Status::Ok() : moved;
 }
+
+// The members defined here, for both formats (dex_tree.cc instantiates the class).
+#define DMX_DEX_OPS(KV)                                                                                   \
+  template Status DexTree<KV>::BeforeRetry(Worker&, KeyRef, Attempts&);                                   \
+  template Status DexTree<KV>::Lookup(Workers&, KeyRef, std::string*);                                    \
+  template Status DexTree<KV>::Write(Workers&, WriteOp, KeyRef, ValueRef);                                \
+  template Status DexTree<KV>::WriteOwned(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
+                                          LeafAt&, bool*);                                                \
+  template Status DexTree<KV>::LockRemote(Worker&, GlobalAddress, tree::NodeLockGuard&, Header*, bool*);  \
+  template Status DexTree<KV>::WriteShared(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
+                                           GlobalAddress);                                                \
+  template Status DexTree<KV>::ScanLeaf(Workers&, const tree::ScanRange<KV>&, KeyRef, size_t,             \
+                                        std::vector<LeafEntry>*, Key*);                                   \
+  template Status DexTree<KV>::BulkLoad(Worker&, std::span<const LeafEntry>);                             \
+  template class WorkerSet<KV>;
+DMX_DEX_OPS(U64Format)
+DMX_DEX_OPS(BytesFormat)
+#undef DMX_DEX_OPS
 
 }  // namespace dmindex::designs::dex

@@ -4,21 +4,30 @@
 #include <sstream>
 
 #include "common/knobs.h"
-#include "designs/dex/partition_map.h"
+#include "designs/dex/partition_store.h"
 
 namespace dmindex::designs::dex {
 namespace {
 
-Status ParseKeys(const std::string& knob, const std::string& v, std::vector<Key>* out) {
+// Boundaries as public keys: integers in the u64 format, the keys' bytes in the bytes format;
+// ascending and each a key of the index.
+Status ParseBoundaries(const IndexOptions& index, const std::string& knob, const std::string& v,
+                       std::vector<std::string>* out) {
   std::stringstream in(v);
   std::string part;
   out->clear();
   while (std::getline(in, part, ',')) {
-    uint64_t k = 0;
-    DMX_RETURN_IF_ERROR(KnobCount(knob, part, kMinKey, kMaxKey, &k));
-    if (!IsValidKey(k) || (!out->empty() && k <= out->back()))
-      return BadKnob(knob, v, "ascending valid keys separated by commas");
-    out->push_back(k);
+    std::string key = part;
+    if (index.key_format == KeyFormat::kU64) {
+      uint64_t k = 0;
+      DMX_RETURN_IF_ERROR(KnobCount(knob, part, u64::kMinKey, u64::kMaxKey, &k));
+      key = u64::Encode(k);
+    } else if (part.empty() || part.size() > index.max_key_bytes) {
+      return BadKnob(knob, v, "keys of 1 to " + std::to_string(index.max_key_bytes) + " bytes separated by commas");
+    }
+    if (!out->empty() && key <= out->back())
+      return BadKnob(knob, v, "ascending keys separated by commas");
+    out->push_back(std::move(key));
   }
   return Status::Ok();
 }
@@ -28,6 +37,7 @@ Status ParseKeys(const std::string& knob, const std::string& v, std::vector<Key>
 Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   DexOptions o;
   o.cache_bytes = index.cache_bytes;
+  o.key_format = index.key_format;
   o.compute_nodes = index.compute_nodes;
   IndexOptions core = index;  // the core sees only the knobs DEX does not handle
   core.knobs.clear();
@@ -39,7 +49,7 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
     else if (knob == "admission") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.leaf_admission));
     else if (knob == "explore") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.explore));
     else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1000}, &o.cost_factor));
-    else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseKeys(knob, v, &o.boundaries));
+    else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseBoundaries(index, knob, v, &o.boundaries));
     else if (knob == "cache_mb") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &n));
       o.cache_bytes = n << 20;
@@ -53,16 +63,16 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 1u << 20, &n));
       o.first_node = static_cast<int64_t>(n);
     } else if (knob == "key_space") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, kMinKey, kMaxKey, &n));
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, u64::kMinKey, u64::kMaxKey, &n));
       o.key_space = n;
     } else {
       core.knobs[knob] = v;
     }
   }
-  if (o.partitions > PartitionMap::kMaxParts || o.compute_nodes == 0 ||
-      o.compute_nodes > PartitionMap::kMaxParts)
+  if (o.partitions > PartitionStore::kMaxParts || o.compute_nodes == 0 ||
+      o.compute_nodes > PartitionStore::kMaxParts)
     return Status::InvalidArgument("dex: compute nodes (knob partitions, IndexOptions::compute_nodes) "
-                                   "must be in [1, " + std::to_string(PartitionMap::kMaxParts) + "]");
+                                   "must be in [1, " + std::to_string(PartitionStore::kMaxParts) + "]");
   const uint64_t parts = o.partitions != 0 ? o.partitions : o.compute_nodes;
   if (o.partitions != 0 && std::max<int64_t>(o.first_node, 0) + o.compute_nodes > o.partitions)
     return Status::InvalidArgument(
@@ -89,6 +99,22 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   o.tree.colocate_level = static_cast<int>(o.offload_level);
   o.tree.unlocked_writers = true;  // owned nodes are written back from the cache, unlocked
   return o;
+}
+
+std::vector<std::string> InitialBoundaries(const DexOptions& o, uint32_t parts) {
+  if (!o.boundaries.empty()) return o.boundaries;
+  std::vector<std::string> b;
+  if (o.key_format == KeyFormat::kU64) {
+    const uint64_t width = std::max<uint64_t>(1, o.key_space / parts);
+    uint64_t last = 0;
+    for (uint32_t i = 1; i < parts; ++i) {
+      last = std::max(std::min(u64::kMaxKey, u64::kMinKey + width * i), last + 1);
+      b.push_back(u64::Encode(std::min(last, u64::kMaxKey)));
+    }
+  } else {
+    for (uint32_t i = 1; i < parts; ++i) b.push_back(std::string(1, static_cast<char>(256 * i / parts)));
+  }
+  return b;
 }
 
 }  // namespace dmindex::designs::dex

@@ -12,8 +12,11 @@
 //                       at levels <= M are offloaded
 //   explore     [0,1]   q, the chance of taking the costlier choice to keep estimates fresh
 //   cost_factor x       c in (L+1) x (READ + local search) x c
-//   boundaries  k1,k2.. explicit partition boundaries (compute node i owns [k_i, k_{i+1}))
-//   key_space   n       without boundaries: equal-width partitions of [1, n]
+//   boundaries  k1,k2.. explicit partition boundaries (compute node i owns [k_i, k_{i+1})):
+//                       integers in the u64 format, the keys' bytes in the bytes format (no
+//                       commas in them; Partitioning::Repartition takes any)
+//   key_space   n       without boundaries, u64 format: equal-width partitions of [1, n]
+//                       (bytes format: partitions of equal width in the keys' first byte)
 //   partitions  n       compute nodes in the whole cluster (default: as the index was created,
 //                       or IndexOptions::compute_nodes for a new one)
 //   first_node  k       this process hosts compute nodes k .. k + IndexOptions::compute_nodes - 1
@@ -24,7 +27,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "designs/dex/dex_keys.h"
+#include <string>
+
+#include "common/u64.h"
 #include "dmindex/index.h"
 #include "tree/tree_options.h"
 
@@ -43,11 +48,15 @@ struct DexOptions {
   double explore = 0.01;
   double cost_factor = 1.5;
   uint64_t local_search_ns = 200;  // l_s: searching one cached node (stable: set at start)
-  std::vector<Key> boundaries;      // partitions - 1 ascending keys, or empty
-  Key key_space = kMaxKey;
+  KeyFormat key_format = KeyFormat::kU64;
+  std::vector<std::string> boundaries;  // partitions - 1 ascending public keys, or empty
+  uint64_t key_space = u64::kMaxKey;    // u64 format only
   tree::TreeOptions tree;           // the core's policies for shared (remote) nodes
 };
 
 Result<DexOptions> ResolveDexOptions(const IndexOptions& index);
+// The boundaries of a new index of `parts` compute nodes (public keys): the knob's, or equal
+// widths (integers up to key_space in the u64 format, first bytes in the bytes format).
+std::vector<std::string> InitialBoundaries(const DexOptions& o, uint32_t parts);
 
 }  // namespace dmindex::designs::dex

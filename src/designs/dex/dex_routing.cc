@@ -10,21 +10,23 @@
 
 namespace dmindex::designs::dex {
 
-KeyRoute DexTree::RouteOf(Key key) const {
-  const PartitionMap& m = *map_.load(std::memory_order_acquire);
-  if (!m.partitioned()) return KeyRoute{};  // any compute node serves any key
+template <tree::KeyValueTraits KV>
+KeyRoute<typename KV::Keys> DexTree<KV>::RouteOf(KeyRef key) const {
+  const Map& m = *map_.load(std::memory_order_acquire);
+  if (!m.partitioned()) return KeyRoute<Keys>{};  // any compute node serves any key
   const uint32_t owner = m.Owner(key);
-  return KeyRoute{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
+  return KeyRoute<Keys>{owner, m.Begin(owner), m.End(owner), Hosts(owner)};
 }
 
-Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<runtime::SharedMutex>* gate) {
+template <tree::KeyValueTraits KV>
+Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, std::shared_lock<runtime::SharedMutex>* gate) {
   bool reloaded = false;
   // A draining compute node is being written back by a repartitioning (one flush of its
   // dirty pages); wait for it, within kDexDraining.
   RetryBudget drain(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
   Backoff drain_wait(backoff::kLockHeld, "a repartitioning to finish");
   for (;;) {
-    const PartitionMap* m = map_.load(std::memory_order_acquire);
+    const Map* m = map_.load(std::memory_order_acquire);
     const uint32_t cn = m->partitioned() ? m->Owner(key) : ws.home();
     if (!Hosts(cn)) {
       // Another process may have handed the range to us since we last looked.
@@ -33,12 +35,12 @@ Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<runti
         DMX_RETURN_IF_ERROR(ReloadMap());
         continue;
       }
-      return Status::NotOwner("key " + std::to_string(key) + " is served by compute node " +
+      return Status::NotOwner(tree::DescribeKey(key) + " is served by compute node " +
                               std::to_string(cn) + " (keys " + m->RangeText(cn) +
                               "), which this process does not host; route it there "
                               "(Partitioning::RouteKey)");
     }
-    DexComputeNode& node = compute_node(cn);
+    ComputeNode& node = compute_node(cn);
     if (node.draining.load(std::memory_order_acquire)) {
       if (!drain.Spend()) return drain.Exhausted(std::to_string(cn));
       drain_wait.Pause();
@@ -55,21 +57,21 @@ Result<DexWorker*> DexTree::Enter(WorkerSet& ws, Key key, std::shared_lock<runti
   }
 }
 
-Status DexTree::ReloadMap() {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::ReloadMap() {
   std::lock_guard lk(maps_mu_);
   auto stored = store_.Load(maintenance_->ctx.ep);
   if (!stored.ok()) return stored.status();
   if (stored->version <= map_.load(std::memory_order_acquire)->version()) return Status::Ok();
-  return Install(std::make_unique<PartitionMap>(std::move(stored->boundaries), options_.partition,
-                                                stored->version),
-                 nullptr);
+  return Install(MapOf(stored->boundaries, stored->version), nullptr);
 }
 
-Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish) {
-  const PartitionMap& current = *map_.load(std::memory_order_acquire);
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Install(std::unique_ptr<Map> next, const std::function<Status()>& publish) {
+  const Map& current = *map_.load(std::memory_order_acquire);
   // Compute nodes whose range stays put keep running: they touch only nodes overlapping
   // their range, whose ownership is the same under both maps.
-  std::vector<DexComputeNode*> moving;
+  std::vector<ComputeNode*> moving;
   std::vector<std::unique_lock<runtime::SharedMutex>> gates;
   for (auto& n : nodes_) {
     if (current.SameRange(*next, n->id)) continue;
@@ -77,13 +79,13 @@ Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<
     moving.push_back(n.get());
   }
   struct Undrain {
-    std::vector<DexComputeNode*>& nodes;
+    std::vector<ComputeNode*>& nodes;
     ~Undrain() {
-      for (DexComputeNode* n : nodes) n->draining.store(false, std::memory_order_release);
+      for (ComputeNode* n : nodes) n->draining.store(false, std::memory_order_release);
     }
   } undrain{moving};
-  for (DexComputeNode* n : moving) gates.emplace_back(n->gate);  // operations in flight finish first
-  for (DexComputeNode* n : moving) {
+  for (ComputeNode* n : moving) gates.emplace_back(n->gate);  // operations in flight finish first
+  for (ComputeNode* n : moving) {
     // Its cached nodes may be owned by someone else now: write back, start cold.
     cache::CacheWorker cw(*n->bm, maintenance_->pages);
     auto flushed = n->bm->FlushDirty(cw);
@@ -99,19 +101,26 @@ Status DexTree::Install(std::unique_ptr<PartitionMap> next, const std::function<
   // The dropped caches start from the current root (the meta page was reset above).
   auto root = reader_.RefreshRoot(maintenance_->ctx);
   if (!root.ok()) return root.status();
-  for (DexComputeNode* n : moving) {
+  for (ComputeNode* n : moving) {
     cache::ExclusiveGuard mx(&n->meta);
     SetRoot(mx, *root);
   }
   return Status::Ok();
 }
 
-Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
+template <tree::KeyValueTraits KV>
+Result<double> DexTree<KV>::Repartition(std::vector<Key> boundaries) {
   if (!options_.partition) return Status::InvalidArgument("repartition: partitioning is off");
+  const auto invalid = [&](const Key& k) {
+    if constexpr (kSlotted<KV>) return k.empty() || k.size() > shared_.options.max_key_bytes;
+    else return !u64::IsValidKey(k);
+  };
   if (boundaries.size() + 1 != partitions_ || !std::is_sorted(boundaries.begin(), boundaries.end()) ||
-      std::any_of(boundaries.begin(), boundaries.end(), [](Key k) { return !IsValidKey(k); }))
+      std::any_of(boundaries.begin(), boundaries.end(), invalid))
     return Status::InvalidArgument("repartition: need " + std::to_string(partitions_ - 1) +
                                    " ascending valid keys");
+  std::vector<std::string> stored_form;  // as the pool holds them (partition_store.h)
+  for (const Key& b : boundaries) stored_form.push_back(tree::PublicKeys<Keys>::Public(b));
   const auto start = runtime::Now();
   std::lock_guard lk(maps_mu_);
   fabric::Endpoint& ep = maintenance_->ctx.ep;
@@ -134,26 +143,47 @@ Result<double> DexTree::Repartition(std::vector<Key> boundaries) {
     return s;
   };
   if (stored.version != map_.load(std::memory_order_acquire)->version()) {
-    Status s = Install(std::make_unique<PartitionMap>(stored.boundaries, true, stored.version), nullptr);
+    Status s = Install(MapOf(stored.boundaries, stored.version), nullptr);
     if (!s.ok()) return unlock_on_error(s);
   }
-  auto next = std::make_unique<PartitionMap>(boundaries, true, stored.version + 2);
-  const PartitionMap& current = *map_.load(std::memory_order_acquire);
+  auto next = std::make_unique<Map>(std::move(boundaries), true, stored.version + 2);
+  const Map& current = *map_.load(std::memory_order_acquire);
   // Keys may only leave compute nodes of this process: only it can write their dirty
   // pages back before the others start serving them.
   for (uint32_t i = 0; i < partitions_; ++i) {
     // Keeps its keys: the next range covers the current one (an absent end is +inf).
     const bool had = !current.Empty(i);
     const bool keeps = !next->Empty(i) && next->Begin(i) <= current.Begin(i) &&
-                       (!next->End(i) || (current.End(i) && *next->End(i) >= *current.End(i)));
+                       (!next->End(i) || (current.End(i) && !(*next->End(i) < *current.End(i))));
     if (had && !keeps && !Hosts(i))
       return unlock_on_error(Status::NotOwner(
           "repartition: compute node " + std::to_string(i) + " would give up keys, and it is hosted "
           "by another process; call Repartition there"));
   }
-  Status s = Install(std::move(next), [&] { return store_.Publish(ep, stored.version, boundaries); });
+  Status s = Install(std::move(next), [&] { return store_.Publish(ep, stored.version, stored_form); });
   if (!s.ok()) return unlock_on_error(s);
   return std::chrono::duration<double>(runtime::Now() - start).count();
 }
+
+template <tree::KeyValueTraits KV>
+std::unique_ptr<PartitionMap<typename KV::Keys>> DexTree<KV>::MapOf(const std::vector<std::string>& boundaries,
+                                                                    uint64_t version) const {
+  std::vector<Key> keys;
+  for (const std::string& b : boundaries) keys.push_back(Key(tree::PublicKeys<Keys>::Tree(b)));
+  return std::make_unique<Map>(std::move(keys), options_.partition, version);
+}
+
+// The members defined here, for both formats (dex_tree.cc instantiates the class).
+#define DMX_DEX_ROUTING(KV)                                                                                \
+  template KeyRoute<typename KV::Keys> DexTree<KV>::RouteOf(KeyRef) const;                                 \
+  template Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers&, KeyRef, std::shared_lock<runtime::SharedMutex>*); \
+  template Status DexTree<KV>::ReloadMap();                                                                \
+  template Status DexTree<KV>::Install(std::unique_ptr<Map>, const std::function<Status()>&);              \
+  template Result<double> DexTree<KV>::Repartition(std::vector<Key>);                                      \
+  template std::unique_ptr<PartitionMap<typename KV::Keys>> DexTree<KV>::MapOf(const std::vector<std::string>&, \
+                                                                               uint64_t) const;
+DMX_DEX_ROUTING(U64Format)
+DMX_DEX_ROUTING(BytesFormat)
+#undef DMX_DEX_ROUTING
 
 }  // namespace dmindex::designs::dex

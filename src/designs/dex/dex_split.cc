@@ -21,34 +21,55 @@
 #include "tree/split.h"
 
 namespace dmindex::designs::dex {
+namespace {
 
-Status DexTree::SplitChild(DexWorker& w, cache::OptimisticGuard& parent,
+// The node size rule (tree/slotted_layout.h: SlottedLayout::MinNodeBytes) guarantees that both
+// halves of a split fit: a half that does not is a broken invariant, not a full pool.
+template <typename Header>
+Status SplitDoesNotFit(const Header& h) {
+  return Status::Corruption("dex: a half of a split node of level " + std::to_string(h.level) +
+                            " does not fit a node (the node size rule is broken)");
+}
+
+}  // namespace
+
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::Full(const std::byte* copy, const Header& h) const {
+  return h.is_leaf() ? !shared_.validator.leaf().HasRoom(copy, h) : !shared_.validator.internal().HasRoom(h);
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::SplitChild(Worker& w, cache::OptimisticGuard& parent,
                            cache::OptimisticGuard& child) {
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
   if (!px.owns()) return Status::Ok();  // changed meanwhile: the caller restarts
   cache::ExclusiveGuard cx = cache::ExclusiveGuard::TryUpgrade(child);
   if (!cx.owns()) return Status::Ok();
-  CopyPage(cx.page(), w.copy.data(), Layout::kHeaderBytes);
+  CopyPage(cx.page(), w.copy.data(), layout_.node_bytes);
   const Header ch = DecodeHeader(w.copy.data());
-  const bool full = ch.is_leaf() ? ch.count >= shared_.validator.leaf().capacity()
-                                 : ch.count >= shared_.validator.internal().capacity();
-  if (!full || !Owned(w, ch)) return Status::Ok();
-  CopyPage(px.page(), w.copy.data(), Layout::kHeaderBytes);
+  if (!Full(w.copy.data(), ch) || !Owned(w, ch)) return Status::Ok();
+  page_layout_.CopyHeader(px.page(), w.copy.data());
   const Header ph = DecodeHeader(w.copy.data());
   if (ph.level == kMetaLevel) return SplitRoot(w, px, cx, ch);
   if (!Owned(w, ph)) return SplitUnderSharedParent(w, px, ph, cx, ch);
-  // Eager splitting keeps owned parents below capacity; if this one filled up meanwhile,
-  // the restart splits it first.
-  if (ph.count >= shared_.validator.internal().capacity()) return Status::Ok();
+  // Eager splitting keeps owned parents below capacity (room for any separator) on the way
+  // down of an insert; if this one filled up meanwhile - or the write is an update, whose
+  // descent does not split (a longer value can overflow a slotted leaf) - the restart splits
+  // it first.
+  if (!shared_.validator.internal().HasRoom(ph)) {
+    w.make_room = true;
+    return Status::Ok();
+  }
   Key separator;
   cache::ExclusiveGuard right;
   DMX_RETURN_IF_ERROR(SplitInCache(w, cx, ch, &separator, &right));
   return InsertIntoOwnedParent(w, px, separator, right);
 }
 
-Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::SplitInCache(Worker& w, cache::ExclusiveGuard& node, const Header& h,
                              Key* separator, cache::ExclusiveGuard* right) {
-  DexComputeNode& cn = compute_node(w.cn);
+  ComputeNode& cn = compute_node(w.cn);
   const GlobalAddress addr = node.frame()->remote();
   // The sibling stays on the node's memory server: subtrees below level M stay together,
   // which offloading needs (§3).
@@ -68,21 +89,21 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
     const auto& leaf = shared_.validator.leaf();
     w.leaf_entries.clear();
     leaf.Collect(w.copy.data(), h, &w.leaf_entries);
-    auto split = tree::SplitLeaf<KV>(w.leaf_entries);
+    auto split = leaf.Split(h, w.leaf_entries);
     rh.low = lh.high = *separator = split.separator;
-    leaf.Build(w.image.data(), rh, split.right, false);
+    if (!leaf.Build(w.image.data(), rh, split.right, false)) return SplitDoesNotFit(h);
     CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
-    leaf.Build(w.image.data(), lh, split.left, false);
+    if (!leaf.Build(w.image.data(), lh, split.left, false)) return SplitDoesNotFit(h);
   } else {
     const auto& internal = shared_.validator.internal();
     w.internal_entries.clear();
     internal.Collect(w.copy.data(), h, &w.internal_entries);
-    auto split = tree::SplitInternal<KV>(w.internal_entries);
+    auto split = internal.Split(h, w.internal_entries);
     rh.low = lh.high = *separator = split.separator;
     rh.leftmost = split.right_leftmost;  // may be a swizzled pointer: it moves as is
-    internal.Build(w.image.data(), rh, split.right);
+    if (!internal.Build(w.image.data(), rh, split.right)) return SplitDoesNotFit(h);
     CopyToPool(right->page(), w.image.data(), layout_.node_bytes);
-    internal.Build(w.image.data(), lh, split.left);
+    if (!internal.Build(w.image.data(), lh, split.left)) return SplitDoesNotFit(h);
     cn.bm->Adopt(*right);  // swizzled children that moved get their new parent
   }
   // The new node's image reaches the pool now, before any image naming it (the node's own,
@@ -97,7 +118,8 @@ Status DexTree::SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const He
   return Status::Ok();
 }
 
-Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& parent, Key separator,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::InsertIntoOwnedParent(Worker& w, cache::ExclusiveGuard& parent, const Key& separator,
                                       cache::ExclusiveGuard& right) {
   const auto& internal = shared_.validator.internal();
   CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
@@ -106,7 +128,8 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
   internal.Collect(w.copy.data(), ph, &w.internal_entries);
   const auto index = tree::InsertSeparator<KV>(w.internal_entries, separator, right.frame()->remote());
   if (!index) return Status::Corruption("dex: separator of a new split already in its parent");
-  internal.Build(w.image.data(), ph, w.internal_entries);
+  if (!internal.Build(w.image.data(), ph, w.internal_entries))
+    return Status::Corruption("dex: a parent with room cannot take the separator of its child's split");
   CopyToPool(parent.page(), w.image.data(), layout_.node_bytes);
   compute_node(w.cn).bm->Attach(parent, page_layout_.ChildSlot(parent.page(), *index + 1), right);
   parent.MarkDirty();
@@ -116,20 +139,23 @@ Status DexTree::InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& paren
 // A split whose halves someone else may reach by their remote images (under a shared parent,
 // or as the halves of a new root): both are written through (the new right half by
 // SplitInCache) before anything links them.
-Status DexTree::SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::SplitWrittenThrough(Worker& w, cache::ExclusiveGuard& node, const Header& h,
                                     Key* separator, cache::ExclusiveGuard* right) {
   DMX_RETURN_IF_ERROR(SplitInCache(w, node, h, separator, right));
   return WriteThrough(w, node);
 }
 
-Status DexTree::WriteThrough(DexWorker& w, cache::ExclusiveGuard& node) {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::WriteThrough(Worker& w, cache::ExclusiveGuard& node) {
   return compute_node(w.cn).bm->WriteBack(node.frame(), w.cw);
 }
 
-Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::SplitUnderSharedParent(Worker& w, cache::ExclusiveGuard& parent,
                                        const Header& ph, cache::ExclusiveGuard& child,
                                        const Header& ch) {
-  DexComputeNode& cn = compute_node(w.cn);
+  ComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   const GlobalAddress paddr = parent.frame()->remote();
   tree::NodeLockGuard guard(shared_.lock, w.ctx.ep);
@@ -155,14 +181,14 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
     return Status::Corruption("dex: separator of a new split already in its shared parent");
   Header lh = fh;
   lh.version = w.ctx.NewVersion(fh.version);
-  if (w.internal_entries.size() <= internal.capacity()) {
-    internal.Build(w.image.data(), lh, w.internal_entries);
+  if (internal.Fits(lh, w.internal_entries)) {
+    if (!internal.Build(w.image.data(), lh, w.internal_entries)) return SplitDoesNotFit(lh);
     fabric::Verb write = fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes);
     DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
   } else {
     // The shared parent overflows: split it here, under its lock, and let the core insert
     // its separator one level up (that level covers the parent's whole, shared range).
-    auto split = tree::SplitInternal<KV>(w.internal_entries);
+    auto split = internal.Split(fh, w.internal_entries);
     auto praddr = cn.core.allocator.AllocateOn(w.ctx.ep, paddr.node(), layout_.node_bytes);
     if (!praddr.ok()) return praddr.status();
     Header rh;
@@ -172,10 +198,12 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
     rh.high = fh.high;
     rh.sibling = fh.sibling;
     rh.leftmost = split.right_leftmost;
-    internal.Build(w.ctx.sibling(), rh, split.right);
     lh.high = split.separator;
     lh.sibling = *praddr;
-    internal.Build(w.image.data(), lh, split.left);
+    if (!internal.Build(w.ctx.sibling(), rh, split.right) || !internal.Build(w.image.data(), lh, split.left)) {
+      cn.core.allocator.Free(*praddr, layout_.node_bytes);  // never written
+      return SplitDoesNotFit(fh);
+    }
     fabric::Verb writes[] = {fabric::Verb::Write(*praddr, w.ctx.sibling(), layout_.node_bytes),
                              fabric::Verb::Write(paddr, w.image.data(), layout_.node_bytes)};
     DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
@@ -195,7 +223,8 @@ Status DexTree::SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& pare
   return Status::Ok();
 }
 
-Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::SplitRoot(Worker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
                           const Header& h) {
   // The meta page may still point to a former root: the tree grew above it elsewhere (a
   // shared root split by the core, or by another compute node), and that split narrowed its
@@ -239,7 +268,8 @@ Status DexTree::SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::Excl
 //    insertion puts it in under the parent's lock - a live splitter's own insertion then
 //    finds it done;
 //  * at the top (the root split and no root above it yet), the core's root growth.
-Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const Header& ph,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::FinishSplit(Worker& w, cache::OptimisticGuard& parent, const Header& ph,
                             cache::OptimisticGuard& node, const Header& h) {
   const GlobalAddress addr = node.frame()->remote();
   if (ph.level == kMetaLevel) {
@@ -262,7 +292,8 @@ Status DexTree::FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const 
   return RetryStatus();
 }
 
-Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key separator,
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::LinkHalfSplit(Worker& w, cache::OptimisticGuard& parent, const Key& separator,
                               GlobalAddress sibling) {
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
   if (!px.owns()) return RetryStatus();
@@ -276,17 +307,40 @@ Status DexTree::LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key 
     w.need_refresh = true;
     return RetryStatus();
   }
-  if (w.internal_entries.size() >= internal.capacity()) {
+  if (!internal.HasRoom(fh)) {
     w.make_room = true;  // the next descent splits the full parent first
     return RetryStatus();
   }
   (void)tree::InsertSeparator<KV>(w.internal_entries, separator, sibling);  // its slot was checked above
-  internal.Build(w.image.data(), fh, w.internal_entries);
+  if (!internal.Build(w.image.data(), fh, w.internal_entries))
+    return Status::Corruption("dex: a parent with room cannot take a half split's separator");
   CopyToPool(px.page(), w.image.data(), layout_.node_bytes);
   px.MarkDirty();
   w.make_room = false;
   compute_node(w.cn).finished_splits.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
+
+// The members defined here, for both formats (dex_tree.cc instantiates the class).
+#define DMX_DEX_SPLIT(KV)                                                                                  \
+  template bool DexTree<KV>::Full(const std::byte*, const Header&) const;                                 \
+  template Status DexTree<KV>::SplitChild(Worker&, cache::OptimisticGuard&, cache::OptimisticGuard&);      \
+  template Status DexTree<KV>::SplitInCache(Worker&, cache::ExclusiveGuard&, const Header&, Key*,          \
+                                            cache::ExclusiveGuard*);                                       \
+  template Status DexTree<KV>::InsertIntoOwnedParent(Worker&, cache::ExclusiveGuard&, const Key&,          \
+                                                     cache::ExclusiveGuard&);                              \
+  template Status DexTree<KV>::SplitWrittenThrough(Worker&, cache::ExclusiveGuard&, const Header&, Key*,   \
+                                                   cache::ExclusiveGuard*);                                \
+  template Status DexTree<KV>::WriteThrough(Worker&, cache::ExclusiveGuard&);                              \
+  template Status DexTree<KV>::SplitUnderSharedParent(Worker&, cache::ExclusiveGuard&, const Header&,      \
+                                                      cache::ExclusiveGuard&, const Header&);              \
+  template Status DexTree<KV>::SplitRoot(Worker&, cache::ExclusiveGuard&, cache::ExclusiveGuard&,          \
+                                         const Header&);                                                   \
+  template Status DexTree<KV>::FinishSplit(Worker&, cache::OptimisticGuard&, const Header&,                \
+                                           cache::OptimisticGuard&, const Header&);                        \
+  template Status DexTree<KV>::LinkHalfSplit(Worker&, cache::OptimisticGuard&, const Key&, GlobalAddress);
+DMX_DEX_SPLIT(U64Format)
+DMX_DEX_SPLIT(BytesFormat)
+#undef DMX_DEX_SPLIT
 
 }  // namespace dmindex::designs::dex

@@ -17,8 +17,9 @@ uint64_t NowNs() {
 
 }  // namespace
 
-DexComputeNode::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const DexOptions& o,
-                               const Layout& layout, const NodePageLayout& page_layout)
+template <tree::KeyValueTraits KV>
+DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const DexOptions& o,
+                                   const tree::NodeLayout<KV>& layout, const NodePageLayout<KV>& page_layout)
     : id(id_),
       core(id_, memory_nodes, o.tree, layout),
       meta_page(new std::byte[layout.node_bytes]()),
@@ -30,26 +31,27 @@ DexComputeNode::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const DexOpt
   co.seed = 0x5EED + id_;
   bm = std::move(cache::BufferManager::Create(co, page_layout)).value();
   // The meta page: an internal node with no separators whose leftmost child is the root.
-  Header h;
-  h.level = kMetaLevel;
-  tree::HeaderCodec<KV>::Write(h, meta_page.get());
+  page_layout.BuildMeta(meta_page.get());
   meta.page = meta_page.get();
   meta.set_state(cache::FrameState::kHot);
 }
 
-DexWorker::DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep)
+template <tree::KeyValueTraits KV>
+DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep)
     : cn(compute_node),
       ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes),
       map(tree.map_.load(std::memory_order_acquire)),
-      pages(tree.shared_, tree.reader_, ctx, compute_node, &map),
+      pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
       image(tree.layout_.node_bytes) {}
 
-DexWorker::~DexWorker() = default;
+template <tree::KeyValueTraits KV>
+DexWorker<KV>::~DexWorker() = default;
 
-DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
-                 GlobalAddress root_word, uint32_t first, uint32_t partitions)
+template <tree::KeyValueTraits KV>
+DexTree<KV>::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout, GlobalAddress root_word,
+                     uint32_t first, uint32_t partitions)
     : options_(o),
       layout_(layout),
       page_layout_(layout),
@@ -59,15 +61,16 @@ DexTree::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layo
       locker_(shared_, reader_),
       smo_(shared_, reader_, locker_),
       loader_(shared_, reader_),
+      values_(shared_),
       first_(first),
       partitions_(partitions),
       store_(GlobalAddress{}) {
   for (uint32_t i = 0; i < o.compute_nodes; ++i)
-    nodes_.push_back(std::make_unique<DexComputeNode>(first + i, fabric.memory_nodes(), o, layout,
-                                                      page_layout_));
+    nodes_.push_back(std::make_unique<ComputeNode>(first + i, fabric.memory_nodes(), o, layout, page_layout_));
 }
 
-DexTree::~DexTree() {
+template <tree::KeyValueTraits KV>
+DexTree<KV>::~DexTree() {
   Status ignored = Close();  // Index::Close reports it; a destructor cannot
   (void)ignored;
 }
@@ -76,7 +79,8 @@ DexTree::~DexTree() {
 // and gives up its compute nodes, so another process may host them. The leases are given
 // back even if a write-back failed: the pages that did not reach the pool are lost either
 // way, and holding the compute nodes would only keep other processes from serving them.
-Status DexTree::Close() {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Close() {
   if (!maintenance_ || closed_) return Status::Ok();
   closed_ = true;
   Status flushed = FlushAll();
@@ -88,7 +92,8 @@ Status DexTree::Close() {
   return released;
 }
 
-Status DexTree::FlushAll() {
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::FlushAll() {
   std::lock_guard lk(maps_mu_);
   for (auto& n : nodes_) {
     std::unique_lock gate(n->gate);
@@ -99,7 +104,8 @@ Status DexTree::FlushAll() {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<DexWorker>> DexTree::NewWorker(uint32_t compute_node) {
+template <tree::KeyValueTraits KV>
+Result<std::unique_ptr<DexWorker<KV>>> DexTree<KV>::NewWorker(uint32_t compute_node) {
   if (!Hosts(compute_node))
     return Status::InvalidArgument("compute node " + std::to_string(compute_node) +
                                    " is not hosted by this process (it hosts " +
@@ -107,10 +113,11 @@ Result<std::unique_ptr<DexWorker>> DexTree::NewWorker(uint32_t compute_node) {
                                    std::to_string(first_ + nodes_.size() - 1) + ")");
   auto ep = fabric_.Connect();
   if (!ep.ok()) return ep.status();
-  return std::make_unique<DexWorker>(*this, compute_node, std::move(ep).value());
+  return std::make_unique<Worker>(*this, compute_node, std::move(ep).value());
 }
 
-void DexTree::SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root) {
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root) {
   uint64_t* slot = page_layout_.ChildSlot(meta.page(), 0);
   const cache::Swip s = cache::Swip::Load(slot);
   const GlobalAddress current = s.swizzled() ? s.frame()->remote() : s.remote();
@@ -120,8 +127,9 @@ void DexTree::SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root) {
   cache::Swip::Store(slot, cache::Swip::Remote(root));
 }
 
-Status DexTree::RefreshPath(DexWorker& w, Key key) {
-  DexComputeNode& cn = compute_node(w.cn);
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::RefreshPath(Worker& w, KeyRef key) {
+  ComputeNode& cn = compute_node(w.cn);
   auto root = reader_.RefreshRoot(w.ctx);
   if (!root.ok()) return root.status();
   {
@@ -150,7 +158,7 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
       cache::ExclusiveGuard fx(f);
       const auto st = f->load_state();
       if (f->remote() == addr && (st == cache::FrameState::kHot || st == cache::FrameState::kCooling)) {
-        CopyPage(f->page, w.copy.data(), Layout::kHeaderBytes);
+        page_layout_.CopyHeader(f->page, w.copy.data());
         const Header ch = DecodeHeader(w.copy.data());
         cached_shared = Shared(w, ch);
         if (cached_shared && ch.version != h.version) cn.bm->Refresh(fx, buf);
@@ -163,9 +171,10 @@ Status DexTree::RefreshPath(DexWorker& w, Key key) {
   return Status::Ok();
 }
 
-Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadRequest* offload,
-                        LeafAt* out) {
-  DexComputeNode& cn = compute_node(w.cn);
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadRequest<KV>* offload,
+                            LeafAt* out) {
+  ComputeNode& cn = compute_node(w.cn);
   const auto& internal = shared_.validator.internal();
   cache::OptimisticGuard node(&cn.meta), parent;
   if (!node.valid()) return RetryStatus();
@@ -196,7 +205,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
       }
       const uint64_t t0 = NowNs();
-      w.pages.Expect(child_low, child_high);
+      w.pages.Expect(std::move(child_low), std::move(child_high));
       auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages);
       if (w.pages.stale()) w.need_refresh = true;
       if (!loaded.ok()) return loaded.status();
@@ -206,7 +215,7 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     parent = node;
     node = step.child;
     // Fence check (Algorithm 1, lines 39-40): a stale shared parent leads to a wrong node.
-    CopyPage(node.page(), w.copy.data(), Layout::kHeaderBytes);
+    page_layout_.CopyHeader(node.page(), w.copy.data());
     if (!node.Validate()) return RetryStatus();
     Header h = DecodeHeader(w.copy.data());
     if (!h.dead() && (expect < 0 || h.level == expect) && !(key < h.low) && h.BeyondHigh(key) &&
@@ -219,40 +228,41 @@ Status DexTree::Descend(DexWorker& w, Key key, Intent intent, const OffloadReque
     if (h.level <= out->stop_level) {
       out->leaf = node;
       out->parent = parent;
-      out->h = h;
-      out->owned = Owned(w, h);
+      out->h = std::move(h);
+      out->owned = Owned(w, out->h);
       return Status::Ok();
     }
-    if ((intent == Intent::kInsert || w.make_room) && Owned(w, h) && h.count >= internal.capacity()) {
+    if ((intent == Intent::kInsert || w.make_room) && Owned(w, h) && !internal.HasRoom(h)) {
       DMX_RETURN_IF_ERROR(SplitChild(w, parent, node));
       return RetryStatus();
     }
-    CopyPage(node.page(), w.copy.data(), layout_.EntryOffset(internal.Count(h)));
+    CopyPage(node.page(), w.copy.data(), page_layout_.InternalBytes(h));
     if (!node.Validate()) return RetryStatus();
     const int idx = internal.ChildIndexFor(w.copy.data(), h, key);
     const uint32_t count = internal.Count(h);
-    child_low = idx < 0 ? h.low : internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx));
-    child_high = idx + 1 < static_cast<int>(count) ? internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx + 1))
+    child_low = idx < 0 ? h.low : internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(idx));
+    child_high = idx + 1 < static_cast<int>(count) ? internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(idx + 1))
                                                    : h.high;
-    slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout::SlotIndex(idx));
+    slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout<KV>::SlotIndex(idx));
     expect = h.level - 1;
-    nh = h;
+    nh = std::move(h);
   }
   return Status::Corruption("dex: path deeper than 64 levels");
 }
 
-Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddress child,
-                        uint32_t level, const OffloadRequest& req, LeafAt* out) {
-  DexComputeNode& cn = compute_node(w.cn);
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,
+                            const OffloadRequest<KV>& req, LeafAt* out) {
+  ComputeNode& cn = compute_node(w.cn);
   // Only a subtree this compute node owns alone can be finished elsewhere (§6).
   CopyPage(parent.page(), w.copy.data(), layout_.node_bytes);
   if (!parent.Validate()) return RetryStatus();
   const Header ph = DecodeHeader(w.copy.data());
   const auto& internal = shared_.validator.internal();
   const int idx = internal.ChildIndexFor(w.copy.data(), ph, req.key);
-  const Key lo = idx < 0 ? ph.low : internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx));
+  const Key lo = idx < 0 ? ph.low : internal.KeyAt(w.copy.data(), ph, static_cast<uint32_t>(idx));
   const Key hi = idx + 1 < static_cast<int>(internal.Count(ph))
-                     ? internal.KeyAt(w.copy.data(), static_cast<uint32_t>(idx + 1))
+                     ? internal.KeyAt(w.copy.data(), ph, static_cast<uint32_t>(idx + 1))
                      : ph.high;
   // The parent must be ours too: below a shared parent, an owned subtree may hold cached
   // nodes that a refresh (or a split of that parent) left unswizzled, dirty ones included,
@@ -268,49 +278,42 @@ Status DexTree::Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddr
     ~Unpin() { f->pins.fetch_sub(1, std::memory_order_acq_rel); }
   } unpin{parent.frame()};
   if (!parent.Validate()) return RetryStatus();
-  OffloadWire wire;
-  wire.start = child.raw();
-  wire.key = req.key;
-  wire.value = req.value;
-  wire.node_bytes = layout_.node_bytes;
-  wire.op = static_cast<uint8_t>(req.op);
-  wire.level = static_cast<uint8_t>(level);
+  EncodeRequest<KV>(req, shared_.options, child, static_cast<uint8_t>(level), &w.request);
   fabric::RpcReply reply;
   const uint64_t t0 = NowNs();
-  Status s = w.ctx.ep.Call(child.node(),  kOffloadOpcode,
-                           {reinterpret_cast<const std::byte*>(&wire), sizeof wire}, &reply);
+  Status s = w.ctx.ep.Call(child.node(), kOffloadOpcode, w.request, &reply);
   if (s.IsInvalidArgument()) {  // the memory server has no handler
     cn.offload.Disable();
     return Status::NotSupported("no offload handler");
   }
   DMX_RETURN_IF_ERROR(s);
   cn.offload.RecordOffload(NowNs() - t0);
-  OffloadResult r;
-  if (!fabric::ReadPod(reply, 0, &r)) return Status::Corruption("dex offload: short reply");
-  if (r.outcome == OffloadResult::kFallback) {
+  OffloadReply<KV>& r = out->result;
+  DMX_RETURN_IF_ERROR(DecodeReply<KV>(reply, &r));
+  if (r.r.outcome == OffloadResult::kFallback) {
     cn.offload.fallbacks.fetch_add(1, std::memory_order_relaxed);
     w.no_offload = true;  // take the normal path on the restart
     return RetryStatus();
   }
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
   // Cached copies of what the memory server changed are stale now (§6.2).
-  if (r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.written), w.cw));
-  if (r.parent_written != 0)
-    DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.parent_written), w.cw));
-  if (r.split_here != 0 || r.split_sibling != 0) cn.offload.splits.fetch_add(1, std::memory_order_relaxed);
-  if (r.split_sibling != 0) {
+  if (r.r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.written), w.cw));
+  if (r.r.parent_written != 0)
+    DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.parent_written), w.cw));
+  if (r.r.split_here != 0 || r.r.split_sibling != 0) cn.offload.splits.fetch_add(1, std::memory_order_relaxed);
+  if (r.r.split_sibling != 0) {
     // The split leaf was the subtree root: its parent is the pinned one here. Link the new
     // sibling now; if that must wait (the parent changed or is full), the leaf stays a valid
     // half split, which the next traversal through it finishes (FinishSplit).
-    Status linked = LinkHalfSplit(w, parent, r.separator, GlobalAddress::FromRaw(r.split_sibling));
+    Status linked = LinkHalfSplit(w, parent, r.separator, GlobalAddress::FromRaw(r.r.split_sibling));
     if (!linked.ok() && !IsRetry(linked)) return linked;
   }
   out->offloaded = true;
-  out->result = r;
   return Status::Ok();
 }
 
-IndexStats DexTree::Stats() const {
+template <tree::KeyValueTraits KV>
+IndexStats DexTree<KV>::Stats() const {
   IndexStats s;
   for (const auto& n : nodes_) {
     const cache::CacheStats c = n->bm->Stats();
@@ -323,7 +326,8 @@ IndexStats DexTree::Stats() const {
   return s;
 }
 
-std::vector<std::pair<std::string, uint64_t>> DexTree::Counters() const {
+template <tree::KeyValueTraits KV>
+std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   uint64_t offload_splits = 0;
   uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
            reused = 0, finished_splits = 0;
@@ -344,7 +348,15 @@ std::vector<std::pair<std::string, uint64_t>> DexTree::Counters() const {
           {"dmindex.dex.shared-merges", shared_merges},
           {"dmindex.dex.root-shrinks", root_shrinks},
           {"dmindex.dex.reused-blocks", reused},
-          {"dmindex.dex.finished-splits", finished_splits}};
+          {"dmindex.dex.finished-splits", finished_splits},
+          {"dmindex.dex.pending-value-blocks", pending_.size()}};
 }
+
+template struct DexComputeNode<U64Format>;
+template struct DexComputeNode<BytesFormat>;
+template struct DexWorker<U64Format>;
+template struct DexWorker<BytesFormat>;
+template class DexTree<U64Format>;
+template class DexTree<BytesFormat>;
 
 }  // namespace dmindex::designs::dex

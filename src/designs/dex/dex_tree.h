@@ -9,6 +9,12 @@
 //     a fence check shows them stale; changed only remotely, under the core's node locks;
 //     split by the core's structure modifier (whose nodes are all shared, see dex_split.cc).
 //
+// One implementation for both key formats (dex_keys.h): a template over the core's key/value
+// traits, instantiated for U64Format and BytesFormat. Values longer than the leaf keeps
+// inline live in value blocks (tree/value_store.h): written before the operation that links
+// them, read with the lease of the leaf READ (or cached page copy) that named them, and
+// retired once no image in the pool names them (PendingBlocks for cached leaves).
+//
 // Operations return RetryStatus() internally to restart from the root; the public calls
 // loop (dex_ops.cc). The worker (one per session and compute node) carries the endpoint,
 // the cache worker and private page copies.
@@ -30,24 +36,25 @@
 #include "designs/dex/dex_options.h"
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
+#include "designs/dex/offload_wire.h"
 #include "designs/dex/partition_map.h"
-#include "designs/dex/retired_nodes.h"
 #include "designs/dex/partition_store.h"
-#include "tree/scan_range.h"
+#include "designs/dex/pending_blocks.h"
+#include "designs/dex/retired_nodes.h"
 #include "tree/bulk_loader.h"
+#include "tree/entry_ops.h"
+#include "tree/scan_range.h"
 #include "tree/structure_modifier.h"
-#include "tree/tree_writer.h"
+#include "tree/value_store.h"
 
 namespace dmindex::designs::dex {
 
-using LeafEntry = tree::LeafEntry<KV>;
-using InternalEntry = tree::InternalEntry<KV>;
-
+template <tree::KeyValueTraits KV>
 struct DexComputeNode {
-  DexComputeNode(uint32_t id, uint16_t memory_nodes, const DexOptions& o, const Layout& layout,
-                 const NodePageLayout& page_layout);
+  DexComputeNode(uint32_t id, uint16_t memory_nodes, const DexOptions& o, const tree::NodeLayout<KV>& layout,
+                 const NodePageLayout<KV>& page_layout);
   const uint32_t id;  // cluster-wide (partition number)
-  tree::ComputeNodeState<KV> core;  // allocator, HOCL local lock table, counters
+  tree::ComputeNodeState<KV> core;  // allocator, HOCL local lock table, retired value blocks, counters
   std::unique_ptr<cache::BufferManager> bm;
   // The meta page: an internal node image whose leftmost child is the root (kMetaLevel).
   std::unique_ptr<std::byte[]> meta_page;
@@ -64,63 +71,85 @@ struct DexComputeNode {
   std::atomic<bool> draining{false};
 };
 
+template <tree::KeyValueTraits KV>
 class DexTree;
 
+template <tree::KeyValueTraits KV>
 struct DexWorker {
-  DexWorker(DexTree& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep);
+  using Key = typename KV::Key;
+  DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep);
   ~DexWorker();
   const uint32_t cn;
   tree::TreeContext<KV> ctx;
   // The partition map this operation routes by, fixed when it enters (DexTree::Enter).
-  const PartitionMap* map = nullptr;
-  NodePages pages;
+  const PartitionMap<typename KV::Keys>* map = nullptr;
+  NodePages<KV> pages;
   cache::CacheWorker cw;
   bool need_refresh = false;  // the last restart found a stale shared node
   bool make_room = false;     // split full owned nodes on the next descent (FinishSplit)
   // The last half split met under a shared parent (FinishSplit): met again after a refresh,
   // the separator is put in.
   GlobalAddress half_split;
-  Key half_split_high = 0;
+  Key half_split_high{};
   bool no_offload = false;    // an offload fell back: this operation takes the normal path
   std::vector<std::byte> copy, image;  // private page copies
-  std::vector<LeafEntry> leaf_entries;
-  std::vector<InternalEntry> internal_entries;
+  std::vector<std::byte> request;      // an offload request
+  std::vector<tree::LeafEntry<KV>> leaf_entries;
+  std::vector<tree::InternalEntry<KV>> internal_entries;
+  std::vector<typename tree::ValueStore<KV>::Fetch> fetches;  // value blocks of one leaf's entries
 };
 
 // One session's workers: one per compute node the session's keys were routed to. Compute
 // node ids are cluster-wide; `home` is one this process hosts.
+template <tree::KeyValueTraits KV>
 class WorkerSet {
  public:
-  WorkerSet(DexTree& tree, uint32_t home) : tree_(tree), home_(home) {}
+  WorkerSet(DexTree<KV>& tree, uint32_t home) : tree_(tree), home_(home) {}
   uint32_t home() const { return home_; }
-  Result<DexWorker*> Get(uint32_t compute_node);
+  Result<DexWorker<KV>*> Get(uint32_t compute_node);
 
  private:
-  DexTree& tree_;
+  DexTree<KV>& tree_;
   const uint32_t home_;
-  std::vector<std::unique_ptr<DexWorker>> workers_;
+  std::vector<std::unique_ptr<DexWorker<KV>>> workers_;
 };
 
 using tree::WriteOp;
 
+template <tree::KeyValueTraits KV>
 class DexTree {
  public:
+  using Key = typename KV::Key;
+  using KeyRef = typename KV::KeyRef;
+  using Value = typename KV::Value;
+  using ValueRef = typename KV::ValueRef;
+  using Keys = typename KV::Keys;
+  using Map = PartitionMap<Keys>;
+  using Layout = tree::NodeLayout<KV>;
+  using Header = tree::NodeHeader<KV>;
+  using LeafEntry = tree::LeafEntry<KV>;
+  using InternalEntry = tree::InternalEntry<KV>;
+  using Worker = DexWorker<KV>;
+  using Workers = WorkerSet<KV>;
+  using ComputeNode = DexComputeNode<KV>;
+
   static Result<std::unique_ptr<DexTree>> Open(fabric::Fabric& fabric, const IndexOptions& index);
   ~DexTree();
 
-  Result<std::unique_ptr<DexWorker>> NewWorker(uint32_t compute_node);
+  Result<std::unique_ptr<Worker>> NewWorker(uint32_t compute_node);
 
   // Each runs on the compute node that owns the key, holding its gate shared - a session
   // may be opened on any hosted compute node - or on the session's own one when
   // partitioning is off (then every node is shared and any compute node may serve any key).
   // NotOwner: the key's compute node is hosted by another process.
-  Status Lookup(WorkerSet& ws, Key key, Value* value);
-  Status Write(WorkerSet& ws, WriteOp op, Key key, Value value);
+  Status Lookup(Workers& ws, KeyRef key, std::string* value);
+  Status Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value);
   // The entries of `range` at or after `cursor` in the leaf covering `cursor`, appended to
-  // *out (up to `limit` in all); *next is the leaf's high fence (kPosInf at the end).
-  Status ScanLeaf(WorkerSet& ws, const tree::ScanRange<KV>& range, Key cursor, size_t limit,
-                  std::vector<KeyValue>* out, Key* next);
-  Status BulkLoad(DexWorker& w, std::span<const KeyValue> sorted);
+  // *out (up to `limit` in all; values fetched); *next is the leaf's high fence (KV::kPosInf
+  // for the last leaf: the u64 format's 2^64-1, the bytes format's empty string).
+  Status ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyRef cursor, size_t limit,
+                  std::vector<LeafEntry>* out, Key* next);
+  Status BulkLoad(Worker& w, std::span<const LeafEntry> sorted);
   // Moves partition boundaries (logical repartitioning, §4): under the stored map's lock,
   // every hosted compute node whose range changes writes its dirty pages back and drops its
   // cache, then the new map is published. Keys may only move away from hosted compute
@@ -136,20 +165,21 @@ class DexTree {
   // destructor does it too, ignoring errors). Operations must have ended.
   Status Close();
   // Partitioning::RouteKey: the serving compute node and its partition.
-  KeyRoute RouteOf(Key key) const;
+  KeyRoute<Keys> RouteOf(KeyRef key) const;
   const DexOptions& options() const { return options_; }
-  const PartitionMap& partition_map() const { return *map_.load(std::memory_order_acquire); }
+  const Map& partition_map() const { return *map_.load(std::memory_order_acquire); }
   // Hosted compute nodes are first_node() .. first_node() + compute_nodes() - 1, of
   // partitions() in the cluster.
-  DexComputeNode& compute_node(uint32_t id) { return *nodes_[id - first_]; }
+  ComputeNode& compute_node(uint32_t id) { return *nodes_[id - first_]; }
   uint32_t compute_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
   uint32_t first_node() const { return first_; }
   uint32_t partitions() const { return partitions_; }
   bool Hosts(uint32_t id) const { return id >= first_ && id - first_ < nodes_.size(); }
+  // Value blocks unlinked in cached leaves whose write-back has not landed yet.
+  size_t pending_blocks() const { return pending_.size(); }
 
  private:
-  friend struct DexWorker;
-  friend class Offloader;
+  friend struct DexWorker<KV>;
   DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout,
           GlobalAddress root_word, uint32_t first, uint32_t partitions);
   // dex_open.cc: the first opener creates the stored partition map; later ones join it.
@@ -160,78 +190,110 @@ class DexTree {
                                                const DexOptions& o, const Layout& layout,
                                                const alloc::CatalogEntry& entry,
                                                const std::string& name, uint64_t token);
+  // The map of the stored (public) boundaries.
+  std::unique_ptr<Map> MapOf(const std::vector<std::string>& boundaries, uint64_t version) const;
 
   struct LeafAt {
     cache::OptimisticGuard leaf, parent;
     Header h;
     bool owned = false;  // by the worker's compute node
     bool offloaded = false;
-    OffloadResult result;  // when offloaded
+    OffloadReply<KV> result;  // when offloaded
     uint8_t stop_level = 0;  // in: Descend stops at the node of this level (merges)
   };
   enum class Intent { kRead, kInsert };
   // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
   // (w.need_refresh says whether shared nodes on the path must be refreshed first).
-  Status Descend(DexWorker& w, Key key, Intent intent, const OffloadRequest* offload, LeafAt* out);
+  Status Descend(Worker& w, KeyRef key, Intent intent, const OffloadRequest<KV>* offload, LeafAt* out);
   // Hands the rest of the operation to the memory server of `child` (a miss at `level`).
   // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
-  Status Offload(DexWorker& w, cache::OptimisticGuard& parent, GlobalAddress child,
-                 uint32_t level, const OffloadRequest& req, LeafAt* out);
+  Status Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,
+                 const OffloadRequest<KV>& req, LeafAt* out);
   // Re-reads the shared nodes on the path to `key` from the remote root and refreshes their
   // cached copies; updates the root pointer (§4: refresh_from_root).
-  Status RefreshPath(DexWorker& w, Key key);
+  Status RefreshPath(Worker& w, KeyRef key);
   // One attempt of a point write on an owned leaf, or of a remote write on a shared one.
-  Status WriteOwned(DexWorker& w, WriteOp op, Key key, Value value, LeafAt& at);
-  Status WriteShared(DexWorker& w, WriteOp op, Key key, Value value, GlobalAddress leaf);
+  // `block`: the value's block when it is out of line (then `value` is empty).
+  // *underfull: a delete left the owned leaf underfull (fill_policy.h).
+  Status WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
+                    LeafAt& at, bool* underfull);
+  Status WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
+                     GlobalAddress leaf);
   // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false
   // if the image does not validate under the lock (the pointer is stale).
-  Status LockRemote(DexWorker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h,
-                    bool* valid);
-  // Applies op to sorted leaf entries; NotFound for update/delete of an absent key.
+  Status LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid);
+
+  // dex_values.cc: out-of-line values. A value too long for the leaf, in a block of its own
+  // (written now, before anything can link it); a block never linked goes back at once.
+  Result<tree::ValueBlockRef> WriteValueBlock(Worker& w, KeyRef key, ValueRef value);
+  void FreeValueBlock(Worker& w, const tree::ValueBlockRef& block);
+  // Fetches the values of (*entries)[from..] held in blocks, in one batch; *ok false if one
+  // did not validate within the lease of `started` (the leaf must be read again).
+  Status FetchValues(Worker& w, std::vector<LeafEntry>* entries, size_t from, runtime::Clock::time_point started,
+                     bool* ok);
+  // The start of a read's value-block lease: the clock, read before the read's leaf is.
+  // Until this process met a value block (wrote one, or a read found one) no read needs it:
+  // such a read that does find a reference takes it as the first one and restarts with the
+  // clock (NeedsLease), so the fast path of short values reads no clock.
+  bool LeaseStart(runtime::Clock::time_point* started) const {
+    if (!blocks_seen_.load(std::memory_order_acquire)) return false;
+    *started = runtime::Now();
+    return true;
+  }
+  // A read that found a value block without a lease clock: restart it with one.
+  void NeedsLease() { blocks_seen_.store(true, std::memory_order_release); }
+  // The value of `key` in the block `ref` (*ok as above).
+  Status FetchValue(Worker& w, KeyRef key, const tree::ValueBlockRef& ref, runtime::Clock::time_point started,
+                    std::string* value, bool* ok);
 
   // dex_split.cc: splits the owned, full `child` under `parent` (eager splits, §7).
-  Status SplitChild(DexWorker& w, cache::OptimisticGuard& parent, cache::OptimisticGuard& child);
-  Status SplitInCache(DexWorker& w, cache::ExclusiveGuard& node, const Header& h, Key* separator,
+  Status SplitChild(Worker& w, cache::OptimisticGuard& parent, cache::OptimisticGuard& child);
+  Status SplitInCache(Worker& w, cache::ExclusiveGuard& node, const Header& h, Key* separator,
                       cache::ExclusiveGuard* right);
-  Status InsertIntoOwnedParent(DexWorker& w, cache::ExclusiveGuard& parent, Key separator,
+  Status InsertIntoOwnedParent(Worker& w, cache::ExclusiveGuard& parent, const Key& separator,
                                cache::ExclusiveGuard& right);
-  Status SplitUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent, const Header& ph,
+  Status SplitUnderSharedParent(Worker& w, cache::ExclusiveGuard& parent, const Header& ph,
                                 cache::ExclusiveGuard& child, const Header& ch);
-  Status SplitRoot(DexWorker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root,
-                   const Header& h);
-  Status WriteThrough(DexWorker& w, cache::ExclusiveGuard& node);
+  Status SplitRoot(Worker& w, cache::ExclusiveGuard& meta, cache::ExclusiveGuard& root, const Header& h);
+  Status WriteThrough(Worker& w, cache::ExclusiveGuard& node);
   // `node` (under `parent`, header ph) does not cover the key: it split and `parent` lacks the
   // separator. Puts the separator in (or has it put in) and returns Retry.
-  Status FinishSplit(DexWorker& w, cache::OptimisticGuard& parent, const Header& ph,
-                     cache::OptimisticGuard& node, const Header& h);
-  Status SplitWrittenThrough(DexWorker& w, cache::ExclusiveGuard& node, const Header& h,
-                             Key* separator, cache::ExclusiveGuard* right);
+  Status FinishSplit(Worker& w, cache::OptimisticGuard& parent, const Header& ph, cache::OptimisticGuard& node,
+                     const Header& h);
+  Status SplitWrittenThrough(Worker& w, cache::ExclusiveGuard& node, const Header& h, Key* separator,
+                             cache::ExclusiveGuard* right);
   // A new node in this compute node's cache on `memory_node` (a retired block if there is
   // one): registered, hot, dirty, exclusively latched, not yet linked.
-  Result<cache::ExclusiveGuard> NewCachedNode(DexWorker& w, uint16_t memory_node);
+  Result<cache::ExclusiveGuard> NewCachedNode(Worker& w, uint16_t memory_node);
+  // Whether the node of a private copy (header h) is full: no room for one more entry of
+  // any key the tree may hold (the fixed format: all slots taken).
+  bool Full(const std::byte* copy, const Header& h) const;
 
-  // dex_merge.cc: after a delete left `remaining` entries in the leaf of `key`, merges it
-  // with a sibling under an owned parent if underfull, then the parent, and so on up;
-  // shrinks an owned root that has one child. Opportunistic: gives up on contention.
-  Status MergeAfterDelete(DexWorker& w, Key key, size_t remaining);
-  Status MergeAt(DexWorker& w, LeafAt& at, bool* merged);
-  Status MergeSiblings(DexWorker& w, cache::ExclusiveGuard& parent, cache::ExclusiveGuard& left,
+  // dex_merge.cc: after a delete left the leaf of `key` underfull, merges it with a sibling
+  // under an owned parent, then the parent, and so on up; shrinks an owned root that has one
+  // child. Opportunistic: gives up on contention.
+  Status MergeAfterDelete(Worker& w, KeyRef key);
+  Status MergeAt(Worker& w, LeafAt& at, bool* merged);
+  Status MergeSiblings(Worker& w, cache::ExclusiveGuard& parent, cache::ExclusiveGuard& left,
                        cache::ExclusiveGuard& right, int left_index, bool* merged);
-  Status MergeUnderSharedParent(DexWorker& w, cache::ExclusiveGuard& parent, const Header& ph,
-                                cache::ExclusiveGuard& left, const Header& lh,
-                                cache::ExclusiveGuard& right, const Header& rh, bool* merged);
+  Status MergeUnderSharedParent(Worker& w, cache::ExclusiveGuard& parent, const Header& ph,
+                                cache::ExclusiveGuard& left, const Header& lh, cache::ExclusiveGuard& right,
+                                const Header& rh, bool* merged);
   // Writes `node` back if a split of it is not in the pool yet (precedes_parent).
-  Status PublishSplits(DexWorker& w, cache::ExclusiveGuard& node);
+  Status PublishSplits(Worker& w, cache::ExclusiveGuard& node);
   static Status Unlinked(cache::ExclusiveGuard& right, Status failure);
-  // Rebuilds `left` in the cache with right's entries, high fence and sibling appended.
-  void AbsorbRight(DexWorker& w, cache::ExclusiveGuard& left, const Header& lh,
-                   const std::byte* lcopy, const Header& rh, const std::byte* rcopy);
-  Status ShrinkRoot(DexWorker& w, LeafAt& at, bool* merged);
+  // Builds into w.image the node `left` becomes with right's entries, high fence and sibling
+  // appended; false if they do not fit one node or would leave it over MergeLeavesRoom.
+  bool BuildMerged(Worker& w, const Header& lh, const std::byte* lcopy, const Header& rh, const std::byte* rcopy);
+  // Installs w.image (BuildMerged) as `left`'s page.
+  void AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh);
+  Status ShrinkRoot(Worker& w, LeafAt& at, bool* merged);
   // A node leaving the tree: its remote image is overwritten as dead (kFlagDead), then its
   // frame is dropped and its block kept for NewCachedNode.
-  Status WriteDead(DexWorker& w, GlobalAddress addr, const Header& h);
-  void Retire(DexWorker& w, cache::ExclusiveGuard& node);
-  bool Underfull(const Header& h) const;
+  Status WriteDead(Worker& w, GlobalAddress addr, const Header& h);
+  void Retire(Worker& w, cache::ExclusiveGuard& node);
+  // Whether the node of a private copy (header h) holds under a quarter of what it can.
+  bool UnderfullNode(const std::byte* copy, const Header& h) const;
   // Points the meta page at the current remote root (under the meta latch).
   void SetRoot(cache::ExclusiveGuard& meta, GlobalAddress root);
 
@@ -247,42 +309,51 @@ class DexTree {
   // Before each attempt of an operation: ends the cache operation, refreshes stale shared
   // nodes if the last attempt found one, backs off from the third retry on. Busy, naming the
   // key and the counts, once the budget is spent.
-  Status BeforeRetry(DexWorker& w, Key key, Attempts& attempts);
+  Status BeforeRetry(Worker& w, KeyRef key, Attempts& attempts);
   // Links a half-split child (its sibling beyond `separator`) into its owned cached parent:
   // Ok, or Retry if the parent changed, is stale (need_refresh) or full (make_room).
-  Status LinkHalfSplit(DexWorker& w, cache::OptimisticGuard& parent, Key separator, GlobalAddress sibling);
+  Status LinkHalfSplit(Worker& w, cache::OptimisticGuard& parent, const Key& separator, GlobalAddress sibling);
   // Admits an operation on `key`: the worker of the compute node serving it, its map set,
   // with that node's gate held shared in *gate.
-  Result<DexWorker*> Enter(WorkerSet& ws, Key key, std::shared_lock<runtime::SharedMutex>* gate);
+  Result<Worker*> Enter(Workers& ws, KeyRef key, std::shared_lock<runtime::SharedMutex>* gate);
   // Makes `next` the map this process routes by (maps_mu_ held): every hosted compute node
   // whose range changes writes back and drops its cache under its gate; `publish` runs
   // after that and before operations resume.
-  Status Install(std::unique_ptr<PartitionMap> next, const std::function<Status()>& publish);
+  Status Install(std::unique_ptr<Map> next, const std::function<Status()>& publish);
   // Writes back every hosted compute node's dirty pages (at Close).
   Status FlushAll();
-  bool Owned(const DexWorker& w, const Header& h) const { return w.map->Owns(w.cn, h.low, h.high); }
-  static bool Shared(const DexWorker& w, const Header& h) {
+  bool Owned(const Worker& w, const Header& h) const { return w.map->Owns(w.cn, h.low, h.high); }
+  static bool Shared(const Worker& w, const Header& h) {
     return !w.map->ExclusiveOwner(h.low, h.high).has_value();
+  }
+  // Decodes a private copy of a cached page (no validation: swizzled pointers break checks).
+  Header DecodeHeader(const std::byte* copy) const {
+    Header h;
+    shared_.validator.ReadHeader(copy, &h);
+    return h;
   }
 
   const DexOptions options_;
   const Layout layout_;
-  const NodePageLayout page_layout_;
+  const NodePageLayout<KV> page_layout_;
   fabric::Fabric& fabric_;
   tree::TreeShared<KV> shared_;
   tree::TreeReader<KV> reader_;
   tree::CoveringLocker<KV> locker_;
   tree::StructureModifier<KV> smo_;
   tree::BulkLoader<KV> loader_;
+  const tree::ValueStore<KV> values_;
+  PendingBlocks pending_;
+  std::atomic<bool> blocks_seen_{false};  // LeaseStart
   const uint32_t first_, partitions_;
   PartitionStore store_;
   uint64_t host_token_ = 0;  // this process's host leases (partition_store.h)
   bool closed_ = false;
-  std::vector<std::unique_ptr<DexComputeNode>> nodes_;  // the hosted ones
-  std::atomic<const PartitionMap*> map_{nullptr};  // current; operations keep theirs
+  std::vector<std::unique_ptr<ComputeNode>> nodes_;  // the hosted ones
+  std::atomic<const Map*> map_{nullptr};  // current; operations keep theirs
   runtime::Mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_
-  std::vector<std::unique_ptr<PartitionMap>> maps_;  // all installed, for operations still on old ones
-  std::unique_ptr<DexWorker> maintenance_;  // flushes and reads the stored map
+  std::vector<std::unique_ptr<Map>> maps_;  // all installed, for operations still on old ones
+  std::unique_ptr<Worker> maintenance_;  // flushes and reads the stored map
 };
 
 }  // namespace dmindex::designs::dex

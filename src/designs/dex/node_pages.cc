@@ -5,6 +5,8 @@
 
 #include "common/pool_memory.h"
 #include "common/retry_status.h"
+#include "tree/slotted_header.h"
+#include "tree/value_store.h"
 
 namespace dmindex::designs::dex {
 namespace {
@@ -14,36 +16,95 @@ uint64_t LoadWord(const std::byte* page, uint32_t offset) {
       .load(std::memory_order_relaxed);
 }
 
+// Both formats keep level (8) | flags (8) | count (16) in the low half of the meta word.
+constexpr uint32_t kMetaOff = 16;
+static_assert(tree::SlottedLayout::kMetaOff == kMetaOff && tree::FixedLayout<U64Format>::kMetaOff == kMetaOff);
+static_assert(tree::SlottedLayout::kLeftmostOff == tree::FixedLayout<U64Format>::kLeftmostOff);
+
 }  // namespace
 
-bool NodePageLayout::IsLeaf(const std::byte* page) const {
-  return (LoadWord(page, Layout::kMetaOff) & 0xFF) == 0;
+template <tree::KeyValueTraits KV>
+uint32_t NodePageLayout<KV>::SlotsOff(const std::byte* page) const {
+  const uint64_t meta = LoadWord(page, kMetaOff);
+  const uint32_t off = tree::SlottedLayout::SlotsOffset((meta >> 32) & 0xffff, meta >> 48);
+  return std::min(off, l_.node_bytes);
 }
 
-size_t NodePageLayout::ChildCount(const std::byte* page) const {
+template <tree::KeyValueTraits KV>
+bool NodePageLayout<KV>::IsLeaf(const std::byte* page) const {
+  return (LoadWord(page, kMetaOff) & 0xFF) == 0;
+}
+
+template <tree::KeyValueTraits KV>
+size_t NodePageLayout<KV>::ChildCount(const std::byte* page) const {
   if (IsLeaf(page)) return 0;
-  const uint64_t count = (LoadWord(page, Layout::kMetaOff) >> 16) & 0xFFFF;
-  return std::min<uint64_t>(count, l_.internal_capacity) + 1;  // + leftmost
+  const uint64_t count = (LoadWord(page, kMetaOff) >> 16) & 0xFFFF;
+  if constexpr (kSlotted<KV>) {
+    const uint64_t room = (l_.node_bytes - SlotsOff(page)) / tree::SlottedLayout::kSlotBytes;
+    return std::min(count, room) + 1;  // + leftmost
+  } else {
+    return std::min<uint64_t>(count, l_.internal_capacity) + 1;
+  }
 }
 
-uint64_t* NodePageLayout::ChildSlot(std::byte* page, size_t i) const {
-  const uint32_t offset = i == 0 ? Layout::kLeftmostOff
-                                 : l_.EntryOffset(static_cast<uint32_t>(i - 1)) + Layout::kKeyBytes;
-  return reinterpret_cast<uint64_t*>(page + offset);
+template <tree::KeyValueTraits KV>
+uint64_t* NodePageLayout<KV>::ChildSlot(std::byte* page, size_t i) const {
+  if (i == 0) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
+  if constexpr (kSlotted<KV>) {
+    // The child word of slot i - 1. A page read while its writer changes it may claim a slot
+    // array past the node: such a page fails its latch's validation, but must not send this
+    // outside the page first.
+    const uint64_t off = SlotsOff(page) + (i - 1) * tree::SlottedLayout::kSlotBytes + 8;
+    if (off + 8 > l_.node_bytes) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
+    return reinterpret_cast<uint64_t*>(page + off);
+  } else {
+    return reinterpret_cast<uint64_t*>(page + l_.EntryOffset(static_cast<uint32_t>(i - 1)) + Layout::kKeyBytes);
+  }
+}
+
+template <tree::KeyValueTraits KV>
+void NodePageLayout<KV>::CopyHeader(const std::byte* page, std::byte* out) const {
+  if constexpr (kSlotted<KV>) {
+    constexpr uint32_t kFixed = tree::SlottedLayout::kFencesOff;
+    CopyPage(page, out, kFixed);
+    const uint64_t meta = LoadWord(out, kMetaOff);
+    const uint32_t end = std::min(tree::SlottedLayout::SlotsOffset((meta >> 32) & 0xffff, meta >> 48), l_.node_bytes);
+    CopyPage(page + kFixed, out + kFixed, end - kFixed);
+  } else {
+    CopyPage(page, out, Layout::kHeaderBytes);
+  }
+}
+
+template <tree::KeyValueTraits KV>
+uint32_t NodePageLayout<KV>::LeafBytes(const Header& h) const {
+  if constexpr (kSlotted<KV>) return l_.node_bytes;  // records are in the heap at the end
+  else return l_.SlotOffset(std::min<uint32_t>(h.count, l_.leaf_capacity));
+}
+
+template <tree::KeyValueTraits KV>
+uint32_t NodePageLayout<KV>::InternalBytes(const Header& h) const {
+  if constexpr (kSlotted<KV>) return l_.node_bytes;  // separators are in the heap at the end
+  else return l_.EntryOffset(std::min<uint32_t>(h.count, l_.internal_capacity));
+}
+
+template <tree::KeyValueTraits KV>
+void NodePageLayout<KV>::BuildMeta(std::byte* page) const {
+  Header h;
+  h.level = kMetaLevel;
+  if constexpr (kSlotted<KV>) {
+    h.heap_off = l_.node_bytes;  // no separators: an empty heap
+    tree::SlottedHeaderCodec::Place(&h);
+  }
+  KV::HeaderCodec::Write(h, page);
 }
 
 void CopyPage(const std::byte* page, std::byte* out, uint32_t len) {
   CopyFromPool(out, page, len);
 }
 
-Header DecodeHeader(const std::byte* copy) {
-  Header h;
-  tree::HeaderCodec<KV>::Read(copy, &h, /*validate=*/false);
-  return h;
-}
-
-Status NodePages::Load(GlobalAddress addr, std::byte* page) {
-  Header h;
+template <tree::KeyValueTraits KV>
+Status NodePages<KV>::Load(GlobalAddress addr, std::byte* page) {
+  tree::NodeHeader<KV> h;
   const Key low = std::exchange(expect_low_, KV::kNegInf), high = std::exchange(expect_high_, KV::kPosInf);
   Status read = reader_.Read(ctx_, addr, page, &h);
   if (IsRetry(read)) {
@@ -64,29 +125,59 @@ Status NodePages::Load(GlobalAddress addr, std::byte* page) {
   return Status::Ok();
 }
 
-bool NodePages::Admissible(const std::byte* page) {
-  const Header h = DecodeHeader(page);
+template <tree::KeyValueTraits KV>
+bool NodePages<KV>::Admissible(const std::byte* page) {
+  tree::NodeHeader<KV> h;
+  t_.validator.ReadHeader(page, &h);  // just loaded and validated
   return !h.is_leaf() || (*map_)->Owns(compute_node_, h.low, h.high);
 }
 
-void NodePages::Encode(const std::byte* page, std::byte* out) {
-  Header h = DecodeHeader(page);
+template <tree::KeyValueTraits KV>
+Status NodePages<KV>::Encode(const std::byte* page, std::byte* out) {
+  tree::NodeHeader<KV> h;
+  if (!t_.validator.ReadHeader(page, &h)) return Status::Corruption("dex: a cached page's header does not decode");
   h.version = ctx_.NewVersion(h.version);
+  if constexpr (!kSlotted<KV>) {
+    // A fixed-format leaf keeps its slots where Build puts them: only the check words change.
+    if (h.is_leaf()) {
+      CopyPage(page, out, t_.layout.node_bytes);
+      t_.validator.leaf().Restamp(out, h, h.version);
+      return Status::Ok();
+    }
+  }
+  bool built;
   if (h.is_leaf()) {
     leaf_entries_.clear();
     t_.validator.leaf().Collect(page, h, &leaf_entries_);
-    t_.validator.leaf().Build(out, h, leaf_entries_, /*unsorted=*/false);
+    built = t_.validator.leaf().Build(out, h, leaf_entries_, /*unsorted=*/false);
   } else {
     internal_entries_.clear();
     t_.validator.internal().Collect(page, h, &internal_entries_);
-    t_.validator.internal().Build(out, h, internal_entries_);
+    built = t_.validator.internal().Build(out, h, internal_entries_);
   }
+  return built ? Status::Ok() : Status::Corruption("dex: a cached page's entries do not fit a node");
 }
 
-Status NodePages::WriteBack(GlobalAddress addr, const std::byte* page) {
+template <tree::KeyValueTraits KV>
+Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
   encoded_.resize(t_.layout.node_bytes);
-  Encode(page, encoded_.data());
-  return ctx_.ep.Write(addr, encoded_.data(), t_.layout.node_bytes);
+  DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
+  DMX_RETURN_IF_ERROR(ctx_.ep.Write(addr, encoded_.data(), t_.layout.node_bytes));
+  RetirePending(addr);
+  return Status::Ok();
 }
+
+template <tree::KeyValueTraits KV>
+void NodePages<KV>::RetirePending(GlobalAddress leaf) {
+  retiring_.clear();
+  pending_->TakeFor(leaf, &retiring_);
+  for (const tree::ValueBlockRef& ref : retiring_)
+    ctx_.cn.retired.Retire(ref.addr, tree::ValueStore<KV>::BlockBytes(ref));
+}
+
+template class NodePageLayout<U64Format>;
+template class NodePageLayout<BytesFormat>;
+template class NodePages<U64Format>;
+template class NodePages<BytesFormat>;
 
 }  // namespace dmindex::designs::dex

@@ -1,31 +1,36 @@
-// How DEX's cache sees the shared tree core's nodes (tree/node_layout.h): an internal node's
-// child pointers are its header's leftmost word and the child word of each entry, all 8-byte
-// aligned, so they hold swips in cached pages. Also the loader (validated READ) and writer
-// (re-encode and WRITE) the cache calls with one session's endpoint.
+// How DEX's cache sees the shared tree core's nodes (tree/node_layout.h, tree/slotted_layout.h):
+// an internal node's child pointers are its header's leftmost word and the child word of each
+// entry (fixed format) or slot (slotted format), all 8-byte aligned, so they hold swips in
+// cached pages. Also the loader (validated READ) and writer (re-encode and WRITE) the cache
+// calls with one session's endpoint.
 //
 // A cached page is the remote image with swizzled child pointers: its check words no longer
 // match, so cached pages are decoded without validation, and a page going back to remote
-// memory is re-encoded with a fresh version.
+// memory is re-encoded with a fresh version. A cached page is only ever written whole by a
+// latch holder with an image a codec built, so a copy that its optimistic latch validates
+// is a well-formed node; the slotted format's variable parts (fences, slot array) are copied
+// by what the page's own header says, clamped to the node.
 #pragma once
 
 #include <vector>
 
 #include "cache/page_io.h"
 #include "designs/dex/partition_map.h"
+#include "designs/dex/pending_blocks.h"
 #include "tree/tree_reader.h"
 
 namespace dmindex::designs::dex {
-
-using KV = tree::U64KV;
-using Layout = tree::NodeLayout<KV>;
-using Header = tree::NodeHeader<KV>;
 
 // Level of the meta page above the root (a page the cache treats as an internal node with
 // only a leftmost child: the root).
 inline constexpr uint8_t kMetaLevel = 255;
 
+template <tree::KeyValueTraits KV>
 class NodePageLayout final : public cache::PageLayout {
  public:
+  using Layout = tree::NodeLayout<KV>;
+  using Header = tree::NodeHeader<KV>;
+
   explicit NodePageLayout(const Layout& l) : l_(l) {}
   bool IsLeaf(const std::byte* page) const override;
   size_t ChildCount(const std::byte* page) const override;
@@ -35,21 +40,36 @@ class NodePageLayout final : public cache::PageLayout {
   // The slot of the child covering `key`, from a validated private copy of the page.
   static size_t SlotIndex(int child_index) { return static_cast<size_t>(child_index + 1); }
 
+  // Copies a cached page's header - fences included - into private memory (to be validated
+  // against the page's latch before it is decoded).
+  void CopyHeader(const std::byte* page, std::byte* out) const;
+  // The leading bytes of a page with header h that hold what a reader of its entries needs.
+  uint32_t LeafBytes(const Header& h) const;
+  uint32_t InternalBytes(const Header& h) const;
+  // Writes the meta page's image: no separators, no fences, the root as its leftmost child.
+  void BuildMeta(std::byte* page) const;
+
  private:
+  // Slotted format: where a page's slot array starts, by its meta word (within the node).
+  uint32_t SlotsOff(const std::byte* page) const;
+
   Layout l_;
 };
 
 // Copies a cached page (or its first `len` bytes) word by word into private memory.
 void CopyPage(const std::byte* page, std::byte* out, uint32_t len);
-// Decodes a private copy of a cached page (no validation: swizzled pointers break checks).
-Header DecodeHeader(const std::byte* copy);
 
 // One session's remote node I/O on behalf of one compute node.
+template <tree::KeyValueTraits KV>
 class NodePages final : public cache::PageLoader, public cache::PageWriter {
  public:
+  using Key = typename KV::Key;
+  using Map = PartitionMap<typename KV::Keys>;
+
   NodePages(const tree::TreeShared<KV>& tree, const tree::TreeReader<KV>& reader,
-            tree::TreeContext<KV>& ctx, uint32_t compute_node, const PartitionMap* const* map)
-      : t_(tree), reader_(reader), ctx_(ctx), compute_node_(compute_node), map_(map) {}
+            tree::TreeContext<KV>& ctx, uint32_t compute_node, const Map* const* map,
+            PendingBlocks* pending)
+      : t_(tree), reader_(reader), ctx_(ctx), compute_node_(compute_node), map_(map), pending_(pending) {}
 
   // A validated image. Leaves shared with other compute nodes are not admitted: they stay
   // remote (and are re-read) because only owned nodes may be cached dirty.
@@ -61,8 +81,8 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // node, and it is not writing it back itself (the node is not cached here: it is being
   // loaded), so an image that does not validate and that no writer is changing is corrupt.
   void Expect(Key low, Key high) {
-    expect_low_ = low;
-    expect_high_ = high;
+    expect_low_ = std::move(low);
+    expect_high_ = std::move(high);
   }
   bool stale() {
     const bool s = stale_;
@@ -70,22 +90,27 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
     return s;
   }
   bool Admissible(const std::byte* page) override;
-  // Re-encodes an unswizzled page with a fresh version and WRITEs it.
+  // Re-encodes an unswizzled page with a fresh version and WRITEs it; then the value blocks
+  // the page's changes unlinked (PendingBlocks) are retired.
   Status WriteBack(GlobalAddress addr, const std::byte* page) override;
   // Encodes an image for remote memory (fresh version, valid check words) into `out`.
-  void Encode(const std::byte* page, std::byte* out);
+  Status Encode(const std::byte* page, std::byte* out);
+  // Retires the value blocks waiting for `leaf` (just written back, or dead).
+  void RetirePending(GlobalAddress leaf);
 
  private:
   const tree::TreeShared<KV>& t_;
   const tree::TreeReader<KV>& reader_;
   tree::TreeContext<KV>& ctx_;
   const uint32_t compute_node_;
-  const PartitionMap* const* map_;  // the index's current map (swapped by repartitioning)
+  const Map* const* map_;  // the index's current map (swapped by repartitioning)
+  PendingBlocks* const pending_;
   bool stale_ = false;
   Key expect_low_ = KV::kNegInf, expect_high_ = KV::kPosInf;
   std::vector<std::byte> encoded_;
   std::vector<tree::LeafEntry<KV>> leaf_entries_;
   std::vector<tree::InternalEntry<KV>> internal_entries_;
+  std::vector<tree::ValueBlockRef> retiring_;
 };
 
 }  // namespace dmindex::designs::dex

@@ -7,7 +7,11 @@
 // leaf and writes the leaf back; an insert into a full leaf splits it there (offload_handler.cc
 // says how the split is published). What it cannot do - a full parent inside the subtree, a
 // full memory node - is refused, and the compute node falls back to the normal path. Memory
-// nodes bound their handler threads (MemoryNodeOptions::rpc_threads).
+// nodes bound their handler threads (MemoryNodeOptions::rpc_threads). Both key formats; the
+// request and reply formats are offload_wire.h. Value blocks stay the compute node's: a value
+// too long for the leaf is written to its block before the request, which carries only the
+// reference; a lookup of such a value answers the reference, and the compute node READs the
+// block; a write answers the block it unlinked, which the compute node retires.
 //
 // Compute side: OffloadPolicy compares moving averages of the offload latency l_p with
 // (L+1) x (l_o + l_s) x c, l_o the moving average of a node READ (§6.1), and takes the other
@@ -18,13 +22,11 @@
 #include <cstdint>
 #include <random>
 
-#include "designs/dex/dex_keys.h"
-#include "dmindex/global_address.h"
-#include "dmindex/index.h"
-#include "fabric/fabric.h"
+#include "dmindex/status.h"
 #include "fabric/memory_node.h"
 #include "fabric/rpc.h"
-#include "tree/entry_ops.h"
+#include "tree/value_block.h"
+#include "tree/write_op.h"
 
 namespace dmindex::designs::dex {
 
@@ -47,39 +49,14 @@ inline tree::WriteOp ToWriteOp(OffloadOp op) {
                                     : tree::WriteOp::kUpsert;
 }
 
+// What an operation hands to the memory server: the key, and a write's value - inline, or
+// the block it was written to (block non-null, value empty).
+template <typename KV>
 struct OffloadRequest {
   OffloadOp op = OffloadOp::kLookup;
-  Key key = 0;
-  Value value = 0;
-};
-
-// Wire format of a request: the request above plus where to start.
-struct OffloadWire {
-  uint64_t start = 0;       // GlobalAddress of the subtree root (on the serving memory node)
-  uint64_t key = 0;
-  uint64_t value = 0;
-  uint32_t node_bytes = 0;
-  uint8_t op = 0;
-  uint8_t level = 0;        // expected level of `start`
-  uint8_t pad[2] = {};
-};
-
-struct OffloadResult {
-  enum Outcome : uint8_t {
-    kDone,      // applied; `value` holds the looked-up value
-    kNotFound,  // lookup, update or delete of an absent key
-    kFallback,  // refused (structure change, foreign pointer, stale path): take the normal path
-  };
-  Outcome outcome = kFallback;
-  uint32_t remaining = 0;  // delete: entries left in the leaf (the compute node may merge it)
-  Value value = 0;
-  uint64_t written = 0;  // GlobalAddress of the leaf written back, or 0
-  // An insert that split the leaf: the new right sibling, when the compute node must still
-  // link it into the leaf's parent (which it caches), and the separator (its low fence).
-  uint64_t split_sibling = 0;
-  Key separator = 0;
-  uint64_t parent_written = 0;  // the leaf's parent in the subtree, if the handler linked it
-  uint8_t split_here = 0;       // 1: the handler split the leaf and linked the sibling itself
+  typename KV::KeyRef key{};
+  typename KV::ValueRef value{};
+  tree::ValueBlockRef block;
 };
 
 // Registers the handler on one memory node (idempotent), before it serves: DEX's registry

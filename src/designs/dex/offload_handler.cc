@@ -1,6 +1,7 @@
 // The memory-server half of offloading: finishes an operation inside one memory node, through
 // the same node codec and verbs as the compute side (a LocalEndpoint over this node's pool),
-// and splits a full leaf there instead of giving the insert back.
+// and splits a full leaf there instead of giving the insert back. Both key formats: the
+// request names the format and the layout (offload_wire.h).
 //
 // Why the handler may write without locks: the compute node claimed the subtree root as busy
 // in its mapping table under a pinned parent (DexTree::Offload), and it owns the subtree alone
@@ -13,6 +14,10 @@
 // reader follows) and the reply names separator and sibling, so the compute node inserts them
 // into its cached parent. A leaf further down gets its separator here, if its parent has
 // room; otherwise the insert falls back to the compute node.
+//
+// Value blocks are the compute node's (offload.h): a write links the block the request names
+// and answers the one it unlinked, which the compute node retires once the reply is in - the
+// leaf write that unlinked it has landed by then.
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -20,12 +25,13 @@
 
 #include "common/runtime.h"
 #include "alloc/node_allocator.h"
-#include "designs/dex/node_pages.h"
+#include "designs/dex/fill_policy.h"
 #include "designs/dex/offload.h"
+#include "designs/dex/offload_wire.h"
 #include "fabric/local_endpoint.h"
 #include "tree/entry_ops.h"
 #include "tree/node_check.h"
-#include "tree/split.h"
+#include "tree/node_validation.h"
 
 namespace dmindex::designs::dex {
 namespace {
@@ -37,118 +43,158 @@ class OffloadHandler {
   explicit OffloadHandler(fabric::MemoryNode& node) : node_(node) {}
 
   Status Serve(fabric::RpcRequest request, fabric::RpcReply* reply) {
-    OffloadWire w;
-    if (!fabric::ReadPod(request, 0, &w)) return Status::InvalidArgument("dex offload: short request");
-    auto layout = Layout::For(w.node_bytes);
-    if (!layout.ok()) return layout.status();
-    if (w.op > static_cast<uint8_t>(OffloadOp::kDelete))
-      return Status::InvalidArgument("dex offload: bad operation");
-    auto r = Run(w, *layout);
-    if (!r.ok()) return r.status();
-    fabric::AppendPod(reply, *r);
-    return Status::Ok();
+    auto q = DecodeRequest(request);
+    if (!q.ok()) return q.status();
+    return q->bytes_format ? Run<BytesFormat>(*q, reply) : Run<U64Format>(*q, reply);
   }
 
  private:
-  using Entry = tree::LeafEntry<KV>;
-  using InnerEntry = tree::InternalEntry<KV>;
-
   // A node read on the way down.
+  template <typename KV>
   struct Seen {
     GlobalAddress addr;
-    Header h;
+    tree::NodeHeader<KV> h;
     std::vector<std::byte> image;
   };
 
-  Result<OffloadResult> Run(const OffloadWire& w, const Layout& layout) {
-    const tree::NodeValidator<KV> validator(layout, true);
+  template <typename KV>
+  static typename KV::KeyRef KeyOf(const WireRequest& q) {
+    if constexpr (kSlotted<KV>) return q.key;
+    else return q.w.key;
+  }
+
+  template <typename KV>
+  Status Run(const WireRequest& q, fabric::RpcReply* reply) {
+    using Header = tree::NodeHeader<KV>;
+    auto layout = tree::NodeLayout<KV>::For(q.layout);
+    if (!layout.ok()) return layout.status();
+    const tree::NodeValidator<KV> validator(*layout, true);
+    const typename KV::KeyRef key = KeyOf<KV>(q);
     fabric::LocalEndpoint ep(node_);
-    const uint32_t nb = layout.node_bytes;
+    const uint32_t nb = layout->node_bytes;
     OffloadResult r;  // kFallback until proven otherwise
-    Seen parent, at;
+    auto answer = [&](std::string_view separator = {}, std::string_view value = {}) {
+      EncodeReply(r, q.bytes_format, separator, value, reply);
+      return Status::Ok();
+    };
+    Seen<KV> parent, at;
     bool has_parent = false;
-    at.addr = GlobalAddress::FromRaw(w.start);
+    at.addr = GlobalAddress::FromRaw(q.w.start);
     at.image.resize(nb);
-    int expect = w.level;
+    int expect = q.w.level;
     for (int depth = 0;; ++depth) {
-      if (depth >= kMaxDepth) return r;
+      if (depth >= kMaxDepth) return answer();
       // The subtree must be local: a pointer to another memory server ends the offload.
-      if (!Local(at.addr, nb)) return r;
+      if (!Local(at.addr, nb)) return answer();
       DMX_RETURN_IF_ERROR(ep.Read(at.addr, at.image.data(), nb));
-      if (!validator.Decode(at.image.data(), &at.h) || at.h.dead() || at.h.level != expect || at.h.low > w.key)
-        return r;  // torn, stale or foreign: the compute node knows better
-      if (at.h.BeyondHigh(w.key)) {  // a half split: move right (B-link)
-        if (at.h.sibling.is_null()) return r;
+      if (!validator.Decode(at.image.data(), &at.h) || at.h.dead() || at.h.level != expect || key < at.h.low)
+        return answer();  // torn, stale or foreign: the compute node knows better
+      if (at.h.BeyondHigh(key)) {  // a half split: move right (B-link)
+        if (at.h.sibling.is_null()) return answer();
         at.addr = at.h.sibling;
         continue;
       }
       if (at.h.is_leaf()) break;
       parent = at;
       has_parent = true;
-      at.addr = validator.internal().ChildFor(at.image.data(), at.h, w.key);
+      at.addr = validator.internal().ChildFor(at.image.data(), at.h, key);
       --expect;
     }
     const auto& leaf = validator.leaf();
-    const auto op = static_cast<OffloadOp>(w.op);
+    const auto op = static_cast<OffloadOp>(q.w.op);
+    const int slot = leaf.Find(at.image.data(), at.h, key);
+    const tree::ValueBlockRef old = slot >= 0 ? leaf.BlockAt(at.image.data(), at.h, static_cast<uint32_t>(slot))
+                                              : tree::ValueBlockRef{};
     if (op == OffloadOp::kLookup) {
-      const int slot = leaf.Find(at.image.data(), at.h, w.key);
-      r.outcome = slot >= 0 ? OffloadResult::kDone : OffloadResult::kNotFound;
-      r.value = slot >= 0 ? leaf.ValueAt(at.image.data(), static_cast<uint32_t>(slot)) : 0;
-      return r;
+      if (slot < 0) {
+        r.outcome = OffloadResult::kNotFound;
+        return answer();
+      }
+      r.outcome = OffloadResult::kDone;
+      if (!old.is_null()) {  // out of line: the compute node READs the block
+        SetBlock(&r, OffloadResult::kValueInBlock, old);
+        return answer();
+      }
+      const std::string value = leaf.ValueAt(at.image.data(), at.h, static_cast<uint32_t>(slot));
+      return answer({}, value);
     }
-    std::vector<Entry> entries;
+    if (q.block.is_null() && op != OffloadOp::kDelete && q.value.size() > leaf.InlineLimit())
+      return Status::InvalidArgument("dex offload: an inline value over the leaf's limit");
+    std::vector<tree::LeafEntry<KV>> entries;
     leaf.Collect(at.image.data(), at.h, &entries);
-    if (tree::ApplyToSorted<KV>(entries, ToWriteOp(op), w.key, w.value).IsNotFound()) {
+    if (tree::ApplyToSorted<KV>(entries, ToWriteOp(op), key, q.value, q.block).IsNotFound()) {
       r.outcome = OffloadResult::kNotFound;
-      return r;
+      return answer();
     }
     std::vector<std::byte> out(nb);
-    if (entries.size() <= leaf.capacity()) {
-      at.h.version = Stamp(at.h.version, at.addr);
-      leaf.Build(out.data(), at.h, entries, /*unsorted=*/false);
+    if (leaf.Fits(at.h, entries)) {
+      Header h = at.h;
+      h.version = Stamp(at.h.version, at.addr);
+      if (!leaf.Build(out.data(), h, entries, /*unsorted=*/false))
+        return Status::Corruption("dex offload: a leaf that fits its entries cannot be built");
       DMX_RETURN_IF_ERROR(ep.Write(at.addr, out.data(), nb));
+      validator.ReadHeader(out.data(), &h);
       r.outcome = OffloadResult::kDone;
       r.remaining = static_cast<uint32_t>(entries.size());
+      if (Underfull(leaf.Used(out.data(), h), leaf.Capacity(h))) r.flags |= OffloadResult::kUnderfull;
       r.written = at.addr.raw();
-      return r;
+      SetBlock(&r, OffloadResult::kOldBlock, old);
+      return answer();
     }
     // The leaf overflows. Below a parent of the subtree that is full, give it back.
-    if (has_parent && parent.h.count >= validator.internal().capacity()) return r;
+    if (has_parent && !validator.internal().HasRoom(parent.h)) return answer();
     auto right = Allocator()->AllocateOn(ep, at.addr.node(), nb);
-    if (right.status().IsOutOfSpace()) return r;  // the compute node may allocate elsewhere
+    if (right.status().IsOutOfSpace()) return answer();  // the compute node may allocate elsewhere
     if (!right.ok()) return right.status();
-    const auto split = tree::SplitLeaf<KV>(entries);
+    const auto split = leaf.Split(at.h, entries);
     Header rh;
     rh.version = Stamp(0, *right);
     rh.level = 0;
     rh.low = split.separator;
     rh.high = at.h.high;
     rh.sibling = at.h.sibling;
-    leaf.Build(out.data(), rh, split.right, false);
-    DMX_RETURN_IF_ERROR(ep.Write(*right, out.data(), nb));  // first: nothing links it yet
     Header lh = at.h;
     lh.version = Stamp(at.h.version, at.addr);
     lh.high = split.separator;
     lh.sibling = *right;
-    leaf.Build(out.data(), lh, split.left, false);
-    DMX_RETURN_IF_ERROR(ep.Write(at.addr, out.data(), nb));
+    std::vector<std::byte> left(nb);
+    if (!leaf.Build(out.data(), rh, split.right, false) || !leaf.Build(left.data(), lh, split.left, false))
+      return Status::Corruption("dex offload: a split half does not fit its node");
+    DMX_RETURN_IF_ERROR(ep.Write(*right, out.data(), nb));  // first: nothing links it yet
+    DMX_RETURN_IF_ERROR(ep.Write(at.addr, left.data(), nb));
     r.outcome = OffloadResult::kDone;
     r.remaining = static_cast<uint32_t>(split.left.size());
     r.written = at.addr.raw();
-    r.split_sibling = right->raw();
-    r.separator = split.separator;
-    if (!has_parent) return r;  // the compute node links the sibling into its cached parent
+    SetBlock(&r, OffloadResult::kOldBlock, old);
+    if (!has_parent) {  // the compute node links the sibling into its cached parent
+      r.split_sibling = right->raw();
+      if constexpr (kSlotted<KV>) {
+        return answer(split.separator);
+      } else {
+        r.separator = split.separator;
+        return answer();
+      }
+    }
     const auto& internal = validator.internal();
-    std::vector<InnerEntry> seps;
+    std::vector<tree::InternalEntry<KV>> seps;
     internal.Collect(parent.image.data(), parent.h, &seps);
-    if (!tree::InsertSeparator<KV>(seps, split.separator, *right)) return r;  // cannot be: a fresh key
+    if (!tree::InsertSeparator<KV>(seps, split.separator, *right))
+      return Status::Corruption("dex offload: the separator of a fresh split is in its parent already");
     parent.h.version = Stamp(parent.h.version, parent.addr);
-    internal.Build(out.data(), parent.h, seps);
+    if (!internal.Build(out.data(), parent.h, seps))
+      return Status::Corruption("dex offload: a parent with room cannot take a separator");
     DMX_RETURN_IF_ERROR(ep.Write(parent.addr, out.data(), nb));
     r.parent_written = parent.addr.raw();
-    r.split_sibling = 0;  // linked here: nothing left for the compute node to do
-    r.split_here = 1;
-    return r;
+    r.split_here = 1;  // linked here: nothing left for the compute node to do
+    return answer();
+  }
+
+  static void SetBlock(OffloadResult* r, uint8_t flag, const tree::ValueBlockRef& ref) {
+    if (ref.is_null()) return;
+    r->flags |= flag;
+    r->value = ref.addr.raw();
+    r->block_bytes = ref.read_bytes;
+    r->block_exact = ref.exact ? 1 : 0;
   }
 
   bool Local(GlobalAddress a, uint32_t nb) const {
