@@ -112,7 +112,9 @@ TEST_P(BytesHarnessTest, RandomOpsMatchStdMap) {
         std::string v;
         const Status st = session.Lookup(k, &v);
         ASSERT_EQ(st.ok(), it != model.end()) << st.ToString();
-        if (st.ok()) ASSERT_EQ(v, it->second) << "value of " << k << " (" << v.size() << " bytes)";
+        if (st.ok()) {
+          ASSERT_EQ(v, it->second) << "value of " << k << " (" << v.size() << " bytes)";
+        }
       }
     }
   }

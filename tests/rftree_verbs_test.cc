@@ -62,8 +62,9 @@ Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool w
   b.session = std::move(b.index->OpenSession(0)).value();
   Value v;
   // Warm: one lookup per leaf fills Sherman's cache as it fills the search-layer cache.
-  if (warm)
+  if (warm) {
     for (uint64_t k = 1; k <= keys; k += 16) EXPECT_TRUE(b.session->Lookup(2 * k, &v).ok());
+  }
   b.keys = keys;
   return b;
 }

@@ -57,7 +57,7 @@ struct LeafEntry {
   // the codecs collect from a leaf carry the reference with an empty value (the tree logic
   // moves references, it does not fetch the bytes to rewrite a leaf); entries a read
   // returns have their value fetched and no reference.
-  ValueBlockRef block;
+  ValueBlockRef block{};
 };
 
 template <KeyValueTraits KV>
