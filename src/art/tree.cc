@@ -318,7 +318,9 @@ bool Tree::TryModify(std::string_view key, Worker& w, DecideFn& decide, Status* 
           Track(path, w, true, 0, (d.flags & leaf_flags::kDirty) != 0);
           return true;
         }
-        // Remove, then tidy up the node if it became useless or too big for its children.
+        // Remove, then tidy up the node if it became useless or too big for its children
+        // (never a mount point: its range must keep saying that Y may hold keys of it).
+        if (d.mount) node->SetMounted();
         if (at_terminal) node->set_terminal(0);
         else node->RemoveChild(b);
         RetireLeaf(leaf, w);

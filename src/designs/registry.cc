@@ -4,6 +4,7 @@
 
 #include "designs/dex/dex_index.h"
 #include "designs/dex/offload.h"
+#include "designs/indexy/indexy_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
@@ -31,6 +32,7 @@ const std::vector<Entry>& Table() {
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
+      {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own"},
   };
   return table;
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -104,6 +105,8 @@ class ColdStore {
   virtual Result<std::unique_ptr<ColdIterator>> NewIterator() = 0;
   virtual ColdStoreUsage Usage() = 0;
   virtual ColdStoreCounters Counters() const = 0;
+  // The longest key the store takes (LMDB: 511 bytes); SIZE_MAX for no limit of its own.
+  virtual size_t max_key_bytes() const { return SIZE_MAX; }
   // Flushes, closes files and (unless the store was told to keep it) removes its directory.
   // Iterators must be gone. A second Close is OK; the destructor closes a store not closed.
   virtual Status Close() = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "dmindex/status.h"
 #include "tiering/cold_store.h"
@@ -46,6 +47,13 @@ struct ColdStoreOptions {
 
   MemStoreFaults mem_faults;
 };
+
+// The knobs of a design that opens a store (indexy, the store baselines): `y_dir`, `y_keep`,
+// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_direct` (docs/INDEXY.md).
+// *handled is false for any other knob (the caller's own, or unknown); a bad value is
+// InvalidArgument naming the knob.
+Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* options,
+                          bool* handled);
 
 // Opens a fresh, empty store in a new directory (none for "mem"). InvalidArgument for an
 // unknown kind, IoError if the store cannot be created.
