@@ -439,7 +439,7 @@ INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
 // is checked while release, pre-cleaning and admission run under the operations.
 std::vector<HarnessParam> IndexyVariants() {
   std::vector<HarnessParam> all;
-  for (const char* x : {"art"})
+  for (const char* x : {"art", "btree"})
     for (const char* y : {"rocksdb", "lmdb", "mem"})
       for (KeyFormat format : {KeyFormat::kU64, KeyFormat::kBytes})
         all.push_back({std::string("indexy:x=") + x + ":y=" + y + ":limit_mb=0.03125", format});

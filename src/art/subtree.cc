@@ -60,7 +60,9 @@ Walk WalkUnits(Node* node, uint64_t v, std::string path, uint32_t hop, UnitWalk&
       r = EmitLeaf(AsLeaf(c), hop + 1, s);
     } else {
       uint64_t cv;
-      if (!AsNode(c)->lock().ReadLock(&cv)) return Walk::kRestart;
+      // Lock coupling (as Tree::Scan): a child changed in place since the snapshot (a path
+      // split took bytes of its prefix) would get a wrong path.
+      if (!AsNode(c)->lock().ReadLock(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
       r = WalkUnits(AsNode(c), cv, path + static_cast<char>(children.bytes[i]), hop + 1, s);
     }
     if (r != Walk::kContinue) return r;
@@ -134,7 +136,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
             u.bits = child->hot_bits();
             u.accesses = child->accesses();
             u.inserts = child->inserts();
-            if (!child->lock().Validate(cv)) { restart = true; break; }
+            if (!child->lock().Validate(cv) || !node->lock().Validate(v)) { restart = true; break; }
           }
           out->push_back(std::move(u));
         }

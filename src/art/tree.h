@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "art/function_ref.h"
+#include "common/function_ref.h"
 #include "art/leaf.h"
 #include "art/node.h"
 #include "common/epoch.h"

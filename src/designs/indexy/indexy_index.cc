@@ -4,6 +4,7 @@
 #include "designs/indexy/tier_worker.h"
 #include "designs/indexy/tiers.h"
 #include "designs/indexy/x_art.h"
+#include "designs/indexy/x_btree.h"
 
 namespace dmindex::designs {
 namespace {
@@ -117,7 +118,8 @@ Result<std::unique_ptr<Index>> MakeIndexyIndex(fabric::Fabric& fabric, const Ind
   (void)fabric;
   auto o = indexy::ResolveIndexyOptions(options);  // refuses unknown knobs, naming the known ones
   if (!o.ok()) return o.status();
-  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, KnobNames(options)));
+  const uint32_t min_node_bytes = o->x == indexy::XKind::kBtree ? indexy::BtreeX::MinNodeBytes(options.key_format) : 64;
+  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, min_node_bytes, KnobNames(options)));
   auto y = tiering::OpenColdStore(o->y);
   if (!y.ok()) return y.status();
   if (options.key_format == KeyFormat::kBytes && options.max_key_bytes > (*y)->max_key_bytes()) {
@@ -132,7 +134,9 @@ Result<std::unique_ptr<Index>> MakeIndexyIndex(fabric::Fabric& fabric, const Ind
   if (o->x == indexy::XKind::kArt) {
     x = std::make_unique<indexy::ArtX>(o->unit_depth, o->sample_shift, o->reclaim_bytes());
   } else {
-    return Status::NotSupported("indexy: x=btree is under way");
+    auto b = indexy::BtreeX::Make(options.key_format, *o);
+    if (!b.ok()) return b.status();
+    x = std::move(b).value();
   }
   return std::unique_ptr<Index>(std::make_unique<IndexyIndex>(options, *o, std::move(x), std::move(y).value()));
 }

@@ -12,13 +12,13 @@ struct Candidate {
   bool splittable = false;
 };
 
-Candidate MakeCandidate(XUnit u, double parent_density, double bytes_per_entry, uint32_t unit_depth) {
+Candidate MakeCandidate(XUnit u, double parent_density, double bytes_per_entry) {
   Candidate c;
   const double entries = static_cast<double>(std::max<uint64_t>(u.entries, 1));
   c.bytes = entries * bytes_per_entry;
   // A leaf has no counters: it is as dense as the node it hangs from.
   c.density = u.single ? parent_density : static_cast<double>(u.accesses) / entries;
-  c.splittable = !u.single && u.depth < unit_depth && u.entries > 1;
+  c.splittable = !u.single && !u.bottom && u.entries > 1;
   u.handle = nullptr;
   c.unit = std::move(u);
   return c;
@@ -51,7 +51,7 @@ Result<std::vector<XUnit>> ReleasePolicyRunner::SelectByDensity(XWorker& w, doub
   XUnit root;  // empty id, depth 0: X's root, which is never released itself
   DMX_RETURN_IF_ERROR(w.Children(root, &children));
   std::vector<Candidate> list;
-  for (XUnit& u : children) InsertByDensity(&list, MakeCandidate(std::move(u), 0, bpe, options_.unit_depth));
+  for (XUnit& u : children) InsertByDensity(&list, MakeCandidate(std::move(u), 0, bpe));
   // Each round either returns or splits one node into its children; a node splits once.
   for (;;) {
     double total = 0;
@@ -91,7 +91,7 @@ Result<std::vector<XUnit>> ReleasePolicyRunner::SelectByDensity(XWorker& w, doub
       }
       double lo = 0, hi = 0;
       for (XUnit& u : children) {
-        kids.push_back(MakeCandidate(std::move(u), list[i].density, bpe, options_.unit_depth));
+        kids.push_back(MakeCandidate(std::move(u), list[i].density, bpe));
         lo = kids.size() == 1 ? kids.back().density : std::min(lo, kids.back().density);
         hi = std::max(hi, kids.back().density);
       }

@@ -135,6 +135,8 @@ Status Tiers::Delete(XWorker& w, Slice key) {
 
 Status Tiers::BulkLoad(XWorker& w, std::span<const KeyValue> sorted) {
   constexpr size_t kBatch = 4096;
+  if (x_->entries() != 0 || y_written_.load(std::memory_order_seq_cst))
+    return Status::InvalidArgument("BulkLoad needs an empty index");
   size_t i = 0;
   // X first, while it stays below the low mark (a margin of one value left for the next one).
   for (; i < sorted.size(); ++i) {

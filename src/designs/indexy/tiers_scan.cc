@@ -29,8 +29,6 @@ struct Pending {
 Status Tiers::Scan(XWorker& w, const KeyRange& range, size_t count, std::vector<KeyValue>* out) {
   out->clear();
   if (count == 0 || range.Empty()) return Status::Ok();
-  // Read before X: a Y written later holds only what X held while this scan ran.
-  const bool read_y = y_written_.load(std::memory_order_seq_cst);
   std::string cursor = range.start;
   bool inclusive = !range.after_start;
   std::vector<Pending> xs, ys;
@@ -46,10 +44,12 @@ Status Tiers::Scan(XWorker& w, const KeyRange& range, size_t count, std::vector<
       x_done = false;
       return false;
     }));
-    // 2. Y from the cursor, up to X's last key.
+    // 2. Y from the cursor, up to X's last key - unless nothing was ever written to Y up to
+    // now, after X's walk: a key that left X before the walk passed it was written to Y
+    // before it left (and y_written_ set before that write).
     ys.clear();
     bool y_done = true;
-    if (read_y) {
+    if (y_written_.load(std::memory_order_seq_cst)) {
       y_scans_.fetch_add(1, std::memory_order_relaxed);
       auto it = y_->NewIterator();
       if (!it.ok()) return it.status();

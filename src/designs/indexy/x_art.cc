@@ -168,10 +168,11 @@ class ArtWorker final : public XWorker {
   size_t Reclaim() override { return w_.epoch().Reclaim(); }
 
  private:
-  static XUnit ToUnit(const art::UnitInfo& u) {
+  XUnit ToUnit(const art::UnitInfo& u) const {
     XUnit x;
     x.id = u.path;
     x.single = u.leaf != nullptr;
+    x.bottom = x.single || u.hop >= unit_depth_;
     x.depth = u.hop;
     x.bits = u.bits & kUnitBits;
     x.accesses = u.accesses;

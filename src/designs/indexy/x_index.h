@@ -21,15 +21,12 @@
 #include <string_view>
 #include <vector>
 
-#include "art/function_ref.h"
+#include "common/function_ref.h"
 #include "dmindex/status.h"
 #include "dmindex/types.h"
 #include "tiering/cold_store.h"
 
 namespace dmindex::designs::indexy {
-
-template <typename Signature>
-using FunctionRef = art::FunctionRef<Signature>;
 
 namespace xflags {
 inline constexpr uint32_t kDirty = 1;
@@ -87,8 +84,11 @@ struct XEntryView {
 // bit calls are valid only inside the callback that handed the unit out.
 struct XUnit {
   std::string id;
+  std::string end;          // B+-tree: the id of the range after it ("": none)
   bool single = false;      // one entry: no counters, no bits
+  bool bottom = false;      // at the unit depth: its children are no units (not split further)
   uint32_t depth = 0;       // below X's root (ART hops, B+-tree levels from the top)
+  uint32_t level = 0;       // B+-tree: the node's level above the leaves
   uint8_t bits = 0;         // unit_bits when listed
   uint64_t accesses = 0;    // sampled estimates
   uint64_t entries = 0;
