@@ -41,9 +41,11 @@ namespace {
 
 using testing::SoakFactor;
 
-// Designs whose nodes live in this process's memory (not in the pool's tree core), so byte
-// keys need no big nodes: local, and IndeXY's X.
-bool InProcessMemory(const std::string& design) { return design == "local" || design == "indexy"; }
+// Designs that keep their data outside the pool's tree core (this process's memory, a store on
+// disk), so byte keys need no big tree nodes: local, IndeXY, the store baselines.
+bool InProcessMemory(const std::string& design) {
+  return design == "local" || design == "indexy" || design == "rocksdb" || design == "lmdb";
+}
 
 // A design under test and the key format it runs with.
 struct HarnessParam {

@@ -5,6 +5,7 @@
 #include "designs/dex/dex_index.h"
 #include "designs/dex/offload.h"
 #include "designs/indexy/indexy_index.h"
+#include "designs/kvstore/store_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
@@ -33,6 +34,8 @@ const std::vector<Entry>& Table() {
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
       {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own"},
+      {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it"},
+      {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it"},
   };
   return table;
 }
