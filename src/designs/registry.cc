@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "designs/btreedisk/btree_disk_index.h"
 #include "designs/dex/dex_index.h"
 #include "designs/dex/offload.h"
 #include "designs/indexy/indexy_index.h"
@@ -36,6 +37,7 @@ const std::vector<Entry>& Table() {
       {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own"},
       {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it"},
       {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it"},
+      {"btree-disk", MakeBtreeDiskIndex, "the tree lives in a file and a buffer pool of the process that opens it"},
   };
   return table;
 }
