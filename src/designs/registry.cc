@@ -23,6 +23,7 @@ struct Entry {
   const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
   // The design's memory-side RPC handlers, registered on a memory node before it serves.
   Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
+  bool memory_limit = false;  // takes the knob limit_mb (MemoryLimitedDesigns)
 };
 
 // One line per design, in the order benchmarks list them.
@@ -34,10 +35,12 @@ const std::vector<Entry>& Table() {
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
-      {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own"},
-      {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it"},
-      {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it"},
-      {"btree-disk", MakeBtreeDiskIndex, "the tree lives in a file and a buffer pool of the process that opens it"},
+      {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own",
+       nullptr, true},
+      {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
+      {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
+      {"btree-disk", MakeBtreeDiskIndex, "the tree lives in a file and a buffer pool of the process that opens it",
+       nullptr, true},
   };
   return table;
 }
@@ -47,6 +50,13 @@ const std::vector<Entry>& Table() {
 std::vector<std::string> DesignNames() {
   std::vector<std::string> names;
   for (const Entry& e : Table()) names.emplace_back(e.name);
+  return names;
+}
+
+std::vector<std::string> MemoryLimitedDesigns() {
+  std::vector<std::string> names;
+  for (const Entry& e : Table())
+    if (e.memory_limit) names.emplace_back(e.name);
   return names;
 }
 

@@ -31,6 +31,7 @@ struct BenchFlags {
   std::string json_path, csv_path, trace_out_path, calibrate_out;
   bool list = false;
   double stall_s = 60;
+  double progress_s = 0;  // > 0: a progress line this often when stderr is no terminal
 };
 
 std::string Fixed(double v) {
@@ -81,6 +82,9 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   std::string out = line;
   if (c.shape.format == KeyFormat::kBytes) out += "# records: " + c.shape.ToString() + "\n";
   if (c.timeline_s > 0) out += "# timeline: throughput per " + Fixed(c.timeline_s * 1000) + " ms\n";
+  if (f.options.memory_limit)
+    out += "# memory limit: " + Fixed(static_cast<double>(*f.options.memory_limit) / (1 << 20)) +
+           " MiB (knob limit_mb of indexy, rocksdb, lmdb, btree-disk)\n";
   if (c.repartition)
     out += "# repartitioning at " + Fixed(c.repartition->at_s) + " s: compute node " +
            std::to_string(c.repartition->from) + " hands " + Fixed(c.repartition->share * 100) +
@@ -130,6 +134,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
     if (!threads_given) o.threads = p.total_threads();
     if (!compute_nodes_given) o.compute_nodes = static_cast<uint32_t>(p.compute.size());
   }
+  o.memory_limited = designs::MemoryLimitedDesigns();
   auto plan = bench::MakeBenchPlan(o, designs::DesignNames());
   if (!plan.ok()) Fail(plan.status().message(), 2);
   for (const std::string& w : plan->warnings) std::cerr << "dmindex bench: warning: " << w << "\n";
@@ -138,7 +143,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
 
   const bool tty = isatty(STDERR_FILENO);
   bench::ScopedInterruptHandler interrupt;
-  bench::Progress progress(tty);
+  bench::Progress progress(tty, f.progress_s);
   bench::Runner runner([&f] { return f.fabric.OpenCluster(); },
                        [](const IndexOptions& o, std::shared_ptr<Cluster> c) { return Index::Open(o, std::move(c)); },
                        interrupt.flag(), progress);
@@ -264,6 +269,19 @@ void AddBenchCommand(CLI::App& app) {
   AddReal(*cmd, "--cache-pct", &o.cache_pct, {0, 1000},
           "Cache per compute node, % of keys x record bytes (default 10)")->excludes(cache_mb);
   AddCount(*cmd, "--node-size", &o.node_bytes, 64, 1u << 20, "Tree node bytes (default 1024)");
+  AddDuration(*cmd, "--progress-s", &f->progress_s, 1.0, {0, BenchLimits::kMaxSeconds, true},
+              "When stderr is no terminal (a log), print a progress line this often: the bulk load's "
+              "elapsed time, the measured phase's share done and throughput (default: none)");
+  AddParsed(*cmd, "--memory-limit",
+            "Memory of the designs that hold an index larger than memory (indexy's X, the rocksdb "
+            "and lmdb stores' caches, btree-disk's buffer pool): their knob limit_mb, unless given; "
+            "a size such as 64M (docs/INDEXY.md)",
+            [&o](const std::string& text) -> Status {
+              auto bytes = ParseByteSize(text, 64 << 10, uint64_t{1} << 44);
+              if (!bytes.ok()) return bytes.status();
+              o.memory_limit = *bytes;
+              return Status::Ok();
+            });
   cmd->add_option("--key-format", o.key_format,
                   "u64: 8-byte integer keys and values (default); bytes: byte-string keys and values "
                   "(--key-style, --key-bytes, --value-bytes, --value-dist; a -P file's YCSB record shape)")
