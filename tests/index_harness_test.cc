@@ -439,15 +439,18 @@ INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
 // test holds (the concurrent phase's ~1000 live u64 keys are ~50 KiB of X; byte keys with values
 // of up to 2 KB, several hundred KiB), so X crosses its high mark throughout, and the history
 // is checked while release, pre-cleaning and admission run under the operations.
+// Every pair in the u64 format; byte keys (the same protocol, other X code paths) with the
+// in-memory Y, which keeps the CI's repeated concurrency runs short.
 std::vector<HarnessParam> IndexyVariants() {
   std::vector<HarnessParam> all;
   for (const char* x : {"art", "btree"})
-    for (const char* y : {"rocksdb", "lmdb", "mem"})
-      for (KeyFormat format : {KeyFormat::kU64, KeyFormat::kBytes})
-        all.push_back({std::string("indexy:x=") + x + ":y=" + y + ":limit_mb=0.03125", format});
+    for (const char* y : {"rocksdb", "lmdb", "mem"}) {
+      const std::string design = std::string("indexy:x=") + x + ":y=" + y + ":limit_mb=0.03125";
+      all.push_back({design, KeyFormat::kU64});
+      if (std::string(y) == "mem") all.push_back({design, KeyFormat::kBytes});
+    }
   // The authors' code's release policy (the default is the paper's density policy).
-  for (KeyFormat format : {KeyFormat::kU64, KeyFormat::kBytes})
-    all.push_back({"indexy:x=art:y=mem:limit_mb=0.03125:release=clock", format});
+  all.push_back({"indexy:x=art:y=mem:limit_mb=0.03125:release=clock", KeyFormat::kU64});
   return all;
 }
 INSTANTIATE_TEST_SUITE_P(IndexyTinyLimit, IndexHarnessTest, ::testing::ValuesIn(IndexyVariants()), ParamName);
