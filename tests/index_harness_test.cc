@@ -444,7 +444,7 @@ INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
 std::vector<HarnessParam> IndexyVariants() {
   std::vector<HarnessParam> all;
   for (const char* x : {"art", "btree"})
-    for (const char* y : {"rocksdb", "lmdb", "mem"}) {
+    for (const char* y : {"rocksdb", "lmdb", "btree", "mem"}) {
       const std::string design = std::string("indexy:x=") + x + ":y=" + y + ":limit_mb=0.03125";
       all.push_back({design, KeyFormat::kU64});
       if (std::string(y) == "mem") all.push_back({design, KeyFormat::kBytes});

@@ -233,6 +233,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["interrupted"] = r.interrupted;
   j["error"] = r.error;
   j["verify_error"] = r.verify_error;
+  j["properties"] = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : r.properties) j["properties"][name] = v;
   j["timeline_interval_s"] = NullOr(r.timeline_interval_s > 0 ? std::optional<double>(r.timeline_interval_s)
                                                                : std::nullopt);
   j["timeline"] = nlohmann::ordered_json::array();

@@ -194,6 +194,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.slc_refreshes = m.property_deltas["dmindex.rftree.refreshes"];
   r.stale_reads = m.property_deltas["dmindex.rftree.stale-reads"];
   r.cache_bytes = m.stats_after.cache_bytes;
+  for (const std::string& name : (*index)->PropertyNames())
+    if (auto v = (*index)->GetIntProperty(name)) r.properties[name] = *v;
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;
   r.interrupted = m.interrupted;

@@ -26,6 +26,9 @@ Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdSto
   } else if (knob == "y_row_cache_mb") {
     DMX_RETURN_IF_ERROR(KnobCount(knob, value, 0, 1u << 20, &n));
     o->row_cache_bytes = n << 20;
+  } else if (knob == "y_page_kb") {
+    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1024, &n));
+    o->page_bytes = static_cast<uint32_t>(n << 10);
   } else if (knob == "y_block_kb") {
     DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1024, &n));
     o->block_bytes = static_cast<uint32_t>(n << 10);

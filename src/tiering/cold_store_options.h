@@ -41,6 +41,10 @@ struct ColdStoreOptions {
   uint32_t background_threads = 2;            // IncreaseParallelism (paper code: 4; 2 cores here)
   bool direct_io = false;                     // direct reads and flush/compaction I/O
 
+  // The paged B+-tree (designs/btreedisk/paged_store.h, kind "btree"): its page size; its
+  // buffer pool is block_cache_bytes.
+  uint32_t page_bytes = 4096;
+
   // LMDB: a sparse map reserved up front, no syncs, no read-ahead; readers per environment.
   uint64_t lmdb_map_bytes = 64ull << 30;
   uint32_t lmdb_max_readers = 512;
@@ -49,7 +53,7 @@ struct ColdStoreOptions {
 };
 
 // The knobs of a design that opens a store (indexy, the store baselines): `y_dir`, `y_keep`,
-// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_direct` (docs/INDEXY.md).
+// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_page_kb`, `y_direct` (docs/INDEXY.md).
 // *handled is false for any other knob (the caller's own, or unknown); a bad value is
 // InvalidArgument naming the knob.
 Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* options,

@@ -1,6 +1,7 @@
 #include "designs/indexy/indexy_index.h"
 
 #include "common/option_checks.h"
+#include "designs/btreedisk/paged_store.h"
 #include "designs/indexy/tier_worker.h"
 #include "designs/indexy/tiers.h"
 #include "designs/indexy/x_art.h"
@@ -120,7 +121,10 @@ Result<std::unique_ptr<Index>> MakeIndexyIndex(fabric::Fabric& fabric, const Ind
   if (!o.ok()) return o.status();
   const uint32_t min_node_bytes = o->x == indexy::XKind::kBtree ? indexy::BtreeX::MinNodeBytes(options.key_format) : 64;
   DMX_RETURN_IF_ERROR(CheckIndexOptions(options, min_node_bytes, KnobNames(options)));
-  auto y = tiering::OpenColdStore(o->y);
+  auto y = o->y.kind == "btree"
+               ? btreedisk::PagedStore::Open(o->y, options.key_format == KeyFormat::kU64 ? 8 : options.max_key_bytes,
+                                             options.inline_value_bytes)
+               : tiering::OpenColdStore(o->y);
   if (!y.ok()) return y.status();
   if (options.key_format == KeyFormat::kBytes && options.max_key_bytes > (*y)->max_key_bytes()) {
     const std::string why = "indexy with y=" + o->y.kind + ": the store takes keys of at most " +

@@ -22,7 +22,8 @@ Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index) {
       else if (v == "btree") o.x = XKind::kBtree;
       else return BadKnob(knob, v, "art or btree");
     } else if (knob == "y") {
-      if (v != "rocksdb" && v != "lmdb" && v != "mem") return BadKnob(knob, v, "rocksdb, lmdb or mem");
+      if (v != "rocksdb" && v != "lmdb" && v != "mem" && v != "btree")
+        return BadKnob(knob, v, "rocksdb, lmdb, btree or mem");
       o.y.kind = v;
     } else if (knob == "limit_mb") {
       double mb = 0;
@@ -59,7 +60,7 @@ Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index) {
       return Status::InvalidArgument("indexy: unknown knob '" + knob +
                                      "' (known: x, y, limit_mb, high, low, stall, stall_ms, release, clean, "
                                      "clean_from, unit_depth, sample, margin, gap, y_dir, y_keep, y_buffer_mb, "
-                                     "y_cache_mb, y_row_cache_mb, y_block_kb, y_direct)");
+                                     "y_cache_mb, y_row_cache_mb, y_block_kb, y_page_kb, y_direct)");
     }
   }
   if (o.low > o.high)

@@ -3,7 +3,8 @@
 // them with the reasons.
 //
 //   x           art|btree      the in-memory index X (adaptive radix tree; the local B+-tree)
-//   y           rocksdb|lmdb|mem  the on-disk index Y (mem: in memory, for tests)
+//   y           rocksdb|lmdb|btree|mem  the on-disk index Y (btree: btree-disk's paged B+-tree,
+//                              the paper's ART-B+; mem: in memory, for tests)
 //   limit_mb    real > 0       X's memory limit in MiB (X's own bytes, not RSS); 0.25 = 256 KiB
 //   high, low   (0,1]          watermarks as fractions of the limit (0.95, 0.94): release starts
 //                              at high and frees down to low
@@ -19,7 +20,8 @@
 //                              density-variation threshold (fraction of the parent's density)
 //   y_dir       path           parent of Y's own fresh directory (default: the temp dir)
 //   y_keep      on|off         keep Y's directory after Close
-//   y_buffer_mb, y_cache_mb    RocksDB memtable and block cache (16 each)
+//   y_buffer_mb, y_cache_mb    RocksDB memtable and block cache (16 each); y=btree: its buffer pool
+//   y_page_kb   n              y=btree: its page size (4)
 //   y_block_kb  n              RocksDB data block size (4)
 //   y_direct    on|off         RocksDB direct I/O for reads, flushes and compactions (off)
 #pragma once
