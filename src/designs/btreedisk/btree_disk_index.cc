@@ -79,7 +79,7 @@ Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const 
   o.max_key_bytes = options.key_format == KeyFormat::kU64 ? 8 : options.max_key_bytes;
   bool page_given = false;
   std::string dir;
-  bool keep = false;
+  bool keep = false, direct = false;
   std::vector<std::string> known;
   for (const auto& [knob, v] : options.knobs) {
     known.push_back(knob);
@@ -96,8 +96,11 @@ Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const 
       dir = v;
     } else if (knob == "y_keep") {
       DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &keep));
+    } else if (knob == "direct") {
+      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &direct));
     } else {
-      return Status::InvalidArgument("btree-disk: unknown knob '" + knob + "' (known: limit_mb, page_kb, y_dir, y_keep)");
+      return Status::InvalidArgument("btree-disk: unknown knob '" + knob +
+                                     "' (known: limit_mb, page_kb, direct, y_dir, y_keep)");
     }
   }
   DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
@@ -110,7 +113,7 @@ Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const 
   }
   // A buffer pool of at least 64 pages: a few paths and the cooling map.
   o.cache_bytes = std::max<uint64_t>(o.cache_bytes, 64ull * o.page_bytes);
-  auto file = btreedisk::PageFile::Open(dir, keep, o.page_bytes);
+  auto file = btreedisk::PageFile::Open(dir, keep, o.page_bytes, direct);
   if (!file.ok()) return file.status();
   auto tree = PagedTree::Open(o, std::move(file).value());
   if (!tree.ok()) return tree.status();

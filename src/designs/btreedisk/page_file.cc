@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace dmindex::designs::btreedisk {
@@ -42,19 +43,33 @@ Status WriteFully(int fd, const void* buf, size_t len, uint64_t off, const char*
   return Status::Ok();
 }
 
+// O_DIRECT transfers need memory aligned to the device's blocks.
+constexpr size_t kDirectAlign = 4096;
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+std::unique_ptr<std::byte, AlignedFree> AlignedPage(uint32_t bytes) {
+  return std::unique_ptr<std::byte, AlignedFree>(static_cast<std::byte*>(std::aligned_alloc(kDirectAlign, bytes)));
+}
+
 }  // namespace
 
-Result<std::unique_ptr<PageFile>> PageFile::Open(const std::string& parent_dir, bool keep, uint32_t page_bytes) {
+Result<std::unique_ptr<PageFile>> PageFile::Open(const std::string& parent_dir, bool keep, uint32_t page_bytes,
+                                                 bool direct) {
+  if (direct && page_bytes % kDirectAlign != 0)
+    return Status::InvalidArgument("btree-disk: direct I/O needs pages of a multiple of 4 KiB, not " +
+                                   std::to_string(page_bytes) + " bytes");
   auto dir = tiering::StoreDir::Create(parent_dir, "dmindex-btree", keep);
   if (!dir.ok()) return dir.status();
-  const int pages = ::open((dir->path() + "/pages").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int pages = ::open((dir->path() + "/pages").c_str(),
+                           O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0), 0644);
   if (pages < 0) return Errno("btree-disk: creating " + dir->path() + "/pages");
   const int log = ::open((dir->path() + "/values").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log < 0) {
     ::close(pages);
     return Errno("btree-disk: creating " + dir->path() + "/values");
   }
-  return std::unique_ptr<PageFile>(new PageFile(std::move(dir).value(), pages, log, page_bytes));
+  return std::unique_ptr<PageFile>(new PageFile(std::move(dir).value(), pages, log, page_bytes, direct));
 }
 
 PageFile::~PageFile() {
@@ -71,12 +86,21 @@ Status PageFile::Close() {
 
 Status PageFile::Load(GlobalAddress addr, std::byte* page) {
   page_reads_.fetch_add(1, std::memory_order_relaxed);
-  return ReadFully(pages_fd_, page, page_bytes_, OffsetOf(addr), "a page");
+  if (!direct_) return ReadFully(pages_fd_, page, page_bytes_, OffsetOf(addr), "a page");
+  auto buf = AlignedPage(page_bytes_);
+  if (buf == nullptr) return Status::IoError("btree-disk: no memory for an aligned page");
+  DMX_RETURN_IF_ERROR(ReadFully(pages_fd_, buf.get(), page_bytes_, OffsetOf(addr), "a page"));
+  std::memcpy(page, buf.get(), page_bytes_);
+  return Status::Ok();
 }
 
 Status PageFile::WriteBack(GlobalAddress addr, const std::byte* page) {
   page_writes_.fetch_add(1, std::memory_order_relaxed);
-  return WriteFully(pages_fd_, page, page_bytes_, OffsetOf(addr), "a page");
+  if (!direct_) return WriteFully(pages_fd_, page, page_bytes_, OffsetOf(addr), "a page");
+  auto buf = AlignedPage(page_bytes_);
+  if (buf == nullptr) return Status::IoError("btree-disk: no memory for an aligned page");
+  std::memcpy(buf.get(), page, page_bytes_);
+  return WriteFully(pages_fd_, buf.get(), page_bytes_, OffsetOf(addr), "a page");
 }
 
 Status PageFile::AppendValue(std::string_view value, uint64_t* offset) {

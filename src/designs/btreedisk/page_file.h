@@ -27,7 +27,10 @@ struct PageFileCounters {
 
 class PageFile final : public cache::PageLoader, public cache::PageWriter {
  public:
-  static Result<std::unique_ptr<PageFile>> Open(const std::string& parent_dir, bool keep, uint32_t page_bytes);
+  // `direct`: pages bypass the OS page cache (O_DIRECT), so the buffer pool is the only cache
+  // of the tree, as LeanStore's; needs pages of a multiple of 4 KiB.
+  static Result<std::unique_ptr<PageFile>> Open(const std::string& parent_dir, bool keep, uint32_t page_bytes,
+                                                bool direct = false);
   ~PageFile() override;
 
   GlobalAddress NewPage() {
@@ -45,14 +48,15 @@ class PageFile final : public cache::PageLoader, public cache::PageWriter {
   Status Close();
 
  private:
-  PageFile(tiering::StoreDir dir, int pages_fd, int log_fd, uint32_t page_bytes)
-      : dir_(std::move(dir)), pages_fd_(pages_fd), log_fd_(log_fd), page_bytes_(page_bytes) {}
+  PageFile(tiering::StoreDir dir, int pages_fd, int log_fd, uint32_t page_bytes, bool direct)
+      : dir_(std::move(dir)), pages_fd_(pages_fd), log_fd_(log_fd), page_bytes_(page_bytes), direct_(direct) {}
   uint64_t OffsetOf(GlobalAddress addr) const { return addr.offset() - page_bytes_; }
 
   tiering::StoreDir dir_;
   int pages_fd_;
   int log_fd_;
   const uint32_t page_bytes_;
+  const bool direct_;  // O_DIRECT: transfers go through an aligned buffer
   std::atomic<uint64_t> next_page_{0};
   std::atomic<uint64_t> log_end_{0};
   std::atomic<uint64_t> page_reads_{0}, page_writes_{0}, log_reads_{0};

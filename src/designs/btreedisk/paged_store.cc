@@ -67,7 +67,7 @@ Result<std::unique_ptr<tiering::ColdStore>> PagedStore::Open(const tiering::Cold
   t.inline_value_bytes = inline_value_bytes;
   t.page_bytes = std::max(o.page_bytes, PagedTree::MinPageBytes(max_key_bytes, inline_value_bytes));
   t.cache_bytes = std::max<uint64_t>(o.block_cache_bytes, 64ull * t.page_bytes);
-  auto file = PageFile::Open(o.parent_dir, o.keep, t.page_bytes);
+  auto file = PageFile::Open(o.parent_dir, o.keep, t.page_bytes, o.direct_io);
   if (!file.ok()) return file.status();
   auto tree = PagedTree::Open(t, std::move(file).value());
   if (!tree.ok()) return tree.status();
