@@ -36,7 +36,8 @@ Walk WalkUnits(Node* node, uint64_t v, std::string path, uint32_t hop, UnitWalk&
   path += node->PrefixString();
   const ChildRef terminal = node->terminal();
   ChildList children;
-  node->Children(0, &children);
+  // A unit's own children are not walked: no need to copy them (most nodes walked are units).
+  if (hop < s.unit_hop) node->Children(0, &children);
   UnitInfo u;
   u.node = node;
   u.hop = hop;

@@ -1,5 +1,6 @@
 #include "designs/indexy/tier_worker.h"
 
+#include <algorithm>
 #include <mutex>
 
 namespace dmindex::designs::indexy {
@@ -8,9 +9,13 @@ namespace {
 void Count(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
 
 // How long the background sleeps when it has nothing to do (a writer crossing the high mark
-// wakes it at once), and between two pre-cleaning passes.
+// wakes it at once), and at least between two pre-cleaning passes. A pass over all units is
+// followed by a pause of kPassPauseFactor times its own length, so pre-cleaning takes about a
+// tenth of a core however large X grows (the paper paces passes by inserts, the authors' code
+// by time; the check-back only needs passes to be far enough apart for quiet units to show).
 constexpr std::chrono::microseconds kIdle{10'000};
 constexpr std::chrono::microseconds kPassPause{2'000};
+constexpr int kPassPauseFactor = 9;
 // After a release round that freed nothing (everything is the root, or Y fails).
 constexpr std::chrono::microseconds kNoProgressPause{1'000};
 
@@ -40,6 +45,7 @@ std::string TierWorker::last_error() const {
 void TierWorker::Run() {
   std::unique_ptr<XWorker> w = tiers_.x().NewWorker();
   MemoryBudget& budget = tiers_.budget();
+  runtime::Clock::time_point pass_start = runtime::Now();
   while (!budget.stopped()) {
     if (budget.AtHigh()) {
       if (!ReleaseRound(*w)) budget.WaitForWork(kNoProgressPause);
@@ -56,7 +62,9 @@ void TierWorker::Run() {
       Count(cleaned_entries_, step->written);
       if (step->pass_ended) {
         Count(clean_passes_);
-        budget.WaitForWork(kPassPause);
+        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(runtime::Now() - pass_start);
+        budget.WaitForWork(std::max(kPassPause, took * kPassPauseFactor));
+        pass_start = runtime::Now();
       }
       continue;
     }
@@ -95,7 +103,14 @@ bool TierWorker::ReleaseRound(XWorker& w) {
     // Enough, counting what the epochs will free: stop at the low mark, not below.
     if (freed >= target) break;
   }
-  w.DecayAccesses();  // accesses before this release count half from now on
+  // Accesses before count half from now on, once a quarter of the limit was released since
+  // the last time (the paper resets counters after a release; a walk over every tracked node
+  // after every small round would cost more than the round).
+  released_since_decay_ += freed;
+  if (released_since_decay_ >= tiers_.options().limit_bytes / 4) {
+    w.DecayAccesses();
+    released_since_decay_ = 0;
+  }
   ReclaimRetired(w);
   budget.Freed();
   return freed > 0;

@@ -52,6 +52,7 @@ class TierWorker {
   Tiers& tiers_;
   ReleasePolicyRunner policy_;
   PreCleaner cleaner_;
+  uint64_t released_since_decay_ = 0;  // bytes
   std::atomic<uint64_t> release_rounds_{0}, released_units_{0}, released_entries_{0}, released_bytes_{0},
       release_written_{0}, cleaned_units_{0}, cleaned_entries_{0}, clean_passes_{0}, errors_{0};
   mutable runtime::Mutex error_mu_;
