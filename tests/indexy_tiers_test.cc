@@ -446,7 +446,7 @@ TEST(IndexyKnobsTest, BadKnobsAreClearErrors) {
     EXPECT_NE(index.status().message().find(needle), std::string::npos) << index.status().ToString();
   };
   bad({{"x", "hash"}}, "art or btree");
-  bad({{"y", "leveldb"}}, "rocksdb, lmdb or mem");
+  bad({{"y", "leveldb"}}, "rocksdb, lmdb, btree or mem");
   bad({{"limit_mb", "0"}}, "limit_mb");
   bad({{"low", "0.99"}}, "above knob high");
   bad({{"release", "lru"}}, "density or clock");

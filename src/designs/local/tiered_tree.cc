@@ -18,6 +18,12 @@ TieredTree<F>::TieredTree(uint32_t node_bytes, uint32_t unit_level, uint32_t sam
 template <class F>
 bool TieredTree<F>::Descend(const Probe& key, bool split_full, Path* path, NodeT** leaf, uint64_t* version,
                             NodeT** parent_out, uint64_t* parent_version, uint32_t* child_pos) {
+  return Walk(&key, 0, split_full, path, leaf, version, parent_out, parent_version, child_pos);
+}
+
+template <class F>
+bool TieredTree<F>::Walk(const Probe* key, uint16_t level, bool split_full, Path* path, NodeT** out,
+                         uint64_t* version, NodeT** parent_out, uint64_t* parent_version, uint32_t* child_pos) {
   path->count = 0;
   NodeT* node = this->root_.load(std::memory_order_acquire);
   uint64_t v = node->lock().ReadLock();
@@ -25,13 +31,13 @@ bool TieredTree<F>::Descend(const Probe& key, bool split_full, Path* path, NodeT
   NodeT* parent = nullptr;
   uint64_t pv = 0;
   uint32_t cpos = 0;
-  while (!node->is_leaf()) {
+  while (node->level() > level) {
     // Eager split of a full inner node, while its parent (not full) can be locked.
     if (split_full && node->full()) {
       this->SplitLocked(parent, pv, cpos, node, v);
       return false;
     }
-    const uint32_t pos = node->ChildIndex(key);
+    const uint32_t pos = key != nullptr ? node->ChildIndex(*key) : 0;
     NodeT* child = node->child(pos);
     if (!node->lock().Validate(v)) return false;
     const uint64_t cv = child->lock().ReadLock();
@@ -45,7 +51,7 @@ bool TieredTree<F>::Descend(const Probe& key, bool split_full, Path* path, NodeT
     node = child;
     v = cv;
   }
-  *leaf = node;
+  *out = node;
   *version = v;
   if (parent_out != nullptr) {
     *parent_out = parent;
@@ -279,23 +285,8 @@ TieredUnit TieredTree<F>::UnitOf(NodeT* node, std::string id, std::string end, u
 
 template <class F>
 bool TieredTree<F>::FindAtLevel(const std::string* low, uint16_t level, Path* path, NodeT** out, uint64_t* version) {
-  path->count = 0;
   const Probe probe = low != nullptr ? F::ProbeOf(*low) : Probe{};
-  NodeT* node = this->root_.load(std::memory_order_acquire);
-  uint64_t v = node->lock().ReadLock();
-  if (OptLock::IsObsolete(v) || node != this->root_.load(std::memory_order_acquire)) return false;
-  while (node->level() > level) {
-    NodeT* child = node->child(low != nullptr ? node->ChildIndex(probe) : 0);
-    if (!node->lock().Validate(v)) return false;
-    const uint64_t cv = child->lock().ReadLock();
-    if (!node->lock().Validate(v) || OptLock::IsObsolete(cv)) return false;
-    if (path->count < kMaxHeight) path->nodes[path->count++] = node;
-    node = child;
-    v = cv;
-  }
-  *out = node;
-  *version = v;
-  return true;
+  return Walk(low != nullptr ? &probe : nullptr, level, false, path, out, version, nullptr, nullptr, nullptr);
 }
 
 namespace {

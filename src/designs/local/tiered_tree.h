@@ -139,6 +139,9 @@ class TieredTree : public LocalTree<F> {
   // The node at `level` whose range holds `low` (none: the leftmost), validated and read-locked
   // at *version; path: the nodes above it.
   bool FindAtLevel(const std::string* low, uint16_t level, Path* path, NodeT** node, uint64_t* version);
+  // Both: the node at `level` on the path of `key` (null: the leftmost path).
+  bool Walk(const Probe* key, uint16_t level, bool split_full, Path* path, NodeT** out, uint64_t* version,
+            NodeT** parent_out, uint64_t* parent_version, uint32_t* child_pos);
   Outcome TryModify(Worker& w, const Probe& key, Slice key_bytes,
                     FunctionRef<TieredDecision(const TieredEntry&)>& decide);
   void Track(Worker& w, const Path& path, int64_t entries_delta, bool dirty);
