@@ -71,7 +71,7 @@ def fig3(name):
     runs = load(name)
     if not runs:
         return
-    print(f"\n{name}: {runs[0]['keys']} keys inserted into an empty index\n")
+    print(f"\n{name}: {runs[0]['ops']} keys inserted into an empty index\n")
     print("| system | whole run kops/s | until the limit kops/s | after the limit kops/s | peak X MB (high mark) | released entries | written by release | stalls (timeouts) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in runs:
@@ -86,7 +86,13 @@ def fig3(name):
               f"{kops(after) if after else '-'} | {peak} | {rel} | {wr} | {st} |")
 
 
-def simple(names, title, key=lambda r: r["workload"]):
+def page_kb(r):
+    d = r["design"]
+    tag = "page_kb=" if "btree-disk" in d else "y_page_kb="
+    return d[d.index(tag) + len(tag):].split(":")[0] + " KiB pages"
+
+
+def simple(names, title, key=lambda r: r["workload"], col=None):
     rows = {}
     cols = []
     for n in names:
@@ -94,10 +100,10 @@ def simple(names, title, key=lambda r: r["workload"]):
         if not runs:
             continue
         for r in runs:
-            col = system(r["design"])
-            if col not in cols:
-                cols.append(col)
-            rows.setdefault(key(r) if callable(key) else n, {})[col] = r
+            c = col(r) if col else system(r["design"])
+            if c not in cols:
+                cols.append(c)
+            rows.setdefault(key(r) if callable(key) else n, {})[c] = r
     if not rows:
         return
     print(f"\n{title}\n")
@@ -111,7 +117,7 @@ def main():
     fig3("fig3-random")
     fig3("fig3-sequential")
     simple([f"table2-{kb}" for kb in (4, 8, 16)], "Table II analogue: random inserts over the whole run, kops/s",
-           key=lambda r: r["design"])
+           key=page_kb, col=lambda r: system(r["design"]).split(" ")[0])
     simple([f"fig5-{p}" for p in (1, 5, 10, 25, 50)], "Fig. 5: uniform reads over a working set, kops/s",
            key=None)
     simple(["fig8"], "Fig. 8: YCSB at zipfian 0.7 after the limit, kops/s")
