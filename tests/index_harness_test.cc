@@ -457,10 +457,10 @@ INSTANTIATE_TEST_SUITE_P(IndexyTinyLimit, IndexHarnessTest, ::testing::ValuesIn(
 
 // btree-disk with its smallest buffer pool (64 pages), far below what the tests hold: pages
 // are evicted, written to the file and read back while the threads race. 1 KiB pages for the
-// u64 format; byte keys of 1 KiB need 8 KiB ones, here with direct I/O (O_DIRECT).
+// u64 format; byte keys of 1 KiB need 8 KiB ones. (Direct I/O: tests/btree_disk_test.cc.)
 INSTANTIATE_TEST_SUITE_P(BtreeDiskSmallPool, IndexHarnessTest,
                          ::testing::Values(HarnessParam{"btree-disk:page_kb=1:limit_mb=0.0625", KeyFormat::kU64},
-                                           HarnessParam{"btree-disk:limit_mb=0.0625:direct=on", KeyFormat::kBytes}),
+                                           HarnessParam{"btree-disk:limit_mb=0.0625", KeyFormat::kBytes}),
                          ParamName);
 
 }  // namespace

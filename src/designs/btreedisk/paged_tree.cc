@@ -15,6 +15,61 @@ uint64_t HeaderWord(const std::byte* page) {
       .load(std::memory_order_relaxed);
 }
 
+// An inner page read in place, word by word, while a latch holder may be writing it: a
+// descent looks at a few separators, not the whole page. Whatever it reads is trusted only
+// once the frame's version is validated; until then offsets are bounded, never followed out of
+// the page.
+class InnerReader {
+ public:
+  InnerReader(const std::byte* page, uint32_t page_bytes) : page_(page), page_bytes_(page_bytes) {
+    const uint64_t h = HeaderWord(page);
+    level_ = static_cast<uint16_t>(h);
+    count_ = std::min<uint32_t>(static_cast<uint16_t>(h >> 16), MaxChildren(page_bytes) - 1);
+  }
+  uint16_t level() const { return level_; }
+  uint32_t count() const { return count_; }
+  // Separator i's bytes.
+  void Separator(uint32_t i, std::string* out) const {
+    const uint64_t dir = Word(kHeaderBytes + 8 * MaxChildren(page_bytes_) + 8 * i);
+    const uint32_t off = static_cast<uint32_t>(dir), len = static_cast<uint32_t>(dir >> 32);
+    if (off % 8 != 0 || static_cast<uint64_t>(off) + Pad8(len) > page_bytes_) {
+      out->clear();  // torn: the validation fails
+      return;
+    }
+    out->resize(Pad8(len));
+    CopyFromPool(out->data(), page_ + off, Pad8(len));
+    out->resize(len);
+  }
+  // The child covering `key`: the number of separators <= key.
+  uint32_t ChildIndex(Slice key, std::string* scratch) const {
+    uint32_t lo = 0, hi = count_;
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      Separator(mid, scratch);
+      if (Slice(*scratch) <= key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  // The page's bytes in use (header, child and directory words, separators).
+  uint64_t BytesUsed() const {
+    uint64_t b = kHeaderBytes + 16ull * MaxChildren(page_bytes_);
+    for (uint32_t i = 0; i < count_; ++i)
+      b += Pad8(Word(kHeaderBytes + 8 * MaxChildren(page_bytes_) + 8 * i) >> 32);
+    return b;
+  }
+
+ private:
+  uint64_t Word(uint32_t off) const {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(page_ + off)))
+        .load(std::memory_order_relaxed);
+  }
+  const std::byte* page_;
+  const uint32_t page_bytes_;
+  uint16_t level_ = 0;
+  uint32_t count_ = 0;
+};
+
 }  // namespace
 
 bool PageLayoutOfTree::IsLeaf(const std::byte* page) const { return (HeaderWord(page) & 0xffff) == 0; }
@@ -122,22 +177,28 @@ Status PagedTree::Descend(Worker& w, Slice key, bool for_write, LeafAt* at) {
     auto child = bm_->Resolve(parent, slot, child_is_leaf, w.cw_, *file_);
     if (!child.ok()) return child.status();
     cache::OptimisticGuard node = *child;
-    CopyFromPool(w.copy_.data(), node.page(), P);
-    if (!node.Validate()) return RetryStatus();
-    const PageView v(w.copy_.data(), P);
-    if (!v.Plausible() || v.level() == kMetaLevel) return RetryStatus();
-    if (v.is_leaf()) {
+    const InnerReader inner(node.page(), P);
+    if (inner.level() == 0) {  // the leaf: a private copy for the caller
+      CopyFromPool(w.copy_.data(), node.page(), P);
+      if (!node.Validate()) return RetryStatus();
+      if (!PageView(w.copy_.data(), P).Plausible()) return RetryStatus();
       at->parent = parent;
       at->leaf = node;
       at->high = std::move(high);
       return Status::Ok();
     }
+    const uint32_t i = inner.ChildIndex(key, &w.key_);
+    const bool has_high = i < inner.count();
+    if (has_high) inner.Separator(i, &w.high_);
     // Eager split: a writer never arrives at a parent without room for one more separator.
-    if (for_write && !InnerHasRoom(v)) return Split(w, parent, node);
-    const uint32_t i = v.ChildIndex(key);
-    if (i < v.count()) high = std::string(v.separator(i));
+    const bool full = for_write && (inner.count() + 2u > MaxChildren(P) ||
+                                    inner.BytesUsed() + Pad8(options_.max_key_bytes) > P);
+    if (!node.Validate()) return RetryStatus();
+    if (inner.level() == kMetaLevel) return RetryStatus();
+    if (full) return Split(w, parent, node);
+    if (has_high) high = w.high_;
     parent = node;
-    parent_level = v.level();
+    parent_level = inner.level();
     slot = layout_.ChildSlot(node.frame()->page, i);
   }
   return Status::Corruption("btree-disk: a path of more than 64 pages");

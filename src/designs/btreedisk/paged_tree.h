@@ -56,6 +56,7 @@ class PagedTree {
     friend class PagedTree;
     cache::CacheWorker cw_;
     std::vector<std::byte> copy_, parent_copy_, out_;
+    std::string key_, high_;  // separators read during a descent
   };
 
   Status Lookup(Worker& w, Slice key, std::string* value);
