@@ -118,14 +118,14 @@ def main():
     fig3("fig3-sequential")
     simple([f"table2-{kb}" for kb in (4, 8, 16)], "Table II analogue: random inserts over the whole run, kops/s",
            key=page_kb, col=lambda r: system(r["design"]).split(" ")[0])
-    simple([f"fig5-{p}" for p in (1, 5, 10, 25, 50)], "Fig. 5: uniform reads over a working set, kops/s",
+    simple([f"fig5-{p}" for p in (1, 5, 25, 50)], "Fig. 5: uniform reads over a working set, kops/s",
            key=None)
     simple(["fig8"], "Fig. 8: YCSB at zipfian 0.7 after the limit, kops/s")
     simple([f"fig7-unit{u}" for u in (1, 5, 10)], "Fig. 7: shifting working set, lookups per second (kops/s)",
            key=None)
     simple(["policy-5", "policy-25", "policy-ycsb-a"], "Release policies, kops/s", key=None)
     # X bytes and hit rates of the read runs (how much of the working set stayed in X).
-    for n in [f"fig5-{p}" for p in (1, 5, 10, 25, 50)] + ["policy-5", "policy-25"]:
+    for n in [f"fig5-{p}" for p in (1, 5, 25, 50)] + ["policy-5", "policy-25"]:
         runs = load(n)
         if not runs:
             continue

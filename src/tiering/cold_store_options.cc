@@ -17,6 +17,8 @@ Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdSto
     return KnobSwitch(knob, value, &o->keep);
   } else if (knob == "y_direct") {
     return KnobSwitch(knob, value, &o->direct_io);
+  } else if (knob == "y_meta_cached") {
+    return KnobSwitch(knob, value, &o->meta_in_cache);
   } else if (knob == "y_buffer_mb") {
     DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1u << 20, &n));
     o->write_buffer_bytes = n << 20;

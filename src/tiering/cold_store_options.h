@@ -40,6 +40,11 @@ struct ColdStoreOptions {
   uint32_t bloom_bits_per_key = 10;
   uint32_t background_threads = 2;            // IncreaseParallelism (paper code: 4; 2 cores here)
   bool direct_io = false;                     // direct reads and flush/compaction I/O
+  // Index and filter blocks in the block cache (counted in the configured memory, digest trap
+  // R8), or held by the table readers beside it (RocksDB's default; counted in Usage's
+  // memory_bytes all the same): at small caches the filters of a few million keys no longer
+  // fit and every Get reads them from disk.
+  bool meta_in_cache = true;
 
   // The paged B+-tree (designs/btreedisk/paged_store.h, kind "btree"): its page size; its
   // buffer pool is block_cache_bytes.
@@ -53,7 +58,8 @@ struct ColdStoreOptions {
 };
 
 // The knobs of a design that opens a store (indexy, the store baselines): `y_dir`, `y_keep`,
-// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_page_kb`, `y_direct` (docs/INDEXY.md).
+// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_page_kb`, `y_direct`,
+// `y_meta_cached` (docs/INDEXY.md).
 // *handled is false for any other knob (the caller's own, or unknown); a bad value is
 // InvalidArgument naming the knob.
 Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* options,

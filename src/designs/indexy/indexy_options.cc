@@ -60,7 +60,7 @@ Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index) {
       return Status::InvalidArgument("indexy: unknown knob '" + knob +
                                      "' (known: x, y, limit_mb, high, low, stall, stall_ms, release, clean, "
                                      "clean_from, unit_depth, sample, margin, gap, y_dir, y_keep, y_buffer_mb, "
-                                     "y_cache_mb, y_row_cache_mb, y_block_kb, y_page_kb, y_direct)");
+                                     "y_cache_mb, y_row_cache_mb, y_block_kb, y_page_kb, y_direct, y_meta_cached)");
     }
   }
   if (o.low > o.high)

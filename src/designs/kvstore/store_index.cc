@@ -132,7 +132,7 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
     if (!handled)
       return Status::InvalidArgument(std::string(kind) + ": unknown knob '" + knob +
                                      "' (known: limit_mb, y_dir, y_keep, y_buffer_mb, y_cache_mb, y_row_cache_mb, "
-                                     "y_block_kb, y_direct)");
+                                     "y_block_kb, y_page_kb, y_direct, y_meta_cached)");
   }
   DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
   auto store = tiering::OpenColdStore(so);
