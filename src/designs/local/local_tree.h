@@ -34,6 +34,7 @@
 
 #include "common/epoch.h"
 #include "common/retry.h"
+#include "common/runtime.h"
 #include "designs/local/local_node.h"
 #include "dmindex/index.h"
 #include "dmindex/status.h"
@@ -65,7 +66,8 @@ class LocalTree {
     friend class TieredTree;
     std::unique_ptr<EpochManager::Participant> participant_;
     uint64_t retired_since_reclaim_ = 0;  // bytes
-    uint64_t rng_ = reinterpret_cast<uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1;
+    // Seeded by the runtime, not by the address: a simulated run is a function of its seed.
+    uint64_t rng_ = runtime::Entropy() | 1;
   };
 
   // node_bytes must be at least MinNodeBytes().
