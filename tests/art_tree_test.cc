@@ -368,7 +368,12 @@ TEST(ArtTreeTest, ConcurrentScansSeeStableKeysWhilePathsSplit) {
   Client setup(tree);
   // Groups of stable keys, each group under a long compressed path of its own, never changed.
   constexpr int kGroups = 400;
-  auto group_path = [](int g) { return "G" + std::to_string(1000 + g) + std::string(28, 'p'); };
+  auto group_path = [](int g) {  // appended, not `"G" + ...`: GCC 12's false -Wrestrict
+    std::string path(1, 'G');
+    path += std::to_string(1000 + g);
+    path.append(28, 'p');
+    return path;
+  };
   std::vector<std::string> stable;
   for (int g = 0; g < kGroups; ++g)
     for (char c : {'A', 'B', 'C'}) {

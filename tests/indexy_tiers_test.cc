@@ -25,12 +25,13 @@ namespace dmindex::designs::indexy {
 namespace {
 
 std::string K(uint64_t i) { return U64Key(i).str(); }
-// "v<i>" (built by insert: GCC 12 warns wrongly about `"v" + std::to_string(i)`, -Wrestrict).
-std::string V(uint64_t i) {
+// "<prefix><i>" (built by insert: GCC 12 warns wrongly about `"v" + std::to_string(i)`, -Wrestrict).
+std::string Numbered(char prefix, uint64_t i) {
   std::string v = std::to_string(i);
-  v.insert(v.begin(), 'v');
+  v.insert(v.begin(), prefix);
   return v;
 }
+std::string V(uint64_t i) { return Numbered('v', i); }
 
 std::unique_ptr<XTree> MakeX(XKind kind, const IndexyOptions& o) {
   if (kind == XKind::kArt) return std::make_unique<ArtX>(o.unit_depth, o.sample_shift, o.reclaim_bytes());
@@ -212,13 +213,13 @@ TEST_P(TiersTest, ReleaseWritesYBeforeItUnlinks) {
 TEST_P(TiersTest, ScansMergeBothTiersAndTombstonesHideY) {
   std::map<std::string, std::string> model;
   for (uint64_t k = 2; k <= 1000; k += 2) {
-    ASSERT_TRUE(Put(k, "y" + std::to_string(k)).ok());
-    model[K(k)] = "y" + std::to_string(k);
+    ASSERT_TRUE(Put(k, Numbered('y', k)).ok());
+    model[K(k)] = Numbered('y', k);
   }
   ReleaseAll();
   for (uint64_t k = 1; k <= 1001; k += 10) {  // odd keys, only in X
-    ASSERT_TRUE(Put(k, "x" + std::to_string(k)).ok());
-    model[K(k)] = "x" + std::to_string(k);
+    ASSERT_TRUE(Put(k, Numbered('x', k)).ok());
+    model[K(k)] = Numbered('x', k);
   }
   for (uint64_t k = 4; k <= 1000; k += 12) {  // Y keys deleted in X (tombstones)
     ASSERT_TRUE(tiers_->Delete(*fg_, K(k)).ok());
