@@ -152,6 +152,34 @@ TEST_P(TiersTest, ReleasedKeysAreUpdatedDeletedAndNeverResurrect) {
   EXPECT_EQ(all.at(K(10)), "new10");
 }
 
+// Y refusing every call (a full disk, a failing device): a release fails with the store's
+// error and unlinks nothing, so every key stays readable from X; once Y works again, the same
+// release succeeds.
+TEST_P(TiersTest, FailingYKeepsEverythingInXAndReturnsItsError) {
+  for (uint64_t k = 1; k <= 400; ++k) ASSERT_TRUE(Put(k, V(k)).ok());
+  tiering::MemStoreFaults fail_all;
+  fail_all.fail_every = 1;
+  mem_->SetFaults(fail_all);
+  int failed = 0;
+  for (const XUnit& u : Units()) {
+    auto r = bg_->Release(u, *tiers_);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.status().IsIoError()) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("injected failure of write"), std::string::npos) << r.status().ToString();
+    ++failed;
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_EQ(tiers_->x().entries(), 400u);
+  EXPECT_EQ(mem_->size(), 0u);
+  for (uint64_t k = 1; k <= 400; ++k) ASSERT_EQ(Get(k), V(k)) << k;
+  mem_->SetFaults({});
+  EXPECT_EQ(ReleaseAll(), 400u);
+  EXPECT_EQ(mem_->size(), 400u);
+  const auto all = ScanAll();
+  ASSERT_EQ(all.size(), 400u);
+  for (uint64_t k = 1; k <= 400; ++k) EXPECT_EQ(all.at(K(k)), V(k)) << k;
+}
+
 TEST_P(TiersTest, AdmissionNeverOverwritesANewerValue) {
   for (uint64_t k = 1; k <= 100; ++k) ASSERT_TRUE(Put(k, "old").ok());
   ReleaseAll();
