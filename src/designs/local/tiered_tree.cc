@@ -16,6 +16,16 @@ TieredTree<F>::TieredTree(uint32_t node_bytes, uint32_t unit_level, uint32_t sam
 }
 
 template <class F>
+void TieredTree<F>::AppendEntry(NodeT* leaf, uint32_t i, std::vector<ColdEntry>* batch) {
+  ColdEntry& e = batch->emplace_back();
+  uint64_t k[F::kKeyWords];
+  leaf->CopyKey(i, k);
+  F::Append(k, &e.key);
+  Base::ReadValue(typename Base::StoredValue{leaf->value(i), leaf->boxed(i)}, &e.value);
+  e.tombstone = (leaf->entry_flags(i) & entry_flags::kTombstone) != 0;
+}
+
+template <class F>
 bool TieredTree<F>::Descend(const Probe& key, bool split_full, Path* path, NodeT** leaf, uint64_t* version,
                             NodeT** parent_out, uint64_t* parent_version, uint32_t* child_pos) {
   return Walk(&key, 0, split_full, path, leaf, version, parent_out, parent_version, child_pos);
@@ -431,15 +441,9 @@ Result<uint64_t> TieredTree<F>::Clean(Worker& w, std::string_view id, std::strin
           done = true;
           break;
         }
-        const uint8_t f = leaf->entry_flags(i);
-        if (!(f & entry_flags::kDirty)) continue;
+        if (!(leaf->entry_flags(i) & entry_flags::kDirty)) continue;
         h.positions.push_back(i);
-        ColdEntry& e = batch.emplace_back();
-        uint64_t k[F::kKeyWords];
-        leaf->CopyKey(i, k);
-        F::Append(k, &e.key);
-        Base::ReadValue(typename Base::StoredValue{leaf->value(i), leaf->boxed(i)}, &e.value);
-        e.tombstone = (f & entry_flags::kTombstone) != 0;
+        AppendEntry(leaf, i, &batch);
       }
       NodeT* next = leaf->next();
       if (done || next == nullptr) {
@@ -530,14 +534,7 @@ Result<TieredReleased> TieredTree<F>::Release(Worker& w, std::string_view id, ui
     uint64_t released = 0;
     for (NodeT* leaf : leaves)
       for (uint32_t i = 0; i < leaf->count(); ++i, ++released) {
-        const uint8_t f = leaf->entry_flags(i);
-        if (!(f & entry_flags::kDirty)) continue;
-        ColdEntry& e = batch.emplace_back();
-        uint64_t k[F::kKeyWords];
-        leaf->CopyKey(i, k);
-        F::Append(k, &e.key);
-        Base::ReadValue(typename Base::StoredValue{leaf->value(i), leaf->boxed(i)}, &e.value);
-        e.tombstone = (f & entry_flags::kTombstone) != 0;
+        if (leaf->entry_flags(i) & entry_flags::kDirty) AppendEntry(leaf, i, &batch);
       }
     if (!batch.empty()) {
       Status s = sink.Write(batch);

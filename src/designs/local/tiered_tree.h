@@ -146,6 +146,8 @@ class TieredTree : public LocalTree<F> {
                     FunctionRef<TieredDecision(const TieredEntry&)>& decide);
   void Track(Worker& w, const Path& path, int64_t entries_delta, bool dirty);
   void RetireNode(Worker& w, NodeT* node);
+  // Entry i of a leaf, as Y is to store it (the caller holds the leaf's lock).
+  static void AppendEntry(NodeT* leaf, uint32_t i, std::vector<ColdEntry>* batch);
   // A unit's id <-> the lowest key of its range (none: the leftmost).
   static std::string IdOf(const std::string* low) { return low == nullptr ? std::string(1, '\0') : '\x01' + *low; }
   static bool LowOf(std::string_view id, std::string* low);
