@@ -8,6 +8,7 @@
 
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
+#include "test_fabrics.h"
 #include "u64_api.h"
 
 namespace dmindex {
@@ -188,7 +189,7 @@ TEST_P(ApiIteratorTest, MultiGetAnswersEveryKey) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDesigns, ApiIteratorTest, ::testing::ValuesIn(Index::Designs()),
-                         [](const auto& info) { return info.param; });
+                         testing::FabricParamName());
 
 // Round trips of one MultiGet over `keys` keys spread over the whole tree.
 uint64_t MultiGetRoundTrips(const std::string& design, size_t keys, bool warm, uint64_t* reads) {

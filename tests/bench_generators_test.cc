@@ -230,6 +230,57 @@ TEST(BenchGenerators, StreamsAreDeterministicPerSeedAndThread) {
   }
 }
 
+// shift-c (IndeXY's Fig. 7): every shift_ops operations the requests move by a quarter of the
+// loaded records - the same draws as without the shift, rotated by the phase (and back to the
+// start after the fourth phase).
+TEST(BenchGenerators, ShiftingWorkingSetRotatesTheDrawsByPhase) {
+  constexpr uint64_t kLoaded = 4000, kPhaseOps = 1000;
+  WorkloadSpec plain = Named("shift-c");
+  ASSERT_EQ(plain.shift_phases, 4u);
+  ASSERT_EQ(plain.shift_ops, 0u);  // no phases of its own: the bench splits --ops into them
+  WorkloadSpec shifted = plain;
+  shifted.shift_ops = kPhaseOps;
+  auto plain_plan = Plan(plain, kLoaded), shifted_plan = Plan(shifted, kLoaded);
+  OpStream a(plain_plan, 0), b(shifted_plan, 0);
+  uint64_t moved = 0;
+  for (uint64_t i = 0; i < 5 * kPhaseOps; ++i) {
+    const Operation p = a.Next(), s = b.Next();
+    ASSERT_EQ(s.kind, OpKind::kRead);
+    const uint64_t phase = i / kPhaseOps;
+    ASSERT_EQ(s.record, (p.record + phase % 4 * (kLoaded / 4)) % kLoaded) << "operation " << i;
+    ASSERT_EQ(s.key, shifted_plan->KeyOf(s.record));
+    moved += s.record != p.record;
+  }
+  EXPECT_EQ(moved, 3 * kPhaseOps);  // phases 1-3 of the five moved, 0 and 4 did not
+}
+
+// readunit=n: each drawn read is followed by reads of the next n-1 records (wrapping at the
+// last existing one), as IndeXY's Fig. 7 reads units of 1, 5 and 10 consecutive keys.
+TEST(BenchGenerators, ReadUnitsReadConsecutiveRecords) {
+  constexpr uint64_t kLoaded = 1000;
+  constexpr uint32_t kUnit = 5;
+  WorkloadSpec one = Named("ycsb-c");
+  WorkloadSpec units = one;
+  units.read_unit = kUnit;
+  auto one_plan = Plan(one, kLoaded), units_plan = Plan(units, kLoaded);
+  OpStream a(one_plan, 0), b(units_plan, 0);
+  bool wrapped = false;
+  for (int unit = 0; unit < 2000; ++unit) {
+    const Operation first = b.Next();
+    ASSERT_EQ(first.record, a.Next().record) << "unit " << unit;  // the unit's start: the same draws
+    for (uint32_t k = 1; k < kUnit; ++k) {
+      const Operation op = b.Next();
+      ASSERT_EQ(op.kind, OpKind::kRead);
+      ASSERT_EQ(op.record, (first.record + k) % kLoaded) << "unit " << unit << " read " << k;
+      ASSERT_EQ(op.key, units_plan->KeyOf(op.record));
+      wrapped |= op.record < first.record;
+    }
+  }
+  EXPECT_TRUE(wrapped) << "no unit started within the last records (the draws are too narrow to test the wrap)";
+  units.read_unit = 0;
+  EXPECT_TRUE(StreamPlan::Make(units, kLoaded, 1, 1).status().IsInvalidArgument());
+}
+
 TEST(BenchGenerators, InsertsTakeFreshDistinctKeysAndExpectedKeysListThem) {
   constexpr uint64_t kLoaded = 2000;
   constexpr uint32_t kThreads = 4;

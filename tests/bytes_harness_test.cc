@@ -23,6 +23,7 @@
 
 #include "bench/runner.h"
 #include "check/workload.h"
+#include "test_fabrics.h"
 #include "harness_config.h"
 
 namespace dmindex {
@@ -179,14 +180,6 @@ TEST_P(BytesHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {
             << "\n";
 }
 
-// Knobs' punctuation as '_' ("rftree_refresh_hops_off").
-std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-}
-
 // The same workload on an index that starts empty: the first round's inserts race to create
 // the root and split the first leaves and the first internal nodes (Sherman's issue #26 was
 // this case), with readers and scans crossing every split.
@@ -203,13 +196,13 @@ TEST_P(BytesHarnessTest, ConcurrentOpsFromAnEmptyIndexAreLinearizable) {
   std::cout << "[ harness  ] " << GetParam() << " (bytes, from empty): " << report->ToString(0) << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDesigns, BytesHarnessTest, ::testing::ValuesIn(Index::Designs()), ParamName);
+INSTANTIATE_TEST_SUITE_P(AllDesigns, BytesHarnessTest, ::testing::ValuesIn(Index::Designs()), testing::FabricParamName());
 
 // RF-tree with a search-layer cache filled once and never refreshed (every traversal after a
 // split starts left of its key), and one refreshed after every stale read (refreshes race
 // the splits): as in index_harness_test.cc's DesignVariants, with byte keys.
 INSTANTIATE_TEST_SUITE_P(DesignVariants, BytesHarnessTest,
-                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"), ParamName);
+                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"), testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex

@@ -269,10 +269,8 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesWithByteKeysAreLinearizableAndL
   RunProcesses(kByteKeyFlags, " --threads 4 --ops 1000 --rounds 2");
 }
 
-std::string DesignName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
-
 INSTANTIATE_TEST_SUITE_P(AllDesigns, MultiProcessCheckTest, ::testing::ValuesIn(designs::DesignNames()),
-                         DesignName);
+                         testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex

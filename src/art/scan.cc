@@ -71,7 +71,11 @@ Walk ScanNode(const Node* node, uint64_t v, size_t depth, bool bounded, ScanStat
     }
     const Node* child = AsNode(c);
     uint64_t cv;
-    if (!child->lock().ReadLock(&cv)) return Walk::kRestart;
+    // Lock coupling: the parent must still be as read when the child's version is taken. An
+    // insert that splits a compressed path changes the child in place (its prefix loses the
+    // bytes a new node above it took), so without this the child would be walked with the
+    // path of the old snapshot, and keys compared against the wrong bytes.
+    if (!child->lock().ReadLock(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
     const Walk w = ScanNode(child, cv, depth + 1, child_bounded, s);
     if (w != Walk::kContinue) return w;
   }

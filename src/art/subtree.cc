@@ -32,11 +32,12 @@ Walk EmitLeaf(const Leaf* leaf, uint32_t hop, UnitWalk& s) {
   return (*s.visit)(u) ? Walk::kContinue : Walk::kStop;
 }
 
-Walk WalkUnits(const Node* node, uint64_t v, std::string path, uint32_t hop, UnitWalk& s) {
+Walk WalkUnits(Node* node, uint64_t v, std::string path, uint32_t hop, UnitWalk& s) {
   path += node->PrefixString();
   const ChildRef terminal = node->terminal();
   ChildList children;
-  node->Children(0, &children);
+  // A unit's own children are not walked: no need to copy them (most nodes walked are units).
+  if (hop < s.unit_hop) node->Children(0, &children);
   UnitInfo u;
   u.node = node;
   u.hop = hop;
@@ -60,7 +61,9 @@ Walk WalkUnits(const Node* node, uint64_t v, std::string path, uint32_t hop, Uni
       r = EmitLeaf(AsLeaf(c), hop + 1, s);
     } else {
       uint64_t cv;
-      if (!AsNode(c)->lock().ReadLock(&cv)) return Walk::kRestart;
+      // Lock coupling (as Tree::Scan): a child changed in place since the snapshot (a path
+      // split took bytes of its prefix) would get a wrong path.
+      if (!AsNode(c)->lock().ReadLock(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
       r = WalkUnits(AsNode(c), cv, path + static_cast<char>(children.bytes[i]), hop + 1, s);
     }
     if (r != Walk::kContinue) return r;
@@ -126,7 +129,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
             u.leaf = AsLeaf(c);
             u.path.assign(u.leaf->key());
           } else {
-            const Node* child = AsNode(c);
+            Node* child = AsNode(c);
             uint64_t cv;
             if (!child->lock().ReadLock(&cv)) { restart = true; break; }
             u.node = child;
@@ -134,7 +137,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
             u.bits = child->hot_bits();
             u.accesses = child->accesses();
             u.inserts = child->inserts();
-            if (!child->lock().Validate(cv)) { restart = true; break; }
+            if (!child->lock().Validate(cv) || !node->lock().Validate(v)) { restart = true; break; }
           }
           out->push_back(std::move(u));
         }
@@ -271,6 +274,30 @@ Result<Detached> Detach(Tree& tree, std::string_view prefix, Worker& w,
     for (uint32_t i = 0; i < tracked; ++i) above[i]->AddInserts(-static_cast<int64_t>(d.leaves));
     return d;
   }
+}
+
+namespace {
+
+// A node whose snapshot does not validate is skipped with its subtree: the counters are
+// estimates, and only a validated child list holds pointers that are safe to follow.
+void Decay(Node* node, uint32_t hop, uint32_t max_hop) {
+  uint64_t v;
+  if (!node->lock().ReadLock(&v)) return;
+  node->DecayAccesses();
+  if (hop == max_hop) return;
+  ChildList children;
+  node->Children(0, &children);
+  if (!node->lock().Validate(v)) return;
+  for (uint16_t i = 0; i < children.count; ++i)
+    if (!IsLeaf(children.refs[i])) Decay(AsNode(children.refs[i]), hop + 1, max_hop);
+}
+
+}  // namespace
+
+Status DecayAccesses(Tree& tree, uint32_t max_hop, Worker& w) {
+  (void)w;  // the caller is inside w's epoch: nothing reached is freed under it
+  Decay(tree.root(), 0, max_hop);
+  return Status::Ok();
 }
 
 }  // namespace dmindex::art

@@ -19,7 +19,9 @@ namespace dmindex::art {
 
 struct UnitInfo {
   std::string path;
-  const Node* node = nullptr;  // a subtree; may be replaced by the time it is used (a hint)
+  // A subtree; may be replaced by the time it is used (a hint). Inside the walk's epoch its
+  // hot bits and counters may be changed (they are racy by design).
+  Node* node = nullptr;
   const Leaf* leaf = nullptr;  // or a single leaf
   uint32_t hop = 0;            // hops below the root
   uint8_t bits = 0;            // the node's hot bits (node.h); 0 for a leaf
@@ -54,5 +56,9 @@ struct Detached {
 // The caller must hold the range exclusively against other detachers and cleaners.
 Result<Detached> Detach(Tree& tree, std::string_view prefix, Worker& w,
                         FunctionRef<Status(const std::vector<Leaf*>&)> frozen);
+
+// Halves the access counters of every node at most `max_hop` hops below the root (IndeXY
+// ages the densities after a release round, so old accesses count less than new ones).
+Status DecayAccesses(Tree& tree, uint32_t max_hop, Worker& w);
 
 }  // namespace dmindex::art

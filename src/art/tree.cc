@@ -1,6 +1,7 @@
 #include "art/tree.h"
 
 #include "common/retry.h"
+#include "common/runtime.h"
 
 namespace dmindex::art {
 namespace {
@@ -51,7 +52,7 @@ class Tree::Restarts {
 
 Worker::Worker(Tree& tree)
     : participant_(tree.epochs().Join()),
-      rng_(reinterpret_cast<uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1),
+      rng_(runtime::Entropy() | 1),  // not the address: a simulated run must be a function of its seed
       sample_mask_((uint64_t{1} << tree.options().sample_shift) - 1) {}
 
 Tree::Tree(const TreeOptions& options) : options_(options) {
@@ -318,7 +319,9 @@ bool Tree::TryModify(std::string_view key, Worker& w, DecideFn& decide, Status* 
           Track(path, w, true, 0, (d.flags & leaf_flags::kDirty) != 0);
           return true;
         }
-        // Remove, then tidy up the node if it became useless or too big for its children.
+        // Remove, then tidy up the node if it became useless or too big for its children
+        // (never a mount point: its range must keep saying that Y may hold keys of it).
+        if (d.mount) node->SetMounted();
         if (at_terminal) node->set_terminal(0);
         else node->RemoveChild(b);
         RetireLeaf(leaf, w);

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "art/function_ref.h"
+#include "common/function_ref.h"
 #include "art/leaf.h"
 #include "art/node.h"
 #include "common/epoch.h"
@@ -68,9 +68,13 @@ struct Decision {
   Action action = Action::kKeep;
   std::string_view value;  // kPut: the new leaf's value (copied)
   uint32_t flags = 0;      // kPut: the new leaf's flags
+  // kRemove: the key moves to the cold store (its dirty value was just written there), so the
+  // node that held it becomes a mount point, under the same lock as the unlink.
+  bool mount = false;
   static Decision Keep() { return {}; }
   static Decision Put(std::string_view v, uint32_t f) { return {Action::kPut, v, f}; }
   static Decision Remove() { return {Action::kRemove, {}, 0}; }
+  static Decision RemoveToColdStore() { return {Action::kRemove, {}, 0, true}; }
 };
 
 // The leaf for a key, if X has one, and whether a node whose range holds the key is mounted

@@ -220,6 +220,11 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
     return Status::InvalidArgument("--baseline '" + plan.baseline + "' is not among the designs run");
   for (const WorkloadSpec& spec : *workloads)
     plan.warnings.insert(plan.warnings.end(), spec.warnings.begin(), spec.warnings.end());
+  for (DesignChoice& design : *designs) {
+    if (o.memory_limit && !design.knobs.count("limit_mb") &&
+        std::find(o.memory_limited.begin(), o.memory_limited.end(), design.name) != o.memory_limited.end())
+      design.knobs["limit_mb"] = Number(static_cast<double>(*o.memory_limit) / (1 << 20));
+  }
   for (const DesignChoice& design : *designs) {
     for (const WorkloadSpec& spec : *workloads) {
       PlannedRun run{design, spec, {}};

@@ -41,6 +41,11 @@ struct BenchOptions {
   std::optional<uint64_t> warmup_ops;       // else kDefaultWarmupOps, or none for a file's operationcount
   std::optional<uint32_t> threads;          // else a file's threadcount, else kDefaultThreads
   uint32_t compute_nodes = 1;
+  // --memory-limit: the memory of designs that hold an index larger than memory (indexy,
+  // rocksdb, lmdb, btree-disk: `memory_limited`, from the registry), given to them as their
+  // knob limit_mb unless the design names one itself.
+  std::optional<uint64_t> memory_limit;
+  std::vector<std::string> memory_limited;
   std::optional<double> cache_mb;           // per compute node
   std::optional<double> cache_pct;          // of keys x record bytes; default kDefaultCachePct
   uint32_t node_bytes = 1024;

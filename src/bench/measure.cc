@@ -228,7 +228,8 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
     }
     const double elapsed = since_start();
     if (timeline && timeline->Due(elapsed))
-      timeline->Sample(elapsed, phase.done(), fabric.TotalCounts().round_trips - phase.round_trips_at_start());
+      timeline->Sample(elapsed, phase.done(), fabric.TotalCounts().round_trips - phase.round_trips_at_start(),
+                       index.Stats().cache_bytes);
     if (options.action && !action_thread.joinable() && !phase.stopped() &&
         elapsed >= options.action->at_s) {
       action_thread = runtime::Thread([&] {
@@ -251,7 +252,7 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   progress.Clear();
   Measurement m = phase.Collect(interrupted);
   if (watchdog.stalled() && m.error.empty()) m.error = "the run stalled: " + watchdog.stall_report();
-  if (timeline) m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips);
+  if (timeline) m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.stats_after.cache_bytes);
   if (action_started) m.action = action_times;
   return m;
 }

@@ -192,8 +192,28 @@ uint32_t OpStream::ChooseScanLength() {
 
 Operation OpStream::Next() {
   Operation op;
+  const WorkloadSpec& spec = plan_->spec();
+  if (unit_left_ > 0) {
+    // The rest of a read unit: the records after the last one, wrapping among existing ones.
+    --unit_left_;
+    op.kind = OpKind::kRead;
+    op.record = unit_record_ = (unit_record_ + 1) % (plan_->inserts().Last() + 1);
+    op.key = plan_->KeyOf(op.record);
+    ++drawn_;
+    return op;
+  }
   op.kind = ChooseKind();
   op.record = op.kind == OpKind::kInsert ? plan_->inserts().Next() : ChooseRecord();
+  if (op.kind != OpKind::kInsert && spec.shift_phases > 1 && spec.shift_ops > 0 && op.record < plan_->loaded()) {
+    // The working set's phase, from this thread's share of the operations so far.
+    const uint64_t phase = drawn_ * plan_->threads() / spec.shift_ops;
+    op.record = (op.record + phase % spec.shift_phases * (plan_->loaded() / spec.shift_phases)) % plan_->loaded();
+  }
+  ++drawn_;
+  if (op.kind == OpKind::kRead && spec.read_unit > 1) {
+    unit_left_ = spec.read_unit - 1;
+    unit_record_ = op.record;
+  }
   op.key = plan_->KeyOf(op.record);
   if (op.kind == OpKind::kInsert) ++inserts_;
   if (op.kind == OpKind::kScan) op.scan_length = ChooseScanLength();

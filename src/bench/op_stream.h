@@ -142,6 +142,9 @@ class OpStream {
   ZipfianGenerator scan_zipf_;  // scan lengths, when zipfian
   uint64_t inserts_ = 0;
   uint64_t writes_ = 0;
+  uint64_t drawn_ = 0;         // operations this thread drew (the shifting working set's clock)
+  uint32_t unit_left_ = 0;     // reads left of the current read unit
+  uint64_t unit_record_ = 0;   // the last record read in it
 };
 
 // An OpStream as an endless OpSource.

@@ -20,8 +20,28 @@ void Progress::Draw(const std::string& text) {
   drawn_ = true;
 }
 
+void Progress::Log(const std::string& text) {
+  if (log_every_s_ <= 0) return;
+  const auto now = runtime::Now();
+  if (last_log_ != std::chrono::steady_clock::time_point{} &&
+      std::chrono::duration<double>(now - last_log_).count() < log_every_s_)
+    return;
+  if (last_log_ == std::chrono::steady_clock::time_point{}) {
+    last_log_ = now;  // the first line after one interval, not at once
+    return;
+  }
+  last_log_ = now;
+  std::fprintf(stderr, "dmindex bench: %s\n", text.c_str());
+  std::fflush(stderr);
+}
+
 void Progress::Bar(const std::string& label, double fraction, const std::string& detail) {
-  if (!enabled_ || !Due()) return;
+  if (!enabled_) {
+    Log(label + " " + std::to_string(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 100)) + "%" +
+        (detail.empty() ? "" : "  " + detail));
+    return;
+  }
+  if (!Due()) return;
   constexpr int kWidth = 30;
   fraction = std::clamp(fraction, 0.0, 1.0);
   const int filled = static_cast<int>(fraction * kWidth);
@@ -31,9 +51,14 @@ void Progress::Bar(const std::string& label, double fraction, const std::string&
 }
 
 void Progress::Spin(const std::string& label) {
-  if (!enabled_) return;
   auto now = runtime::Now();
   if (label != spin_label_) spin_label_ = label, spin_start_ = now;
+  if (!enabled_) {
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, " %.0f s", std::chrono::duration<double>(now - spin_start_).count());
+    Log(label + elapsed);
+    return;
+  }
   if (!Due()) return;
   static constexpr char kFrames[] = {'|', '/', '-', '\\'};
   char elapsed[32];

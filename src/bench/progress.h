@@ -1,5 +1,7 @@
 // A one-line progress display on stderr for the bulk load and the runs. It draws only when
-// enabled (the driver enables it when stderr is a terminal), so logs and pipes stay clean.
+// enabled (the driver enables it when stderr is a terminal), so logs and pipes stay clean;
+// for long runs into a log, `log_every_s` > 0 prints a plain line that often instead
+// (`dmindex bench --progress-s`).
 #pragma once
 
 #include <chrono>
@@ -9,7 +11,7 @@ namespace dmindex::bench {
 
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
+  explicit Progress(bool enabled, double log_every_s = 0) : enabled_(enabled), log_every_s_(log_every_s) {}
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   ~Progress() { Clear(); }
@@ -24,8 +26,12 @@ class Progress {
  private:
   bool Due();
   void Draw(const std::string& text);
+  // Not drawing: a plain line every log_every_s seconds, if asked for.
+  void Log(const std::string& text);
 
   const bool enabled_;
+  const double log_every_s_;
+  std::chrono::steady_clock::time_point last_log_{};
   bool drawn_ = false;
   unsigned spin_ = 0;
   std::chrono::steady_clock::time_point last_draw_{};

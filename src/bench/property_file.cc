@@ -111,6 +111,10 @@ Status Apply(const Property& p, bool unknown_is_error, WorkloadSpec* s) {
   if (k == "hotspotopnfraction") return Real(p, &s->hotspot_op_fraction, {0, 1});
   if (k == "exponential.percentile") return Real(p, &s->exponential_percentile, {0, 100, true, true});
   if (k == "exponential.frac") return Real(p, &s->exponential_frac, {0, 1e300, true});
+  // dmindex's own (IndeXY Fig. 7): a shifting working set and reads of consecutive records.
+  if (k == "shiftphases") return Count(p, &s->shift_phases, 1000);
+  if (k == "shiftops") return Count(p, &s->shift_ops, UINT64_MAX);
+  if (k == "readunit") return Count(p, &s->read_unit, 1000);
   if (k == "minscanlength") return Count(p, &s->min_scan_length, UINT32_MAX);
   if (k == "maxscanlength") return Count(p, &s->max_scan_length, UINT32_MAX);
   if (k == "scanlengthdistribution") {

@@ -134,13 +134,14 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
   }
   if (runs.empty()) return "";
   std::vector<std::vector<std::string>> table = {{"until s"}};
-  for (const RunResult* r : runs) table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op"});
+  for (const RunResult* r : runs)
+    table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op", "mem MB"});
   bool marked = false;
   for (size_t i = 0; i < rows; ++i) {
     std::vector<std::string> row = {""};
     for (const RunResult* r : runs) {
       if (i >= r->timeline.size()) {
-        row.insert(row.end(), {"-", "-"});
+        row.insert(row.end(), {"-", "-", "-"});
         continue;
       }
       const TimelineInterval& t = r->timeline[i];
@@ -149,11 +150,11 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
       const bool during = p && p->ran && t.start_s < p->end_s && t.end_s > p->start_s;
       marked |= during;
       row.insert(row.end(), {Fixed(t.throughput_ops() / 1e6, 3) + (during ? "*" : " "),
-                             Fixed(t.round_trips_per_op(), 2)});
+                             Fixed(t.round_trips_per_op(), 2), Fixed(static_cast<double>(t.memory_bytes) / (1 << 20), 1)});
     }
     table.push_back(std::move(row));
   }
-  std::string out = "# throughput and round trips per operation over time, per " +
+  std::string out = "# throughput, round trips per operation and the index's memory over time, per " +
                     Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
                     (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
                     Align(table, 0);
@@ -232,13 +233,15 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["interrupted"] = r.interrupted;
   j["error"] = r.error;
   j["verify_error"] = r.verify_error;
+  j["properties"] = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : r.properties) j["properties"][name] = v;
   j["timeline_interval_s"] = NullOr(r.timeline_interval_s > 0 ? std::optional<double>(r.timeline_interval_s)
                                                                : std::nullopt);
   j["timeline"] = nlohmann::ordered_json::array();
   for (const TimelineInterval& t : r.timeline)
     j["timeline"].push_back({{"start_s", t.start_s}, {"end_s", t.end_s}, {"ops", t.ops},
                              {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
-                             {"round_trips_per_op", t.round_trips_per_op()}});
+                             {"round_trips_per_op", t.round_trips_per_op()}, {"memory_bytes", t.memory_bytes}});
   j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
   j["sim_real_seconds"] = r.sim_real_seconds;
   j["sim_ops_per_real_second"] = r.sim_ops_per_real_second();

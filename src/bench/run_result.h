@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct RunResult {
   fabric::VerbCounts verbs;  // during the measured phase
   uint64_t cache_hits = 0, cache_misses = 0;  // during the measured phase
   uint64_t offloads = 0, offload_fallbacks = 0;  // during the measured phase (DEX §6)
+  // Every counter the index names (Index::PropertyNames), as of the end of the measured
+  // phase: IndeXY's releases, stalls and Y traffic, the stores' disk bytes, ...
+  std::map<std::string, uint64_t> properties;
   // RF-tree's search-layer cache during the measured phase: refreshes, and the remote READs
   // its staleness cost (docs/RFTREE.md).
   uint64_t slc_refreshes = 0, stale_reads = 0;

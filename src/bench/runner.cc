@@ -67,7 +67,15 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   const uint64_t expected_ops = load_phase       ? config.keys
                                 : config.ops > 0 ? config.ops + config.warmup_ops
                                                  : spec.operation_count;
-  auto plan = StreamPlan::Make(spec, config.trace || load_phase ? 0 : config.keys, config.threads,
+  WorkloadSpec shifted = spec;
+  if (spec.shift_phases > 1 && spec.shift_ops == 0) {
+    // The phases split the measured operations (the warm-up runs in the first one).
+    if (config.ops == 0)
+      return Status::InvalidArgument(spec.name + ": a shifting working set splits the run's operations "
+                                     "into its phases: give --ops (or the property shiftops)");
+    shifted.shift_ops = std::max<uint64_t>(1, config.ops / spec.shift_phases);
+  }
+  auto plan = StreamPlan::Make(shifted, config.trace || load_phase ? 0 : config.keys, config.threads,
                                config.seed, expected_ops);
   if (!plan.ok() && !config.trace) return plan.status();
   auto cluster = clusters_();
@@ -186,6 +194,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.slc_refreshes = m.property_deltas["dmindex.rftree.refreshes"];
   r.stale_reads = m.property_deltas["dmindex.rftree.stale-reads"];
   r.cache_bytes = m.stats_after.cache_bytes;
+  for (const std::string& name : (*index)->PropertyNames())
+    if (auto v = (*index)->GetIntProperty(name)) r.properties[name] = *v;
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;
   r.interrupted = m.interrupted;

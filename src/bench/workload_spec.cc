@@ -28,12 +28,20 @@ WorkloadSpec LoadPhase(WorkloadSpec s) {
   return s;
 }
 
+// IndeXY's Fig. 7: reads at zipfian 0.7 whose hot set moves by a quarter of the records four
+// times (the phases split the run's --ops).
+WorkloadSpec Shifting(WorkloadSpec s) {
+  s.zipfian_theta = 0.7;
+  s.shift_phases = 4;
+  return s;
+}
+
 // The named workloads. YCSB's as its workloads/workload[a-f] files of 0.17.0 define them
 // (with YCSB's generators; scans of A-D and F would be 1..1000 but none scans); DEX's from
 // its Table 1 (and Table 3: read-intensive-2, insert-only), zipfian theta 0.99 throughout,
 // scans of exactly 100 records, DEX's generators. Inserts always take fresh keys, uniformly
 // spread (hashed). load-a is YCSB's load phase as RF-tree's evaluation runs it ("Load A"):
-// the records inserted into an empty index.
+// the records inserted into an empty index. shift-c is IndeXY's shifting working set (Fig. 7).
 std::vector<WorkloadSpec> BuiltIns() {
   using D = Distribution;
   return {
@@ -51,6 +59,7 @@ std::vector<WorkloadSpec> BuiltIns() {
       Make("dex-si", {.insert = 0.05, .scan = 0.95}, D::kZipfian, 100, 100),
       Make("insert-only", {.insert = 1.0}, D::kUniform),
       LoadPhase(Make("load-a", {.insert = 1.0}, D::kUniform)),
+      Shifting(Make("shift-c", {.read = 1.0}, D::kZipfian)),
   };
 }
 
@@ -133,6 +142,8 @@ Status WorkloadSpec::Validate() const {
   if (zero_padding > kMaxZeroPadding)
     return Status::InvalidArgument(where + "zeropadding above " + std::to_string(kMaxZeroPadding) +
                                    " needs byte-string keys, which dmindex does not have yet");
+  if (shift_phases > 1000) return Status::InvalidArgument(where + "shiftphases must be at most 1000");
+  if (read_unit < 1 || read_unit > 1000) return Status::InvalidArgument(where + "readunit must be in [1, 1000]");
   if (record_count > 0 && insert_start + insert_count > record_count)
     return Status::InvalidArgument(where + "insertstart + insertcount must not exceed recordcount "
                                    "(YCSB refuses this combination too)");

@@ -57,6 +57,15 @@ struct WorkloadSpec {
   // the draws fall within the newest exponential.frac x loaded records (YCSB).
   double exponential_percentile = 95;
   double exponential_frac = 0.8571428571;
+  // A shifting working set (IndeXY Fig. 7): the requests' records are rotated by 1/shift_phases
+  // of the loaded records at the start of each phase of shift_ops operations (all threads
+  // together; 0: the run's --ops spread over the phases). 0 or 1: no shift.
+  uint32_t shift_phases = 0;
+  uint64_t shift_ops = 0;
+  // Reads touch `read_unit` consecutive records each time (IndeXY Fig. 7's access unit): one
+  // chosen record, then the next ones, as that many lookups. With insertorder=ordered these
+  // are neighbouring keys.
+  uint32_t read_unit = 1;
   // YCSB's load phase (load-a, RF-tree's "Load A"): the index starts empty and the measured
   // phase inserts the run's records (--keys of them), with no warm-up.
   bool load_phase = false;
@@ -93,7 +102,8 @@ struct WorkloadSpec {
   Status Validate() const;
 };
 
-// ycsb-a ... ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, dex-ii, dex-si, insert-only.
+// ycsb-a ... ycsb-f, dex-ro, dex-ri, dex-ri2, dex-wi, dex-ii, dex-si, insert-only, load-a,
+// shift-c.
 std::vector<std::string> WorkloadNames();
 Result<WorkloadSpec> NamedWorkload(std::string_view name);
 

@@ -77,7 +77,8 @@ EpochManager::Participant::~Participant() {
 void EpochManager::Participant::Retire(void* object, FreeFn free_fn, void* context, uint64_t bytes) {
   retired_.push_back(Retired{object, free_fn, context, bytes, manager_.epoch_.load(std::memory_order_seq_cst)});
   manager_.pending_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  if (depth_ == 0 && retired_.size() >= reclaim_at_) Reclaim();
+  retired_bytes_ += bytes;
+  if (depth_ == 0 && (retired_.size() >= reclaim_at_ || ReclaimForBytes())) Reclaim();
 }
 
 size_t EpochManager::Participant::Reclaim() {
@@ -97,6 +98,7 @@ size_t EpochManager::Participant::Reclaim() {
     }
   }
   reclaim_at_ = retired_.size() + kReclaimEvery;
+  retired_bytes_ = 0;
   return retired_.size();
 }
 

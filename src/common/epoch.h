@@ -40,6 +40,12 @@ class EpochManager {
 
   std::unique_ptr<Participant> Join();
 
+  // A participant also reclaims when it left an operation having retired this many bytes
+  // since it last did (0: only every few retires). For structures whose retired memory counts
+  // against a limit (IndeXY's X): big values retired by few operations must not wait for
+  // dozens more.
+  void set_reclaim_bytes(uint64_t bytes) { reclaim_bytes_.store(bytes, std::memory_order_relaxed); }
+
   uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
   // Bytes retired and not yet freed, over all participants (what Retire was told).
   uint64_t pending_bytes() const { return pending_bytes_.load(std::memory_order_relaxed); }
@@ -65,6 +71,7 @@ class EpochManager {
   void Leave(Slot* slot, std::vector<Retired>&& leftovers);
 
   std::atomic<uint64_t> epoch_{2};
+  std::atomic<uint64_t> reclaim_bytes_{0};
   std::atomic<uint64_t> pending_bytes_{0};
   std::atomic<uint64_t> freed_objects_{0};
   runtime::Mutex mu_;                       // slots_ and orphans_
@@ -86,7 +93,7 @@ class EpochManager::Participant {
   void Exit() {
     if (--depth_ != 0) return;
     slot_->announced.store(0, std::memory_order_release);
-    if (retired_.size() >= reclaim_at_) Reclaim();
+    if (retired_.size() >= reclaim_at_ || ReclaimForBytes()) Reclaim();
   }
   bool inside() const { return depth_ > 0; }
 
@@ -101,9 +108,15 @@ class EpochManager::Participant {
   friend class EpochManager;
   Participant(EpochManager& manager, Slot* slot) : manager_(manager), slot_(slot) {}
 
+  bool ReclaimForBytes() const {
+    const uint64_t limit = manager_.reclaim_bytes_.load(std::memory_order_relaxed);
+    return limit != 0 && retired_bytes_ >= limit;
+  }
+
   EpochManager& manager_;
   Slot* slot_;
   uint32_t depth_ = 0;
+  uint64_t retired_bytes_ = 0;  // retired since the last Reclaim
   size_t reclaim_at_ = 64;  // Reclaim when this many are waiting (amortises the slot scan)
   std::vector<EpochManager::Retired> retired_;
 };

@@ -155,6 +155,11 @@ inline constexpr RetryLimit kLocalTreeRestarts{"restarts", 1'000'000, {}, Status
 // Restarts of one operation of the adaptive radix tree (src/art: IndeXY's X).
 inline constexpr RetryLimit kArtRestarts{"restarts", 1'000'000, {}, Status::Code::kBusy,
                                          "the nodes on the path kept changing"};
+// Attempts of one IndeXY update or delete of a key that was only in Y (designs/indexy): each
+// failed attempt means the key moved between X and Y meanwhile (a release, an admission, a
+// dropped tombstone), which the background does a bounded number of times per key.
+inline constexpr RetryLimit kIndexyTierMoves{"attempts", 100'000, {}, Status::Code::kBusy,
+                                             "the key kept moving between X and Y"};
 // Processes started together (dmindex check --start-barrier) waiting for each other.
 inline constexpr RetryLimit kStartBarrier{"polls", 0, std::chrono::seconds(120), Status::Code::kUnavailable,
                                           "the other processes never arrived (did one fail to start?)"};

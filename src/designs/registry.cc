@@ -2,8 +2,11 @@
 
 #include <functional>
 
+#include "designs/btreedisk/btree_disk_index.h"
 #include "designs/dex/dex_index.h"
 #include "designs/dex/offload.h"
+#include "designs/indexy/indexy_index.h"
+#include "designs/kvstore/store_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
@@ -20,6 +23,7 @@ struct Entry {
   const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
   // The design's memory-side RPC handlers, registered on a memory node before it serves.
   Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
+  bool memory_limit = false;  // takes the knob limit_mb (MemoryLimitedDesigns)
 };
 
 // One line per design, in the order benchmarks list them.
@@ -31,6 +35,12 @@ const std::vector<Entry>& Table() {
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
+      {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own",
+       nullptr, true},
+      {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
+      {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
+      {"btree-disk", MakeBtreeDiskIndex, "the tree lives in a file and a buffer pool of the process that opens it",
+       nullptr, true},
   };
   return table;
 }
@@ -40,6 +50,13 @@ const std::vector<Entry>& Table() {
 std::vector<std::string> DesignNames() {
   std::vector<std::string> names;
   for (const Entry& e : Table()) names.emplace_back(e.name);
+  return names;
+}
+
+std::vector<std::string> MemoryLimitedDesigns() {
+  std::vector<std::string> names;
+  for (const Entry& e : Table())
+    if (e.memory_limit) names.emplace_back(e.name);
   return names;
 }
 

@@ -14,6 +14,9 @@
 namespace dmindex::designs {
 
 std::vector<std::string> DesignNames();
+// The designs that take a memory limit as their knob limit_mb (an index larger than memory:
+// indexy, the store baselines, btree-disk).
+std::vector<std::string> MemoryLimitedDesigns();
 
 // Ok if an index of `design` lives in the memory pool such that several compute processes
 // can open it by IndexOptions::name and see each other's writes; NotSupported saying why not

@@ -4,9 +4,12 @@
 // default order of RocksDB and LMDB), so callers encode keys whose byte order is their
 // order (tiering/key_codec.h for 8-byte integers: big-endian).
 //
-// Every store is safe for concurrent use by any number of threads. A Write applies its
-// whole batch atomically (readers see all of it or none of it) and is visible to every Get
-// and every iterator created after it returns. Each pair an iterator returns, and each key it
+// Every store is safe for concurrent use by any number of threads. A Write's effect on each
+// key is atomic and visible to every Get and every iterator created after it returns; RocksDB,
+// LMDB and the in-memory store apply the whole batch atomically (readers see all of it or none
+// of it), the paged B+-tree of designs/btreedisk key by key. IndeXY needs no more than per-key
+// atomicity: the keys of a batch it writes stay in X, which answers for them, until the
+// batch is written. Each pair an iterator returns, and each key it
 // skips, reflects the store at some instant between the iterator's creation and the call that
 // moved it there (RocksDB and LMDB are stronger: a snapshot taken at creation; the in-memory
 // store copies chunks). IndeXY's merged scan needs no more than that (docs/INDEXY.md).
@@ -16,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -104,6 +108,8 @@ class ColdStore {
   virtual Result<std::unique_ptr<ColdIterator>> NewIterator() = 0;
   virtual ColdStoreUsage Usage() = 0;
   virtual ColdStoreCounters Counters() const = 0;
+  // The longest key the store takes (LMDB: 511 bytes); SIZE_MAX for no limit of its own.
+  virtual size_t max_key_bytes() const { return SIZE_MAX; }
   // Flushes, closes files and (unless the store was told to keep it) removes its directory.
   // Iterators must be gone. A second Close is OK; the destructor closes a store not closed.
   virtual Status Close() = 0;

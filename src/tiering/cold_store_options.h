@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "dmindex/status.h"
 #include "tiering/cold_store.h"
@@ -39,6 +40,15 @@ struct ColdStoreOptions {
   uint32_t bloom_bits_per_key = 10;
   uint32_t background_threads = 2;            // IncreaseParallelism (paper code: 4; 2 cores here)
   bool direct_io = false;                     // direct reads and flush/compaction I/O
+  // Index and filter blocks in the block cache (counted in the configured memory, digest trap
+  // R8), or held by the table readers beside it (RocksDB's default; counted in Usage's
+  // memory_bytes all the same): at small caches the filters of a few million keys no longer
+  // fit and every Get reads them from disk.
+  bool meta_in_cache = true;
+
+  // The paged B+-tree (designs/btreedisk/paged_store.h, kind "btree"): its page size; its
+  // buffer pool is block_cache_bytes.
+  uint32_t page_bytes = 4096;
 
   // LMDB: a sparse map reserved up front, no syncs, no read-ahead; readers per environment.
   uint64_t lmdb_map_bytes = 64ull << 30;
@@ -46,6 +56,14 @@ struct ColdStoreOptions {
 
   MemStoreFaults mem_faults;
 };
+
+// The knobs of a design that opens a store (indexy, the store baselines): `y_dir`, `y_keep`,
+// `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_page_kb`, `y_direct`,
+// `y_meta_cached` (docs/INDEXY.md).
+// *handled is false for any other knob (the caller's own, or unknown); a bad value is
+// InvalidArgument naming the knob.
+Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* options,
+                          bool* handled);
 
 // Opens a fresh, empty store in a new directory (none for "mem"). InvalidArgument for an
 // unknown kind, IoError if the store cannot be created.

@@ -30,7 +30,7 @@ class LmdbStore final : public ColdStore {
   ColdStoreCounters Counters() const override { return counters_.Snapshot(); }
   Status Close() override;
 
-  size_t max_key_bytes() const { return max_key_bytes_; }
+  size_t max_key_bytes() const override { return max_key_bytes_; }
 
  private:
   struct Env;  // LMDB's handles

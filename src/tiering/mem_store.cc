@@ -64,6 +64,11 @@ void MemStore::SetBeforeWrite(std::function<void(const ColdBatch&)> hook) {
   before_write_ = std::move(hook);
 }
 
+void MemStore::SetAfterGet(std::function<void(std::string_view key)> hook) {
+  std::lock_guard lock(faults_mu_);
+  after_get_ = std::move(hook);
+}
+
 Status MemStore::Inject(std::chrono::microseconds latency, const char* what) {
   uint64_t fail_every;
   {
@@ -80,17 +85,23 @@ Status MemStore::Inject(std::chrono::microseconds latency, const char* what) {
 
 Status MemStore::Get(std::string_view key, std::string* value) {
   std::chrono::microseconds latency;
+  std::function<void(std::string_view)> hook;
   {
     std::lock_guard lock(faults_mu_);
     latency = faults_.get_latency;
+    hook = after_get_;
   }
   DMX_RETURN_IF_ERROR(Inject(latency, "get"));
-  std::shared_lock lock(mu_);
-  auto it = map_.find(key);
-  counters_.CountGet(it != map_.end());
-  if (it == map_.end()) return Status::NotFound();
-  *value = it->second;
-  return Status::Ok();
+  bool found;
+  {
+    std::shared_lock lock(mu_);
+    auto it = map_.find(key);
+    found = it != map_.end();
+    counters_.CountGet(found);
+    if (found) *value = it->second;
+  }
+  if (hook) hook(key);
+  return found ? Status::Ok() : Status::NotFound();
 }
 
 Status MemStore::Write(const ColdBatch& batch) {

@@ -25,6 +25,10 @@ class MemStore final : public ColdStore {
   // Runs before every Write is applied, outside the store's lock (tests park a writer there
   // to widen a race window).
   void SetBeforeWrite(std::function<void(const ColdBatch&)> hook);
+  // Runs after every Get has read the map and before it returns, outside the store's lock
+  // (tests run other operations there, between a reader's look at the store and what it
+  // does with the answer).
+  void SetAfterGet(std::function<void(std::string_view key)> hook);
 
   std::string_view kind() const override { return "mem"; }
   Status Get(std::string_view key, std::string* value) override;
@@ -49,6 +53,7 @@ class MemStore final : public ColdStore {
   runtime::Mutex faults_mu_;
   MemStoreFaults faults_;
   std::function<void(const ColdBatch&)> before_write_;
+  std::function<void(std::string_view)> after_get_;
   std::atomic<uint64_t> calls_{0};
   StoreCounters counters_;
 };

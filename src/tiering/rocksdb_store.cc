@@ -91,8 +91,8 @@ Result<std::unique_ptr<ColdStore>> RocksDbStore::Open(const ColdStoreOptions& o)
   table.whole_key_filtering = true;
   // Index and filter blocks count against the block cache, so the configured memory is the
   // memory used (digest trap R8).
-  table.cache_index_and_filter_blocks = true;
-  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.cache_index_and_filter_blocks = o.meta_in_cache;
+  table.pin_l0_filter_and_index_blocks_in_cache = o.meta_in_cache;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (o.row_cache_bytes > 0) {
     db->row_cache = rocksdb::NewLRUCache(o.row_cache_bytes);
@@ -150,6 +150,8 @@ ColdStoreUsage RocksDbStore::Usage() {
   uint64_t v = 0;
   if (db_->db->GetIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &v)) u.disk_bytes = v;
   if (db_->db->GetIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &v)) u.memory_bytes += v;
+  // Index and filter blocks held outside the block cache (y_meta_cached off).
+  if (db_->db->GetIntProperty(rocksdb::DB::Properties::kEstimateTableReadersMem, &v)) u.memory_bytes += v;
   u.memory_bytes += db_->block_cache->GetUsage();
   if (db_->row_cache != nullptr) u.memory_bytes += db_->row_cache->GetUsage();
   return u;

@@ -50,6 +50,10 @@ def plot_timeline(records, out, title):
     import matplotlib.pyplot as plt
 
     runs = timed(records)
+    # The lower panel: round trips per operation, or - for runs without a network (indexy,
+    # the store baselines, local) - the index's memory over time.
+    memory = all(t.get("round_trips", 0) == 0 for r in runs for t in r["timeline"]) and any(
+        t.get("memory_bytes", 0) > 0 for r in runs for t in r["timeline"])
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, (ax, rtt) = plt.subplots(2, 1, figsize=(9, 7), sharex=True,
                                  gridspec_kw={"height_ratios": [3, 2]})
@@ -59,7 +63,10 @@ def plot_timeline(records, out, title):
         xs = [(t["start_s"] + t["end_s"]) / 2 for t in r["timeline"]]
         ax.plot(xs, [t["throughput_ops"] / 1e6 for t in r["timeline"]], marker=".", markersize=3,
                 linewidth=1.2, color=color, label=line_label(r, runs))
-        if all("round_trips_per_op" in t for t in r["timeline"]):
+        if memory:
+            rtt.plot(xs, [t.get("memory_bytes", 0) / 2**20 for t in r["timeline"]], marker=".", markersize=3,
+                     linewidth=1.2, color=color)
+        elif all("round_trips_per_op" in t for t in r["timeline"]):
             rtt.plot(xs, [t["round_trips_per_op"] for t in r["timeline"]], marker=".", markersize=3,
                      linewidth=1.2, color=color)
         rp = r.get("repartition")
@@ -70,7 +77,7 @@ def plot_timeline(records, out, title):
                 a.axvline(rp["start_s"], color=color, linestyle="--", linewidth=0.8)
             moves.append(rp)
     rtt.set_xlabel("time since the measured phase began (s)")
-    rtt.set_ylabel("round trips per operation")
+    rtt.set_ylabel("index memory (MB)" if memory else "round trips per operation")
     rtt.set_ylim(bottom=0)
     rtt.grid(alpha=0.3)
     ax.set_ylabel("throughput (Mops/s)")

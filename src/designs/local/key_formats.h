@@ -37,6 +37,7 @@ struct U64Keys {
   static constexpr uint32_t kKeyWords = 1;
   static constexpr bool kRawValues = true;
   static constexpr bool kEpochPerOp = false;
+  static constexpr bool kTiered = false;
 
   using Probe = uint64_t;
   // The integer of an 8-byte big-endian key or value (U64Key's encoding, in one byte swap
@@ -77,6 +78,7 @@ struct ByteKeys {
   static constexpr uint32_t kKeyWords = 2;
   static constexpr bool kRawValues = false;
   static constexpr bool kEpochPerOp = true;
+  static constexpr bool kTiered = false;
   static constexpr size_t kHeadBytes = 8;
 
   struct Probe {
@@ -145,6 +147,15 @@ struct ByteKeys {
     right.resize(common + 1);  // left < right: right has a byte at `common`
     Store(ProbeOf(right), out, held);
   }
+};
+
+// A format as IndeXY's X uses it (designs/local/tiered_tree.h): the same keys, plus per-entry
+// state flags in the leaves, hot bits and sampled counters in the node headers, and nodes that
+// can leave the tree (released to the cold store), so every operation runs inside an epoch.
+template <class Base>
+struct Tiered : Base {
+  static constexpr bool kEpochPerOp = true;
+  static constexpr bool kTiered = true;
 };
 
 }  // namespace dmindex::designs::local

@@ -17,22 +17,42 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <type_traits>
 
 #include "designs/local/key_formats.h"
 #include "designs/local/opt_lock.h"
 
 namespace dmindex::designs::local {
 
+// Tiered formats (key_formats.h, IndeXY's X): each node's sampled counters, after the header.
+struct TieredCounters {
+  std::atomic<uint64_t> accesses{0};
+  std::atomic<int64_t> entries{0};  // insertions passed minus removals: the subtree's size estimate
+};
+struct NoCounters {};
+
+// Node bits of tiered formats (the spare header byte): an inner node's hot bits (IndeXY's
+// unit bits: an insert passed, a cleaning candidate, an access passed), and a leaf's mount bit
+// (keys of its range may be in the cold store while absent here).
+namespace node_bits {
+inline constexpr uint8_t kDirty = 1;
+inline constexpr uint8_t kCandidate = 2;
+inline constexpr uint8_t kAccessed = 4;
+inline constexpr uint8_t kMounted = 8;
+}  // namespace node_bits
+
 template <class F>
 class Node {
  public:
-  static constexpr uint32_t kHeaderBytes = 24;
+  static constexpr uint32_t kHeaderBytes = F::kTiered ? 40 : 24;
   static constexpr uint32_t kKeyWords = F::kKeyWords;
   static constexpr uint32_t BitmapWords(uint32_t capacity) { return F::kRawValues ? (capacity + 63) / 64 : 0; }
+  // Tiered leaves: one flag byte per entry (IndeXY's dirty / in-Y / tombstone), 8 to a word.
+  static constexpr uint32_t FlagWords(uint32_t capacity) { return F::kTiered ? (capacity + 7) / 8 : 0; }
   static constexpr uint32_t LeafCapacity(uint32_t node_bytes) {
     const uint32_t room = node_bytes - kHeaderBytes;
     uint32_t c = room / ((kKeyWords + 1) * 8);
-    while (c > 0 && c * (kKeyWords + 1) * 8 + BitmapWords(c) * 8 > room) --c;
+    while (c > 0 && c * (kKeyWords + 1) * 8 + (BitmapWords(c) + FlagWords(c)) * 8 > room) --c;
     return c;
   }
   static constexpr uint32_t InnerCapacity(uint32_t node_bytes) {
@@ -40,7 +60,7 @@ class Node {
   }
   // Room for four entries in leaves and inner nodes alike.
   static constexpr uint32_t MinNodeBytes() {
-    const uint32_t leaf = kHeaderBytes + 4 * (kKeyWords + 1) * 8 + BitmapWords(4) * 8;
+    const uint32_t leaf = kHeaderBytes + 4 * (kKeyWords + 1) * 8 + (BitmapWords(4) + FlagWords(4)) * 8;
     const uint32_t inner = kHeaderBytes + 8 + 4 * (kKeyWords + 1) * 8;
     return leaf > inner ? leaf : inner;
   }
@@ -88,6 +108,28 @@ class Node {
     if constexpr (!F::kRawValues) return true;
     if (!has_boxed()) return false;
     return (word(bitmap_at() + i / 64).load(std::memory_order_relaxed) >> (i % 64)) & 1;
+  }
+
+  // ---- tiered formats ----
+  uint8_t bits() const { return bits_.load(std::memory_order_relaxed); }
+  void SetBits(uint8_t b) {
+    if ((bits_.load(std::memory_order_relaxed) & b) != b) bits_.fetch_or(b, std::memory_order_relaxed);
+  }
+  void ClearBits(uint8_t b) {
+    if (bits_.load(std::memory_order_relaxed) & b) bits_.fetch_and(static_cast<uint8_t>(~b), std::memory_order_relaxed);
+  }
+  // The mount bit is set under the leaf's lock and read by validated readers.
+  bool mounted() const { return (bits_.load(std::memory_order_acquire) & node_bits::kMounted) != 0; }
+  TieredCounters& counters() requires F::kTiered { return counters_; }
+  // Leaf entry i's flag byte.
+  uint8_t entry_flags(uint32_t i) const requires F::kTiered {
+    return static_cast<uint8_t>(word(flags_at() + i / 8).load(std::memory_order_relaxed) >> (8 * (i % 8)));
+  }
+  void set_entry_flags(uint32_t i, uint8_t f) requires F::kTiered {
+    Word& w = word(flags_at() + i / 8);
+    const uint64_t shift = 8 * (i % 8);
+    const uint64_t old = w.load(std::memory_order_relaxed);
+    w.store((old & ~(uint64_t{0xff} << shift)) | (uint64_t{f} << shift), std::memory_order_relaxed);
   }
 
   // Index of the first key >= k (count() if none). Bounded by capacity even if an optimistic
@@ -148,6 +190,7 @@ class Node {
     SetKey(to, k);
     set_value(to, src.value(from));
     if (bits) set_boxed(to, src.boxed(from));
+    if constexpr (F::kTiered) set_entry_flags(to, src.entry_flags(from));
   }
   // Leaf: an entry's slot no longer holds it. Formats with pointers in their words clear it,
   // so no slot keeps a pointer to memory that is retired and later freed.
@@ -156,6 +199,7 @@ class Node {
       for (uint32_t j = 0; j < kKeyWords; ++j) word(kKeyWords * i + j).store(0, std::memory_order_release);
       set_value(i, 0);
     }
+    if constexpr (F::kTiered) set_entry_flags(i, 0);
   }
 
   // Leaf: puts (key, value) at position pos, shifting the tail right. Requires !full().
@@ -166,6 +210,7 @@ class Node {
     SetKey(pos, key_words);
     set_value(pos, v);
     set_boxed(pos, boxed);
+    if constexpr (F::kTiered) set_entry_flags(pos, 0);
     set_count(n + 1);
   }
   // Leaf: removes the entry at pos, shifting the tail left.
@@ -196,6 +241,7 @@ class Node {
 
   uint32_t values_at() const { return kKeyWords * capacity_; }
   uint32_t bitmap_at() const { return (kKeyWords + 1) * capacity_; }
+  uint32_t flags_at() const { return bitmap_at() + BitmapWords(capacity_); }
   void* raw_word(uint32_t i) { return reinterpret_cast<std::byte*>(this) + kHeaderBytes + 8 * i; }
   Word& word(uint32_t i) const {
     auto* self = const_cast<Node*>(this);
@@ -208,6 +254,8 @@ class Node {
   const uint16_t capacity_;
   const uint16_t level_;
   std::atomic<uint8_t> has_boxed_{0};
+  std::atomic<uint8_t> bits_{0};  // node_bits (tiered formats)
+  [[no_unique_address]] std::conditional_t<F::kTiered, TieredCounters, NoCounters> counters_;
 };
 
 }  // namespace dmindex::designs::local

@@ -10,6 +10,8 @@ namespace dmindex::designs::local {
 
 static_assert(sizeof(Node<U64Keys>) <= Node<U64Keys>::kHeaderBytes, "node header must fit kHeaderBytes");
 static_assert(sizeof(Node<ByteKeys>) <= Node<ByteKeys>::kHeaderBytes, "node header must fit kHeaderBytes");
+static_assert(sizeof(Node<Tiered<U64Keys>>) <= Node<Tiered<U64Keys>>::kHeaderBytes, "node header must fit kHeaderBytes");
+static_assert(sizeof(Node<Tiered<ByteKeys>>) <= Node<Tiered<ByteKeys>>::kHeaderBytes, "node header must fit kHeaderBytes");
 
 // --- Memory: nodes, values, blobs and their retirement ---
 
@@ -109,58 +111,7 @@ void LocalTree<F>::RetireKey(Worker& w, const uint64_t* words) {
   if (const Blob* b = F::KeyBlob(words)) RetireBlob(w, b);
 }
 
-// One operation's epoch: entered for formats whose readers follow pointers (F::kEpochPerOp);
-// on the way out, a worker that retired many bytes reclaims (outside any epoch of its own).
-template <class F>
-class LocalTree<F>::OpScope {
- public:
-  OpScope(Worker& w, bool enter) : w_(w), entered_(enter) {
-    if (!entered_) return;
-    w_.epoch().Enter();
-    // Orders the announcement (a store) before this operation's loads of key tags and value
-    // words. The announced epoch may already be stale (read before advances that did not
-    // see this slot yet); then everything retired in it was unlinked before those advances,
-    // and this fence pairs with RetireBlob's so the loads below see the unlinks. (x86's
-    // seq_cst store is a full barrier already; the C++ model needs the fence.)
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  }
-  ~OpScope() {
-    if (entered_) w_.epoch().Exit();
-    if (w_.retired_since_reclaim_ >= kReclaimBytes && !w_.epoch().inside()) {
-      w_.epoch().Reclaim();
-      w_.retired_since_reclaim_ = 0;
-    }
-  }
-  OpScope(const OpScope&) = delete;
-  OpScope& operator=(const OpScope&) = delete;
-
- private:
-  Worker& w_;
-  const bool entered_;
-};
-
 // --- Restarts and the optimistic descent ---
-
-template <class F>
-class LocalTree<F>::Restarts {
- public:
-  Restarts(LocalTree& tree, const char* operation, const Probe& key)
-      : tree_(tree), budget_(retry_limits::kLocalTreeRestarts, operation), key_(key) {}
-  Status Next() {
-    tree_.restarts_.fetch_add(1, std::memory_order_relaxed);
-    if (!budget_.Spend()) return budget_.Exhausted("of key " + F::Text(key_));
-    // Whoever made us restart may be descheduled while holding a lock; on few cores give
-    // it the CPU rather than spinning.
-    backoff_.Pause();
-    return Status::Ok();
-  }
-
- private:
-  LocalTree& tree_;
-  RetryBudget budget_;
-  Backoff backoff_{backoff::kRestart};
-  const Probe& key_;
-};
 
 template <class F>
 bool LocalTree<F>::FindLeaf(const Probe& key, NodeT** leaf, uint64_t* version) const {
@@ -182,22 +133,6 @@ bool LocalTree<F>::FindLeaf(const Probe& key, NodeT** leaf, uint64_t* version) c
   *leaf = node;
   *version = v;
   return true;
-}
-
-template <class F>
-template <typename Attempt>
-Status LocalTree<F>::WithRestarts(const char* operation, const Probe& key, Attempt attempt) {
-  Restarts restarts(*this, operation, key);
-  for (;;) {
-    // The Status is made here, at the return: handing one out of the attempt would move its
-    // message string (an out-of-line call, 2 of them were 88 instructions a lookup).
-    switch (attempt()) {
-      case Outcome::kOk: return Status::Ok();
-      case Outcome::kNotFound: return Status::NotFound();
-      case Outcome::kRestart: break;
-    }
-    DMX_RETURN_IF_ERROR(restarts.Next());
-  }
 }
 
 // --- Point operations ---
@@ -382,6 +317,14 @@ void LocalTree<F>::SplitLocked(NodeT* parent, uint64_t parent_version, uint32_t 
     parent->InsertChild(child_pos, separator, right);
   } else {
     NodeT* root = NewNode(node->level() + 1);
+    if constexpr (F::kTiered) {
+      root->counters().accesses.store(node->counters().accesses.load(std::memory_order_relaxed) +
+                                          right->counters().accesses.load(std::memory_order_relaxed),
+                                      std::memory_order_relaxed);
+      root->counters().entries.store(node->counters().entries.load(std::memory_order_relaxed) +
+                                         right->counters().entries.load(std::memory_order_relaxed),
+                                     std::memory_order_relaxed);
+    }
     root->SetKey(0, separator);
     root->set_child(0, node);
     root->set_child(1, right);
@@ -397,6 +340,18 @@ typename LocalTree<F>::NodeT* LocalTree<F>::SplitOff(NodeT* node, uint64_t* sepa
   NodeT* right = NewNode(node->level());
   const uint32_t n = node->count();
   const uint32_t mid = n / 2;
+  if constexpr (F::kTiered) {
+    // The halves inherit the node's bits (a leaf's mount bit: the right half's keys may be
+    // in the cold store as much as the left's) and half its counters each.
+    right->SetBits(node->bits());
+    TieredCounters& c = node->counters();
+    const uint64_t a = c.accesses.load(std::memory_order_relaxed) / 2;
+    const int64_t e = c.entries.load(std::memory_order_relaxed) / 2;
+    c.accesses.fetch_sub(a, std::memory_order_relaxed);
+    c.entries.fetch_sub(e, std::memory_order_relaxed);
+    right->counters().accesses.store(a, std::memory_order_relaxed);
+    right->counters().entries.store(e, std::memory_order_relaxed);
+  }
   if (node->is_leaf()) {
     const bool bits = node->has_boxed();
     for (uint32_t i = mid; i < n; ++i) right->CopyEntry(*node, i, i - mid, bits);
@@ -560,5 +515,7 @@ void LocalTree<F>::BuildParents(std::vector<NodeT*>* children, std::vector<KeyWo
 
 template class LocalTree<U64Keys>;
 template class LocalTree<ByteKeys>;
+template class LocalTree<Tiered<U64Keys>>;
+template class LocalTree<Tiered<ByteKeys>>;
 
 }  // namespace dmindex::designs::local

@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "common/epoch.h"
+#include "common/retry.h"
+#include "common/runtime.h"
 #include "designs/local/local_node.h"
 #include "dmindex/index.h"
 #include "dmindex/status.h"
@@ -50,10 +52,22 @@ class LocalTree {
     explicit Worker(LocalTree& tree) : participant_(tree.epochs_.Join()) {}
     EpochManager::Participant& epoch() { return *participant_; }
 
+    // True with probability 2^-shift (the tiered tree's sampled counters; xorshift).
+    bool Sample(uint32_t shift) {
+      rng_ ^= rng_ << 13;
+      rng_ ^= rng_ >> 7;
+      rng_ ^= rng_ << 17;
+      return (rng_ & ((uint64_t{1} << shift) - 1)) == 0;
+    }
+
    private:
     friend class LocalTree;
+    template <class>
+    friend class TieredTree;
     std::unique_ptr<EpochManager::Participant> participant_;
     uint64_t retired_since_reclaim_ = 0;  // bytes
+    // Seeded by the runtime, not by the address: a simulated run is a function of its seed.
+    uint64_t rng_ = runtime::Entropy() | 1;
   };
 
   // node_bytes must be at least MinNodeBytes().
@@ -91,7 +105,8 @@ class LocalTree {
   uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
   uint32_t node_bytes() const { return node_bytes_; }
 
- private:
+ protected:
+  // The tiered tree (tiered_tree.h) extends this one with IndeXY's operations.
   using Probe = typename F::Probe;
   static constexpr uint32_t kKeyWords = F::kKeyWords;
   // A worker reclaims once it retired this many bytes since it last did (the epochs' own
@@ -168,7 +183,78 @@ class LocalTree {
   EpochManager epochs_;
 };
 
+// Members the tiered tree (tiered_tree.h) uses as well.
+
+// One operation's epoch: entered for formats whose readers follow pointers (F::kEpochPerOp);
+// on the way out, a worker that retired many bytes reclaims (outside any epoch of its own).
+template <class F>
+class LocalTree<F>::OpScope {
+ public:
+  OpScope(Worker& w, bool enter) : w_(w), entered_(enter) {
+    if (!entered_) return;
+    w_.epoch().Enter();
+    // Orders the announcement (a store) before this operation's loads of key tags and value
+    // words. The announced epoch may already be stale (read before advances that did not
+    // see this slot yet); then everything retired in it was unlinked before those advances,
+    // and this fence pairs with RetireBlob's so the loads below see the unlinks. (x86's
+    // seq_cst store is a full barrier already; the C++ model needs the fence.)
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  ~OpScope() {
+    if (entered_) w_.epoch().Exit();
+    if (w_.retired_since_reclaim_ >= kReclaimBytes && !w_.epoch().inside()) {
+      w_.epoch().Reclaim();
+      w_.retired_since_reclaim_ = 0;
+    }
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  Worker& w_;
+  const bool entered_;
+};
+
+template <class F>
+class LocalTree<F>::Restarts {
+ public:
+  Restarts(LocalTree& tree, const char* operation, const Probe& key)
+      : tree_(tree), budget_(retry_limits::kLocalTreeRestarts, operation), key_(key) {}
+  Status Next() {
+    tree_.restarts_.fetch_add(1, std::memory_order_relaxed);
+    if (!budget_.Spend()) return budget_.Exhausted("of key " + F::Text(key_));
+    // Whoever made us restart may be descheduled while holding a lock; on few cores give
+    // it the CPU rather than spinning.
+    backoff_.Pause();
+    return Status::Ok();
+  }
+
+ private:
+  LocalTree& tree_;
+  RetryBudget budget_;
+  Backoff backoff_{backoff::kRestart};
+  const Probe& key_;
+};
+
+template <class F>
+template <typename Attempt>
+Status LocalTree<F>::WithRestarts(const char* operation, const Probe& key, Attempt attempt) {
+  Restarts restarts(*this, operation, key);
+  for (;;) {
+    // The Status is made here, at the return: handing one out of the attempt would move its
+    // message string (an out-of-line call, 2 of them were 88 instructions a lookup).
+    switch (attempt()) {
+      case Outcome::kOk: return Status::Ok();
+      case Outcome::kNotFound: return Status::NotFound();
+      case Outcome::kRestart: break;
+    }
+    DMX_RETURN_IF_ERROR(restarts.Next());
+  }
+}
+
 extern template class LocalTree<U64Keys>;
 extern template class LocalTree<ByteKeys>;
+extern template class LocalTree<Tiered<U64Keys>>;
+extern template class LocalTree<Tiered<ByteKeys>>;
 
 }  // namespace dmindex::designs::local

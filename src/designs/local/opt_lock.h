@@ -18,6 +18,11 @@ namespace dmindex::designs::local {
 
 class OptLock {
  public:
+  // Set (with the version moved on) when a node leaves the tree: only trees whose nodes can
+  // leave (the tiered one, tiered_tree.h) see it; a reader that finds it restarts from the root.
+  static constexpr uint64_t kObsolete = uint64_t{1} << 63;
+  static bool IsObsolete(uint64_t version) { return (version & kObsolete) != 0; }
+
   // Waits while a writer holds the lock (yielding: on few cores the holder needs the CPU)
   // and returns the version to validate against later.
   uint64_t ReadLock() const {
@@ -52,7 +57,29 @@ class OptLock {
     }
   }
 
+  // Waits for the lock like Lock(); false (not locked) if the node left the tree. *version:
+  // the version before, for Abandon.
+  bool LockLive(uint64_t* version) {
+    Backoff backoff(backoff::kLatchHeld, "a node latch of the local tree");
+    for (;;) {
+      uint64_t v = word_.load(std::memory_order_relaxed);
+      if (IsObsolete(v)) return false;
+      if (!(v & 1) && Upgrade(v)) {
+        *version = v;
+        return true;
+      }
+      backoff.Pause();
+    }
+  }
+
   void Unlock() { word_.fetch_add(1, std::memory_order_release); }
+  // Releases without a change: readers that validated `version` before stay valid.
+  void Abandon(uint64_t version) { word_.store(version, std::memory_order_release); }
+  // Releases and marks the node as having left the tree (the holder unlinked it).
+  void UnlockObsolete() {
+    word_.store((word_.load(std::memory_order_relaxed) + 1) | kObsolete, std::memory_order_release);
+  }
+  bool obsolete() const { return IsObsolete(word_.load(std::memory_order_acquire)); }
 
  private:
   // Out of line: the wait is rare, and inlining it would keep ReadLock out of the callers.

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace dmindex::art {
+namespace dmindex {
 
 template <typename Signature>
 class FunctionRef;
@@ -26,4 +26,4 @@ class FunctionRef<R(Args...)> {
   R (*invoke_)(void*, Args...);
 };
 
-}  // namespace dmindex::art
+}  // namespace dmindex

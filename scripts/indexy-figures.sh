@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The IndeXY figures of docs/INDEXY.md, scaled to a 2-core machine: the paper's ratios (a memory
+# limit of about 40% of the raw data; X holds ~14% of the keys), its four systems, direct I/O
+# for every store as the authors' code runs RocksDB and LeanStore runs its B-tree.
+#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 table2 fig5 fig8 fig7 policy
+# Writes one JSON (dmindex bench --json) and one text report per run into OUT_DIR (default
+# build/indexy-figures), then the plots of the timelines. KEYS and LIMIT override the scale.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-build/indexy-figures}
+shift || true
+SECTIONS=${*:-fig3 table2 fig5 fig8 fig7 policy}
+KEYS=${KEYS:-1000000}
+LIMIT=${LIMIT:-6M}
+DM=build/dmindex
+mkdir -p "$OUT"
+
+# The paper's systems (Table I). Y's own buffers are ~1/6 of X's memory (paper: 0.5 of 5 GB);
+# RocksDB's index and filter blocks stay beside its block cache (RocksDB's default: at 1 MB the
+# filters of a million keys do not fit the cache), counted in its memory.
+ART_LSM="indexy:x=art:y=rocksdb:y_buffer_mb=1:y_cache_mb=1:y_direct=on:y_meta_cached=off"
+ART_B="indexy:x=art:y=btree:y_cache_mb=1:y_direct=on"
+BB="btree-disk:direct=on"
+ROCKS="rocksdb:y_direct=on:y_meta_cached=off"
+SYSTEMS="$ART_LSM,$ART_B,$BB,$ROCKS"
+
+run() {  # run NAME bench-args...
+  local name=$1
+  shift
+  echo "== $name: $DM bench $*" | tee "$OUT/$name.txt"
+  "$DM" bench "$@" --json "$OUT/$name.json" --progress-s 30 >> "$OUT/$name.txt"
+}
+
+for section in $SECTIONS; do
+  case $section in
+    fig3)  # inserts past the limit, random and sequential order, throughput and memory over time
+      run fig3-random --design "$SYSTEMS" --workload load-a --keys "$KEYS" --memory-limit "$LIMIT" --timeline-ms 1000
+      run fig3-sequential --design "$SYSTEMS" --workload load-a --keys "$KEYS" --memory-limit "$LIMIT" \
+        --timeline-ms 1000 -p insertorder=ordered
+      "$DM" plot "$OUT/fig3-random.json" --out "$OUT/fig3-random.png" --title "IndeXY Fig. 3(a,b): random inserts"
+      "$DM" plot "$OUT/fig3-sequential.json" --out "$OUT/fig3-sequential.png" --title "IndeXY Fig. 3(c,d): sequential inserts"
+      ;;
+    table2)  # random-insert throughput over the whole run by page size
+      for kb in 4 8 16; do
+        run "table2-$kb" --design "btree-disk:direct=on:page_kb=$kb,indexy:x=art:y=btree:y_cache_mb=1:y_direct=on:y_page_kb=$kb" \
+          --workload load-a --keys "$((KEYS / 2))" --memory-limit "$LIMIT"
+      done
+      ;;
+    fig5)  # uniform reads over working sets of a growing share of the loaded records
+      for pct in 1 5 25 50; do
+        frac=$(awk "BEGIN { print $pct / 100 }")
+        warm=$(awk "BEGIN { print int(2 * $KEYS * $pct / 100) + 20000 }")
+        run "fig5-$pct" --design "$SYSTEMS" --workload ycsb-c --keys "$KEYS" --memory-limit "$LIMIT" \
+          -p requestdistribution=hotspot -p hotspotdatafraction="$frac" -p hotspotopnfraction=1 \
+          --warmup-ops "$warm" --duration 3
+      done
+      ;;
+    fig8)  # YCSB A-F at zipfian 0.7 after the limit
+      run fig8 --design "$SYSTEMS" --workload ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f --keys "$KEYS" \
+        --memory-limit "$LIMIT" --theta 0.7 --warmup-ops 200000 --duration 3
+      ;;
+    fig7)  # a shifting working set: 4 phases, access units of 1, 5, 10 consecutive keys
+      for unit in 1 5 10; do
+        run "fig7-unit$unit" --design "$ART_B,$BB" --workload shift-c --keys "$KEYS" --memory-limit "$LIMIT" \
+          -p insertorder=ordered -p readunit="$unit" --ops 800000 --warmup-ops 0 --timeline-ms 500
+        "$DM" plot "$OUT/fig7-unit$unit.json" --out "$OUT/fig7-unit$unit.png" \
+          --title "IndeXY Fig. 7: shifting working set, access unit $unit"
+      done
+      ;;
+    policy)  # release by density (the paper) and by clock (the authors' code)
+      for pct in 5 25; do
+        frac=$(awk "BEGIN { print $pct / 100 }")
+        warm=$(awk "BEGIN { print int(3 * $KEYS * $pct / 100) + 20000 }")
+        run "policy-$pct" --design "$ART_LSM:release=density,$ART_LSM:release=clock" --workload ycsb-c \
+          --keys "$KEYS" --memory-limit "$LIMIT" -p requestdistribution=hotspot -p hotspotdatafraction="$frac" \
+          -p hotspotopnfraction=1 --warmup-ops "$warm" --duration 3
+      done
+      run policy-ycsb-a --design "$ART_LSM:release=density,$ART_LSM:release=clock" --workload ycsb-a \
+        --keys "$KEYS" --memory-limit "$LIMIT" --theta 0.7 --warmup-ops 200000 --duration 3
+      ;;
+    *) echo "unknown section $section" >&2; exit 2 ;;
+  esac
+done

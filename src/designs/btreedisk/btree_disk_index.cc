@@ -1,0 +1,123 @@
+#include "designs/btreedisk/btree_disk_index.h"
+
+#include "common/knobs.h"
+#include "common/option_checks.h"
+#include "designs/btreedisk/paged_tree.h"
+
+namespace dmindex::designs {
+namespace {
+
+using btreedisk::PagedTree;
+
+class BtreeDiskSession final : public Session {
+ public:
+  explicit BtreeDiskSession(PagedTree& tree) : tree_(tree), w_(tree) {}
+
+ private:
+  Status DoLookup(Slice key, std::string* value) override { return tree_.Lookup(w_, key, value); }
+  Status DoInsert(Slice key, Slice value) override { return tree_.Put(w_, key, value, PagedTree::PutMode::kUpsert); }
+  Status DoUpdate(Slice key, Slice value) override { return tree_.Put(w_, key, value, PagedTree::PutMode::kUpdate); }
+  Status DoDelete(Slice key) override { return tree_.Delete(w_, key); }
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    return tree_.Scan(w_, range, count, out);
+  }
+
+  PagedTree& tree_;
+  PagedTree::Worker w_;
+};
+
+class BtreeDiskIndex final : public Index {
+ public:
+  BtreeDiskIndex(const IndexOptions& options, std::unique_ptr<PagedTree> tree)
+      : Index("btree-disk", options), tree_(std::move(tree)) {}
+  ~BtreeDiskIndex() override { CloseForDestructor(); }
+
+ private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
+    if (loaded_ || inserted_) return Status::InvalidArgument("BulkLoad needs an empty index");
+    loaded_ = true;
+    PagedTree::Worker w(*tree_);
+    for (const KeyValue& kv : sorted) DMX_RETURN_IF_ERROR(tree_->Put(w, kv.key, kv.value, PagedTree::PutMode::kUpsert));
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
+    (void)compute_node;
+    inserted_ = true;  // conservatively: a session may write
+    return std::unique_ptr<Session>(std::make_unique<BtreeDiskSession>(*tree_));
+  }
+  IndexStats DoStats() const override {
+    const cache::CacheStats c = tree_->CacheStatsNow();
+    IndexStats s;
+    s.cache_hits = c.hits;
+    s.cache_misses = c.misses;
+    s.cache_bytes = tree_->options().cache_bytes;  // allocated up front
+    s.retries = tree_->restarts();
+    return s;
+  }
+  void AddProperties(Properties* out) const override {
+    const cache::CacheStats c = tree_->CacheStatsNow();
+    const btreedisk::PageFileCounters f = tree_->file().Counters();
+    out->emplace_back("dmindex.btree-disk.page-reads", f.page_reads);
+    out->emplace_back("dmindex.btree-disk.page-writes", f.page_writes);
+    out->emplace_back("dmindex.btree-disk.value-log-bytes", f.log_bytes);
+    out->emplace_back("dmindex.btree-disk.file-bytes", tree_->file().file_bytes());
+    out->emplace_back("dmindex.btree-disk.frames-used", c.frames_used);
+    out->emplace_back("dmindex.btree-disk.page-bytes", tree_->options().page_bytes);
+  }
+  Status DoClose() override { return tree_->file().Close(); }
+
+  std::unique_ptr<PagedTree> tree_;
+  bool loaded_ = false, inserted_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const IndexOptions& options) {
+  (void)fabric;
+  btreedisk::PagedTreeOptions o;
+  o.cache_bytes = options.cache_bytes;
+  o.max_key_bytes = options.key_format == KeyFormat::kU64 ? 8 : options.max_key_bytes;
+  bool page_given = false;
+  std::string dir;
+  bool keep = false, direct = false;
+  std::vector<std::string> known;
+  for (const auto& [knob, v] : options.knobs) {
+    known.push_back(knob);
+    uint64_t n = 0;
+    if (knob == "limit_mb") {
+      double mb = 0;
+      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {1.0 / 16, 1 << 20}, &mb));
+      o.cache_bytes = static_cast<uint64_t>(mb * (1 << 20));
+    } else if (knob == "page_kb") {
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1024, &n));
+      o.page_bytes = static_cast<uint32_t>(n << 10);
+      page_given = true;
+    } else if (knob == "y_dir") {
+      dir = v;
+    } else if (knob == "y_keep") {
+      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &keep));
+    } else if (knob == "direct") {
+      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &direct));
+    } else {
+      return Status::InvalidArgument("btree-disk: unknown knob '" + knob +
+                                     "' (known: limit_mb, page_kb, direct, y_dir, y_keep)");
+    }
+  }
+  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
+  // Values longer than the index's inline limit go to the value log. Pages: 4 KiB (the
+  // paper's), or as many 4 KiB as the longest keys need.
+  o.inline_value_bytes = options.inline_value_bytes;
+  if (!page_given) {
+    const uint32_t need = PagedTree::MinPageBytes(o.max_key_bytes, o.inline_value_bytes);
+    o.page_bytes = std::max<uint32_t>(4096, (need + 4095) / 4096 * 4096);
+  }
+  // A buffer pool of at least 64 pages: a few paths and the cooling map.
+  o.cache_bytes = std::max<uint64_t>(o.cache_bytes, 64ull * o.page_bytes);
+  auto file = btreedisk::PageFile::Open(dir, keep, o.page_bytes, direct);
+  if (!file.ok()) return file.status();
+  auto tree = PagedTree::Open(o, std::move(file).value());
+  if (!tree.ok()) return tree.status();
+  return std::unique_ptr<Index>(std::make_unique<BtreeDiskIndex>(options, std::move(tree).value()));
+}
+
+}  // namespace dmindex::designs

@@ -1,0 +1,139 @@
+#include "designs/indexy/tier_worker.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace dmindex::designs::indexy {
+namespace {
+
+void Count(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+
+// How long the background sleeps when it has nothing to do (a writer crossing the high mark
+// wakes it at once), and at least between two pre-cleaning passes. A pass over all units is
+// followed by a pause of kPassPauseFactor times its own length, so pre-cleaning takes about a
+// tenth of a core however large X grows (the paper paces passes by inserts, the authors' code
+// by time; the check-back only needs passes to be far enough apart for quiet units to show).
+constexpr std::chrono::microseconds kIdle{10'000};
+constexpr std::chrono::microseconds kPassPause{2'000};
+constexpr int kPassPauseFactor = 9;
+// After a release round that freed nothing (everything is the root, or Y fails).
+constexpr std::chrono::microseconds kNoProgressPause{1'000};
+
+}  // namespace
+
+TierWorker::TierWorker(Tiers& tiers)
+    : tiers_(tiers), policy_(tiers.options()), thread_([this] { Run(); }) {}
+
+TierWorker::~TierWorker() { Stop(); }
+
+void TierWorker::Stop() {
+  tiers_.budget().Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TierWorker::NoteError(const Status& s) {
+  Count(errors_);
+  std::lock_guard lock(error_mu_);
+  last_error_ = s.ToString();
+}
+
+std::string TierWorker::last_error() const {
+  std::lock_guard lock(error_mu_);
+  return last_error_;
+}
+
+void TierWorker::Run() {
+  std::unique_ptr<XWorker> w = tiers_.x().NewWorker();
+  MemoryBudget& budget = tiers_.budget();
+  runtime::Clock::time_point pass_start = runtime::Now();
+  while (!budget.stopped()) {
+    if (budget.AtHigh()) {
+      if (!ReleaseRound(*w)) budget.WaitForWork(kNoProgressPause);
+      continue;
+    }
+    if (budget.CleaningDue()) {
+      auto step = cleaner_.Step(*w, tiers_);
+      if (!step.ok()) {
+        NoteError(step.status());
+        budget.WaitForWork(kPassPause);
+        continue;
+      }
+      Count(cleaned_units_, step->units);
+      Count(cleaned_entries_, step->written);
+      if (step->pass_ended) {
+        Count(clean_passes_);
+        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(runtime::Now() - pass_start);
+        budget.WaitForWork(std::max(kPassPause, took * kPassPauseFactor));
+        pass_start = runtime::Now();
+      }
+      continue;
+    }
+    budget.WaitForWork(kIdle);
+  }
+  w->Reclaim();
+}
+
+bool TierWorker::ReleaseRound(XWorker& w) {
+  MemoryBudget& budget = tiers_.budget();
+  ReclaimRetired(w);
+  const uint64_t target = budget.ReleaseTarget();
+  if (target == 0) return true;
+  Count(release_rounds_);
+  const uint64_t entries = tiers_.x().entries();
+  const double bytes_per_entry =
+      entries == 0 ? 1.0 : static_cast<double>(tiers_.x().Bytes().total) / static_cast<double>(entries);
+  auto units = policy_.Select(w, target, bytes_per_entry);
+  if (!units.ok()) {
+    NoteError(units.status());
+    return false;
+  }
+  uint64_t freed = 0;
+  for (const XUnit& u : *units) {
+    if (budget.stopped()) break;
+    auto r = w.Release(u, tiers_);
+    if (!r.ok()) {
+      if (!r.status().IsNotFound()) NoteError(r.status());  // NotFound: it left X meanwhile
+      continue;
+    }
+    Count(released_units_);
+    Count(released_entries_, r->entries);
+    Count(released_bytes_, r->bytes);
+    Count(release_written_, r->written);
+    freed += r->bytes;
+    // Enough, counting what the epochs will free: stop at the low mark, not below.
+    if (freed >= target) break;
+  }
+  // Accesses before count half from now on, once a quarter of the limit was released since
+  // the last time (the paper resets counters after a release; a walk over every tracked node
+  // after every small round would cost more than the round).
+  released_since_decay_ += freed;
+  if (released_since_decay_ >= tiers_.options().limit_bytes / 4) {
+    w.DecayAccesses();
+    released_since_decay_ = 0;
+  }
+  ReclaimRetired(w);
+  budget.Freed();
+  return freed > 0;
+}
+
+void TierWorker::ReclaimRetired(XWorker& w) {
+  // Released nodes are freed two epochs after their unlink, once every thread that was inside
+  // an operation then has left it: a few rounds of short operations.
+  for (int i = 0; i < 64 && w.Reclaim() > 0; ++i) runtime::Yield();
+}
+
+BackgroundCounters TierWorker::Counters() const {
+  BackgroundCounters c;
+  c.release_rounds = release_rounds_.load(std::memory_order_relaxed);
+  c.released_units = released_units_.load(std::memory_order_relaxed);
+  c.released_entries = released_entries_.load(std::memory_order_relaxed);
+  c.released_bytes = released_bytes_.load(std::memory_order_relaxed);
+  c.release_written = release_written_.load(std::memory_order_relaxed);
+  c.cleaned_units = cleaned_units_.load(std::memory_order_relaxed);
+  c.cleaned_entries = cleaned_entries_.load(std::memory_order_relaxed);
+  c.clean_passes = clean_passes_.load(std::memory_order_relaxed);
+  c.errors = errors_.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace dmindex::designs::indexy

@@ -1,0 +1,163 @@
+#include "designs/kvstore/store_index.h"
+
+#include <functional>
+#include <mutex>
+
+#include "common/knobs.h"
+#include "common/option_checks.h"
+#include "tiering/cold_store_options.h"
+
+namespace dmindex::designs {
+namespace {
+
+// Update and Delete read the key and then write it; two of them on one key must not
+// interleave (an update after a concurrent delete would bring the key back), so they hold the
+// key's stripe. Inserts and lookups are single store calls, atomic by themselves.
+class KeyStripes {
+ public:
+  runtime::Mutex& For(Slice key) { return stripes_[std::hash<std::string_view>{}(key) % kStripes]; }
+
+ private:
+  static constexpr size_t kStripes = 256;
+  runtime::Mutex stripes_[kStripes];
+};
+
+class StoreSession final : public Session {
+ public:
+  StoreSession(tiering::ColdStore& store, KeyStripes& stripes) : store_(store), stripes_(stripes) {}
+
+ private:
+  Status DoLookup(Slice key, std::string* value) override { return store_.Get(key, value); }
+  Status DoInsert(Slice key, Slice value) override {
+    batch_.Clear();
+    batch_.Put(key, value);
+    return store_.Write(batch_);
+  }
+  Status DoUpdate(Slice key, Slice value) override {
+    std::lock_guard lock(stripes_.For(key));
+    DMX_RETURN_IF_ERROR(store_.Get(key, &scratch_));
+    batch_.Clear();
+    batch_.Put(key, value);
+    return store_.Write(batch_);
+  }
+  Status DoDelete(Slice key) override {
+    std::lock_guard lock(stripes_.For(key));
+    DMX_RETURN_IF_ERROR(store_.Get(key, &scratch_));
+    batch_.Clear();
+    batch_.Delete(key);
+    return store_.Write(batch_);
+  }
+  Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    auto it = store_.NewIterator();
+    if (!it.ok()) return it.status();
+    tiering::ColdIterator& i = **it;
+    for (i.Seek(range.start); i.Valid() && out->size() < count; i.Next()) {
+      if (range.after_start && i.key() == range.start) continue;
+      if (range.end && i.key() >= std::string_view(*range.end)) break;
+      out->push_back({std::string(i.key()), std::string(i.value())});
+    }
+    return i.status();
+  }
+
+  tiering::ColdStore& store_;
+  KeyStripes& stripes_;
+  tiering::ColdBatch batch_;
+  std::string scratch_;
+};
+
+class StoreIndex final : public Index {
+ public:
+  StoreIndex(const IndexOptions& options, std::unique_ptr<tiering::ColdStore> store)
+      : Index(options.design, options), store_(std::move(store)) {}
+  ~StoreIndex() override { CloseForDestructor(); }
+
+ private:
+  Status DoBulkLoad(std::span<const KeyValue> sorted) override {
+    if (loaded_ || store_->Counters().writes != 0) return Status::InvalidArgument("BulkLoad needs an empty index");
+    loaded_ = true;
+    tiering::ColdBatch batch;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      batch.Put(sorted[i].key, sorted[i].value);
+      if (batch.size() == 4096 || i + 1 == sorted.size()) {
+        DMX_RETURN_IF_ERROR(store_->Write(batch));
+        batch.Clear();
+      }
+    }
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
+    (void)compute_node;
+    return std::unique_ptr<Session>(std::make_unique<StoreSession>(*store_, stripes_));
+  }
+  IndexStats DoStats() const override {
+    IndexStats s;
+    s.cache_bytes = store_->Usage().memory_bytes;
+    return s;
+  }
+  void AddProperties(Properties* out) const override {
+    const tiering::ColdStoreUsage u = store_->Usage();
+    const tiering::ColdStoreCounters c = store_->Counters();
+    const std::string p = "dmindex." + design() + ".";
+    out->emplace_back(p + "disk-bytes", u.disk_bytes);
+    out->emplace_back(p + "memory-bytes", u.memory_bytes);
+    out->emplace_back(p + "gets", c.gets);
+    out->emplace_back(p + "writes", c.writes);
+    out->emplace_back(p + "seeks", c.seeks);
+  }
+  Status DoClose() override { return store_->Close(); }
+
+  std::unique_ptr<tiering::ColdStore> store_;
+  KeyStripes stripes_;
+  bool loaded_ = false;
+};
+
+Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::string_view kind) {
+  tiering::ColdStoreOptions so;
+  so.kind = std::string(kind);
+  std::vector<std::string> known;
+  // The memory budget first, so that y_* knobs override its split.
+  if (auto limit = options.knobs.find("limit_mb"); limit != options.knobs.end()) {
+    double mb = 0;
+    DMX_RETURN_IF_ERROR(KnobReal("limit_mb", limit->second, {1.0 / 16, 1 << 20}, &mb));
+    const auto bytes = static_cast<uint64_t>(mb * (1 << 20));
+    so.write_buffer_bytes = std::max<uint64_t>(bytes / 8, 64 << 10);
+    so.row_cache_bytes = bytes / 2;
+    so.block_cache_bytes = bytes / 4;
+  }
+  for (const auto& [knob, value] : options.knobs) {
+    known.push_back(knob);
+    if (knob == "limit_mb") continue;
+    bool handled = false;
+    DMX_RETURN_IF_ERROR(tiering::ApplyColdStoreKnob(knob, value, &so, &handled));
+    if (!handled)
+      return Status::InvalidArgument(std::string(kind) + ": unknown knob '" + knob +
+                                     "' (known: limit_mb, y_dir, y_keep, y_buffer_mb, y_cache_mb, y_row_cache_mb, "
+                                     "y_block_kb, y_page_kb, y_direct, y_meta_cached)");
+  }
+  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
+  auto store = tiering::OpenColdStore(so);
+  if (!store.ok()) return store.status();
+  if (options.key_format == KeyFormat::kBytes && options.max_key_bytes > (*store)->max_key_bytes()) {
+    const std::string why = std::string(kind) + " takes keys of at most " + std::to_string((*store)->max_key_bytes()) +
+                            " bytes, the index allows " + std::to_string(options.max_key_bytes) +
+                            " (IndexOptions::max_key_bytes)";
+    Status closed = (*store)->Close();
+    (void)closed;
+    return Status::NotSupported(why);
+  }
+  return std::unique_ptr<Index>(std::make_unique<StoreIndex>(options, std::move(store).value()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> MakeRocksDbIndex(fabric::Fabric& fabric, const IndexOptions& options) {
+  (void)fabric;
+  return MakeStoreIndex(options, "rocksdb");
+}
+
+Result<std::unique_ptr<Index>> MakeLmdbIndex(fabric::Fabric& fabric, const IndexOptions& options) {
+  (void)fabric;
+  return MakeStoreIndex(options, "lmdb");
+}
+
+}  // namespace dmindex::designs

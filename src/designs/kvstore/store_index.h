@@ -1,0 +1,24 @@
+// The store baselines of IndeXY's experiments (docs/INDEXY.md): `rocksdb` and `lmdb`, a cold
+// store (tiering/) alone as the whole index - the paper's "RocksDB" system of Table I, and LMDB
+// as a B+-tree on disk. Like `local` and `indexy` they live in the opening process (a fresh
+// store in a directory of its own, removed on Close unless y_keep) and issue no verbs.
+//
+// Knobs: limit_mb (real > 0) splits a memory budget over the store's own memory - RocksDB: a
+// quarter to the memtables (two of limit/8), half to a row cache (the paper's RocksDB ran with
+// its row cache on), a quarter to the block cache; LMDB has no cache of its own (it reads
+// through the OS page cache, which the knob cannot bound: docs/INDEXY.md) - and the y_* knobs
+// of tiering/cold_store_options.h, which override the split.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "dmindex/index.h"
+#include "fabric/fabric.h"
+
+namespace dmindex::designs {
+
+Result<std::unique_ptr<Index>> MakeRocksDbIndex(fabric::Fabric& fabric, const IndexOptions& options);
+Result<std::unique_ptr<Index>> MakeLmdbIndex(fabric::Fabric& fabric, const IndexOptions& options);
+
+}  // namespace dmindex::designs
