@@ -8,6 +8,8 @@
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
 #include "designs/sherman/sherman.h"
+#include "designs/xstore/server.h"
+#include "designs/xstore/xstore_index.h"
 
 namespace dmindex::designs {
 namespace {
@@ -31,6 +33,7 @@ const std::vector<Entry>& Table() {
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
+      {"xstore", xstore::MakeXStore, nullptr, xstore::RegisterXStoreHandlers},
   };
   return table;
 }
