@@ -16,6 +16,15 @@
 //    stale sub-models it held are refetched (directory word read along with the leaves).
 //  * ExpansionDoublesTheSubModels - keys per sub-model past expand_at: the server trains a
 //    set with twice the sub-models in the background; clients switch to it.
+//  * TornSlotReadIsReadWhole - scripted: slot_read's header and slot READs land on either side
+//    of a server write that moves the key to another slot; the slots fail against the header's
+//    version and the leaf is read whole: the lookup answers right and counts the retry.
+//  * TornOrForeignModelRecordsAreRefused - a sub-model blob torn between two generations, or
+//    of another sub-model or model set, never decodes into a model a client would use.
+//  * ConcurrentOpsWhileModelsRetrainAndExpandAreLinearizable - the harness's checked workload
+//    under torn and delayed verbs with sub-models of 4 keys: the memory servers retrain and
+//    expand all through the run (asserted by their counters), clients fetch the new models
+//    while they read; the history is linearizable and scans are correct.
 //  * YcsbByteKeys, ByteKeysTheProjectionCannotTellApart - the bytes format: YCSB's user<n>
 //    keys one round trip per lookup; keys that agree on the 8 bytes after their common
 //    prefix fall back to the server (counted) and stay correct.
@@ -25,6 +34,11 @@
 #include <map>
 #include <random>
 
+#include <thread>
+
+#include "check/workload.h"
+#include "designs/xstore/pool_format.h"
+#include "fabric/inproc/verb_script.h"
 #include "harness_config.h"
 
 namespace dmindex {
@@ -38,7 +52,9 @@ class XStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<Index> Open(std::map<std::string, std::string> knobs, KeyFormat format = KeyFormat::kU64,
                               const fabric::FaultOptions& faults = {}) {
-    cluster_ = std::make_shared<Cluster>(testing::MakeHarnessFabric(faults, 4 << 20));
+    auto f = testing::MakeHarnessFabric(faults, 4 << 20);
+    fabric_ = f.get();
+    cluster_ = std::make_shared<Cluster>(std::move(f));
     IndexOptions o = testing::HarnessIndexOptions("xstore-test", format);
     o.design = "xstore";
     o.knobs = std::move(knobs);
@@ -65,6 +81,7 @@ class XStoreTest : public ::testing::Test {
     std::sort(v.begin(), v.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
     return v;
   }
+  fabric::InProcFabric* fabric_ = nullptr;  // the cluster's, for scripts
   std::shared_ptr<Cluster> cluster_;
 };
 
@@ -300,6 +317,100 @@ TEST_F(XStoreTest, ExpansionDoublesTheSubModels) {
     ASSERT_EQ(v, want);
   }
   EXPECT_GE(Property(**index2, "models"), 80u);
+}
+
+TEST_F(XStoreTest, TornSlotReadIsReadWhole) {
+  auto index = Open({{"slot_read", "on"}, {"partitions", "1"}, {"retrain", "off"}});
+  ASSERT_NE(index, nullptr);
+  // One leaf of 8 keys: 10, 20, ..., 80.
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 10; k <= 80; k += 10) keys.push_back(k);
+  ASSERT_TRUE(index->BulkLoad(U64Pairs(keys)).ok());
+  auto reader = std::move(index->OpenSession(0)).value();
+  auto writer = std::move(index->OpenSession(0)).value();
+  uint64_t v = 0;
+  ASSERT_TRUE(reader->Lookup(50, &v).ok());  // fetches the models
+  // Hold the lookup's READ of the predicted slots (a multiple of 24 bytes) before any byte.
+  fabric::HeldVerb hold([](const fabric::Verb& verb) { return verb.kind == fabric::VerbKind::kRead && verb.length % 24 == 0; },
+                        {});
+  fabric_->SetVerbScript(&hold);
+  const uint64_t retries = index->Stats().retries;
+  Status looked_up;
+  std::thread lookup([&] { looked_up = reader->Lookup(50, &v); });
+  ASSERT_TRUE(hold.WaitHeld());
+  // Its header READ is done; the server now rewrites the leaf: 50 moves two slots right.
+  ASSERT_TRUE(writer->Insert(11, 1).ok());
+  ASSERT_TRUE(writer->Insert(12, 2).ok());
+  hold.Release();
+  lookup.join();
+  fabric_->SetVerbScript(nullptr);
+  ASSERT_TRUE(looked_up.ok()) << looked_up.ToString();
+  EXPECT_EQ(v, 150u);
+  EXPECT_GT(index->Stats().retries, retries);
+}
+
+TEST(XStoreRecords, TornOrForeignModelRecordsAreRefused) {
+  using namespace designs::xstore;
+  SubModelRecord a;
+  a.epoch = 3;
+  a.id = 7;
+  a.generation = 1;
+  a.model.line.slope = 0.5;
+  a.model.pages = 4;
+  a.table = {1, 2, 3, 4};
+  SubModelRecord b = a;
+  b.generation = 2;
+  b.table = {5, 6, 7, 8};
+  const std::vector<std::byte> ea = a.Encode(), eb = b.Encode();
+  SubModelRecord out;
+  ASSERT_TRUE(SubModelRecord::Decode(ea.data(), static_cast<uint32_t>(ea.size()), &out));
+  EXPECT_EQ(out.generation, 1u);
+  EXPECT_EQ(out.table, a.table);
+  // Any 64-byte piece of one generation in the other: refused.
+  for (size_t at = 0; at < ea.size(); at += 64) {
+    std::vector<std::byte> torn = ea;
+    std::copy(eb.begin() + at, eb.begin() + std::min(eb.size(), at + 64), torn.begin() + at);
+    if (torn == ea || torn == eb) continue;
+    EXPECT_FALSE(SubModelRecord::Decode(torn.data(), static_cast<uint32_t>(torn.size()), &out)) << at;
+  }
+  // A READ of the wrong length (a stale directory word naming reused memory): refused.
+  EXPECT_FALSE(SubModelRecord::Decode(ea.data(), static_cast<uint32_t>(ea.size() - 8), &out));
+  // Zero memory is no record.
+  std::vector<std::byte> zero(ea.size());
+  EXPECT_FALSE(SubModelRecord::Decode(zero.data(), static_cast<uint32_t>(zero.size()), &out));
+  ModelSetRecord set;
+  set.epoch = 2;
+  set.top = learned::TopModel(learned::LinearModel{}, 5);
+  set.prefix = "user";
+  const std::vector<std::byte> es = set.Encode();
+  ModelSetRecord set_out;
+  ASSERT_TRUE(ModelSetRecord::Decode(es.data(), static_cast<uint32_t>(es.size()), &set_out));
+  EXPECT_EQ(set_out.prefix, "user");
+  std::vector<std::byte> flipped = es;
+  flipped[20] ^= std::byte{1};
+  EXPECT_FALSE(ModelSetRecord::Decode(flipped.data(), static_cast<uint32_t>(flipped.size()), &set_out));
+}
+
+TEST_F(XStoreTest, ConcurrentOpsWhileModelsRetrainAndExpandAreLinearizable) {
+  auto index = Open({{"keys_per_model", "4"}, {"expand_at", "8"}, {"train_threads", "2"}}, KeyFormat::kU64,
+                    testing::HarnessFaults());
+  ASSERT_NE(index, nullptr);
+  check::WorkloadOptions w = testing::HarnessWorkload();
+  w.keys = 512;
+  check::ConcurrentWorkload workload(*index, w);
+  ASSERT_TRUE(workload.Preload().ok());
+  auto report = check::RunCheckedRounds(workload, testing::HarnessRounds());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(workload.errors(), 0u) << workload.first_error();
+  EXPECT_TRUE(report->ok()) << report->ToString();
+  EXPECT_GT(report->scans_checked, 0u);
+  ASSERT_TRUE(index->Close().ok());  // waits for the background training
+  EXPECT_GT(Property(*index, "retrains"), 0u);
+  EXPECT_GT(Property(*index, "expansions"), 0u);
+  EXPECT_GT(Property(*index, "model-fetches"), 2u);  // clients picked up retrained models
+  std::cout << "[ xstore   ] " << report->ToString(0) << "; " << Property(*index, "retrains") << " retrains, "
+            << Property(*index, "expansions") << " expansions, " << Property(*index, "model-fetches")
+            << " model fetches, " << Property(*index, "fallbacks") << " fallbacks\n";
 }
 
 TEST_F(XStoreTest, YcsbByteKeys) {

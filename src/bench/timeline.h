@@ -14,8 +14,10 @@ struct TimelineInterval {
   uint64_t ops = 0;               // operations completed in [start_s, end_s)
   uint64_t round_trips = 0;       // network round trips in the same interval (cache misses,
                                   // write-backs, offloads: CPU noise does not move them)
+  uint64_t rpcs = 0;              // of which RPCs (offloads; XStore's writes and fallbacks)
   double throughput_ops() const { return end_s > start_s ? static_cast<double>(ops) / (end_s - start_s) : 0; }
   double round_trips_per_op() const { return ops ? static_cast<double>(round_trips) / static_cast<double>(ops) : 0; }
+  double rpcs_per_op() const { return ops ? static_cast<double>(rpcs) / static_cast<double>(ops) : 0; }
 };
 
 // Samples the completed-operation count at the boundaries k x interval. A sample taken late
@@ -31,10 +33,11 @@ class TimelineRecorder {
   bool Due(double elapsed_s) const {
     return elapsed_s >= next_due_s() && (phase_s_ <= 0 || next_due_s() < phase_s_ - 1e-9);
   }
-  // The operations completed and round trips made since the phase began, at `at_s` seconds.
-  void Sample(double at_s, uint64_t ops, uint64_t round_trips);
+  // The operations completed, round trips and RPCs made since the phase began, at `at_s`
+  // seconds.
+  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0);
   // Every interval; the last one ends at `end_s` with these totals.
-  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips) const;
+  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0) const;
 
  private:
   const double interval_s_;
@@ -44,6 +47,7 @@ class TimelineRecorder {
   double last_s_ = 0;
   uint64_t last_ops_ = 0;
   uint64_t last_round_trips_ = 0;
+  uint64_t last_rpcs_ = 0;
 };
 
 // Throughput around an event that ran during [start_s, end_s].

@@ -56,6 +56,12 @@ Status Client<KV>::Write(Session& s, wire::WriteKind kind, KeyRef key, ValueRef 
 template <tree::KeyValueTraits KV>
 Status Client<KV>::BulkLoad(Session& s, std::span<const tree::LeafEntry<KV>> sorted) {
   const size_t n = state_.partitions.size();
+  // Every partition empty, or nothing is loaded (the core checks each tree on its own).
+  for (size_t p = 0; p < n; ++p) {
+    uint64_t root = 0;
+    DMX_RETURN_IF_ERROR(s.tree->ep.Read(state_.partitions[p].descriptor + descriptor::kRootWord, &root, 8));
+    if (root != 0) return Status::InvalidArgument("bulk load needs an empty index");
+  }
   size_t begin = 0;
   for (size_t p = 0; p < n; ++p) {
     size_t end = begin;

@@ -73,6 +73,8 @@ Result<const ModelSet<KV>*> ModelCache<KV>::Load(fabric::Endpoint& ep, EpochMana
     return Status::Corruption("xstore: the model set at " + ref.addr.ToString() + " does not validate");
   counters_.model_fetches.fetch_add(1, std::memory_order_relaxed);
   counters_.model_fetch_bytes.fetch_add(ref.bytes, std::memory_order_relaxed);
+  const ModelSet<KV>* cur = set_.load(std::memory_order_acquire);
+  if (cur != nullptr && cur->record.epoch >= set->record.epoch) return cur;  // as new already
   set->model_word = word;
   set->keys = KeyModel<KV>(set->record.prefix);
   set->subs = std::make_unique<std::atomic<const SubModel*>[]>(set->models());
@@ -83,7 +85,7 @@ Result<const ModelSet<KV>*> ModelCache<KV>::Load(fabric::Endpoint& ep, EpochMana
   }
   set->bytes.store(SetBytes(*set), std::memory_order_relaxed);
   if (prefetch) DMX_RETURN_IF_ERROR(Prefetch(ep, p, *set));
-  const ModelSet<KV>* cur = set_.load(std::memory_order_acquire);
+  cur = set_.load(std::memory_order_acquire);
   for (;;) {
     // Another session got there first with this set or a newer one: use that.
     if (cur != nullptr && cur->record.epoch >= set->record.epoch) return cur;

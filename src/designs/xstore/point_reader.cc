@@ -58,22 +58,23 @@ Status PointReader<KV>::ReadLeaves(Session& s, size_t p, const Prediction& pred,
   for (size_t k = 0; k < s.reads.size(); ++k) {
     LeafRead& r = s.reads[k];
     std::byte* image = s.leaves.data() + k * nb;
-    bool valid = false;
     if constexpr (std::is_same_v<KV, tree::U64BytesKV>) {
       if (r.partial) {
         // The header and each slot read that is in use, against the header's version: one
-        // version's content (a sorted leaf changes only by whole writes).
-        valid = tree::FixedHeaderCodec<KV>::Read(image, &r.h, validator.validating()) && r.h.is_leaf() &&
+        // version's content (a sorted leaf changes only by whole writes). The two READs may
+        // land on either side of a write: then the slots fail against the header's version.
+        bool valid = tree::FixedHeaderCodec<KV>::Read(image, &r.h, validator.validating()) && r.h.is_leaf() &&
                 !r.h.unsorted();
         for (uint32_t slot = r.first_slot; valid && validator.validating() && slot <= r.last_slot && slot < r.h.count; ++slot)
           valid = validator.leaf().ValidSlot(image, r.h.version, slot);
-        if (!valid) r.partial = false;  // read it whole below
+        if (valid) continue;
+        s.tree->CountRetry();  // read it whole, as any torn image
+        r.partial = false;
+        DMX_RETURN_IF_ERROR(c_.tree->reader().Read(*s.tree, r.addr, image, &r.h));
+        continue;
       }
     }
-    if (!r.partial) {
-      valid = valid || validator.Decode(image, &r.h);
-      if (!valid) DMX_RETURN_IF_ERROR(c_.tree->reader().Read(*s.tree, r.addr, image, &r.h));
-    }
+    if (!validator.Decode(image, &r.h)) DMX_RETURN_IF_ERROR(c_.tree->reader().Read(*s.tree, r.addr, image, &r.h));
   }
   return Status::Ok();
 }

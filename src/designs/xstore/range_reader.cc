@@ -73,7 +73,7 @@ Status RangeReader<KV>::ScanPartition(Session& s, size_t p, const tree::ScanRang
     }
     // Take the images from there while each continues the previous one.
     GlobalAddress next = run[static_cast<size_t>(at)];
-    bool broken = false;
+    bool broken = false, linked = false;  // linked: `next` is the sibling of a leaf taken
     for (size_t k = static_cast<size_t>(at); k < run.size(); ++k) {
       const auto& h = heads[k];
       if (run[k] != next || !h.is_leaf() || h.BeyondHigh(cursor)) {
@@ -84,17 +84,27 @@ Status RangeReader<KV>::ScanPartition(Session& s, size_t p, const tree::ScanRang
       }
       if (reader.TakeLeaf(*s.tree, s.leaves.data() + k * nb, h, range, &cursor, count, out)) return Status::Ok();
       next = h.sibling;
+      linked = true;
     }
     if (!broken) continue;  // the batch is used up: predict again from the cursor
-    // Follow the link to the leaf holding the cursor, take it, then predict again.
-    for (;;) {
+    // The leaf holding the cursor: `next` itself after a leaf taken (its low fence is the
+    // cursor), else at most `speculate` sibling links right of the predicted leaf (a stale
+    // model may predict a leaf far left), then the memory server names it.
+    for (uint32_t hops = 0;; ++hops) {
+      if (!linked && hops >= c_.options.speculate) {
+        auto leaf = c_.FallbackLocate(s, p, {}, cursor);
+        if (leaf.status().IsNotFound()) return Status::Ok();
+        if (!leaf.ok()) return leaf.status();
+        next = *leaf;
+        linked = true;
+      }
       if (next.is_null()) return Status::Ok();
       typename State::Header h;
       DMX_RETURN_IF_ERROR(reader.Read(*s.tree, next, s.leaves.data(), &h));
       if (!h.is_leaf() || cursor < h.low)
         return Status::Corruption("xstore scan: leaf " + next.ToString() + " does not continue the scan at " +
                                   tree::DescribeKey(cursor));
-      if (h.BeyondHigh(cursor)) {
+      if (h.BeyondHigh(cursor)) {  // split since: further right
         next = h.sibling;
         continue;
       }
