@@ -56,35 +56,33 @@ Status Client<KV>::Write(Session& s, wire::WriteKind kind, KeyRef key, ValueRef 
 template <tree::KeyValueTraits KV>
 Status Client<KV>::BulkLoad(Session& s, std::span<const tree::LeafEntry<KV>> sorted) {
   const size_t n = state_.partitions.size();
-  // Every partition empty, or nothing is loaded (the core checks each tree on its own).
+  // Every partition empty, or nothing is loaded (each server checks its tree on its own).
   for (size_t p = 0; p < n; ++p) {
     uint64_t root = 0;
     DMX_RETURN_IF_ERROR(s.tree->ep.Read(state_.partitions[p].descriptor + descriptor::kRootWord, &root, 8));
     if (root != 0) return Status::InvalidArgument("bulk load needs an empty index");
   }
+  // Each partition's share goes to its memory server in batches; the last one makes the
+  // server load them (the tree core's bulk loader, every node in its own pool) and train.
   size_t begin = 0;
   for (size_t p = 0; p < n; ++p) {
     size_t end = begin;
     while (end < sorted.size() && (p + 1 == n || sorted[end].key < state_.partitions[p + 1].low)) ++end;
-    tree::TreeOptions o = state_.options.tree;
-    o.compute_nodes = 1;
-    o.home_node = state_.NodeOf(p);
-    auto loader = tree::RemoteTree<KV>::Create(state_.fabric, o, state_.partitions[p].descriptor + descriptor::kRootWord);
-    if (!loader.ok()) return loader.status();
-    auto ctx = (*loader)->NewContext(0);
-    if (!ctx.ok()) return ctx.status();
-    DMX_RETURN_IF_ERROR((*loader)->BulkLoad(**ctx, sorted.subspan(begin, end - begin)));
-    // The pool bytes the load took count for the partition (the server adds its own).
-    const tree::TreeStats st = (*loader)->Stats();
-    uint64_t old = 0;
-    DMX_RETURN_IF_ERROR((*ctx)->ep.Faa(state_.partitions[p].descriptor + descriptor::kPoolBytes, st.pool_bytes, &old));
-    DMX_RETURN_IF_ERROR((*ctx)->ep.Faa(state_.partitions[p].descriptor + descriptor::kInUseBytes, st.bytes_in_use, &old));
+    for (size_t at = begin;;) {
+      fabric::RpcReply request, reply;
+      wire::Out out(&request);
+      out.Pod(state_.partitions[p].descriptor.raw());
+      size_t bytes = 0, stop = at;
+      while (stop < end && bytes < wire::kLoadBatchBytes)  // about: lengths, key, value
+        bytes += 8 + KeyModel<KV>::ToPublic(sorted[stop].key).size() + sorted[stop].value.size(), ++stop;
+      out.Pod(static_cast<uint8_t>(stop == end)).Pod(static_cast<uint32_t>(stop - at));
+      for (size_t i = at; i < stop; ++i)
+        out.Str(KeyModel<KV>::ToPublic(sorted[i].key)).Str(std::string_view(sorted[i].value));
+      DMX_RETURN_IF_ERROR(s.tree->ep.Call(state_.NodeOf(p), fabric::rpc_op::kXStoreLoad, request, &reply));
+      at = stop;
+      if (at == end) break;
+    }
     begin = end;
-  }
-  for (size_t p = 0; p < n; ++p) {
-    fabric::RpcReply request, reply;
-    wire::Out(&request).Pod(state_.partitions[p].descriptor.raw());
-    DMX_RETURN_IF_ERROR(s.tree->ep.Call(state_.NodeOf(p), fabric::rpc_op::kXStoreTrain, request, &reply));
   }
   return Status::Ok();
 }
@@ -146,7 +144,7 @@ void Client<KV>::AddProperties(std::vector<std::pair<std::string, uint64_t>>* ou
   const std::pair<const char*, uint32_t> server[] = {
       {"trainings", descriptor::kTrainings}, {"retrains", descriptor::kRetrains},
       {"expansions", descriptor::kExpansions}, {"keys-trained", descriptor::kKeys},
-      {"pool-bytes", descriptor::kPoolBytes}, {"pool-bytes-in-use", descriptor::kInUseBytes}};
+      {"pool-bytes", descriptor::kPoolBytes}};
   for (const auto& [name, at] : server) {
     uint64_t sum = 0;
     for (const auto& w : d) sum += w[at / 8];

@@ -80,8 +80,7 @@ inline constexpr uint32_t kTrainings = 16;   // full trainings published (initia
 inline constexpr uint32_t kRetrains = 24;    // sub-models retrained and published
 inline constexpr uint32_t kExpansions = 32;  // model sets published with more sub-models
 inline constexpr uint32_t kKeys = 40;        // keys the current models were fitted on
-inline constexpr uint32_t kPoolBytes = 48;   // the server's chunks for this tree and its models
-inline constexpr uint32_t kInUseBytes = 56;  // of which allocated to nodes, values and models
+inline constexpr uint32_t kPoolBytes = 48;   // bytes of the partition's nodes, value blocks, models
 inline constexpr uint32_t kConfigOff = 64;
 void EncodeConfig(const PartitionConfig& c, std::byte* descriptor);
 // False if the configuration's check word does not match (torn, or no descriptor).

@@ -12,6 +12,28 @@
 namespace dmindex::designs::xstore {
 namespace {
 
+// A partition's tree nodes come from the memory node's allocator; the bytes are counted for
+// the partition's pool figure.
+class PartitionPlacer final : public tree::NodePlacer {
+ public:
+  PartitionPlacer(alloc::NodeAllocator& shared, uint16_t node) : shared_(shared), node_(node) {}
+  Result<GlobalAddress> Place(fabric::Endpoint& ep, alloc::NodeAllocator&, uint8_t, uint32_t bytes) override {
+    auto a = shared_.AllocateOn(ep, node_, bytes);
+    if (a.ok()) bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return a;
+  }
+  void Unplace(alloc::NodeAllocator&, GlobalAddress addr, uint8_t, uint32_t bytes) override {
+    shared_.Free(addr, bytes);
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  alloc::NodeAllocator& shared_;
+  const uint16_t node_;
+  std::atomic<uint64_t> bytes_{0};
+};
+
 template <tree::KeyValueTraits KV>
 class PartitionServerT final : public PartitionServer {
  public:
@@ -20,8 +42,9 @@ class PartitionServerT final : public PartitionServer {
   using Keys = KeyModel<KV>;
 
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
-                                                       const PartitionConfig& config) {
+                                                       const PartitionConfig& config, alloc::NodeAllocator& shared) {
     std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor));
+    s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
     o.node_bytes = config.node_bytes;
     o.compute_nodes = 1;
@@ -33,13 +56,14 @@ class PartitionServerT final : public PartitionServer {
     o.max_value_bytes = config.max_value_bytes;
     o.home_node = descriptor.node();
     tree::TreeHooks<KV> hooks;
+    hooks.placer = s->placer_;
     PartitionServerT* self = s.get();
     hooks.on_leaf_split = [self](const typename KV::Key& low, const typename KV::Key& sep,
                                  const typename KV::Key& high) { self->trainer_->OnSplit(low, sep, high); };
     auto tree = Tree::Create(fabric, o, descriptor + descriptor::kRootWord, hooks);
     if (!tree.ok()) return tree.status();
     s->tree_ = std::move(tree).value();
-    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config);
+    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, shared);
     return std::unique_ptr<PartitionServer>(std::move(s));
   }
 
@@ -105,11 +129,26 @@ class PartitionServerT final : public PartitionServer {
         else out.Pod(leaf);
         return Status::Ok();
       }
-      case fabric::rpc_op::kXStoreTrain:
+      case fabric::rpc_op::kXStoreLoad: {
+        uint8_t last = 0;
+        uint32_t count = 0;
+        in.Pod(&last).Pod(&count);
+        std::lock_guard lock(load_mu_);
+        for (uint32_t i = 0; i < count; ++i) {
+          std::string_view key, value;
+          in.Str(&key).Str(&value);
+          DMX_RETURN_IF_ERROR(in.Check("load"));
+          loading_.push_back({typename KV::Key(Keys::FromPublic(key)), typename KV::Value(value), {}});
+        }
+        if (!last) return Status::Ok();
+        std::vector<tree::LeafEntry<KV>> entries;
+        entries.swap(loading_);
+        DMX_RETURN_IF_ERROR(tree_->BulkLoad(c, entries));
         DMX_RETURN_IF_ERROR(trainer_->TrainAll());
         NotePoolBytes(c);
         out.Pod(ModelWord(c));
         return Status::Ok();
+      }
       case fabric::rpc_op::kXStoreQuiesce:
         trainer_->Quiesce();
         return Status::Ok();
@@ -124,15 +163,14 @@ class PartitionServerT final : public PartitionServer {
 
   // The descriptor's pool counters hold the bulk load's bytes plus this server's: add what
   // this server's allocators took since it last said.
+  // The descriptor's pool word: what this partition's nodes, value blocks and models take
+  // (the memory node's chunks are shared by its partitions).
   void NotePoolBytes(Ctx& c) {
-    const tree::TreeStats t = tree_->Stats();
-    const uint64_t pool = t.pool_bytes + trainer_->PoolBytes(), used = t.bytes_in_use + trainer_->BytesInUse();
+    const uint64_t bytes = placer_->bytes() + tree_->Stats().bytes_in_use + trainer_->RecordBytes();
     std::lock_guard lock(mu_);
+    if (bytes == noted_) return;
     uint64_t old = 0;
-    if (pool != noted_pool_ && c.ep.Faa(descriptor_ + descriptor::kPoolBytes, pool - noted_pool_, &old).ok())
-      noted_pool_ = pool;
-    if (used != noted_used_ && c.ep.Faa(descriptor_ + descriptor::kInUseBytes, used - noted_used_, &old).ok())
-      noted_used_ = used;
+    if (c.ep.Faa(descriptor_ + descriptor::kPoolBytes, bytes - noted_, &old).ok()) noted_ = bytes;
   }
 
   uint64_t ModelWord(Ctx& c) const {
@@ -176,11 +214,14 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
+  std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
   runtime::Mutex mu_;
   std::vector<std::unique_ptr<Ctx>> free_;  // contexts of handlers that finished
-  uint64_t noted_pool_ = 0, noted_used_ = 0;  // what NotePoolBytes added to the descriptor
+  uint64_t noted_ = 0;                      // what NotePoolBytes added to the descriptor
+  runtime::Mutex load_mu_;
+  std::vector<tree::LeafEntry<KV>> loading_;  // a bulk load's batches so far
 };
 
 }  // namespace
@@ -197,7 +238,7 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   const auto id = node_.id();
   if (!id || descriptor.node() != *id || !node_.Contains(descriptor.offset(), descriptor::kBytes))
     return Status::InvalidArgument("xstore: descriptor " + descriptor.ToString() + " is not in this memory node's pool");
-  if (!fabric_) fabric_ = std::make_unique<fabric::LocalFabric>(node_);
+  DMX_RETURN_IF_ERROR(ReadyLocked());
   auto ep = fabric_->Connect();
   if (!ep.ok()) return ep.status();
   std::byte image[descriptor::kBytes];
@@ -206,15 +247,48 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   if (!descriptor::DecodeConfig(image, &config))
     return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_);
   if (!made.ok()) return made.status();
   PartitionServer* p = made->get();
   partitions_.emplace(descriptor.raw(), std::move(made).value());
   return p;
 }
 
+Status XStoreServer::ReadyLocked() {
+  if (fabric_) return Status::Ok();
+  const auto id = node_.id();
+  if (!id) return Status::InvalidArgument("xstore: the memory node does not know its id yet");
+  fabric_ = std::make_unique<fabric::LocalFabric>(node_);
+  allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
+  return Status::Ok();
+}
+
+Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
+  wire::In in(request);
+  uint64_t zero = 0;
+  std::string_view record;
+  in.Pod(&zero).Str(&record);
+  DMX_RETURN_IF_ERROR(in.Check("store"));
+  fabric::LocalFabric* fabric = nullptr;
+  alloc::NodeAllocator* allocator = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    DMX_RETURN_IF_ERROR(ReadyLocked());
+    fabric = fabric_.get();
+    allocator = allocator_.get();
+  }
+  auto ep = fabric->Connect();
+  if (!ep.ok()) return ep.status();
+  auto at = allocator->AllocateOn(**ep, *node_.id(), static_cast<uint32_t>(record.size()));
+  if (!at.ok()) return at.status();
+  DMX_RETURN_IF_ERROR((*ep)->Write(*at, record.data(), static_cast<uint32_t>(record.size())));
+  wire::Out(reply).Pod(at->raw());
+  return Status::Ok();
+}
+
 Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply) {
+  if (op == fabric::rpc_op::kXStoreStore) return Store(request, reply);
   uint64_t descriptor = 0;
   if (!fabric::ReadPod(request, 0, &descriptor)) return Status::InvalidArgument("xstore: short request");
   auto p = Find(GlobalAddress::FromRaw(descriptor));
@@ -233,8 +307,8 @@ Status RegisterXStoreHandlers(fabric::MemoryNode& node) {
   auto server = std::make_shared<XStoreServer>(node);
   const std::pair<fabric::RpcOpcode, const char*> ops[] = {
       {fabric::rpc_op::kXStoreWrite, "xstore.write"},   {fabric::rpc_op::kXStoreLookup, "xstore.lookup"},
-      {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreTrain, "xstore.train"},
-      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"}};
+      {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreLoad, "xstore.load"},
+      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"}};
   for (const auto& [op, name] : ops)
     DMX_RETURN_IF_ERROR(node.rpc().Register(op, name, [server, op = op](fabric::RpcRequest req, fabric::RpcReply* reply) {
       return server->Serve(op, req, reply);

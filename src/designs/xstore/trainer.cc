@@ -15,12 +15,9 @@ constexpr auto kBlobGrace = std::chrono::milliseconds(100);
 }  // namespace
 
 template <tree::KeyValueTraits KV>
-Trainer<KV>::Trainer(Tree& tree, GlobalAddress descriptor, const PartitionConfig& config)
-    : tree_(tree),
-      descriptor_(descriptor),
-      config_(config),
-      node_(descriptor.node()),
-      records_(static_cast<uint16_t>(descriptor.node() + 1)),
+Trainer<KV>::Trainer(Tree& tree, GlobalAddress descriptor, const PartitionConfig& config,
+                     alloc::NodeAllocator& records)
+    : tree_(tree), descriptor_(descriptor), config_(config), node_(descriptor.node()), records_(records),
       retired_(kBlobGrace) {}
 
 template <tree::KeyValueTraits KV>
@@ -53,8 +50,16 @@ Result<GlobalAddress> Trainer<KV>::Store(Ctx& c, const std::vector<std::byte>& r
   retired_.Reclaim(records_);
   auto addr = records_.AllocateOn(c.ep, node_, static_cast<uint32_t>(record.size()));
   if (!addr.ok()) return addr.status();
+  record_bytes_.fetch_add(record.size(), std::memory_order_relaxed);
   DMX_RETURN_IF_ERROR(c.ep.Write(*addr, record.data(), static_cast<uint32_t>(record.size())));
   return *addr;
+}
+
+template <tree::KeyValueTraits KV>
+void Trainer<KV>::Retire(uint64_t blob_word) {
+  const PackedRef r = PackedRef::Unpack(blob_word, node_);
+  retired_.Retire(r.addr, r.bytes);
+  record_bytes_.fetch_sub(r.bytes, std::memory_order_relaxed);
 }
 
 template <tree::KeyValueTraits KV>
@@ -142,8 +147,11 @@ template <tree::KeyValueTraits KV>
 Status Trainer<KV>::Publish(Ctx& c, std::shared_ptr<SetState> set, bool expansion) {
   DMX_RETURN_IF_ERROR(c.ep.Write(descriptor_ + descriptor::kModelWord, &set->model_word, 8));
   DMX_RETURN_IF_ERROR(c.ep.Write(descriptor_ + descriptor::kKeys, &set->keys_total, 8));
+  std::vector<uint64_t> replaced;  // the old set's blobs (its record and directory stay:
+                                   // clients may still READ its directory words)
   {
     std::lock_guard lock(mu_);
+    if (current_) replaced = current_->dir_words;
     current_ = set;
     full_running_ = false;
     expansion_queued_ = false;
@@ -151,6 +159,8 @@ Status Trainer<KV>::Publish(Ctx& c, std::shared_ptr<SetState> set, bool expansio
       for (const auto& [low, high] : pending_) MarkStaleLocked(*set, low, high);
     pending_.clear();
   }
+  for (uint64_t word : replaced)
+    if (word != 0) Retire(word);
   Count(c, descriptor::kTrainings);
   if (expansion) Count(c, descriptor::kExpansions);
   return Status::Ok();
@@ -214,23 +224,25 @@ Status Trainer<KV>::Retrain(Ctx& c, const std::shared_ptr<SetState>& set, uint32
   bool current = false;
   {
     std::lock_guard lock(mu_);
-    old = set->dir_words[i];
-    set->dir_words[i] = *word;
-    set->generation[i] = generation;
-    set->keys_total = set->keys_total + fitted - set->fitted[i];
-    set->fitted[i] = fitted;
-    keys_total = set->keys_total;
     current = set == current_;
+    if (!current) {
+      // An expansion replaced the set meanwhile and retired its blobs: this one goes too.
+      old = *word;
+    } else {
+      old = set->dir_words[i];
+      set->dir_words[i] = *word;
+      set->generation[i] = generation;
+      set->keys_total = set->keys_total + fitted - set->fitted[i];
+      set->fitted[i] = fitted;
+      keys_total = set->keys_total;
+    }
     if (current && config_.expand_at > 0 && !expansion_queued_ && !full_running_ &&
         keys_total > uint64_t{config_.expand_at} * set->record.top.models()) {
       expansion_queued_ = true;
       EnqueueLocked({Task::kExpand, nullptr, 0});
     }
   }
-  if (old != 0) {
-    const PackedRef r = PackedRef::Unpack(old, node_);
-    retired_.Retire(r.addr, r.bytes);
-  }
+  if (old != 0) Retire(old);
   Count(c, descriptor::kRetrains);
   if (current) DMX_RETURN_IF_ERROR(c.ep.Write(descriptor_ + descriptor::kKeys, &keys_total, 8));
   return Status::Ok();

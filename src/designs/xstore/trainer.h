@@ -40,8 +40,9 @@ class Trainer {
   using Tree = tree::RemoteTree<KV>;
   using Ctx = tree::TreeContext<KV>;
 
-  // `tree`'s leaves, the descriptor's model word and counters, records on `node`.
-  Trainer(Tree& tree, GlobalAddress descriptor, const PartitionConfig& config);
+  // `tree`'s leaves, the descriptor's model word and counters; records from `records` (the
+  // memory node's allocator, shared).
+  Trainer(Tree& tree, GlobalAddress descriptor, const PartitionConfig& config, alloc::NodeAllocator& records);
   ~Trainer() { Stop(); }
 
   // Trains and publishes a model set over every leaf now, with keys_per_model keys per
@@ -57,9 +58,8 @@ class Trainer {
   // The current directory word of sub-model `i` if `model_word` names the current model
   // set, else 0 (a fallback's reply ships the blob when the client's copy is older).
   uint64_t DirWord(uint64_t model_word, uint32_t i);
-  // Pool chunks taken for models, and bytes of them allocated.
-  uint64_t PoolBytes() const { return records_.pool_bytes(); }
-  uint64_t BytesInUse() const { return records_.bytes_in_use(); }
+  // Bytes of the published models and of those being built.
+  uint64_t RecordBytes() const { return record_bytes_.load(std::memory_order_relaxed); }
 
  private:
   // A model set as the server keeps it: the published record and, per sub-model, its
@@ -113,14 +113,17 @@ class Trainer {
   void Work();
   void ReapLocked();
   Result<GlobalAddress> Store(Ctx& c, const std::vector<std::byte>& record);
+  // A replaced blob, reused once its grace period is over (a reader validates what it reads).
+  void Retire(uint64_t blob_word);
   void Count(Ctx& c, uint32_t counter);
 
   Tree& tree_;
   const GlobalAddress descriptor_;
   const PartitionConfig config_;
   const uint16_t node_;
-  alloc::NodeAllocator records_;  // model sets, directories, blobs: never mixed with nodes
-  tree::RetiredBlocks retired_;   // replaced blobs; a reader validates what it reads anyway
+  alloc::NodeAllocator& records_;  // model sets, directories, blobs
+  tree::RetiredBlocks retired_;    // replaced blobs
+  std::atomic<uint64_t> record_bytes_{0};
 
   runtime::Mutex full_mu_;  // one full training at a time
   runtime::Mutex mu_;

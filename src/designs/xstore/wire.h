@@ -7,8 +7,10 @@
 //   Lookup  model word, sub-model, blob word,  -> outcome, model word, blob word, blob, value
 //           key
 //   Locate  (as Lookup)                        -> outcome, model word, blob word, blob, leaf
-//   Train   -                                  -> model word
+//   Load    last, count, count x (key, value)  -> outcome, model word (after the last batch:
+//           the batches are bulk-loaded and the models trained; kNotFound: not empty)
 //   Quiesce -                                  -> -
+//   Store   (no descriptor: 0) record          -> its address on the server's node
 //
 // Lookup and Locate are a compute node falling back: the reply carries the current model word
 // (the client reloads its model set when it changed) and, if the sub-model the client asked
@@ -25,6 +27,8 @@
 namespace dmindex::designs::xstore::wire {
 
 enum class Outcome : uint8_t { kOk = 0, kNotFound = 1 };
+// Bulk-load batches stay about this size (the RPC's payload).
+inline constexpr size_t kLoadBatchBytes = 256 << 10;
 enum class WriteKind : uint8_t { kUpsert = 0, kUpdate = 1, kDelete = 2 };
 
 // Appends fixed-size values and length-prefixed strings.

@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include "alloc/catalog.h"
-#include "alloc/node_allocator.h"
 #include "designs/xstore/client.h"
 #include "designs/xstore/key_model.h"
 
@@ -117,14 +116,12 @@ class XStoreIndex final : public Index {
   fabric::Fabric& fabric() { return fabric_; }
 
  private:
-  // Writes the descriptors and the superblock and installs it with one CAS of the root word;
-  // returns the installed superblock (another process's, if it won).
+  // Has each partition's memory server store its descriptor, and memory node 0's the
+  // superblock, and installs it with one CAS of the root word; returns the installed
+  // superblock (another process's, if it won: ours stay unreferenced, a few hundred bytes).
   Result<uint64_t> Create(fabric::Endpoint& ep, const std::vector<std::string>& lows) {
-    alloc::NodeAllocator allocator(fabric_.memory_nodes());
     Superblock sb;
     for (size_t p = 0; p < lows.size(); ++p) {
-      auto d = allocator.AllocateOn(ep, static_cast<uint16_t>(p), descriptor::kBytes);
-      if (!d.ok()) return d.status();
       PartitionConfig config;
       config.format = options_.format;
       config.partition = static_cast<uint16_t>(p);
@@ -139,16 +136,26 @@ class XStoreIndex final : public Index {
       config.validate = options_.tree.validate;
       std::byte image[descriptor::kBytes] = {};
       descriptor::EncodeConfig(config, image);
-      DMX_RETURN_IF_ERROR(ep.Write(*d, image, descriptor::kBytes));
+      auto d = StoreOn(ep, static_cast<uint16_t>(p), {image, descriptor::kBytes});
+      if (!d.ok()) return d.status();
       sb.partitions.push_back({*d, lows[p]});
     }
-    const std::vector<std::byte> record = sb.Encode();
-    auto at = allocator.AllocateOn(ep, 0, static_cast<uint32_t>(record.size()));
+    auto at = StoreOn(ep, 0, sb.Encode());
     if (!at.ok()) return at.status();
-    DMX_RETURN_IF_ERROR(ep.Write(*at, record.data(), static_cast<uint32_t>(record.size())));
     uint64_t old = 0;
     DMX_RETURN_IF_ERROR(ep.Cas(root_word_, 0, at->raw(), &old));
     return old == 0 ? at->raw() : old;
+  }
+
+  static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record) {
+    fabric::RpcReply request, reply;
+    wire::Out(&request).Pod(uint64_t{0}).Str(std::string_view(reinterpret_cast<const char*>(record.data()), record.size()));
+    DMX_RETURN_IF_ERROR(ep.Call(node, fabric::rpc_op::kXStoreStore, request, &reply));
+    uint64_t at = 0;
+    wire::In in(reply);
+    in.Pod(&at);
+    DMX_RETURN_IF_ERROR(in.Check("store reply"));
+    return GlobalAddress::FromRaw(at);
   }
 
   Result<std::unique_ptr<Client<KV>>> Open(fabric::Endpoint& ep, GlobalAddress sb) {
