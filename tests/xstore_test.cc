@@ -81,6 +81,29 @@ class XStoreTest : public ::testing::Test {
     std::sort(v.begin(), v.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
     return v;
   }
+  // Bulk loads `keys` (values k * 3), then looks up every key and the absent key after it
+  // (each must answer right) and returns the verbs those lookups took: per lookup.
+  struct PerLookup {
+    double round_trips, reads, rpcs, bytes;
+  };
+  PerLookup LoadAndLookUpEveryKey(Index& index, const std::vector<uint64_t>& keys) {
+    EXPECT_TRUE(index.BulkLoad(U64Pairs(keys)).ok());
+    auto s = std::move(index.OpenSession(0)).value();
+    uint64_t v = 0;
+    // The first lookup into each partition fetches its model set (prefetch).
+    EXPECT_TRUE(s->Lookup(keys.front(), &v).ok());
+    EXPECT_TRUE(s->Lookup(keys.back(), &v).ok());
+    const Counts before = Now();
+    for (uint64_t k : keys) {
+      EXPECT_TRUE(s->Lookup(k, &v).ok()) << k;
+      EXPECT_EQ(v, k * 3) << k;
+      EXPECT_TRUE(s->Lookup(k + 1, &v).IsNotFound()) << k + 1;
+    }
+    const Counts after = Now();
+    const double n = 2.0 * keys.size();
+    return {(after.round_trips - before.round_trips) / n, (after.reads - before.reads) / n,
+            (after.rpcs - before.rpcs) / n, (after.bytes - before.bytes) / n};
+  }
   fabric::InProcFabric* fabric_ = nullptr;  // the cluster's, for scripts
   std::shared_ptr<Cluster> cluster_;
 };
@@ -90,27 +113,13 @@ TEST_F(XStoreTest, BulkLoadedLookupsAreOneRoundTrip) {
   ASSERT_NE(index, nullptr);
   std::vector<uint64_t> keys;
   for (uint64_t i = 1; i <= 20'000; ++i) keys.push_back(i * 8);
-  ASSERT_TRUE(index->BulkLoad(U64Pairs(keys)).ok());
-  auto s = std::move(index->OpenSession(0)).value();
-  uint64_t v = 0;
-  // The first lookup into each partition fetches its model set (prefetch).
-  ASSERT_TRUE(s->Lookup(keys.front(), &v).ok());
-  ASSERT_TRUE(s->Lookup(keys.back(), &v).ok());
-  const Counts before = Now();
-  for (uint64_t k : keys) {
-    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
-    ASSERT_EQ(v, k * 3);
-    ASSERT_TRUE(s->Lookup(k + 1, &v).IsNotFound()) << k + 1;
-  }
-  const Counts after = Now();
-  const uint64_t lookups = 2 * keys.size();
-  EXPECT_EQ(after.round_trips - before.round_trips, lookups);
-  EXPECT_EQ(after.rpcs - before.rpcs, 0u);
+  const PerLookup per = LoadAndLookUpEveryKey(*index, keys);
+  EXPECT_EQ(per.round_trips, 1.0);
+  EXPECT_EQ(per.rpcs, 0.0);
   EXPECT_EQ(Property(*index, "fallbacks"), 0u);
   // Evenly spaced keys: nearly exact models, one leaf for most lookups.
-  const double reads = double(after.reads - before.reads) / lookups;
-  EXPECT_LT(reads, 1.15);
-  std::cout << "[ xstore   ] sequential keys: " << reads << " leaves and " << double(after.bytes - before.bytes) / lookups
+  EXPECT_LT(per.reads, 1.15);
+  std::cout << "[ xstore   ] sequential keys: " << per.reads << " leaves and " << per.bytes
             << " bytes per lookup, client memory " << index->Stats().cache_bytes << " bytes\n";
 }
 
@@ -122,25 +131,12 @@ TEST_F(XStoreTest, RandomKeysReadMoreLeavesInOneRoundTrip) {
   for (int i = 0; i < 20'000; ++i) keys.push_back(2 + rng() % (uint64_t{1} << 62) * 2);  // even keys
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  ASSERT_TRUE(index->BulkLoad(U64Pairs(keys)).ok());
-  auto s = std::move(index->OpenSession(0)).value();
-  uint64_t v = 0;
-  ASSERT_TRUE(s->Lookup(keys.front(), &v).ok());
-  ASSERT_TRUE(s->Lookup(keys.back(), &v).ok());
-  const Counts before = Now();
-  for (uint64_t k : keys) {
-    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
-    ASSERT_TRUE(s->Lookup(k + 1, &v).IsNotFound()) << k + 1;
-  }
-  const Counts after = Now();
-  const uint64_t lookups = 2 * keys.size();
-  EXPECT_EQ(after.round_trips - before.round_trips, lookups);
-  EXPECT_EQ(after.rpcs - before.rpcs, 0u);
-  const double reads = double(after.reads - before.reads) / lookups;
-  EXPECT_GT(reads, 1.0);
-  EXPECT_LT(reads, 8.0);
-  std::cout << "[ xstore   ] random keys: " << reads << " leaves and " << double(after.bytes - before.bytes) / lookups
-            << " bytes per lookup\n";
+  const PerLookup per = LoadAndLookUpEveryKey(*index, keys);
+  EXPECT_EQ(per.round_trips, 1.0);
+  EXPECT_EQ(per.rpcs, 0.0);
+  EXPECT_GT(per.reads, 1.0);
+  EXPECT_LT(per.reads, 8.0);
+  std::cout << "[ xstore   ] random keys: " << per.reads << " leaves and " << per.bytes << " bytes per lookup\n";
 }
 
 TEST_F(XStoreTest, SlotReadReadsTheHeaderAndAFewSlots) {
@@ -148,27 +144,13 @@ TEST_F(XStoreTest, SlotReadReadsTheHeaderAndAFewSlots) {
   ASSERT_NE(index, nullptr);
   std::vector<uint64_t> keys;
   for (uint64_t i = 1; i <= 20'000; ++i) keys.push_back(i * 8);
-  ASSERT_TRUE(index->BulkLoad(U64Pairs(keys)).ok());
-  auto s = std::move(index->OpenSession(0)).value();
-  uint64_t v = 0;
-  ASSERT_TRUE(s->Lookup(keys.front(), &v).ok());
-  ASSERT_TRUE(s->Lookup(keys.back(), &v).ok());
-  const Counts before = Now();
-  for (uint64_t k : keys) {
-    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
-    ASSERT_EQ(v, k * 3);
-    ASSERT_TRUE(s->Lookup(k + 1, &v).IsNotFound()) << k + 1;
-  }
-  const Counts after = Now();
-  const uint64_t lookups = 2 * keys.size();
-  const double bytes = double(after.bytes - before.bytes) / lookups;
-  EXPECT_LT(bytes, 256.0);  // a whole 16-slot leaf is 448 bytes
-  EXPECT_LT(double(after.round_trips - before.round_trips) / lookups, 1.05);
-  std::cout << "[ xstore   ] slot_read: " << bytes << " bytes per lookup, "
-            << Property(*index, "slot-misses") << " of " << lookups << " lookups read a whole leaf\n";
+  const PerLookup per = LoadAndLookUpEveryKey(*index, keys);
+  EXPECT_LT(per.bytes, 256.0);  // a whole 16-slot leaf is 448 bytes
+  EXPECT_LT(per.round_trips, 1.05);
+  std::cout << "[ xstore   ] slot_read: " << per.bytes << " bytes per lookup, " << Property(*index, "slot-misses")
+            << " of " << 2 * keys.size() << " lookups read a whole leaf\n";
 }
 
-// The model trained at the bulk load stays as it is while most leaves split.
 TEST_F(XStoreTest, StaleModelWithRetrainingOffStaysCorrect) {
   for (const char* slot_read : {"off", "on"}) {
     auto index = Open({{"retrain", "off"}, {"slot_read", slot_read}});
