@@ -447,10 +447,16 @@ INSTANTIATE_TEST_SUITE_P(AllDesigns, IndexHarnessTest, ::testing::ValuesIn(Harne
 // Designs whose knobs change how they stay correct, run again with those knobs: RF-tree with
 // a search-layer cache filled once and never refreshed (every traversal after a split starts
 // left of its key; not for ConcurrentInsertsIntoEmptyTree, see there), and one refreshed
-// after every stale read (refreshes race the splits).
+// after every stale read (refreshes race the splits); XStore with tiny sub-models, so the
+// memory servers retrain and expand the models all through the run, with lookups reading
+// only the predicted slots of sorted leaves, and with models never retrained and no
+// speculation (every split leaf under a stale model sends the lookup to the server).
 INSTANTIATE_TEST_SUITE_P(DesignVariants, IndexHarnessTest,
                          ::testing::Values(HarnessParam{"rftree:refresh_hops=off"},
-                                           HarnessParam{"rftree:refresh_hops=1"}),
+                                           HarnessParam{"rftree:refresh_hops=1"},
+                                           HarnessParam{"xstore:keys_per_model=4:expand_at=8"},
+                                           HarnessParam{"xstore:slot_read=on:keys_per_model=8"},
+                                           HarnessParam{"xstore:retrain=off:speculate=0"}),
                          ParamName);
 
 // IndeXY with an X limit far below what each test holds (docs/INDEXY.md), on every X/Y pair,

@@ -51,6 +51,9 @@ Result<std::vector<WorkloadSpec>> ResolveWorkloads(const BenchOptions& o) {
       if (!s.ok()) return Status::InvalidArgument("-p: " + s.message());
     }
     if (o.theta) spec.zipfian_theta = *o.theta;
+    if (o.key_dist && !ParseKeyDistribution(*o.key_dist, &spec.insert_order))
+      return Status::InvalidArgument("--key-dist " + *o.key_dist +
+                                     ": expected hashed, ordered, sequential, noised-linear or lognormal");
     if (Status s = spec.Validate(); !s.ok()) return s;
   }
   return specs;
@@ -94,6 +97,10 @@ Result<RecordShape> ShapeFor(const BenchOptions& o, const WorkloadSpec& spec) {
   if (style != "binary" && style != "ycsb")
     return Status::InvalidArgument("--key-style " + style + ": expected binary or ycsb");
   shape.style = style == "ycsb" ? KeyStyle::kYcsb : KeyStyle::kBinary;
+  if (shape.style == KeyStyle::kYcsb && spec.insert_order != InsertOrder::kHashed &&
+      spec.insert_order != InsertOrder::kOrdered)
+    return Status::InvalidArgument(std::string("--key-dist ") + InsertOrderName(spec.insert_order) +
+                                   ": YCSB's user<n> keys are hashed or ordered (use --key-style binary)");
   shape.key_bytes = o.key_bytes.value_or(shape.style == KeyStyle::kBinary ? 16 : 0);
   if (o.value_bytes) {
     shape.fields = 1;

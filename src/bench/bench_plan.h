@@ -57,6 +57,9 @@ struct BenchOptions {
   std::optional<uint32_t> key_bytes;
   std::optional<uint32_t> value_bytes;
   std::optional<std::string> value_dist;    // constant | uniform | zipfian
+  // Which keys the records get (key_space.h): hashed or ordered (YCSB's insertorder), or
+  // sequential, noised-linear, lognormal; overrides every workload's insertorder.
+  std::optional<std::string> key_dist;
   uint64_t seed = 42;
   std::string baseline;                     // a design label; empty: the first design
   std::optional<double> timeline_ms;        // throughput per interval; default 100 ms with a repartitioning

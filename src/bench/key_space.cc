@@ -1,6 +1,7 @@
 #include "bench/key_space.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "bench/random.h"
@@ -27,7 +28,24 @@ uint32_t Fingerprint(Key key) { return static_cast<uint32_t>(Mix64(key) >> 32); 
 }  // namespace
 
 const char* InsertOrderName(InsertOrder order) {
-  return order == InsertOrder::kHashed ? "hashed" : "ordered";
+  switch (order) {
+    case InsertOrder::kHashed: return "hashed";
+    case InsertOrder::kOrdered: return "ordered";
+    case InsertOrder::kSequential: return "sequential";
+    case InsertOrder::kNoisedLinear: return "noised-linear";
+    case InsertOrder::kLognormal: return "lognormal";
+  }
+  return "?";
+}
+
+bool ParseKeyDistribution(std::string_view name, InsertOrder* out) {
+  for (InsertOrder o : {InsertOrder::kHashed, InsertOrder::kOrdered, InsertOrder::kSequential,
+                        InsertOrder::kNoisedLinear, InsertOrder::kLognormal})
+    if (name == InsertOrderName(o)) {
+      *out = o;
+      return true;
+    }
+  return false;
 }
 
 namespace {
@@ -38,10 +56,26 @@ std::string Padded(uint64_t record, uint32_t zero_padding) {
   return digits;
 }
 
+// A lognormal draw (mu 0, sigma 1) of the record, quantized to 28 bits: exp(z) * 2^20,
+// capped (z from two hashed uniforms, Box-Muller).
+uint64_t LognormalBucket(uint64_t record) {
+  const double u1 = (static_cast<double>(Mix64(record * 2 + 1) >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = static_cast<double>(Mix64(record * 2 + 2) >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return static_cast<uint64_t>(std::min(std::exp(z) * (1 << 20), static_cast<double>((1u << 28) - 1)));
+}
+
 }  // namespace
 
 Key KeyOfRecord(uint64_t record, InsertOrder order, uint32_t zero_padding) {
-  if (order == InsertOrder::kHashed) return Permute62(record) + 1;
+  constexpr uint64_t kLow = uint64_t{1} << 34;
+  switch (order) {
+    case InsertOrder::kHashed: return Permute62(record) + 1;
+    case InsertOrder::kSequential: return record + 1;
+    case InsertOrder::kNoisedLinear: return record * 64 + Mix64(record) % 64 + 1;
+    case InsertOrder::kLognormal: return (LognormalBucket(record) << 34 | (record % kLow)) + 1;
+    case InsertOrder::kOrdered: break;
+  }
   const std::string digits = Padded(record, std::min(zero_padding, kMaxZeroPadding));
   Key key = 0, weight = 1;
   for (int i = 0; i < 17; ++i) weight *= 11;

@@ -25,8 +25,15 @@ using RecordPair = u64::KeyValue;
 // land all over the tree, YCSB's default); ordered names record r "user" + r zero-padded to
 // `zeropadding` digits, and YCSB's keys are strings: with the default padding of 1,
 // user100000 sorts between user10000 and user10001, among the loaded keys, not after them.
-enum class InsertOrder : uint8_t { kHashed, kOrdered };
+// Beyond YCSB (bench --key-dist, for learned indexes: XStore's Table 2 shapes): sequential
+// keys (record + 1, XStore's "L"), noised linear (64 keys apart, each moved by a hash within
+// its 64: "NL"), and lognormal (the record's lognormal draw quantized to 28 bits above its 34
+// low bits: a lognormal CDF with a uniform fine structure). Each is a bijection of records
+// below 2^34 to valid keys.
+enum class InsertOrder : uint8_t { kHashed, kOrdered, kSequential, kNoisedLinear, kLognormal };
 const char* InsertOrderName(InsertOrder order);
+// The order of a --key-dist name (hashed, ordered, sequential, noised-linear, lognormal).
+bool ParseKeyDistribution(std::string_view name, InsertOrder* out);
 
 // Record numbers must stay below this so that both orders give distinct valid keys (ordered
 // keys have at most 18 digits, see KeyOfRecord).

@@ -63,6 +63,7 @@ class Phase {
   }
   Clock::time_point start() const { return start_; }
   uint64_t round_trips_at_start() const { return verbs_before_.round_trips; }
+  uint64_t rpcs_at_start() const { return verbs_before_.rpcs; }
   Measurement Collect(bool interrupted);
   std::vector<const Activity*> activities() const {
     std::vector<const Activity*> all;
@@ -94,10 +95,12 @@ class Phase {
 };
 
 void Phase::OnMeeting() {
+  // Stats and properties are read outside the window of the two verb snapshots: a design
+  // may READ counters from the pool for them (XStore's memory servers keep theirs there).
   if (meetings_++ == 0) {
-    verbs_before_ = fabric_.TotalCounts();
     stats_before_ = index_.Stats();
     properties_before_ = Properties(index_);
+    verbs_before_ = fabric_.TotalCounts();
     start_ = runtime::Now();
     measuring_.store(true);
   } else {
@@ -227,9 +230,11 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
       continue;
     }
     const double elapsed = since_start();
-    if (timeline && timeline->Due(elapsed))
-      timeline->Sample(elapsed, phase.done(), fabric.TotalCounts().round_trips - phase.round_trips_at_start(),
-                       index.Stats().cache_bytes);
+    if (timeline && timeline->Due(elapsed)) {
+      const fabric::VerbCounts now = fabric.TotalCounts();
+      timeline->Sample(elapsed, phase.done(), now.round_trips - phase.round_trips_at_start(),
+                       now.rpcs - phase.rpcs_at_start(), index.Stats().cache_bytes);
+    }
     if (options.action && !action_thread.joinable() && !phase.stopped() &&
         elapsed >= options.action->at_s) {
       action_thread = runtime::Thread([&] {
@@ -252,7 +257,8 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   progress.Clear();
   Measurement m = phase.Collect(interrupted);
   if (watchdog.stalled() && m.error.empty()) m.error = "the run stalled: " + watchdog.stall_report();
-  if (timeline) m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.stats_after.cache_bytes);
+  if (timeline)
+    m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.verbs.rpcs, m.stats_after.cache_bytes);
   if (action_started) m.action = action_times;
   return m;
 }

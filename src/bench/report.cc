@@ -67,11 +67,16 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   const bool refreshing = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
     return r.slc_refreshes + r.stale_reads > 0;
   });
+  // Learned-cache columns only when some design predicts with one (XStore).
+  const bool learned = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
+    return r.model_lookups + r.model_fallbacks > 0;
+  });
   std::vector<std::string> header = {
       "workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "p99.9 us", "p99.99 us",
       "READ/op", "WRITE/op", "atomic/op", "RPC/op", "RTT/op", "bytes/op"};
   if (offloading) header.insert(header.end(), {"offl/op", "fallb/op"});
   if (refreshing) header.insert(header.end(), {"refreshes", "stale/op"});
+  if (learned) header.insert(header.end(), {"leaves/get", "spec/op", "split/op", "srv/op", "retrains", "expand"});
   header.insert(header.end(), {"hit %", "cache MB", "pool MB", "check"});
   std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
@@ -92,6 +97,11 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
         row.insert(row.end(), {Fixed(r.PerOp(r.offloads), 3), Fixed(r.PerOp(r.offload_fallbacks), 3)});
       if (refreshing)
         row.insert(row.end(), {std::to_string(r.slc_refreshes), Fixed(r.PerOp(r.stale_reads), 3)});
+      if (learned)
+        row.insert(row.end(), {r.model_lookups ? Fixed(static_cast<double>(r.model_leaves_read) / r.model_lookups, 2) : "-",
+                               Fixed(r.PerOp(r.speculative_reads), 3), Fixed(r.PerOp(r.invalidations), 3),
+                               Fixed(r.PerOp(r.model_fallbacks), 3), std::to_string(r.retrains),
+                               std::to_string(r.expansions)});
       row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-", Mb(r.cache_bytes), Mb(r.pool_bytes),
                              CheckText(r)});
       rows.push_back(std::move(row));
@@ -133,15 +143,24 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
     rows = std::max(rows, r.timeline.size());
   }
   if (runs.empty()) return "";
+  // RPCs per operation only when some design made RPCs (DEX's offloads, XStore's writes and
+  // fallbacks).
+  const bool rpcs = std::any_of(runs.begin(), runs.end(), [](const RunResult* r) {
+    return std::any_of(r->timeline.begin(), r->timeline.end(), [](const TimelineInterval& t) { return t.rpcs > 0; });
+  });
   std::vector<std::vector<std::string>> table = {{"until s"}};
-  for (const RunResult* r : runs)
-    table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op", "mem MB"});
+  for (const RunResult* r : runs) {
+    table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op"});
+    if (rpcs) table[0].push_back("RPC/op");
+    table[0].push_back("mem MB");
+  }
   bool marked = false;
   for (size_t i = 0; i < rows; ++i) {
     std::vector<std::string> row = {""};
     for (const RunResult* r : runs) {
       if (i >= r->timeline.size()) {
         row.insert(row.end(), {"-", "-", "-"});
+        if (rpcs) row.push_back("-");
         continue;
       }
       const TimelineInterval& t = r->timeline[i];
@@ -150,11 +169,14 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
       const bool during = p && p->ran && t.start_s < p->end_s && t.end_s > p->start_s;
       marked |= during;
       row.insert(row.end(), {Fixed(t.throughput_ops() / 1e6, 3) + (during ? "*" : " "),
-                             Fixed(t.round_trips_per_op(), 2), Fixed(static_cast<double>(t.memory_bytes) / (1 << 20), 1)});
+                             Fixed(t.round_trips_per_op(), 2)});
+      if (rpcs) row.push_back(Fixed(t.rpcs_per_op(), 3));
+      row.push_back(Fixed(static_cast<double>(t.memory_bytes) / (1 << 20), 1));
     }
     table.push_back(std::move(row));
   }
-  std::string out = "# throughput, round trips per operation and the index's memory over time, per " +
+  std::string out = std::string("# throughput, round trips per operation") + (rpcs ? ", RPCs per operation" : "") +
+                    " and the index's memory over time, per " +
                     Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
                     (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
                     Align(table, 0);
@@ -222,6 +244,13 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["bytes_per_op"] = r.PerOp(r.verbs.bytes());
   j["offloads_per_op"] = r.PerOp(r.offloads);
   j["offload_fallbacks_per_op"] = r.PerOp(r.offload_fallbacks);
+  j["model_lookups"] = r.model_lookups;
+  j["model_leaves_read"] = r.model_leaves_read;
+  j["speculative_reads_per_op"] = r.PerOp(r.speculative_reads);
+  j["invalidations_per_op"] = r.PerOp(r.invalidations);
+  j["model_fallbacks_per_op"] = r.PerOp(r.model_fallbacks);
+  j["retrains"] = r.retrains;
+  j["expansions"] = r.expansions;
   j["slc_refreshes"] = r.slc_refreshes;
   j["stale_reads_per_op"] = r.PerOp(r.stale_reads);
   const auto hit = r.cache_hit_ratio();
@@ -241,7 +270,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   for (const TimelineInterval& t : r.timeline)
     j["timeline"].push_back({{"start_s", t.start_s}, {"end_s", t.end_s}, {"ops", t.ops},
                              {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
-                             {"round_trips_per_op", t.round_trips_per_op()}, {"memory_bytes", t.memory_bytes}});
+                             {"round_trips_per_op", t.round_trips_per_op()}, {"rpcs", t.rpcs},
+                             {"memory_bytes", t.memory_bytes}});
   j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
   j["sim_real_seconds"] = r.sim_real_seconds;
   j["sim_ops_per_real_second"] = r.sim_ops_per_real_second();

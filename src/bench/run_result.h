@@ -46,6 +46,12 @@ struct RunResult {
   // RF-tree's search-layer cache during the measured phase: refreshes, and the remote READs
   // its staleness cost (docs/RFTREE.md).
   uint64_t slc_refreshes = 0, stale_reads = 0;
+  // XStore's learned cache during the measured phase (docs/XSTORE.md): lookups, the leaves
+  // their predictions read, sibling READs after splits (speculation), lookups that met a leaf
+  // split since training, lookups and scan starts the memory server finished (fallbacks);
+  // the memory servers' sub-model retrainings and model expansions.
+  uint64_t model_lookups = 0, model_leaves_read = 0, speculative_reads = 0, invalidations = 0,
+           model_fallbacks = 0, retrains = 0, expansions = 0;
   uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
   uint64_t inserted = 0;  // records inserted during warmup and measurement
   double timeline_interval_s = 0;          // 0: no timeline was asked for

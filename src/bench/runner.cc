@@ -193,6 +193,13 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.offload_fallbacks = m.property_deltas["dmindex.dex.offload-fallbacks"];
   r.slc_refreshes = m.property_deltas["dmindex.rftree.refreshes"];
   r.stale_reads = m.property_deltas["dmindex.rftree.stale-reads"];
+  r.model_lookups = m.property_deltas["dmindex.xstore.lookups"];
+  r.model_leaves_read = m.property_deltas["dmindex.xstore.leaves-read"];
+  r.speculative_reads = m.property_deltas["dmindex.xstore.speculative-reads"];
+  r.invalidations = m.property_deltas["dmindex.xstore.invalidations"];
+  r.model_fallbacks = m.property_deltas["dmindex.xstore.fallbacks"];
+  r.retrains = m.property_deltas["dmindex.xstore.retrains"];
+  r.expansions = m.property_deltas["dmindex.xstore.expansions"];
   r.cache_bytes = m.stats_after.cache_bytes;
   for (const std::string& name : (*index)->PropertyNames())
     if (auto v = (*index)->GetIntProperty(name)) r.properties[name] = *v;

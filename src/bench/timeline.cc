@@ -18,21 +18,25 @@ double MeanThroughput(const std::vector<TimelineInterval>& t, size_t from, size_
 
 }  // namespace
 
-void TimelineRecorder::Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t memory_bytes) {
-  intervals_.push_back({last_s_, at_s, ops - last_ops_, round_trips - last_round_trips_, memory_bytes});
+void TimelineRecorder::Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs,
+                              uint64_t memory_bytes) {
+  intervals_.push_back(
+      {last_s_, at_s, ops - last_ops_, round_trips - last_round_trips_, rpcs - last_rpcs_, memory_bytes});
   last_s_ = at_s;
   last_ops_ = ops;
   last_round_trips_ = round_trips;
+  last_rpcs_ = rpcs;
   // Skip the boundaries missed; at least one, whatever the rounding of at_s / interval_s_.
   next_ = std::max(next_ + 1, static_cast<uint64_t>(std::floor(at_s / interval_s_)) + 1);
 }
 
 std::vector<TimelineInterval> TimelineRecorder::Finish(double end_s, uint64_t ops, uint64_t round_trips,
-                                                       uint64_t memory_bytes) const {
+                                                       uint64_t rpcs, uint64_t memory_bytes) const {
   std::vector<TimelineInterval> all = intervals_;
   if (end_s > last_s_ || ops > last_ops_)
     all.push_back({last_s_, std::max(end_s, last_s_), ops - last_ops_,
-                   round_trips > last_round_trips_ ? round_trips - last_round_trips_ : 0, memory_bytes});
+                   round_trips > last_round_trips_ ? round_trips - last_round_trips_ : 0,
+                   rpcs > last_rpcs_ ? rpcs - last_rpcs_ : 0, memory_bytes});
   return all;
 }
 

@@ -14,10 +14,12 @@ struct TimelineInterval {
   uint64_t ops = 0;               // operations completed in [start_s, end_s)
   uint64_t round_trips = 0;       // network round trips in the same interval (cache misses,
                                   // write-backs, offloads: CPU noise does not move them)
+  uint64_t rpcs = 0;              // of which RPCs (offloads; XStore's writes and fallbacks)
   uint64_t memory_bytes = 0;      // the index's memory at the interval's end (IndexStats::
                                   // cache_bytes: IndeXY's X, a store's caches, a cache's pages)
   double throughput_ops() const { return end_s > start_s ? static_cast<double>(ops) / (end_s - start_s) : 0; }
   double round_trips_per_op() const { return ops ? static_cast<double>(round_trips) / static_cast<double>(ops) : 0; }
+  double rpcs_per_op() const { return ops ? static_cast<double>(rpcs) / static_cast<double>(ops) : 0; }
 };
 
 // Samples the completed-operation count at the boundaries k x interval. A sample taken late
@@ -33,11 +35,11 @@ class TimelineRecorder {
   bool Due(double elapsed_s) const {
     return elapsed_s >= next_due_s() && (phase_s_ <= 0 || next_due_s() < phase_s_ - 1e-9);
   }
-  // The operations completed and round trips made since the phase began, and the index's
-  // memory, at `at_s` seconds.
-  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t memory_bytes = 0);
+  // The operations completed, round trips and RPCs made since the phase began, and the
+  // index's memory, at `at_s` seconds.
+  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0, uint64_t memory_bytes = 0);
   // Every interval; the last one ends at `end_s` with these totals.
-  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips,
+  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0,
                                        uint64_t memory_bytes = 0) const;
 
  private:
@@ -48,6 +50,7 @@ class TimelineRecorder {
   double last_s_ = 0;
   uint64_t last_ops_ = 0;
   uint64_t last_round_trips_ = 0;
+  uint64_t last_rpcs_ = 0;
 };
 
 // Throughput around an event that ran during [start_s, end_s].

@@ -135,6 +135,10 @@ inline constexpr RetryLimit kPartitionMapCreated{"polls for the partition map", 
 // Claiming free compute nodes (host leases) against other processes claiming at once.
 inline constexpr RetryLimit kHostLeaseClaims{"claim attempts", 64, {}, Status::Code::kBusy,
                                              "other processes kept claiming the same compute nodes"};
+// XStore: fetching a sub-model whose directory word names a blob already replaced and reused
+// (the server retrains it again and again faster than one READ).
+inline constexpr RetryLimit kModelFetch{"fetches of a sub-model", 1'000, {}, Status::Code::kBusy,
+                                        "its blob was replaced before each READ of it ended"};
 // Creating or opening a catalog entry while another process creates one.
 inline constexpr RetryLimit kCatalogClaim{"polls of the catalog", 0, std::chrono::seconds(5),
                                           Status::Code::kUnavailable,

@@ -11,6 +11,8 @@
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
 #include "designs/sherman/sherman.h"
+#include "designs/xstore/server.h"
+#include "designs/xstore/xstore_index.h"
 
 namespace dmindex::designs {
 namespace {
@@ -35,6 +37,7 @@ const std::vector<Entry>& Table() {
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
       {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
+      {"xstore", xstore::MakeXStore, nullptr, xstore::RegisterXStoreHandlers},
       {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own",
        nullptr, true},
       {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it", nullptr, true},

@@ -30,6 +30,20 @@ MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t siz
   RegisterBuiltins();
 }
 
+MemoryNode::~MemoryNode() {
+  std::vector<std::function<void()>> stops;
+  {
+    std::lock_guard lock(stop_mu_);
+    stops.swap(stops_);
+  }
+  for (auto& stop : stops) stop();
+}
+
+void MemoryNode::OnStop(std::function<void()> stop) {
+  std::lock_guard lock(stop_mu_);
+  stops_.push_back(std::move(stop));
+}
+
 Status MemoryNode::AssignId(uint16_t id) {
   int32_t current = -1;
   if (id_.compare_exchange_strong(current, id, std::memory_order_acq_rel) || current == id)

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -43,6 +44,13 @@ class MemoryNode {
   MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size, MemoryNodeOptions options);
   MemoryNode(const MemoryNode&) = delete;
   MemoryNode& operator=(const MemoryNode&) = delete;
+  // Stops the work handlers started on it (OnStop) first, while everything it uses is there.
+  ~MemoryNode();
+
+  // Handlers that run work of their own in the background (XStore's retraining threads)
+  // say here how to stop it; the node calls every `stop` once, in registration order, when
+  // it goes away, before its pool, chunks and handlers do.
+  void OnStop(std::function<void()> stop);
 
   // Nothing until assigned: handlers that must tell local addresses from foreign ones
   // (DEX's offload) then treat every address as foreign.
@@ -90,6 +98,9 @@ class MemoryNode {
   const MemoryNodeOptions options_;
   RpcRegistry rpc_;
   Semaphore rpc_slots_;  // not std::counting_semaphore: see common/sync.h
+
+  runtime::Mutex stop_mu_;
+  std::vector<std::function<void()>> stops_;
 
   mutable runtime::Mutex chunk_mu_;
   uint64_t next_chunk_;              // bump pointer into the chunk area

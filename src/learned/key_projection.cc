@@ -22,4 +22,12 @@ ModelKey BytesProjection::operator()(std::string_view key) const {
   return x;
 }
 
+std::string BytesProjection::SmallestKeyAt(ModelKey x) const {
+  if (x == 0) return {};
+  std::string key = prefix_;
+  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>((x >> shift) & 0xff));
+  while (key.size() > prefix_.size() && key.back() == '\0') key.pop_back();  // zero padding is implied
+  return key;
+}
+
 }  // namespace dmindex::learned

@@ -37,6 +37,10 @@ class BytesProjection {
 
   ModelKey operator()(std::string_view key) const;
   const std::string& prefix() const { return prefix_; }
+  // The smallest byte string whose model key is `x` (the empty one for 0): every key whose
+  // model key is x or more sorts at or after it, so a walk over the keys of an interval of
+  // model keys can start at the key it returns.
+  std::string SmallestKeyAt(ModelKey x) const;
 
  private:
   std::string prefix_;

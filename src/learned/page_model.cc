@@ -26,21 +26,32 @@ PageModel PageModel::Train(ModelKey first, ModelKey last, std::span<const PageSa
     const PageSample& p = pages[l];
     const double base = static_cast<double>(l);
     const double c = static_cast<double>(p.keys.size());
-    const double first_pos = p.keys.empty() ? base + 0.5 : base + 0.5 / c;
-    const double last_pos = p.keys.empty() ? base + 0.5 : base + (c - 0.5) / c;
-    // The page's bounds, clamped to the interval: the points guarding its first and last
-    // possible key. A bound that is the page's first (last) key is that key's point already.
+    auto position = [&](size_t j) { return base + (static_cast<double>(j) + 0.5) / c; };
+    // The page's bounds, clamped to the interval: the points guarding the first and last
+    // model key of the interval the page can hold. Any position in [l, l + 1) guards them
+    // (header); each takes the position of the nearest key inside the interval, so a page
+    // that straddles the interval's end does not pull the line with a point far from its
+    // keys. A bound that is a key of the interval is that key's point already.
     const ModelKey lo = std::max(p.lo, first), hi = std::min(p.hi, last);
-    if (p.keys.empty() || p.keys.front() != lo) points->push_back({lo, first_pos});
-    for (size_t j = 0; j < p.keys.size(); ++j) {
+    const size_t ja = static_cast<size_t>(std::lower_bound(p.keys.begin(), p.keys.end(), lo) - p.keys.begin());
+    const size_t jb = static_cast<size_t>(std::upper_bound(p.keys.begin(), p.keys.end(), hi) - p.keys.begin());
+    if (p.keys.empty()) {
+      points->push_back({lo, base + 0.5});
+    } else if (ja == p.keys.size() || p.keys[ja] != lo) {
+      points->push_back({lo, position(std::min(ja, p.keys.size() - 1))});
+    }
+    for (size_t j = ja; j < jb; ++j) {
       const ModelKey x = p.keys[j];
-      if (x < first || x > last) continue;
-      points->push_back({x, base + (static_cast<double>(j) + 0.5) / c});
+      points->push_back({x, position(j)});
       key_min = std::min(key_min, x);
       key_max = std::max(key_max, x);
       ++keys;
     }
-    if (p.keys.empty() || p.keys.back() != hi) points->push_back({hi, last_pos});
+    if (p.keys.empty()) {
+      points->push_back({hi, base + 0.5});
+    } else if (jb == 0 || p.keys[jb - 1] != hi) {
+      points->push_back({hi, position(jb == 0 ? 0 : jb - 1)});
+    }
   }
   if (fitted != nullptr) *fitted = keys;
   if (points->empty()) return m;

@@ -5,10 +5,15 @@
 //
 // Positions are in page units. The pages overlapping the interval, in key order, are numbered
 // 0 .. pages-1 (the "logical leaf numbers"); the j-th of the c keys of page l sits at
-// l + (j + 0.5) / c, strictly inside [l, l + 1). Every page also contributes its bounds: the
-// smallest model key it can hold at position l + 0.5 / c (the first key's), the largest at
-// l + (c - 0.5) / c (the last key's), clamped to the interval; an empty page both at l + 0.5.
-// Where the bounds are keys (a bulk-loaded page starts at its first key), they add nothing.
+// l + (j + 0.5) / c, strictly inside [l, l + 1). Every page also contributes its bounds,
+// clamped to the interval: the smallest model key of the interval it can hold, at the
+// position of its first key inside the interval, and the largest, at the position of its
+// last key inside the interval (an empty page both at l + 0.5; a page with no key inside,
+// at its key nearest to the interval). Where the bounds are keys (a bulk-loaded page starts
+// at its first key), they add nothing. Any position in [l, l + 1) would be sound (below);
+// the nearest key's keeps the bound in line with the keys: a page straddling the interval's
+// start whose bound sat at its own first key's position, half a page below the interval's
+// first key right next to it, made the error bounds of near-linear keys 0.7 pages wide.
 //
 // Why the bounds (§5.2.3 adds only a point in the gap between two sub-models): for any model
 // key x of the interval lying in page l at training time, the page's lower bound point

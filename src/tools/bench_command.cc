@@ -82,6 +82,7 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
                 static_cast<unsigned long long>(c.seed));
   std::string out = line;
   if (c.shape.format == KeyFormat::kBytes) out += "# records: " + c.shape.ToString() + "\n";
+  if (f.options.key_dist) out += std::string("# keys: ") + *f.options.key_dist + "\n";
   if (c.timeline_s > 0) out += "# timeline: throughput per " + Fixed(c.timeline_s * 1000) + " ms\n";
   if (f.options.memory_limit)
     out += "# memory limit: " + Fixed(static_cast<double>(*f.options.memory_limit) / (1 << 20)) +
@@ -309,6 +310,9 @@ void AddBenchCommand(CLI::App& app) {
   AddCount(*cmd, "--value-bytes", &o.value_bytes, 8, 1u << 30,
            "Bytes format: values of N bytes, the largest with --value-dist (default 8, or a -P file's "
            "fieldcount x fieldlength)");
+  cmd->add_option("--key-dist", o.key_dist,
+                  "Keys of the records: hashed (YCSB's default), ordered (YCSB's insertorder), or for "
+                  "learned indexes sequential, noised-linear, lognormal (docs/XSTORE.md)");
   cmd->add_option("--value-dist", o.value_dist,
                   "Bytes format: value lengths constant (default), uniform or zipfian in [1, N] per field "
                   "(YCSB's fieldlengthdistribution)")

@@ -85,6 +85,8 @@ void FabricFlags::AddTo(CLI::App& cmd) {
               pool_size = text;
               return Status::Ok();
             });
+  AddCount(cmd, "--rpc-threads", &rpc_threads, 1, 64,
+           "Embedded cluster: RPC handlers each memory node runs at once, its weak cores (default 1)");
   AddReal(cmd, "--latency-us", &latency_us, {0, 1e6},
           "Embedded cluster: modelled cost of one round trip in us (default " +
               FormatNumber(latency_us) + ")")
@@ -97,6 +99,9 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
   auto pool = ParseByteSize(pool_size);
   if (!pool.ok()) return Status::InvalidArgument("--pool-size: " + pool.status().message());
   const std::string which = !backend.empty() ? backend : !memservers.empty() ? "memservers" : fabric;
+  if (which != "inproc" && rpc_threads != 1)
+    return Status::InvalidArgument("--rpc-threads sets the embedded cluster's memory nodes (memory servers "
+                                   "take their own --rpc-threads; --fabric sim: the platform's cores)");
   if (which == "sim") {
     if (simulation == nullptr) return Status::InvalidArgument("--fabric sim: no simulation was started");
     if (latency_given || bandwidth_gbps > 0)
@@ -115,6 +120,7 @@ Result<std::unique_ptr<fabric::Fabric>> FabricFlags::Open(const std::string& bac
     o.memory_nodes = memory_nodes;
     o.pool_bytes = *pool;
     o.round_trip_ns = static_cast<uint64_t>(latency_us * 1000);
+    o.node.rpc_threads = rpc_threads;
     o.prepare_node = designs::RegisterMemoryNodeHandlers;
     o.bandwidth_gbps = bandwidth_gbps;
     o.faults = faults;
@@ -206,7 +212,7 @@ std::string FabricFlags::Describe() const {
     return "simulated cluster (" + simulation->platform().Describe() + "; compute " +
            (compute.empty() ? "measured" : compute) + ")";
   return "in-process fabric (" + std::to_string(memory_nodes) + " memory nodes, " + FormatNumber(latency_us) +
-         " us round trip)";
+         " us round trip" + (rpc_threads > 1 ? ", " + std::to_string(rpc_threads) + " RPC threads each" : "") + ")";
 }
 
 Result<std::shared_ptr<Cluster>> FabricFlags::OpenCluster(const std::string& backend) const {

@@ -38,6 +38,7 @@ struct FabricFlags {
   std::string cluster_key;       // UCX: the cluster key's file; empty = the default
   uint16_t memory_nodes = 2;     // in-process / self-started servers
   std::string pool_size = "2G";  // per memory node, in-process / self-started servers
+  uint32_t rpc_threads = 1;      // in-process: RPC handlers a memory node runs at once
   // In-process: modelled round trip. A command sets its default before AddTo; only an
   // explicit --latency-us is an error with --memservers.
   double latency_us = 0;

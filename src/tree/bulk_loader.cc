@@ -37,8 +37,8 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
   std::vector<LeafEntry<KV>> with_blocks;
   std::vector<ValueBlockRef> blocks;  // written, to free them if publishing fails
   if constexpr (KV::kValueBlocks) {
-    // Values past the inline limit go to blocks first (spread over the memory nodes), all
-    // written before any leaf that points at them.
+    // Values past the inline limit go to blocks first (spread over the memory nodes, or on
+    // the tree's home node), all written before any leaf that points at them.
     Status s = WriteBlocks(c, sorted, &with_blocks, &blocks);
     if (!s.ok()) {
       for (const ValueBlockRef& b : blocks) values_.Free(c, b);
@@ -166,8 +166,9 @@ Status BulkLoader<KV>::WriteBlocks(Ctx& c, std::span<const LeafEntry<KV>> sorted
   for (auto& e : *out) {
     if (e.value.size() <= inline_limit) continue;
     fabric::Verb w;
-    auto ref = values_.PrepareInto(c, e.key, e.value, static_cast<uint16_t>(n++ % t_.fabric.memory_nodes()),
-                                   &bufs[verbs.size()], &w);
+    const int home = t_.options.home_node;
+    const auto node = static_cast<uint16_t>(home >= 0 ? home : n++ % t_.fabric.memory_nodes());
+    auto ref = values_.PrepareInto(c, e.key, e.value, node, &bufs[verbs.size()], &w);
     if (!ref.ok()) return ref.status();
     blocks->push_back(*ref);
     e = {e.key, typename KV::Value(), *ref};

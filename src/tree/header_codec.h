@@ -22,7 +22,7 @@ struct FixedHeaderCodec {
     uint64_t meta = uint64_t{h.level} | (uint64_t{h.flags} << 8) | (uint64_t{h.count} << 16);
     StoreAt(image, L::kMetaOff, meta);
     StoreAt(image, L::kSiblingOff, h.sibling.raw());
-    StoreAt(image, L::kLeftmostOff, h.leftmost.raw());
+    StoreAt(image, L::kLeftmostOff, h.is_leaf() ? h.incarnation : h.leftmost.raw());
     StoreAt(image, L::kBodyCheckOff, h.body_check);
     StoreAt(image, L::kLowOff, h.low);
     StoreAt(image, L::kHighOff, h.high);
@@ -43,7 +43,9 @@ struct FixedHeaderCodec {
     h->flags = static_cast<uint8_t>(meta >> 8);
     h->count = static_cast<uint16_t>(meta >> 16);
     h->sibling = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kSiblingOff));
-    h->leftmost = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kLeftmostOff));
+    const uint64_t leftmost = LoadAt<uint64_t>(image, L::kLeftmostOff);
+    h->leftmost = h->is_leaf() ? GlobalAddress::Null() : GlobalAddress::FromRaw(leftmost);
+    h->incarnation = h->is_leaf() ? leftmost : 0;
     h->body_check = LoadAt<uint64_t>(image, L::kBodyCheckOff);
     h->low = LoadAt<typename KV::Key>(image, L::kLowOff);
     h->high = LoadAt<typename KV::Key>(image, L::kHighOff);

@@ -8,7 +8,7 @@
 //   +8   version    stamp of the last whole-node write (fresh random value per write)
 //   +16  meta       level (8 bits) | flags (8 bits) | count (16 bits)
 //   +24  sibling    right sibling at the same level (B-link), null for the rightmost node
-//   +32  leftmost   internal nodes: child left of the first separator; leaves: null
+//   +32  leftmost   internal nodes: child left of the first separator; leaves: the incarnation
 //   +40  body_check internal nodes: hash of the used entries and the version; leaves: 0
 //   +48  low fence  (key, inclusive)
 //   +..  high fence (key, exclusive)
@@ -76,7 +76,13 @@ struct NodeHeader {
   uint8_t flags = 0;
   uint16_t count = 0;  // internal: separators; sorted leaf: entries; unsorted leaf: unused
   GlobalAddress sibling;
-  GlobalAddress leftmost;
+  GlobalAddress leftmost;  // internal nodes only
+  // Leaves only, in the word internal nodes keep `leftmost` in: how often the leaf split. A
+  // split raises it in the left half (which keeps the address) and starts the right half at
+  // 0; no other write changes it, so a copy of it taken with the leaf's address says whether
+  // the leaf has split since (XStore's translation tables, docs/XSTORE.md). It may wrap: it
+  // is a hint, the fences are what readers rely on.
+  uint64_t incarnation = 0;
   uint64_t body_check = 0;
   Key low = KV::kNegInf;
   Key high = KV::kPosInf;

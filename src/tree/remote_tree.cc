@@ -6,7 +6,7 @@ template <KeyValueTraits KV>
 RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
                            const NodeLayout<KV>& layout, GlobalAddress root_word,
                            const TreeHooks<KV>& hooks)
-    : shared_(fabric, options, layout, root_word, hooks.placer),
+    : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split),
       reader_(shared_),
       scanner_(shared_, reader_),
       batch_(shared_, reader_),

@@ -29,12 +29,14 @@ struct TreeStats {
 };
 
 // What a design changes in the core besides options: its own cache of internal nodes per
-// compute node (null, or a null result: an InternalCache if the options ask for one) and
-// where new nodes go (null: the allocator's chunks).
+// compute node (null, or a null result: an InternalCache if the options ask for one), where
+// new nodes go (null: the allocator's chunks), and who hears of leaf splits (XStore's
+// server queues the retraining of the models covering the leaf).
 template <KeyValueTraits KV>
 struct TreeHooks {
   std::function<std::unique_ptr<RoutingCache<KV>>(uint32_t compute_node)> make_cache;
   std::shared_ptr<NodePlacer> placer;
+  LeafSplitObserver<KV> on_leaf_split;
 };
 
 template <KeyValueTraits KV>

@@ -20,7 +20,7 @@ void SlottedHeaderCodec::Write(const Header& h, std::byte* image) {
           uint64_t{h.level} | (uint64_t{flags} << 8) | (uint64_t{h.count} << 16) |
               (uint64_t{h.low.size()} << 32) | (high_len << 48));
   StoreAt(image, L::kSiblingOff, h.sibling.raw());
-  StoreAt(image, L::kLeftmostOff, h.leftmost.raw());
+  StoreAt(image, L::kLeftmostOff, h.is_leaf() ? h.incarnation : h.leftmost.raw());
   StoreAt(image, L::kBodyCheckOff, h.body_check);
   StoreAt(image, L::kFenceWordOff, uint64_t{h.prefix} | (uint64_t{h.heap_off} << 32));
   std::memcpy(image + L::kFencesOff, h.low.data(), h.low.size());
@@ -53,7 +53,9 @@ bool SlottedHeaderCodec::Read(const std::byte* image, Header* h, bool validate) 
   h->flags = flags;
   h->count = count;
   h->sibling = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kSiblingOff));
-  h->leftmost = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kLeftmostOff));
+  const uint64_t leftmost = LoadAt<uint64_t>(image, L::kLeftmostOff);
+  h->leftmost = level == 0 ? GlobalAddress::Null() : GlobalAddress::FromRaw(leftmost);
+  h->incarnation = level == 0 ? leftmost : 0;
   h->body_check = LoadAt<uint64_t>(image, L::kBodyCheckOff);
   const char* fences = reinterpret_cast<const char*>(image + L::kFencesOff);
   h->low.assign(fences, low_len);

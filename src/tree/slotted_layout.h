@@ -7,7 +7,8 @@
 //   +16  meta        level (8) | flags (8) | count (16) | low fence length (16) |
 //                    stored high fence length (16)
 //   +24  sibling     right sibling at the same level (B-link), null for the rightmost node
-//   +32  leftmost    internal nodes: child left of the first separator; leaves: null
+//   +32  leftmost    internal nodes: child left of the first separator; leaves: the
+//                    incarnation (node_layout.h)
 //   +40  body_check  internal nodes: hash of the slot array and the key heap; leaves: 0
 //   +48  fence word  prefix length (16) | 0 (16) | internal nodes: key heap start (32)
 //   +56  fences      the low fence's bytes, then the high fence's bytes after the prefix it

@@ -28,6 +28,7 @@ Status StructureModifier<KV>::BuildLeafSplit(Ctx& c, const NodeHeader<KV>& h,
 
   NodeHeader<KV> lh = h;
   lh.version = c.NewVersion(h.version);
+  lh.incarnation = h.incarnation + 1;  // the right half starts at 0
   lh.high = split.separator;
   lh.sibling = *right;
   if (!right_built || !leaf.Build(c.node(), lh, split.left, t_.options.two_level)) {
@@ -50,6 +51,7 @@ Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddr
   fabric::Verb writes[] = {fabric::Verb::Write(split.right, c.sibling(), nb),
                            fabric::Verb::Write(addr, c.node(), nb)};
   DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+  if (t_.on_leaf_split) t_.on_leaf_split(h.low, split.separator, h.high);
   return InsertSeparator(c, 1, split.separator, split.right);
 }
 

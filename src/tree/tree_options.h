@@ -39,6 +39,11 @@ struct TreeOptions {
   // ancestor at that level (subtrees round robin over memory nodes), so a subtree can be
   // walked inside one memory server (DEX §3, offloading). -1: off. Not a knob: set by designs.
   int colocate_level = -1;
+  // Every node and value block of the tree on this memory node (XStore: each memory server
+  // keeps the tree of its key range and runs the writes on it, reaching only its own pool).
+  // -1: nodes by the allocator or placer, bulk-loaded value blocks spread over the memory
+  // nodes. Not a knob: set by designs.
+  int home_node = -1;
   // Some published nodes are written without their node lock (DEX: a compute node writes the
   // nodes it owns back from its cache; docs/DEX.md). Then an image that does not validate
   // while nobody holds its lock and nothing changes it may be such a write, stalled: the

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -28,16 +29,24 @@
 
 namespace dmindex::tree {
 
+// Called after a leaf split was written (the leaf's lock released), with the leaf's fences
+// before the split and the separator: [low, separator) stayed, [separator, high) moved right.
+template <KeyValueTraits KV>
+using LeafSplitObserver = std::function<void(const typename KV::Key& low, const typename KV::Key& separator,
+                                             const typename KV::Key& high)>;
+
 template <KeyValueTraits KV>
 struct TreeShared {
   TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root,
-             std::shared_ptr<NodePlacer> p = nullptr)
+             std::shared_ptr<NodePlacer> p = nullptr, LeafSplitObserver<KV> split_observer = nullptr)
       : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
-        root_word(root), placer(std::move(p)) {}
+        root_word(root), placer(std::move(p)), on_leaf_split(std::move(split_observer)) {}
 
   // A block for a new node at `level` (the placer's choice, else the allocator's chunk).
   Result<GlobalAddress> PlaceNode(fabric::Endpoint& ep, alloc::NodeAllocator& a, uint8_t level) const {
-    return placer ? placer->Place(ep, a, level, layout.node_bytes) : a.Allocate(ep, layout.node_bytes);
+    if (placer) return placer->Place(ep, a, level, layout.node_bytes);
+    if (options.home_node >= 0) return a.AllocateOn(ep, static_cast<uint16_t>(options.home_node), layout.node_bytes);
+    return a.Allocate(ep, layout.node_bytes);
   }
   // Gives back a node PlaceNode gave that was never published.
   void UnplaceNode(alloc::NodeAllocator& a, GlobalAddress addr, uint8_t level) const {
@@ -52,6 +61,7 @@ struct TreeShared {
   const NodeLock lock;
   const GlobalAddress root_word;  // remote word holding the root node's address (0: empty)
   const std::shared_ptr<NodePlacer> placer;  // null: NodeAllocator::Allocate
+  const LeafSplitObserver<KV> on_leaf_split;  // null: nobody asked
 };
 
 template <KeyValueTraits KV>

@@ -1,0 +1,320 @@
+#include "designs/xstore/server.h"
+
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "designs/xstore/key_model.h"
+#include "designs/xstore/pool_format.h"
+#include "designs/xstore/trainer.h"
+#include "designs/xstore/wire.h"
+
+namespace dmindex::designs::xstore {
+namespace {
+
+// A partition's tree nodes come from the memory node's allocator; the bytes are counted for
+// the partition's pool figure.
+class PartitionPlacer final : public tree::NodePlacer {
+ public:
+  PartitionPlacer(alloc::NodeAllocator& shared, uint16_t node) : shared_(shared), node_(node) {}
+  Result<GlobalAddress> Place(fabric::Endpoint& ep, alloc::NodeAllocator&, uint8_t, uint32_t bytes) override {
+    auto a = shared_.AllocateOn(ep, node_, bytes);
+    if (a.ok()) bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return a;
+  }
+  void Unplace(alloc::NodeAllocator&, GlobalAddress addr, uint8_t, uint32_t bytes) override {
+    shared_.Free(addr, bytes);
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  alloc::NodeAllocator& shared_;
+  const uint16_t node_;
+  std::atomic<uint64_t> bytes_{0};
+};
+
+template <tree::KeyValueTraits KV>
+class PartitionServerT final : public PartitionServer {
+ public:
+  using Tree = tree::RemoteTree<KV>;
+  using Ctx = tree::TreeContext<KV>;
+  using Keys = KeyModel<KV>;
+
+  static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
+                                                       const PartitionConfig& config, alloc::NodeAllocator& shared) {
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor));
+    s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
+    tree::TreeOptions o;
+    o.node_bytes = config.node_bytes;
+    o.compute_nodes = 1;
+    o.combine = true;
+    o.two_level = false;  // sorted leaves: slot_read relies on it
+    o.validate = config.validate;
+    o.max_key_bytes = config.max_key_bytes;
+    o.inline_value_bytes = config.inline_value_bytes;
+    o.max_value_bytes = config.max_value_bytes;
+    o.home_node = descriptor.node();
+    tree::TreeHooks<KV> hooks;
+    hooks.placer = s->placer_;
+    PartitionServerT* self = s.get();
+    hooks.on_leaf_split = [self](const typename KV::Key& low, const typename KV::Key& sep,
+                                 const typename KV::Key& high) { self->trainer_->OnSplit(low, sep, high); };
+    auto tree = Tree::Create(fabric, o, descriptor + descriptor::kRootWord, hooks);
+    if (!tree.ok()) return tree.status();
+    s->tree_ = std::move(tree).value();
+    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, shared);
+    return std::unique_ptr<PartitionServer>(std::move(s));
+  }
+
+  ~PartitionServerT() override { Stop(); }
+
+  void Stop() override {
+    if (trainer_) trainer_->Stop();
+  }
+
+  Status Serve(fabric::RpcOpcode op, std::span<const std::byte> request, fabric::RpcReply* reply) override {
+    wire::In in(request);
+    uint64_t descriptor = 0;
+    in.Pod(&descriptor);
+    auto ctx = Acquire();
+    if (!ctx.ok()) return ctx.status();
+    Status s = Run(op, in, **ctx, reply);
+    Release(std::move(ctx).value());
+    return s;
+  }
+
+ private:
+  explicit PartitionServerT(GlobalAddress descriptor) : descriptor_(descriptor) {}
+
+  Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
+    wire::Out out(reply);
+    switch (op) {
+      case fabric::rpc_op::kXStoreWrite: {
+        uint8_t kind = 0;
+        std::string_view key, value;
+        in.Pod(&kind).Str(&key).Str(&value);
+        DMX_RETURN_IF_ERROR(in.Check("write"));
+        const typename KV::Key k = Keys::FromPublic(key);
+        Status s = kind == static_cast<uint8_t>(wire::WriteKind::kUpsert)   ? tree_->Upsert(c, k, value)
+                   : kind == static_cast<uint8_t>(wire::WriteKind::kUpdate) ? tree_->Update(c, k, value)
+                                                                            : tree_->Delete(c, k);
+        if (!s.ok() && !s.IsNotFound()) return s;
+        NotePoolBytes(c);
+        out.Pod(Outcome(s)).Pod(ModelWord(c));
+        return Status::Ok();
+      }
+      case fabric::rpc_op::kXStoreLookup:
+      case fabric::rpc_op::kXStoreLocate: {
+        wire::ModelState state;
+        std::string_view key;
+        in.Pod(&state.model_word).Pod(&state.sub_model).Pod(&state.blob_word).Str(&key);
+        DMX_RETURN_IF_ERROR(in.Check("lookup"));
+        const typename KV::Key k = Keys::FromPublic(key);
+        Status s;
+        typename KV::Value value{};
+        uint64_t leaf = 0;
+        if (op == fabric::rpc_op::kXStoreLookup) {
+          s = tree_->Lookup(c, k, &value);
+        } else {
+          typename tree::TreeReader<KV>::Found f;
+          s = tree_->reader().Descend(c, k, 0, c.node(), &f);
+          if (s.ok() && f.reach == tree::TreeReader<KV>::Reach::kEmpty) s = Status::NotFound();
+          leaf = f.addr.raw();
+        }
+        if (!s.ok() && !s.IsNotFound()) return s;
+        out.Pod(Outcome(s));
+        DMX_RETURN_IF_ERROR(AppendModel(c, state, out));
+        if (op == fabric::rpc_op::kXStoreLookup) out.Str(value);
+        else out.Pod(leaf);
+        return Status::Ok();
+      }
+      case fabric::rpc_op::kXStoreLoad: {
+        uint8_t last = 0;
+        uint32_t count = 0;
+        in.Pod(&last).Pod(&count);
+        std::lock_guard lock(load_mu_);
+        for (uint32_t i = 0; i < count; ++i) {
+          std::string_view key, value;
+          in.Str(&key).Str(&value);
+          DMX_RETURN_IF_ERROR(in.Check("load"));
+          loading_.push_back({typename KV::Key(Keys::FromPublic(key)), typename KV::Value(value), {}});
+        }
+        if (!last) return Status::Ok();
+        std::vector<tree::LeafEntry<KV>> entries;
+        entries.swap(loading_);
+        DMX_RETURN_IF_ERROR(tree_->BulkLoad(c, entries));
+        DMX_RETURN_IF_ERROR(trainer_->TrainAll());
+        NotePoolBytes(c);
+        out.Pod(ModelWord(c));
+        return Status::Ok();
+      }
+      case fabric::rpc_op::kXStoreQuiesce:
+        trainer_->Quiesce();
+        return Status::Ok();
+      default:
+        return Status::InvalidArgument("xstore: unknown opcode " + std::to_string(op));
+    }
+  }
+
+  static uint8_t Outcome(const Status& s) {
+    return static_cast<uint8_t>(s.ok() ? wire::Outcome::kOk : wire::Outcome::kNotFound);
+  }
+
+  // The descriptor's pool counters hold the bulk load's bytes plus this server's: add what
+  // this server's allocators took since it last said.
+  // The descriptor's pool word: what this partition's nodes, value blocks and models take
+  // (the memory node's chunks are shared by its partitions).
+  void NotePoolBytes(Ctx& c) {
+    const uint64_t bytes = placer_->bytes() + tree_->Stats().bytes_in_use + trainer_->RecordBytes();
+    std::lock_guard lock(mu_);
+    if (bytes == noted_) return;
+    uint64_t old = 0;
+    if (c.ep.Faa(descriptor_ + descriptor::kPoolBytes, bytes - noted_, &old).ok()) noted_ = bytes;
+  }
+
+  uint64_t ModelWord(Ctx& c) const {
+    uint64_t word = 0;
+    if (!c.ep.Read(descriptor_ + descriptor::kModelWord, &word, 8).ok()) return 0;
+    return word;
+  }
+
+  // The current model word and, when the client's model set is current but its copy of the
+  // sub-model is not, the sub-model's current blob.
+  Status AppendModel(Ctx& c, const wire::ModelState& state, wire::Out& out) {
+    const uint64_t model_word = ModelWord(c);
+    uint64_t blob_word = 0;
+    std::vector<std::byte> blob;
+    if (model_word != 0 && model_word == state.model_word) {
+      blob_word = trainer_->DirWord(model_word, state.sub_model);
+      if (blob_word != 0 && blob_word != state.blob_word) {
+        const PackedRef r = PackedRef::Unpack(blob_word, descriptor_.node());
+        blob.resize(r.bytes);
+        DMX_RETURN_IF_ERROR(c.ep.Read(r.addr, blob.data(), r.bytes));
+      }
+    }
+    out.Pod(model_word).Pod(blob_word).Str(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<Ctx>> Acquire() {
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        auto c = std::move(free_.back());
+        free_.pop_back();
+        return c;
+      }
+    }
+    return tree_->NewContext(0);
+  }
+  void Release(std::unique_ptr<Ctx> c) {
+    std::lock_guard lock(mu_);
+    free_.push_back(std::move(c));
+  }
+
+  const GlobalAddress descriptor_;
+  std::shared_ptr<PartitionPlacer> placer_;
+  std::unique_ptr<Tree> tree_;
+  std::unique_ptr<Trainer<KV>> trainer_;
+  runtime::Mutex mu_;
+  std::vector<std::unique_ptr<Ctx>> free_;  // contexts of handlers that finished
+  uint64_t noted_ = 0;                      // what NotePoolBytes added to the descriptor
+  runtime::Mutex load_mu_;
+  std::vector<tree::LeafEntry<KV>> loading_;  // a bulk load's batches so far
+};
+
+}  // namespace
+
+Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
+  {
+    std::shared_lock lock(mu_);
+    auto it = partitions_.find(descriptor.raw());
+    if (it != partitions_.end()) return it->second.get();
+  }
+  std::lock_guard lock(mu_);
+  auto it = partitions_.find(descriptor.raw());
+  if (it != partitions_.end()) return it->second.get();
+  const auto id = node_.id();
+  if (!id || descriptor.node() != *id || !node_.Contains(descriptor.offset(), descriptor::kBytes))
+    return Status::InvalidArgument("xstore: descriptor " + descriptor.ToString() + " is not in this memory node's pool");
+  DMX_RETURN_IF_ERROR(ReadyLocked());
+  auto ep = fabric_->Connect();
+  if (!ep.ok()) return ep.status();
+  std::byte image[descriptor::kBytes];
+  DMX_RETURN_IF_ERROR((*ep)->Read(descriptor, image, descriptor::kBytes));
+  PartitionConfig config;
+  if (!descriptor::DecodeConfig(image, &config))
+    return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
+  auto made = config.format == KeyFormat::kU64
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_);
+  if (!made.ok()) return made.status();
+  PartitionServer* p = made->get();
+  partitions_.emplace(descriptor.raw(), std::move(made).value());
+  return p;
+}
+
+Status XStoreServer::ReadyLocked() {
+  if (fabric_) return Status::Ok();
+  const auto id = node_.id();
+  if (!id) return Status::InvalidArgument("xstore: the memory node does not know its id yet");
+  fabric_ = std::make_unique<fabric::LocalFabric>(node_);
+  allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
+  return Status::Ok();
+}
+
+Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
+  wire::In in(request);
+  uint64_t zero = 0;
+  std::string_view record;
+  in.Pod(&zero).Str(&record);
+  DMX_RETURN_IF_ERROR(in.Check("store"));
+  fabric::LocalFabric* fabric = nullptr;
+  alloc::NodeAllocator* allocator = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    DMX_RETURN_IF_ERROR(ReadyLocked());
+    fabric = fabric_.get();
+    allocator = allocator_.get();
+  }
+  auto ep = fabric->Connect();
+  if (!ep.ok()) return ep.status();
+  auto at = allocator->AllocateOn(**ep, *node_.id(), static_cast<uint32_t>(record.size()));
+  if (!at.ok()) return at.status();
+  DMX_RETURN_IF_ERROR((*ep)->Write(*at, record.data(), static_cast<uint32_t>(record.size())));
+  wire::Out(reply).Pod(at->raw());
+  return Status::Ok();
+}
+
+Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply) {
+  if (op == fabric::rpc_op::kXStoreStore) return Store(request, reply);
+  uint64_t descriptor = 0;
+  if (!fabric::ReadPod(request, 0, &descriptor)) return Status::InvalidArgument("xstore: short request");
+  auto p = Find(GlobalAddress::FromRaw(descriptor));
+  if (!p.ok()) return p.status();
+  return (*p)->Serve(op, request, reply);
+}
+
+void XStoreServer::Stop() {
+  std::shared_lock lock(mu_);
+  for (auto& [addr, p] : partitions_) p->Stop();
+}
+
+Status RegisterXStoreHandlers(fabric::MemoryNode& node) {
+  // Registration precedes serving; a second registration (another cluster on the node) is a no-op.
+  if (node.rpc().Has(fabric::rpc_op::kXStoreWrite)) return Status::Ok();
+  auto server = std::make_shared<XStoreServer>(node);
+  const std::pair<fabric::RpcOpcode, const char*> ops[] = {
+      {fabric::rpc_op::kXStoreWrite, "xstore.write"},   {fabric::rpc_op::kXStoreLookup, "xstore.lookup"},
+      {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreLoad, "xstore.load"},
+      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"}};
+  for (const auto& [op, name] : ops)
+    DMX_RETURN_IF_ERROR(node.rpc().Register(op, name, [server, op = op](fabric::RpcRequest req, fabric::RpcReply* reply) {
+      return server->Serve(op, req, reply);
+    }));
+  node.OnStop([server] { server->Stop(); });
+  return Status::Ok();
+}
+
+}  // namespace dmindex::designs::xstore
