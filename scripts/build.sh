@@ -16,6 +16,7 @@ while [ $# -gt 0 ]; do
 done
 # cmake's "-- " status lines are dropped; its warnings and errors (stderr), and the line
 # saying the configuration is incomplete, stay visible.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" \
+source scripts/compiler-cache.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${compiler_cache[@]}" "${cmake_args[@]}" \
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C build -j"$(nproc)" "${targets[@]}"

@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
+  ccache                          # compiler cache of the build scripts (scripts/compiler-cache.sh)
   libucx-dev                      # UCX fabric: memory-server processes, shm/TCP here, RDMA verbs on a cluster
   libssl-dev                      # libcrypto: HMAC-SHA256 of the memory servers' handshake (cluster key)
   libgtest-dev                    # tests

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=address,undefined \
+source scripts/compiler-cache.sh
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=address,undefined "${compiler_cache[@]}" \
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C build-asan -j"$(nproc)"
 cd build-asan

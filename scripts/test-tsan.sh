@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=thread \
+source scripts/compiler-cache.sh
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDMINDEX_SANITIZE=thread "${compiler_cache[@]}" \
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C build-tsan -j"$(nproc)"
 cd build-tsan
