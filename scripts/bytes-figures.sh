@@ -7,7 +7,8 @@
 #   scripts/bytes-figures.sh OUT
 # Environment: DESIGNS (default: every registered design), KEYS (100000), OPS (20000),
 # WARMUP (10000), THREADS (2), KEY_BYTES ("8 16 32 64 128"), VALUE_BYTES ("8 100 1000"),
-# STYLES ("binary ycsb"), DMINDEX (build/dmindex).
+# STYLES ("binary ycsb"), DMINDEX (build/dmindex). Keys of 128 bytes and more run on 2 KiB
+# nodes (the slotted layout needs 1408 bytes for a 128-byte key and a 128-byte inline value).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/bytes-figures.sh OUT}
@@ -27,7 +28,9 @@ run u64
 for style in ${STYLES:-binary ycsb}; do
   for k in ${KEY_BYTES:-8 16 32 64 128}; do
     for v in ${VALUE_BYTES:-8 100 1000}; do
-      run "bytes-$style-k$k-v$v" --key-format bytes --key-style "$style" --key-bytes "$k" --value-bytes "$v"
+      node=$(( k >= 128 ? 2048 : 1024 ))
+      run "bytes-$style-k$k-v$v" --key-format bytes --key-style "$style" --key-bytes "$k" --value-bytes "$v" \
+        --node-size "$node"
     done
   done
 done
