@@ -1,5 +1,7 @@
 #include "designs/btreedisk/btree_disk_index.h"
 
+#include <atomic>
+
 #include "common/knobs.h"
 #include "common/option_checks.h"
 #include "designs/btreedisk/paged_tree.h"
@@ -34,15 +36,15 @@ class BtreeDiskIndex final : public Index {
 
  private:
   Status DoBulkLoad(std::span<const KeyValue> sorted) override {
-    if (loaded_ || inserted_) return Status::InvalidArgument("BulkLoad needs an empty index");
-    loaded_ = true;
+    if (inserted_.load(std::memory_order_relaxed) || loaded_.exchange(true, std::memory_order_relaxed))
+      return Status::InvalidArgument("BulkLoad needs an empty index");
     PagedTree::Worker w(*tree_);
     for (const KeyValue& kv : sorted) DMX_RETURN_IF_ERROR(tree_->Put(w, kv.key, kv.value, PagedTree::PutMode::kUpsert));
     return Status::Ok();
   }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
     (void)compute_node;
-    inserted_ = true;  // conservatively: a session may write
+    inserted_.store(true, std::memory_order_relaxed);  // conservatively: a session may write
     return std::unique_ptr<Session>(std::make_unique<BtreeDiskSession>(*tree_));
   }
   IndexStats DoStats() const override {
@@ -67,7 +69,8 @@ class BtreeDiskIndex final : public Index {
   Status DoClose() override { return tree_->file().Close(); }
 
   std::unique_ptr<PagedTree> tree_;
-  bool loaded_ = false, inserted_ = false;
+  // Sessions open from many threads at once (the harness's workers): atomics, not plain bools.
+  std::atomic<bool> loaded_{false}, inserted_{false};
 };
 
 }  // namespace
