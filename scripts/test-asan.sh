@@ -14,4 +14,4 @@ cd build-asan
 export UCX_MEM_EVENTS=no
 export ASAN_OPTIONS="abort_on_error=1 detect_leaks=1 strict_string_checks=1 detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1"
-ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@"
+ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@" || { failed=$?; ../scripts/ctest-failures.sh .; exit "$failed"; }

@@ -12,4 +12,4 @@ cd build-tsan
 # UCX's memory hooks (libucm) intercept madvise/mmap in a way TSan's runtime cannot follow.
 export UCX_MEM_EVENTS=no
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../scripts/tsan.supp"
-ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@"
+ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@" || { failed=$?; ../scripts/ctest-failures.sh .; exit "$failed"; }

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 cd build
-ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
+ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@" || { failed=$?; ../scripts/ctest-failures.sh .; exit "$failed"; }

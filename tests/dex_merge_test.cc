@@ -210,7 +210,9 @@ TEST(DexMerge, ChurnStaysBoundedWithMergesAndGrowsWithout) {
 
 // Keys divisible by 8 stay; the others are inserted and deleted by two threads (so leaves
 // split and merge all the time) while a third scans: every scan must return exactly the
-// permanent keys of its range among the churning ones, in order.
+// permanent keys of its range among the churning ones, in order. The scanner makes a fixed
+// number of scans and the churners go on until it is done (at least six rounds each), so
+// every scan meets churn however the threads are scheduled.
 TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   fabric::FaultOptions faults;
   faults.tear = true;
@@ -220,12 +222,14 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   auto index = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   constexpr Key kKeys = 4000;
+  constexpr int kScans = 300;
   {
     auto s = std::move((*index)->OpenSession(0)).value();
     for (Key k = 8; k <= kKeys; k += 8) ASSERT_TRUE(s->Insert(k, k).ok());
   }
-  std::atomic<bool> stop{false};
+  std::atomic<bool> scanned{false};
   std::atomic<uint64_t> failures{0};
+  std::atomic<int> rounds{0};
   std::mutex first_mu;
   std::string first;  // the first failure, named
   auto fail = [&](const Text& what) {
@@ -235,7 +239,8 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
   };
   auto churn = [&](uint32_t cn) {
     auto s = std::move((*index)->OpenSession(cn)).value();
-    for (int round = 0; round < 6; ++round)
+    int round = 0;
+    for (; round < 6 || !scanned.load(); ++round)
       for (Key k = 1; k <= kKeys; ++k) {
         if (k % 8 == 0) continue;
         Status st = round % 2 == 0 ? s->Insert(k, k) : s->Delete(k);
@@ -243,13 +248,13 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
           fail(Text() << "compute node " << cn << (round % 2 == 0 ? " insert " : " delete ") << k
                       << ": " << st.ToString());
       }
+    rounds.fetch_add(round);
   };
-  uint64_t scans = 0;
   std::thread a(churn, 0), b(churn, 1);
   std::thread scanner([&] {
     auto s = std::move((*index)->OpenSession(1)).value();
     std::mt19937_64 rng(3);
-    while (!stop.load()) {
+    for (int scan = 0; scan < kScans; ++scan) {
       const Key start = 1 + rng() % kKeys;
       std::vector<KeyValue> got;
       if (Status st = ::dmindex::testing::ScanU64(*s, start, 40, &got); !st.ok()) {
@@ -270,16 +275,17 @@ TEST(DexMerge, ScansStayCorrectWhileLeavesMerge) {
         if (kv.key != expect) fail(listing() << ": expected permanent key " << expect);
         expect = kv.key + 8;
       }
-      ++scans;
     }
+    scanned.store(true);
   });
+  scanner.join();
   a.join();
   b.join();
-  stop.store(true);
-  scanner.join();
+  const uint64_t merges = (*index)->GetIntProperty("dmindex.dex.merges").value_or(0);
+  std::cout << "[ merge    ] " << kScans << " scans beside " << rounds.load() << " churn rounds, "
+            << merges << " merges\n";
   EXPECT_EQ(failures.load(), 0u) << "first: " << first;
-  EXPECT_GT(scans, 10u);
-  EXPECT_GT((*index)->GetIntProperty("dmindex.dex.merges").value_or(0), 20u);
+  EXPECT_GT(merges, 20u);
 }
 
 // The harness's linearizability check with a delete-heavy mix (so merges run concurrently
