@@ -26,8 +26,9 @@
 //    expand all through the run (asserted by their counters), clients fetch the new models
 //    while they read; the history is linearizable and scans are correct.
 //  * YcsbByteKeys, ByteKeysTheProjectionCannotTellApart - the bytes format: YCSB's user<n>
-//    keys one round trip per lookup; keys that agree on the 8 bytes after their common
-//    prefix fall back to the server (counted) and stay correct.
+//    keys (64-bit hashes in decimal) one round trip per lookup; keys that agree on the digits
+//    the projection holds after their common prefix fall back to the server (counted) and
+//    stay correct.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -362,12 +363,17 @@ TEST(XStoreRecords, TornOrForeignModelRecordsAreRefused) {
   EXPECT_FALSE(SubModelRecord::Decode(zero.data(), static_cast<uint32_t>(zero.size()), &out));
   ModelSetRecord set;
   set.epoch = 2;
-  set.top = learned::TopModel(learned::LinearModel{}, 5);
+  set.top = learned::TopModel({{10, 0.0}, {20, 0.5}}, 5);
   set.prefix = "user";
+  set.alphabet = {1, 2, 3, 4};
   const std::vector<std::byte> es = set.Encode();
   ModelSetRecord set_out;
   ASSERT_TRUE(ModelSetRecord::Decode(es.data(), static_cast<uint32_t>(es.size()), &set_out));
   EXPECT_EQ(set_out.prefix, "user");
+  EXPECT_EQ(set_out.alphabet, set.alphabet);
+  ASSERT_EQ(set_out.top.knots().size(), 2u);
+  EXPECT_EQ(set_out.top.knots()[1].x, 20u);
+  EXPECT_EQ(set_out.top.knots()[1].y, 0.5);
   std::vector<std::byte> flipped = es;
   flipped[20] ^= std::byte{1};
   EXPECT_FALSE(ModelSetRecord::Decode(flipped.data(), static_cast<uint32_t>(flipped.size()), &set_out));
@@ -400,8 +406,11 @@ TEST_F(XStoreTest, YcsbByteKeys) {
   ASSERT_NE(index, nullptr);
   std::map<std::string, std::string> model;
   std::mt19937_64 rng(1);
-  // YCSB's keys: "user" and a hashed record number (insertorder=hashed), as bench makes them.
-  for (int i = 0; i < 10'000; ++i) model["user" + std::to_string(rng() % 10'000'000'000'000ull)] = std::to_string(i);
+  // YCSB's keys: "user" and a hashed record number (insertorder=hashed: a 64-bit hash, 1 to 20
+  // digits, half of them 20 digits starting with '1'), as bench makes them. Byte by byte they
+  // fill the model keys in clumps (10 of 256 values per byte); the projection's alphabet and
+  // the top model's segments make them one round trip per lookup.
+  for (int i = 0; i < 10'000; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
   std::vector<KeyValue> sorted;
   for (const auto& [k, v] : model) sorted.push_back({k, v});
   ASSERT_TRUE(index->BulkLoad(sorted).ok());
@@ -419,7 +428,7 @@ TEST_F(XStoreTest, YcsbByteKeys) {
   EXPECT_EQ(after.round_trips - before.round_trips, 2 * model.size());
   EXPECT_EQ(Property(*index, "fallbacks"), 0u);
   for (int i = 0; i < 3'000; ++i) {
-    const std::string k = "user" + std::to_string(rng() % 10'000'000'000'000ull);
+    const std::string k = "user" + std::to_string(rng());
     ASSERT_TRUE(s->Insert(k, "new").ok());
     model[k] = "new";
   }
@@ -434,18 +443,20 @@ TEST_F(XStoreTest, YcsbByteKeys) {
                          [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
 }
 
-// Keys that agree on the 8 bytes after their common prefix ("" here: they start with 'a' or
-// 'b') have one model key per first letter: a sub-model cannot tell them apart, its
-// prediction spans all their leaves, and the lookup goes to the server.
+// Keys that agree on the digits the projection holds after their common prefix have one model
+// key: a sub-model cannot tell them apart, its prediction spans all their leaves, and the
+// lookup goes to the server. Here each partition (two memory nodes: a bulk load splits the
+// keys at their median) holds keys of two first letters, so its common prefix is empty, and
+// 24 bytes follow the letter in every key: an alphabet of some 20 byte values holds 14 digits.
 TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
   auto index = Open({}, KeyFormat::kBytes);
   ASSERT_NE(index, nullptr);
   std::map<std::string, std::string> model;
-  for (int i = 0; i < 3'000; ++i) {
+  for (int i = 0; i < 1'500; ++i) {
     // Appended, not `"literal" + std::string`: GCC 12 warns (-Wrestrict, a false positive) on that.
     const std::string n = std::to_string(i);
-    model[std::string("a-same-8").append(n)] = std::string("a").append(n);
-    model[std::string("b-same-8").append(n)] = std::string("b").append(n);
+    for (const char* letter : {"a", "b", "c", "d"})
+      model[std::string(letter).append("-same-for-24-bytes-here").append(n)] = std::string(letter).append(n);
   }
   std::vector<KeyValue> sorted;
   for (const auto& [k, v] : model) sorted.push_back({k, v});
@@ -456,13 +467,13 @@ TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, want);
   }
-  EXPECT_TRUE(s->Lookup("a-same-8x", &v).IsNotFound());
+  EXPECT_TRUE(s->Lookup("a-same-for-24-bytes-herex", &v).IsNotFound());
   EXPECT_GT(Property(*index, "wide-predictions"), 0u);
   EXPECT_GT(Property(*index, "fallbacks"), 0u);
   std::vector<KeyValue> all;
-  ASSERT_TRUE(s->Scan("a-same-81", 50, &all).ok());
+  ASSERT_TRUE(s->Scan("a-same-for-24-bytes-here1", 50, &all).ok());
   ASSERT_EQ(all.size(), 50u);
-  EXPECT_EQ(all.front().key, model.lower_bound("a-same-81")->first);
+  EXPECT_EQ(all.front().key, model.lower_bound("a-same-for-24-bytes-here1")->first);
 }
 
 TEST_F(XStoreTest, BadKnobsAreRefused) {
