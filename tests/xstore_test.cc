@@ -29,6 +29,8 @@
 //    keys (64-bit hashes in decimal) one round trip per lookup; keys that agree on the digits
 //    the projection holds after their common prefix fall back to the server (counted) and
 //    stay correct.
+//  * ByteKeysOutsideTheTrainedAlphabetStayFound - keys inserted after training with bytes the
+//    projection's alphabet lacks, or outside its prefix, through retraining and expansion.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -474,6 +476,58 @@ TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
   ASSERT_TRUE(s->Scan("a-same-for-24-bytes-here1", 50, &all).ok());
   ASSERT_EQ(all.size(), 50u);
   EXPECT_EQ(all.front().key, model.lower_bound("a-same-for-24-bytes-here1")->first);
+}
+
+// Keys inserted after training with bytes the model set's alphabet lacks (letters among
+// digits, control bytes), or outside its prefix: the projection saturates them in order, so
+// the models stay sound while they serve (the client reads them one-sidedly or speculates),
+// through the retrainings their splits queue and the expansions that fit a new prefix and
+// alphabet. Every key is found with its value, absent ones are not, a full scan is exact.
+TEST_F(XStoreTest, ByteKeysOutsideTheTrainedAlphabetStayFound) {
+  auto index = Open({{"keys_per_model", "20"}, {"expand_at", "30"}, {"partitions", "1"}}, KeyFormat::kBytes);
+  ASSERT_NE(index, nullptr);
+  std::map<std::string, std::string> model;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 2'000; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
+  std::vector<KeyValue> sorted;
+  for (const auto& [k, v] : model) sorted.push_back({k, v});
+  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  auto s = std::move(index->OpenSession(0)).value();
+  std::string v;
+  ASSERT_TRUE(s->Lookup(sorted.front().key, &v).ok());  // the models of the load
+  const std::string odd = std::string("az\x01\x7f\xff", 5);
+  for (int i = 0; i < 2'000; ++i) {
+    std::string k = i % 10 == 0 ? (i % 20 == 0 ? "usa" : "v") : "user";
+    const std::string n = std::to_string(rng());
+    for (char c : n) k.push_back(rng() % 4 == 0 ? odd[rng() % odd.size()] : c);
+    ASSERT_TRUE(s->Insert(k, "new" + n).ok());
+    model[k] = "new" + n;
+    if (i % 16 == 0) {
+      ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;  // reads along, across retrainings
+      ASSERT_EQ(v, "new" + n);
+    }
+  }
+  for (const auto& [k, want] : model) {
+    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
+    ASSERT_EQ(v, want);
+    ASSERT_TRUE(s->Lookup(k + "a", &v).IsNotFound()) << k;
+  }
+  s.reset();
+  ASSERT_TRUE(index->Close().ok());  // waits for the background training
+  EXPECT_GT(Property(*index, "retrains"), 0u);
+  EXPECT_GE(Property(*index, "expansions"), 1u);
+  auto index2 = Index::Open(index->options(), cluster_);
+  ASSERT_TRUE(index2.ok());
+  auto s2 = std::move((*index2)->OpenSession(0)).value();
+  for (const auto& [k, want] : model) {
+    ASSERT_TRUE(s2->Lookup(k, &v).ok()) << k;  // the expanded set's projection
+    ASSERT_EQ(v, want);
+  }
+  std::vector<KeyValue> all;
+  ASSERT_TRUE(s2->Scan("", 100'000, &all).ok());
+  ASSERT_EQ(all.size(), model.size());
+  EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
+                         [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
 }
 
 TEST_F(XStoreTest, BadKnobsAreRefused) {
