@@ -78,6 +78,27 @@ class XStoreTest : public ::testing::Test {
   static uint64_t Property(const Index& index, const std::string& name) {
     return index.GetIntProperty("dmindex.xstore." + name).value_or(~uint64_t{0});
   }
+  // YCSB's keys: "user" and a hashed record number (insertorder=hashed: a 64-bit hash, 1 to 20
+  // digits, half of them 20 digits starting with '1'), as bench makes them; values their rank.
+  static std::map<std::string, std::string> YcsbKeys(int n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::map<std::string, std::string> model;
+    for (int i = 0; i < n; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
+    return model;
+  }
+  static std::vector<KeyValue> Sorted(const std::map<std::string, std::string>& model) {
+    std::vector<KeyValue> sorted;
+    for (const auto& [k, v] : model) sorted.push_back({k, v});
+    return sorted;
+  }
+  // A full scan returns exactly `model`.
+  static void ExpectScanIs(Session& s, const std::map<std::string, std::string>& model) {
+    std::vector<KeyValue> all;
+    ASSERT_TRUE(s.Scan("", 100'000, &all).ok());
+    ASSERT_EQ(all.size(), model.size());
+    EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
+                           [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
+  }
   static std::vector<KeyValue> U64Pairs(const std::vector<uint64_t>& keys) {
     std::vector<KeyValue> v;
     for (uint64_t k : keys) v.push_back({U64Key(k).str(), U64Key(k * 3).str()});
@@ -406,15 +427,11 @@ TEST_F(XStoreTest, ConcurrentOpsWhileModelsRetrainAndExpandAreLinearizable) {
 TEST_F(XStoreTest, YcsbByteKeys) {
   auto index = Open({}, KeyFormat::kBytes);
   ASSERT_NE(index, nullptr);
-  std::map<std::string, std::string> model;
-  std::mt19937_64 rng(1);
-  // YCSB's keys: "user" and a hashed record number (insertorder=hashed: a 64-bit hash, 1 to 20
-  // digits, half of them 20 digits starting with '1'), as bench makes them. Byte by byte they
-  // fill the model keys in clumps (10 of 256 values per byte); the projection's alphabet and
-  // the top model's segments make them one round trip per lookup.
-  for (int i = 0; i < 10'000; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
-  std::vector<KeyValue> sorted;
-  for (const auto& [k, v] : model) sorted.push_back({k, v});
+  // Byte by byte YCSB's keys fill the model keys in clumps (10 of 256 values per byte); the
+  // projection's alphabet and the top model's segments make them one round trip per lookup.
+  std::map<std::string, std::string> model = YcsbKeys(10'000, 1);
+  std::mt19937_64 rng(2);
+  const std::vector<KeyValue> sorted = Sorted(model);
   ASSERT_TRUE(index->BulkLoad(sorted).ok());
   auto s = std::move(index->OpenSession(0)).value();
   std::string v;
@@ -438,11 +455,7 @@ TEST_F(XStoreTest, YcsbByteKeys) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, want);
   }
-  std::vector<KeyValue> all;
-  ASSERT_TRUE(s->Scan("", 100'000, &all).ok());
-  ASSERT_EQ(all.size(), model.size());
-  EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
-                         [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
+  ExpectScanIs(*s, model);
 }
 
 // Keys that agree on the digits the projection holds after their common prefix have one model
@@ -460,9 +473,7 @@ TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
     for (const char* letter : {"a", "b", "c", "d"})
       model[std::string(letter).append("-same-for-24-bytes-here").append(n)] = std::string(letter).append(n);
   }
-  std::vector<KeyValue> sorted;
-  for (const auto& [k, v] : model) sorted.push_back({k, v});
-  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  ASSERT_TRUE(index->BulkLoad(Sorted(model)).ok());
   auto s = std::move(index->OpenSession(0)).value();
   std::string v;
   for (const auto& [k, want] : model) {
@@ -486,11 +497,9 @@ TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
 TEST_F(XStoreTest, ByteKeysOutsideTheTrainedAlphabetStayFound) {
   auto index = Open({{"keys_per_model", "20"}, {"expand_at", "30"}, {"partitions", "1"}}, KeyFormat::kBytes);
   ASSERT_NE(index, nullptr);
-  std::map<std::string, std::string> model;
-  std::mt19937_64 rng(11);
-  for (int i = 0; i < 2'000; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
-  std::vector<KeyValue> sorted;
-  for (const auto& [k, v] : model) sorted.push_back({k, v});
+  std::map<std::string, std::string> model = YcsbKeys(2'000, 11);
+  std::mt19937_64 rng(12);
+  const std::vector<KeyValue> sorted = Sorted(model);
   ASSERT_TRUE(index->BulkLoad(sorted).ok());
   auto s = std::move(index->OpenSession(0)).value();
   std::string v;
@@ -523,11 +532,7 @@ TEST_F(XStoreTest, ByteKeysOutsideTheTrainedAlphabetStayFound) {
     ASSERT_TRUE(s2->Lookup(k, &v).ok()) << k;  // the expanded set's projection
     ASSERT_EQ(v, want);
   }
-  std::vector<KeyValue> all;
-  ASSERT_TRUE(s2->Scan("", 100'000, &all).ok());
-  ASSERT_EQ(all.size(), model.size());
-  EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
-                         [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
+  ExpectScanIs(*s2, model);
 }
 
 TEST_F(XStoreTest, BadKnobsAreRefused) {
