@@ -540,7 +540,8 @@ TEST_F(XStoreTest, BadKnobsAreRefused) {
   IndexOptions o = testing::HarnessIndexOptions("bad");
   o.design = "xstore";
   for (const auto& [knob, value] : std::vector<std::pair<std::string, std::string>>{
-           {"leaf_slots", "2"}, {"partitions", "3"}, {"hocl", "on"}, {"speculate", "x"}, {"expand_at", "-1"}}) {
+           {"leaf_slots", "2"}, {"partitions", "3"}, {"hocl", "on"}, {"speculate", "x"}, {"expand_at", "-1"},
+           {"top_segments", "0"}}) {
     o.knobs = {{knob, value}};
     Status st = Index::Open(o, cluster_).status();
     EXPECT_TRUE(st.IsInvalidArgument()) << knob << "=" << value << ": " << st.ToString();
