@@ -3,7 +3,8 @@
 # and dex where the issue asks for it. Writes OUT/<figure>.txt and OUT/<figure>.json.
 #   scripts/xstore-figures.sh OUT
 # Environment: DMINDEX (build/dmindex), KEYS (200000), OPS (20000), WARMUP (5000),
-# BIG_KEYS (1000000, the client-memory figure), ONLY (a figure name: run only that one).
+# BIG_KEYS (1000000, the client-memory figure), ONLY (a figure name or glob, e.g. 'sim-*': run
+# only those).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/xstore-figures.sh OUT}
@@ -14,7 +15,7 @@ big=(--keys "${BIG_KEYS:-1000000}" --warmup-ops 10000 --ops 40000 --pool-size 1G
 run() {
   local name=$1
   shift
-  [ -n "${ONLY:-}" ] && [ "$ONLY" != "$name" ] && return 0
+  [ -n "${ONLY:-}" ] && [[ "$name" != $ONLY ]] && return 0
   echo "=== $name: dmindex $*" | tee "$out/$name.txt"
   nice "$dmindex" "$@" --json "$out/$name.json" 2>&1 | grep -v '^\[' | tee -a "$out/$name.txt"
 }
@@ -47,11 +48,17 @@ for t in 1 2 4; do
 done
 # The same on the simulated DEX testbed (docs/SIMULATION.md) with memory servers of 1, 2 and 4
 # cores (the platform's 4, edited), 144 client threads, modelled compute: there the RPC
-# handlers have cores of their own, and XStore's writes queue for them.
+# handlers have cores of their own, and XStore's writes queue for them. XStore's cycles per
+# segment (its handlers: a server-side tree write) are measured first, as the shared
+# calibration's designs were, and added to a copy of it.
+run sim-calibrate-xstore bench --fabric sim --compute measured --threads 4 --keys 100000 --warmup-ops 20000 \
+  --ops 60000 --stall-timeout 0 --design xstore --workload ycsb-a --calibrate-out "$out/xstore-calibration.txt"
+{ cat platforms/compute-calibration.txt; grep '^design xstore ' "$out/xstore-calibration.txt"; } > "$out/calibration.txt"
 for c in 1 2 4; do
   sed "s/core=\"4\"/core=\"$c\"/" platforms/dex-vldb24.xml > "$out/dex-vldb24-ms$c.xml"
   run "sim-ycsb-a-ms$c" bench --fabric sim --platform "$out/dex-vldb24-ms$c.xml" --compute modelled \
-    --design xstore,sherman --workload ycsb-a --keys 100000 --warmup-ops 20000 --ops 100000 --threads 144
+    --calibration "$out/calibration.txt" --design xstore,sherman --workload ycsb-a --keys 100000 \
+    --warmup-ops 20000 --ops 100000 --threads 144
 done
 # Table 2's key sets.
 for d in hashed sequential noised-linear lognormal; do
