@@ -200,9 +200,14 @@ INSTANTIATE_TEST_SUITE_P(AllDesigns, BytesHarnessTest, ::testing::ValuesIn(Index
 
 // RF-tree with a search-layer cache filled once and never refreshed (every traversal after a
 // split starts left of its key), and one refreshed after every stale read (refreshes race
-// the splits): as in index_harness_test.cc's DesignVariants, with byte keys.
+// the splits): as in index_harness_test.cc's DesignVariants, with byte keys. XStore with
+// sub-models of 4 keys: its memory servers retrain and expand all through the run, each
+// expansion fitting a new prefix and alphabet to these keys (a few byte values: 'p', digits,
+// 0x00, 'z'), while clients project keys of other prefixes and bytes with the older sets.
 INSTANTIATE_TEST_SUITE_P(DesignVariants, BytesHarnessTest,
-                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1"), testing::FabricParamName());
+                         ::testing::Values("rftree:refresh_hops=off", "rftree:refresh_hops=1",
+                                           "xstore:keys_per_model=4:expand_at=8"),
+                         testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex

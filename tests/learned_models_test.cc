@@ -43,6 +43,64 @@ TEST(LearnedProjection, BytesKeepOrderAndSaturateOutsideThePrefix) {
     ASSERT_LE(p(keys[i - 1]), p(keys[i])) << "'" << keys[i - 1] << "' < '" << keys[i] << "'";
 }
 
+// Random strings over a few byte values, some outside the alphabet, some not sharing the prefix.
+std::vector<std::string> MixedKeys(uint64_t seed, const std::string& prefix) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 5000; ++i) {
+    std::string k = rng() % 5 == 0 ? prefix.substr(0, rng() % (prefix.size() + 1)) : prefix;
+    const size_t len = rng() % 24;
+    for (size_t j = 0; j < len; ++j) {
+      const uint64_t r = rng() % 8;
+      k.push_back(static_cast<char>(r == 0 ? rng() % 256 : r == 1 ? 0 : '0' + rng() % 10));
+    }
+    keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+TEST(LearnedProjection, AnAlphabetProjectsDigitsDenselyAndKeepsOrder) {
+  std::vector<std::string> ycsb = {"user1029", "user18446", "user3", "user57", "user9999999999999999999"};
+  std::sort(ycsb.begin(), ycsb.end());
+  const BytesProjection p = BytesProjection::Fitted(ycsb);
+  EXPECT_EQ(p.prefix(), "user");
+  EXPECT_EQ(p.digits(), 18u);  // base 11: 10 digits and the end of a key
+  EXPECT_EQ(p("user"), 0u);
+  // Every digit value used: "user0", "user1", "user2" one step of the first place apart.
+  uint64_t step = 1;
+  for (int i = 0; i < 17; ++i) step *= 11;
+  EXPECT_EQ(p("user1") - p("user0"), step);
+  EXPECT_EQ(p("user2") - p("user1"), step);
+  EXPECT_LT(p("user09999999999999999999"), p("user1"));
+  EXPECT_EQ(p("usea"), 0u);
+  EXPECT_EQ(p("usf"), kMaxModelKey);
+  // A byte outside the alphabet sits between its neighbours in it.
+  EXPECT_LT(p("user1"), p("user1a"));
+  EXPECT_LT(p("user19"), p("user1a"));
+  EXPECT_LT(p("user1a"), p("user2"));
+  // Weakly monotone, and SmallestKeyAt is a lower bound of every key projecting at or above x,
+  // for alphabets with and without 0x00, over keys with bytes outside them.
+  for (const std::string& alphabet : {std::string("0123456789"), std::string("\0" "13579", 6), std::string("z")}) {
+    BytesProjection::Alphabet a{};
+    for (char c : alphabet) a[static_cast<uint8_t>(c) >> 6] |= uint64_t{1} << (static_cast<uint8_t>(c) & 63);
+    const BytesProjection q("user", a);
+    const std::vector<std::string> keys = MixedKeys(alphabet.size(), "user");
+    for (size_t i = 1; i < keys.size(); ++i)
+      ASSERT_LE(q(keys[i - 1]), q(keys[i])) << "'" << keys[i - 1] << "' < '" << keys[i] << "'";
+    for (const std::string& k : keys) {
+      const ModelKey x = q(k);
+      ASSERT_LE(q.SmallestKeyAt(x), k);
+      if (x > 0) {
+        ASSERT_LE(q.SmallestKeyAt(x - 1), k);
+      }
+    }
+  }
+  // All byte values: the 8 bytes after the prefix, as Spanning's.
+  const std::vector<std::string> binary = MixedKeys(9, "user");
+  for (const std::string& k : binary) ASSERT_EQ(BytesProjection("user")(k), BytesProjection::Spanning("user0", "user9")(k));
+}
+
 TEST(LearnedLinearModel, FitsALineAndBoundsEveryPoint) {
   std::vector<Point> pts;
   for (uint64_t i = 0; i < 100; ++i) pts.push_back({1000 + 10 * i, 3.0 + 0.5 * static_cast<double>(i)});
@@ -79,8 +137,9 @@ TEST(LearnedTopModel, RoutingIntervalsTileTheKeySpaceAsRoutingDoes) {
   std::vector<ModelKey> keys(20000);
   for (auto& k : keys) k = rng() >> (rng() % 3 == 0 ? 20 : 1);  // two clusters: uneven
   std::sort(keys.begin(), keys.end());
-  for (uint32_t models : {1u, 7u, 100u, 1000u}) {
-    const TopModel top = TopModel::Train(keys, models);
+  for (uint32_t models : {1u, 7u, 100u, 1000u})
+  for (uint32_t segments : {1u, 16u}) {
+    const TopModel top = TopModel::Train(keys, models, segments);
     ModelKey expect_first = 0;
     bool reached_end = false;
     for (uint32_t i = 0; i < models; ++i) {
@@ -105,7 +164,7 @@ TEST(LearnedTopModel, RoutingIntervalsTileTheKeySpaceAsRoutingDoes) {
   }
   // All keys equal: a flat model routes everything to one model, and the others serve nothing.
   std::vector<ModelKey> same(50, 1234);
-  const TopModel flat = TopModel::Train(same, 10);
+  const TopModel flat = TopModel::Train(same, 10, 16);
   EXPECT_FALSE(flat.Serves(flat.Route(0)).empty);
   EXPECT_EQ(flat.Route(0), flat.Route(kMaxModelKey));
 }
@@ -286,7 +345,7 @@ TEST(LearnedRmi, EveryKeyRoutesToAModelPredictingItsPage) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   Paged p = MakePages(keys, EvenSizes(keys.size(), 12));
   const uint32_t models = static_cast<uint32_t>(keys.size() / 200);
-  const TopModel top = TopModel::Train(keys, models);
+  const TopModel top = TopModel::Train(keys, models, 16);
   std::vector<PageModel> subs(models);
   std::vector<size_t> first_page(models);
   std::vector<Point> scratch;

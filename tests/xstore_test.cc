@@ -26,8 +26,11 @@
 //    expand all through the run (asserted by their counters), clients fetch the new models
 //    while they read; the history is linearizable and scans are correct.
 //  * YcsbByteKeys, ByteKeysTheProjectionCannotTellApart - the bytes format: YCSB's user<n>
-//    keys one round trip per lookup; keys that agree on the 8 bytes after their common
-//    prefix fall back to the server (counted) and stay correct.
+//    keys (64-bit hashes in decimal) one round trip per lookup; keys that agree on the digits
+//    the projection holds after their common prefix fall back to the server (counted) and
+//    stay correct.
+//  * ByteKeysOutsideTheTrainedAlphabetStayFound - keys inserted after training with bytes the
+//    projection's alphabet lacks, or outside its prefix, through retraining and expansion.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,6 +77,27 @@ class XStoreTest : public ::testing::Test {
   }
   static uint64_t Property(const Index& index, const std::string& name) {
     return index.GetIntProperty("dmindex.xstore." + name).value_or(~uint64_t{0});
+  }
+  // YCSB's keys: "user" and a hashed record number (insertorder=hashed: a 64-bit hash, 1 to 20
+  // digits, half of them 20 digits starting with '1'), as bench makes them; values their rank.
+  static std::map<std::string, std::string> YcsbKeys(int n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::map<std::string, std::string> model;
+    for (int i = 0; i < n; ++i) model["user" + std::to_string(rng())] = std::to_string(i);
+    return model;
+  }
+  static std::vector<KeyValue> Sorted(const std::map<std::string, std::string>& model) {
+    std::vector<KeyValue> sorted;
+    for (const auto& [k, v] : model) sorted.push_back({k, v});
+    return sorted;
+  }
+  // A full scan returns exactly `model`.
+  static void ExpectScanIs(Session& s, const std::map<std::string, std::string>& model) {
+    std::vector<KeyValue> all;
+    ASSERT_TRUE(s.Scan("", 100'000, &all).ok());
+    ASSERT_EQ(all.size(), model.size());
+    EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
+                           [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
   }
   static std::vector<KeyValue> U64Pairs(const std::vector<uint64_t>& keys) {
     std::vector<KeyValue> v;
@@ -362,12 +386,17 @@ TEST(XStoreRecords, TornOrForeignModelRecordsAreRefused) {
   EXPECT_FALSE(SubModelRecord::Decode(zero.data(), static_cast<uint32_t>(zero.size()), &out));
   ModelSetRecord set;
   set.epoch = 2;
-  set.top = learned::TopModel(learned::LinearModel{}, 5);
+  set.top = learned::TopModel({{10, 0.0}, {20, 0.5}}, 5);
   set.prefix = "user";
+  set.alphabet = {1, 2, 3, 4};
   const std::vector<std::byte> es = set.Encode();
   ModelSetRecord set_out;
   ASSERT_TRUE(ModelSetRecord::Decode(es.data(), static_cast<uint32_t>(es.size()), &set_out));
   EXPECT_EQ(set_out.prefix, "user");
+  EXPECT_EQ(set_out.alphabet, set.alphabet);
+  ASSERT_EQ(set_out.top.knots().size(), 2u);
+  EXPECT_EQ(set_out.top.knots()[1].x, 20u);
+  EXPECT_EQ(set_out.top.knots()[1].y, 0.5);
   std::vector<std::byte> flipped = es;
   flipped[20] ^= std::byte{1};
   EXPECT_FALSE(ModelSetRecord::Decode(flipped.data(), static_cast<uint32_t>(flipped.size()), &set_out));
@@ -398,12 +427,11 @@ TEST_F(XStoreTest, ConcurrentOpsWhileModelsRetrainAndExpandAreLinearizable) {
 TEST_F(XStoreTest, YcsbByteKeys) {
   auto index = Open({}, KeyFormat::kBytes);
   ASSERT_NE(index, nullptr);
-  std::map<std::string, std::string> model;
-  std::mt19937_64 rng(1);
-  // YCSB's keys: "user" and a hashed record number (insertorder=hashed), as bench makes them.
-  for (int i = 0; i < 10'000; ++i) model["user" + std::to_string(rng() % 10'000'000'000'000ull)] = std::to_string(i);
-  std::vector<KeyValue> sorted;
-  for (const auto& [k, v] : model) sorted.push_back({k, v});
+  // Byte by byte YCSB's keys fill the model keys in clumps (10 of 256 values per byte); the
+  // projection's alphabet and the top model's segments make them one round trip per lookup.
+  std::map<std::string, std::string> model = YcsbKeys(10'000, 1);
+  std::mt19937_64 rng(2);
+  const std::vector<KeyValue> sorted = Sorted(model);
   ASSERT_TRUE(index->BulkLoad(sorted).ok());
   auto s = std::move(index->OpenSession(0)).value();
   std::string v;
@@ -419,7 +447,7 @@ TEST_F(XStoreTest, YcsbByteKeys) {
   EXPECT_EQ(after.round_trips - before.round_trips, 2 * model.size());
   EXPECT_EQ(Property(*index, "fallbacks"), 0u);
   for (int i = 0; i < 3'000; ++i) {
-    const std::string k = "user" + std::to_string(rng() % 10'000'000'000'000ull);
+    const std::string k = "user" + std::to_string(rng());
     ASSERT_TRUE(s->Insert(k, "new").ok());
     model[k] = "new";
   }
@@ -427,42 +455,84 @@ TEST_F(XStoreTest, YcsbByteKeys) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, want);
   }
-  std::vector<KeyValue> all;
-  ASSERT_TRUE(s->Scan("", 100'000, &all).ok());
-  ASSERT_EQ(all.size(), model.size());
-  EXPECT_TRUE(std::equal(all.begin(), all.end(), model.begin(),
-                         [](const KeyValue& a, const auto& b) { return a.key == b.first && a.value == b.second; }));
+  ExpectScanIs(*s, model);
 }
 
-// Keys that agree on the 8 bytes after their common prefix ("" here: they start with 'a' or
-// 'b') have one model key per first letter: a sub-model cannot tell them apart, its
-// prediction spans all their leaves, and the lookup goes to the server.
+// Keys that agree on the digits the projection holds after their common prefix have one model
+// key: a sub-model cannot tell them apart, its prediction spans all their leaves, and the
+// lookup goes to the server. Here each partition (two memory nodes: a bulk load splits the
+// keys at their median) holds keys of two first letters, so its common prefix is empty, and
+// 24 bytes follow the letter in every key: an alphabet of some 20 byte values holds 14 digits.
 TEST_F(XStoreTest, ByteKeysTheProjectionCannotTellApart) {
   auto index = Open({}, KeyFormat::kBytes);
   ASSERT_NE(index, nullptr);
   std::map<std::string, std::string> model;
-  for (int i = 0; i < 3'000; ++i) {
+  for (int i = 0; i < 1'500; ++i) {
     // Appended, not `"literal" + std::string`: GCC 12 warns (-Wrestrict, a false positive) on that.
     const std::string n = std::to_string(i);
-    model[std::string("a-same-8").append(n)] = std::string("a").append(n);
-    model[std::string("b-same-8").append(n)] = std::string("b").append(n);
+    for (const char* letter : {"a", "b", "c", "d"})
+      model[std::string(letter).append("-same-for-24-bytes-here").append(n)] = std::string(letter).append(n);
   }
-  std::vector<KeyValue> sorted;
-  for (const auto& [k, v] : model) sorted.push_back({k, v});
-  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  ASSERT_TRUE(index->BulkLoad(Sorted(model)).ok());
   auto s = std::move(index->OpenSession(0)).value();
   std::string v;
   for (const auto& [k, want] : model) {
     ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
     ASSERT_EQ(v, want);
   }
-  EXPECT_TRUE(s->Lookup("a-same-8x", &v).IsNotFound());
+  EXPECT_TRUE(s->Lookup("a-same-for-24-bytes-herex", &v).IsNotFound());
   EXPECT_GT(Property(*index, "wide-predictions"), 0u);
   EXPECT_GT(Property(*index, "fallbacks"), 0u);
   std::vector<KeyValue> all;
-  ASSERT_TRUE(s->Scan("a-same-81", 50, &all).ok());
+  ASSERT_TRUE(s->Scan("a-same-for-24-bytes-here1", 50, &all).ok());
   ASSERT_EQ(all.size(), 50u);
-  EXPECT_EQ(all.front().key, model.lower_bound("a-same-81")->first);
+  EXPECT_EQ(all.front().key, model.lower_bound("a-same-for-24-bytes-here1")->first);
+}
+
+// Keys inserted after training with bytes the model set's alphabet lacks (letters among
+// digits, control bytes), or outside its prefix: the projection saturates them in order, so
+// the models stay sound while they serve (the client reads them one-sidedly or speculates),
+// through the retrainings their splits queue and the expansions that fit a new prefix and
+// alphabet. Every key is found with its value, absent ones are not, a full scan is exact.
+TEST_F(XStoreTest, ByteKeysOutsideTheTrainedAlphabetStayFound) {
+  auto index = Open({{"keys_per_model", "20"}, {"expand_at", "30"}, {"partitions", "1"}}, KeyFormat::kBytes);
+  ASSERT_NE(index, nullptr);
+  std::map<std::string, std::string> model = YcsbKeys(2'000, 11);
+  std::mt19937_64 rng(12);
+  const std::vector<KeyValue> sorted = Sorted(model);
+  ASSERT_TRUE(index->BulkLoad(sorted).ok());
+  auto s = std::move(index->OpenSession(0)).value();
+  std::string v;
+  ASSERT_TRUE(s->Lookup(sorted.front().key, &v).ok());  // the models of the load
+  const std::string odd = std::string("az\x01\x7f\xff", 5);
+  for (int i = 0; i < 2'000; ++i) {
+    std::string k = i % 10 == 0 ? (i % 20 == 0 ? "usa" : "v") : "user";
+    const std::string n = std::to_string(rng());
+    for (char c : n) k.push_back(rng() % 4 == 0 ? odd[rng() % odd.size()] : c);
+    ASSERT_TRUE(s->Insert(k, "new" + n).ok());
+    model[k] = "new" + n;
+    if (i % 16 == 0) {
+      ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;  // reads along, across retrainings
+      ASSERT_EQ(v, "new" + n);
+    }
+  }
+  for (const auto& [k, want] : model) {
+    ASSERT_TRUE(s->Lookup(k, &v).ok()) << k;
+    ASSERT_EQ(v, want);
+    ASSERT_TRUE(s->Lookup(k + "a", &v).IsNotFound()) << k;
+  }
+  s.reset();
+  ASSERT_TRUE(index->Close().ok());  // waits for the background training
+  EXPECT_GT(Property(*index, "retrains"), 0u);
+  EXPECT_GE(Property(*index, "expansions"), 1u);
+  auto index2 = Index::Open(index->options(), cluster_);
+  ASSERT_TRUE(index2.ok());
+  auto s2 = std::move((*index2)->OpenSession(0)).value();
+  for (const auto& [k, want] : model) {
+    ASSERT_TRUE(s2->Lookup(k, &v).ok()) << k;  // the expanded set's projection
+    ASSERT_EQ(v, want);
+  }
+  ExpectScanIs(*s2, model);
 }
 
 TEST_F(XStoreTest, BadKnobsAreRefused) {
@@ -470,7 +540,8 @@ TEST_F(XStoreTest, BadKnobsAreRefused) {
   IndexOptions o = testing::HarnessIndexOptions("bad");
   o.design = "xstore";
   for (const auto& [knob, value] : std::vector<std::pair<std::string, std::string>>{
-           {"leaf_slots", "2"}, {"partitions", "3"}, {"hocl", "on"}, {"speculate", "x"}, {"expand_at", "-1"}}) {
+           {"leaf_slots", "2"}, {"partitions", "3"}, {"hocl", "on"}, {"speculate", "x"}, {"expand_at", "-1"},
+           {"top_segments", "0"}}) {
     o.knobs = {{knob, value}};
     Status st = Index::Open(o, cluster_).status();
     EXPECT_TRUE(st.IsInvalidArgument()) << knob << "=" << value << ": " << st.ToString();

@@ -76,7 +76,7 @@ Result<const ModelSet<KV>*> ModelCache<KV>::Load(fabric::Endpoint& ep, EpochMana
   const ModelSet<KV>* cur = set_.load(std::memory_order_acquire);
   if (cur != nullptr && cur->record.epoch >= set->record.epoch) return cur;  // as new already
   set->model_word = word;
-  set->keys = KeyModel<KV>(set->record.prefix);
+  set->keys = KeyModel<KV>(set->record.prefix, set->record.alphabet);
   set->subs = std::make_unique<std::atomic<const SubModel*>[]>(set->models());
   set->suspect = std::make_unique<std::atomic<uint8_t>[]>(set->models());
   for (uint32_t i = 0; i < set->models(); ++i) {

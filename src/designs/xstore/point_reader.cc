@@ -41,9 +41,15 @@ Status PointReader<KV>::ReadLeaves(Session& s, size_t p, const Prediction& pred,
         r.first_slot = static_cast<uint32_t>(std::clamp(std::floor(lo * c - 0.5) - kSlotSlack, 0.0, max_slot));
         r.last_slot = static_cast<uint32_t>(std::clamp(std::ceil(hi * c - 0.5) + kSlotSlack, 0.0, max_slot));
         r.partial = true;
-        verbs.push_back(fabric::Verb::Read(r.addr, image, L::kHeaderBytes));
-        const uint32_t at = layout.SlotOffset(r.first_slot);
-        verbs.push_back(fabric::Verb::Read(r.addr + at, image + at, (r.last_slot - r.first_slot + 1) * L::kSlotBytes));
+        // The header, and the slots in a second READ unless they follow it (slot 0 on): then
+        // one READ of both, the same bytes in one verb.
+        const uint32_t at = layout.SlotOffset(r.first_slot), end = layout.SlotOffset(r.last_slot + 1);
+        if (r.first_slot == 0) {
+          verbs.push_back(fabric::Verb::Read(r.addr, image, end));
+        } else {
+          verbs.push_back(fabric::Verb::Read(r.addr, image, L::kHeaderBytes));
+          verbs.push_back(fabric::Verb::Read(r.addr + at, image + at, end - at));
+        }
       }
     }
     if (!r.partial) verbs.push_back(fabric::Verb::Read(r.addr, image, nb));

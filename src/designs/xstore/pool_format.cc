@@ -44,7 +44,7 @@ void EncodeConfig(const PartitionConfig& c, std::byte* d) {
   StoreAt(cfg, 16, uint64_t{c.node_bytes} | (uint64_t{c.max_key_bytes} << 32));
   StoreAt(cfg, 24, uint64_t{c.inline_value_bytes} | (uint64_t{c.max_value_bytes} << 32));
   StoreAt(cfg, 32, uint64_t{c.keys_per_model} | (uint64_t{c.expand_at} << 32));
-  StoreAt(cfg, 40, uint64_t{c.train_threads});
+  StoreAt(cfg, 40, uint64_t{c.train_threads} | (uint64_t{c.top_segments} << 32));
   StoreAt(cfg, 0, tree::HeaderCheck(cfg + 8, kBytes - kConfigOff - 8));
 }
 
@@ -64,7 +64,9 @@ bool DecodeConfig(const std::byte* d, PartitionConfig* c) {
   c->max_value_bytes = static_cast<uint32_t>(values >> 32);
   c->keys_per_model = static_cast<uint32_t>(models);
   c->expand_at = static_cast<uint32_t>(models >> 32);
-  c->train_threads = static_cast<uint32_t>(LoadAt<uint64_t>(cfg, 40));
+  const uint64_t training = LoadAt<uint64_t>(cfg, 40);
+  c->train_threads = static_cast<uint32_t>(training);
+  c->top_segments = static_cast<uint32_t>(training >> 32);
   return true;
 }
 
@@ -112,37 +114,46 @@ bool Superblock::Decode(const std::byte* image, uint32_t bytes, Superblock* out)
   return !out->partitions.empty();
 }
 
-// Model set: check | epoch | models (32) prefix length (32) | top slope | top intercept |
-// top x0 | directory | keys | total bytes | prefix bytes.
+// Model set: check | epoch | models (32) prefix length (32) | knots | directory | keys |
+// total bytes | alphabet (4 words) | knots (x, y) | prefix bytes.
 std::vector<std::byte> ModelSetRecord::Encode() const {
-  std::vector<std::byte> r(72 + Round8(prefix.size()));
+  const auto& knots = top.knots();
+  const uint32_t at_knots = 88, at_prefix = at_knots + 16 * static_cast<uint32_t>(knots.size());
+  std::vector<std::byte> r(at_prefix + Round8(prefix.size()));
   StoreAt(r.data(), 8, epoch);
   StoreAt(r.data(), 16, uint64_t{top.models()} | (uint64_t{prefix.size()} << 32));
-  StoreAt(r.data(), 24, top.line().slope);
-  StoreAt(r.data(), 32, top.line().intercept);
-  StoreAt(r.data(), 40, top.line().x0);
-  StoreAt(r.data(), 48, directory.raw());
-  StoreAt(r.data(), 56, keys);
-  StoreAt(r.data(), 64, uint64_t{r.size()});
-  std::memcpy(r.data() + 72, prefix.data(), prefix.size());
+  StoreAt(r.data(), 24, uint64_t{knots.size()});
+  StoreAt(r.data(), 32, directory.raw());
+  StoreAt(r.data(), 40, keys);
+  StoreAt(r.data(), 48, uint64_t{r.size()});
+  for (uint32_t w = 0; w < 4; ++w) StoreAt(r.data(), 56 + 8 * w, alphabet[w]);
+  for (size_t k = 0; k < knots.size(); ++k) {
+    StoreAt(r.data(), static_cast<uint32_t>(at_knots + 16 * k), knots[k].x);
+    StoreAt(r.data(), static_cast<uint32_t>(at_knots + 16 * k + 8), knots[k].y);
+  }
+  std::memcpy(r.data() + at_prefix, prefix.data(), prefix.size());
   Seal(r);
   return r;
 }
 
 bool ModelSetRecord::Decode(const std::byte* image, uint32_t bytes, ModelSetRecord* out) {
-  if (bytes < 72 || !Sealed(image, bytes) || LoadAt<uint64_t>(image, 64) != bytes) return false;
+  constexpr uint32_t at_knots = 88;
+  if (bytes < at_knots || !Sealed(image, bytes) || LoadAt<uint64_t>(image, 48) != bytes) return false;
   const uint64_t w = LoadAt<uint64_t>(image, 16);
   const uint32_t models = static_cast<uint32_t>(w), prefix_len = static_cast<uint32_t>(w >> 32);
-  if (models == 0 || 72 + uint64_t{prefix_len} > bytes) return false;
-  learned::LinearModel line;
-  line.slope = LoadAt<double>(image, 24);
-  line.intercept = LoadAt<double>(image, 32);
-  line.x0 = LoadAt<uint64_t>(image, 40);
+  const uint64_t knots = LoadAt<uint64_t>(image, 24);
+  if (models == 0 || knots > bytes || at_knots + 16 * knots + prefix_len > bytes) return false;
+  std::vector<learned::Point> points(knots);
+  for (size_t k = 0; k < knots; ++k) {
+    points[k].x = LoadAt<uint64_t>(image, static_cast<uint32_t>(at_knots + 16 * k));
+    points[k].y = LoadAt<double>(image, static_cast<uint32_t>(at_knots + 16 * k + 8));
+  }
   out->epoch = LoadAt<uint64_t>(image, 8);
-  out->top = learned::TopModel(line, models);
-  out->directory = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, 48));
-  out->keys = LoadAt<uint64_t>(image, 56);
-  out->prefix.assign(reinterpret_cast<const char*>(image + 72), prefix_len);
+  out->top = learned::TopModel(std::move(points), models);
+  out->directory = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, 32));
+  out->keys = LoadAt<uint64_t>(image, 40);
+  for (uint32_t a = 0; a < 4; ++a) out->alphabet[a] = LoadAt<uint64_t>(image, 56 + 8 * a);
+  out->prefix.assign(reinterpret_cast<const char*>(image + at_knots + 16 * knots), prefix_len);
   return true;
 }
 

@@ -9,8 +9,9 @@
 //     packed reference), +16.. counters the memory server keeps (trainings, retrains,
 //     expansions, keys in the current models, pool bytes); +64.. the configuration the
 //     server builds its tree and trainer from (immutable, checked)
-//   model set (immutable): epoch, the top model, the byte-key projection's prefix, and the
-//     directory: one word per sub-model, the packed reference to its current blob
+//   model set (immutable): epoch, the top model (its knots), the byte-key projection (prefix
+//     and alphabet: a model and the projection it was trained on are published together),
+//     and the directory: one word per sub-model, the packed reference to its current blob
 //   sub-model blob (immutable): the page model and its translation table, one 8-byte entry
 //     per logical leaf (leaf offset, incarnation at training, entry count at training)
 //
@@ -25,6 +26,7 @@
 
 #include "dmindex/global_address.h"
 #include "dmindex/options.h"
+#include "learned/key_projection.h"
 #include "learned/page_model.h"
 #include "learned/top_model.h"
 
@@ -68,6 +70,7 @@ struct PartitionConfig {
   uint32_t keys_per_model = 200;
   uint32_t expand_at = 200;
   uint32_t train_threads = 1;
+  uint32_t top_segments = 16;
   bool retrain = true;
   bool validate = true;
 };
@@ -108,6 +111,7 @@ struct ModelSetRecord {
   uint64_t epoch = 0;
   learned::TopModel top;
   std::string prefix;        // the byte-key projection's (bytes format)
+  learned::BytesProjection::Alphabet alphabet = learned::BytesProjection::kAllBytes;  // likewise
   GlobalAddress directory;   // `top.models()` words, on the partition's node
   uint64_t keys = 0;         // keys fitted at training
 

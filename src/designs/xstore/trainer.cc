@@ -99,15 +99,16 @@ Result<std::shared_ptr<typename Trainer<KV>::SetState>> Trainer<KV>::BuildSet(Ct
   DMX_RETURN_IF_ERROR(ReadLeaves(c, Key(KV::kNegInf), [](const Key&) { return true; }, &leaves, &keys));
   if (keys.empty()) return std::shared_ptr<SetState>();
   auto set = std::make_shared<SetState>();
-  set->keys = KeyModel<KV>(KeyModel<KV>::PrefixOf(keys.front(), keys.back()));
+  set->keys = KeyModel<KV>::Fitted(keys);
   std::vector<learned::ModelKey> xs(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) xs[k] = set->keys(keys[k]);
   const uint64_t per_model = std::max<uint32_t>(1, config_.keys_per_model);
   if (models == 0) models = static_cast<uint32_t>(std::min<uint64_t>(kMaxModels, (xs.size() + per_model - 1) / per_model));
   models = std::clamp<uint32_t>(models, 1, kMaxModels);
   set->record.epoch = epoch;
-  set->record.top = learned::TopModel::Train(xs, models);
+  set->record.top = learned::TopModel::Train(xs, models, config_.top_segments);
   set->record.prefix = set->keys.prefix();
+  set->record.alphabet = set->keys.alphabet();
   set->record.keys = xs.size();
   set->dir_words.assign(models, 0);
   set->generation.assign(models, 1);

@@ -132,6 +132,7 @@ class XStoreIndex final : public Index {
       config.keys_per_model = options_.keys_per_model;
       config.expand_at = options_.expand_at;
       config.train_threads = options_.train_threads;
+      config.top_segments = options_.top_segments;
       config.retrain = options_.retrain;
       config.validate = options_.tree.validate;
       std::byte image[descriptor::kBytes] = {};

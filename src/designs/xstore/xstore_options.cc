@@ -31,6 +31,9 @@ Result<XStoreOptions> ResolveXStoreOptions(const IndexOptions& index, uint16_t m
     } else if (knob == "keys_per_model") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1u << 20, &n));
       o.keys_per_model = static_cast<uint32_t>(n);
+    } else if (knob == "top_segments") {
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 4096, &n));
+      o.top_segments = static_cast<uint32_t>(n);
     } else if (knob == "expand_at") {
       if (v == "off") {
         o.expand_at = 0;
@@ -62,7 +65,7 @@ Result<XStoreOptions> ResolveXStoreOptions(const IndexOptions& index, uint16_t m
     } else {
       return Status::InvalidArgument(
           "unknown knob '" + knob + "' for xstore (known: leaf_slots, partitions, keys_per_model, "
-          "expand_at, retrain, train_threads, speculate, slot_read, max_read_leaves, prefetch, "
+          "top_segments, expand_at, retrain, train_threads, speculate, slot_read, max_read_leaves, prefetch, "
           "validation; the tree core's cache and lock knobs do not apply: XStore's clients cache "
           "models, and its writes run on the memory server)");
     }
@@ -88,7 +91,7 @@ Result<XStoreOptions> ResolveXStoreOptions(const IndexOptions& index, uint16_t m
 std::string XStoreOptions::ToString() const {
   std::ostringstream s;
   s << "node_bytes=" << tree.node_bytes << " leaf_slots=" << leaf_slots << " partitions=" << partitions
-    << " keys_per_model=" << keys_per_model << " expand_at=" << (expand_at == 0 ? std::string("off") : std::to_string(expand_at))
+    << " keys_per_model=" << keys_per_model << " top_segments=" << top_segments << " expand_at=" << (expand_at == 0 ? std::string("off") : std::to_string(expand_at))
     << " retrain=" << (retrain ? "on" : "off") << " train_threads=" << train_threads
     << " speculate=" << speculate << " slot_read=" << (slot_read ? "on" : "off")
     << " max_read_leaves=" << max_read_leaves << " prefetch=" << (prefetch ? "on" : "off")

@@ -8,6 +8,8 @@
 //                   memory node, §5.5); boundaries are the bulk load's quantiles, or an even
 //                   split of the key space when the first write comes before any bulk load
 //   keys_per_model  keys per sub-model when a model set is trained (default 200, §5.1)
+//   top_segments    pieces of the top model's piecewise-linear CDF, through quantiles of the
+//                   keys (default 16; 1: one line, closest to the paper's; learned/top_model.h)
 //   expand_at       a new model set with twice the sub-models is trained in the background
 //                   when the keys per sub-model exceed this (default 200, §7.5); off: never
 //   retrain         on: a leaf split queues the retraining of the sub-models covering the
@@ -43,6 +45,7 @@ struct XStoreOptions {
   uint32_t leaf_slots = 16;
   uint32_t partitions = 0;  // 0: one per memory node
   uint32_t keys_per_model = 200;
+  uint32_t top_segments = 16;
   uint32_t expand_at = 200;  // 0: off
   bool retrain = true;
   uint32_t train_threads = 1;
