@@ -93,6 +93,7 @@ class IndexyIndex final : public Index {
         {"stalls", m.stalls},
         {"stall-timeouts", m.stall_timeouts},
         {"stall-us", m.stall_us},
+        {"refused-writes", m.refused},
         {"background-errors", b.errors},
     };
     for (const auto& [name, v] : all) out->emplace_back(std::string("dmindex.indexy.") + name, v);
