@@ -439,6 +439,7 @@ TEST_P(IndexyBackgroundTest, MemoryStaysAtTheLimitAndNothingIsLost) {
   const uint64_t limit = *index->GetIntProperty("dmindex.indexy.limit-bytes");
   EXPECT_GT(*index->GetIntProperty("dmindex.indexy.released-entries"), 0u);
   EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.stall-timeouts"), 0u);
+  EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.refused-writes"), 0u);
   EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.background-errors"), 0u);
   // The most X ever held: the stall mark plus what one write adds (an entry, a grown node).
   EXPECT_LE(*index->GetIntProperty("dmindex.indexy.x-peak-bytes"), limit * 98 / 100 + 4096);
