@@ -65,9 +65,9 @@ Status MemoryBudget::WaitForRoom(XWorker& w) {
         result = Status::Aborted("indexy: the index is closing while X is at its memory limit");
         break;
       }
-      if (u >= limit && last_round_ > rounds_before && !last_round_failure_.ok()) {
+      if (u >= limit && last_round_ > rounds_before && !last_round_failure_.ok() && used() >= limit) {
         refused_.fetch_add(1, std::memory_order_relaxed);
-        result = Status::OutOfSpace("indexy: X is at its memory limit (" + std::to_string(u) + " of " +
+        result = Status::OutOfSpace("indexy: X is at its memory limit (" + std::to_string(used()) + " of " +
                                     std::to_string(limit) + " bytes) and releasing to Y failed: " +
                                     last_round_failure_.ToString() + "; the write was not made");
         break;

@@ -118,10 +118,13 @@ bool TierWorker::ReleaseRound(XWorker& w) {
   }
   ReclaimRetired(w);
   if (out.freed == 0 && out.failure.ok() && !out.stale) {
+    // Nothing was released. A failure only if X cannot get below its limit even once the
+    // epochs freed what is retired: retired memory waits for operations under way (it was
+    // seen to be most of a small X), and memory may have come back during the round.
     const XBytes b = tiers_.x().Bytes();
-    out.failure = Status::OutOfSpace("nothing in X can be released: it holds " + std::to_string(b.total) + " bytes, " +
-                                     std::to_string(b.retired) +
-                                     " of them retired and not yet freed (operations under way may still read them)");
+    if (b.total - std::min(b.retired, b.total) >= tiers_.options().limit_bytes)
+      out.failure = Status::OutOfSpace("nothing in X can be released: it holds " + std::to_string(b.total) +
+                                       " bytes, " + std::to_string(b.retired) + " of them retired");
   }
   // A round that freed something did not fail, even if some unit's release did; one whose
   // units had all left X since they were chosen did not either (the next one chooses again).
