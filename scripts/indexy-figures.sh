@@ -2,7 +2,7 @@
 # The IndeXY figures of docs/INDEXY.md, scaled to a 2-core machine: the paper's ratios (a memory
 # limit of about 40% of the raw data; X holds ~14% of the keys), its four systems, direct I/O
 # for every store as the authors' code runs RocksDB and LeanStore runs its B-tree.
-#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 table2 fig5 fig8 fig8warm fig7 policy
+#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 cpu table2 fig5 fig8 fig8warm fig7 policy
 # Writes one JSON (dmindex bench --json) and one text report per run into OUT_DIR (default
 # build/indexy-figures), then the plots of the timelines. KEYS and LIMIT override the scale,
 # FIG5_PCTS the read working sets of fig5 (percent of the records), DM the dmindex binary (a
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build/indexy-figures}
 shift || true
-SECTIONS=${*:-fig3 table2 fig5 fig8 fig8warm fig7 policy}
+SECTIONS=${*:-fig3 cpu table2 fig5 fig8 fig8warm fig7 policy}
 KEYS=${KEYS:-1000000}
 LIMIT=${LIMIT:-6M}
 DM=${DM:-build/dmindex}
@@ -66,6 +66,15 @@ for section in $SECTIONS; do
     fig8)  # YCSB A-F at zipfian 0.7 after the limit
       run fig8 --design "$ALL_PAIRS" --workload ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f --keys "$KEYS" \
         --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS / 5))" --duration 2
+      ;;
+    cpu)  # Fig. 3's random inserts, one system per process: CPU seconds (all its threads) per insert
+      for sys in "$ART_LSM" "$BB"; do
+        name="cpu-${sys%%:*}-$(echo "$sys" | grep -o 'y=[a-z]*' | head -1)"
+        echo "== $name: $DM bench --design $sys --workload load-a --keys $KEYS --memory-limit $LIMIT" | tee "$OUT/$name.txt"
+        /usr/bin/time -f "wall %e s, user %U s, sys %S s" "$DM" bench --design "$sys" --workload load-a --keys "$KEYS" \
+          --memory-limit "$LIMIT" --json "$OUT/$name.json" >> "$OUT/$name.txt" 2>&1
+        tail -1 "$OUT/$name.txt"
+      done
       ;;
     fig8warm)  # why fig8's X hits no more than its share of keys: warm-up length and sampled counters
       run fig8-warm --design "$ART_LSM,$ART_LSM:sample=1,$BB" --workload ycsb-c --keys "$KEYS" \
