@@ -1,8 +1,8 @@
 #include "designs/indexy/tier_worker.h"
 
 #include <algorithm>
-#include <mutex>
 #include <limits>
+#include <mutex>
 
 namespace dmindex::designs::indexy {
 namespace {
