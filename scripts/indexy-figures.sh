@@ -68,8 +68,8 @@ for section in $SECTIONS; do
         --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS / 5))" --duration 2
       ;;
     cpu)  # Fig. 3's random inserts, one system per process: CPU seconds (all its threads) per insert
-      for sys in "$ART_LSM" "$BB"; do
-        name="cpu-${sys%%:*}-$(echo "$sys" | grep -o 'y=[a-z]*' | head -1)"
+      for pair in "art-lsm=$ART_LSM" "bb=$BB"; do
+        name="cpu-${pair%%=*}" sys="${pair#*=}"
         echo "== $name: $DM bench --design $sys --workload load-a --keys $KEYS --memory-limit $LIMIT" | tee "$OUT/$name.txt"
         /usr/bin/time -f "wall %e s, user %U s, sys %S s" "$DM" bench --design "$sys" --workload load-a --keys "$KEYS" \
           --memory-limit "$LIMIT" --json "$OUT/$name.json" >> "$OUT/$name.txt" 2>&1
