@@ -15,6 +15,7 @@
 #include "designs/indexy/tiers.h"
 #include "designs/indexy/x_art.h"
 #include "designs/indexy/x_btree.h"
+#include "indexy_units.h"
 #include "tiering/mem_store.h"
 
 namespace dmindex::designs::indexy {
@@ -115,12 +116,7 @@ TEST_P(MemoryLimitTest, AWriterAtTheLimitTakesOnlyTheFailureOfARoundBegunWhileIt
   budget.RoundEnded(budget.RoundBegins(), Status::Ok());
   EXPECT_EQ(second.wait_for(50ms), std::future_status::timeout) << "a writer went on at the limit";
   auto bg = tiers_->x().NewWorker();
-  std::vector<XUnit> units;
-  ASSERT_TRUE(bg->ForEachUnit("", [&](XUnit& u) {
-    u.handle = nullptr;
-    units.push_back(u);
-    return true;
-  }).ok());
+  const std::vector<XUnit> units = AllUnits(*bg);
   const uint64_t round = budget.RoundBegins();
   for (size_t i = 0; i < units.size() / 2; ++i) {
     auto r = bg->Release(units[i], *tiers_);

@@ -19,6 +19,7 @@
 #include "designs/indexy/x_art.h"
 #include "designs/indexy/x_btree.h"
 #include "harness_config.h"
+#include "indexy_units.h"
 #include "tiering/mem_store.h"
 
 namespace dmindex::designs::indexy {
@@ -63,15 +64,7 @@ class TiersTest : public ::testing::TestWithParam<XKind> {
     return v;
   }
   // Every unit of X, in key order.
-  std::vector<XUnit> Units() {
-    std::vector<XUnit> all;
-    EXPECT_TRUE(bg_->ForEachUnit("", [&](XUnit& u) {
-      u.handle = nullptr;
-      all.push_back(u);
-      return true;
-    }).ok());
-    return all;
-  }
+  std::vector<XUnit> Units() { return AllUnits(*bg_); }
   // Releases all of X to Y; returns the entries unlinked.
   uint64_t ReleaseAll() {
     uint64_t entries = 0;
