@@ -65,7 +65,16 @@ Status MemoryBudget::WaitForRoom(XWorker& w) {
         result = Status::Aborted("indexy: the index is closing while X is at its memory limit");
         break;
       }
-      if (u >= limit && last_round_ > rounds_before && !last_round_failure_.ok() && used() >= limit) {
+      const bool failed_since = last_round_ > rounds_before && !last_round_failure_.ok();
+      if (u >= limit && failed_since && last_round_nothing_ && now >= deadline) {
+        // X's live bytes are at the limit and none can be released (its root and the nodes
+        // above the units, at a limit too small for the keys): waiting would never end, and
+        // Y is not failing. The write goes on past the limit, counted.
+        stall_timeouts_.fetch_add(1, std::memory_order_relaxed);
+        over_limit_.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      if (u >= limit && failed_since && !last_round_nothing_ && used() >= limit) {
         refused_.fetch_add(1, std::memory_order_relaxed);
         result = Status::OutOfSpace("indexy: X is at its memory limit (" + std::to_string(used()) + " of " +
                                     std::to_string(limit) + " bytes) and releasing to Y failed: " +
@@ -75,10 +84,14 @@ Status MemoryBudget::WaitForRoom(XWorker& w) {
       // Polled every millisecond as well: memory also comes back when the epochs free what
       // writers retired, which nobody signals.
       const auto poll = now + std::chrono::milliseconds(1);
-      room_cv_.WaitUntil(lock, u < limit ? std::min(deadline, poll) : poll, [&] {
+      // At the limit only a writer that may go on at the deadline wakes for it (the checks
+      // above left the loop when it passed); the others wait for room or a failed round.
+      const bool may_go_on = u < limit || (failed_since && last_round_nothing_);
+      room_cv_.WaitUntil(lock, may_go_on ? std::min(deadline, poll) : poll, [&] {
         const uint64_t now_used = used();
         return now_used < stall || stopped() ||
-               (now_used >= limit && last_round_ > rounds_before && !last_round_failure_.ok());
+               (now_used >= limit && last_round_ > rounds_before && !last_round_failure_.ok() &&
+                !last_round_nothing_);
       });
       lock.unlock();
       w.Reclaim();
@@ -104,11 +117,12 @@ uint64_t MemoryBudget::RoundBegins() {
   return ++rounds_begun_;
 }
 
-void MemoryBudget::RoundEnded(uint64_t round, const Status& failure) {
+void MemoryBudget::RoundEnded(uint64_t round, const Status& failure, bool nothing_to_release) {
   NotePeak(used());
   std::lock_guard lock(mu_);
   last_round_ = round;
   last_round_failure_ = failure;
+  last_round_nothing_ = nothing_to_release;
   room_cv_.NotifyAll();
 }
 
@@ -125,6 +139,7 @@ BudgetStats MemoryBudget::Stats() const {
   s.stall_timeouts = stall_timeouts_.load(std::memory_order_relaxed);
   s.stall_us = stall_us_.load(std::memory_order_relaxed);
   s.refused = refused_.load(std::memory_order_relaxed);
+  s.over_limit = over_limit_.load(std::memory_order_relaxed);
   s.peak_bytes = std::max(peak_.load(std::memory_order_relaxed), used());
   return s;
 }

@@ -11,9 +11,10 @@
 // write is not made until release has made room; when a release round that began while the
 // writer waited freed nothing and failed (Y refuses writes, or nothing is left to release),
 // the writer gets OutOfSpace naming the limit and Y's error, and the index is unchanged: what
-// writers were told succeeded stays in X (dirty) until Y takes it. So X never passes its limit
-// but by the writes already under way when it reached it (each adds one entry and the nodes
-// it grows or splits). Nobody waits inside an X operation: an epoch held while waiting would
+// writers were told succeeded stays in X (dirty) until Y takes it. So X passes its limit only
+// by the writes already under way when it reached it (each adds one entry and the nodes it
+// grows or splits) - and when its unreleasable part (root, nodes above the units) is itself at
+// the limit, a limit too small for the keys: then writers go on after stall_ms, counted. Nobody waits inside an X operation: an epoch held while waiting would
 // keep the released memory from being freed.
 #pragma once
 
@@ -32,6 +33,7 @@ struct BudgetStats {
   uint64_t stall_timeouts = 0;  // of which went on after stall_ms without room
   uint64_t stall_us = 0;        // time spent waiting, all writers
   uint64_t refused = 0;         // writes refused at the limit (OutOfSpace: release failed)
+  uint64_t over_limit = 0;      // writes that went past the limit: nothing in X could be released
   uint64_t peak_bytes = 0;      // the most X held, sampled at every write and release
 };
 
@@ -59,9 +61,11 @@ class MemoryBudget {
   bool WaitForWork(std::chrono::microseconds period);
   // The background, around each release round: RoundBegins numbers it, RoundEnded says how it
   // went - `failure` is the error of a round that freed nothing (not Ok), which writers waiting
-  // at the limit since before the round began get. Wakes waiting writers.
+  // at the limit since before the round began get; unless `nothing_to_release` (no error: X's
+  // live bytes are at the limit and nothing can leave), when they go on after stall_ms past
+  // the limit, counted. Wakes waiting writers.
   uint64_t RoundBegins();
-  void RoundEnded(uint64_t round, const Status& failure);
+  void RoundEnded(uint64_t round, const Status& failure, bool nothing_to_release = false);
   // Stops every wait for good (the index closes).
   void Stop();
   bool stopped() const { return stop_.load(std::memory_order_acquire); }
@@ -88,9 +92,10 @@ class MemoryBudget {
   uint64_t rounds_begun_ = 0;
   uint64_t last_round_ = 0;
   Status last_round_failure_;
+  bool last_round_nothing_ = false;
 
   std::atomic<uint32_t> waiting_{0};
-  std::atomic<uint64_t> stalls_{0}, stall_timeouts_{0}, stall_us_{0}, refused_{0}, peak_{0};
+  std::atomic<uint64_t> stalls_{0}, stall_timeouts_{0}, stall_us_{0}, refused_{0}, over_limit_{0}, peak_{0};
 };
 
 }  // namespace dmindex::designs::indexy

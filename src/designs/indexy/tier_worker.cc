@@ -122,13 +122,15 @@ bool TierWorker::ReleaseRound(XWorker& w) {
     // epochs freed what is retired: retired memory waits for operations under way (it was
     // seen to be most of a small X), and memory may have come back during the round.
     const XBytes b = tiers_.x().Bytes();
-    if (b.total - std::min(b.retired, b.total) >= tiers_.options().limit_bytes)
+    if (b.total - std::min(b.retired, b.total) >= tiers_.options().limit_bytes) {
       out.failure = Status::OutOfSpace("nothing in X can be released: it holds " + std::to_string(b.total) +
                                        " bytes, " + std::to_string(b.retired) + " of them retired");
+      out.nothing = true;
+    }
   }
   // A round that freed something did not fail, even if some unit's release did; one whose
   // units had all left X since they were chosen did not either (the next one chooses again).
-  budget.RoundEnded(round, out.freed > 0 || out.stale ? Status::Ok() : out.failure);
+  budget.RoundEnded(round, out.freed > 0 || out.stale ? Status::Ok() : out.failure, out.nothing);
   return out.freed > 0;
 }
 

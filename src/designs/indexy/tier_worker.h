@@ -48,6 +48,7 @@ class TierWorker {
     uint64_t freed = 0;  // bytes
     Status failure;      // the last error of a unit's release, or of the choice
     bool stale = false;  // a chosen unit had left X when it was released
+    bool nothing = false;  // no error, and X's live bytes at the limit: nothing can leave
   };
   // Releases until X is at or below its low mark, and tells the budget how the round went
   // (waiting writers take a failure as theirs); false if it freed nothing.
