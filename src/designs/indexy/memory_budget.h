@@ -9,13 +9,13 @@
 // slow (nothing clean, everything hot) a writer goes on after that long - X is still within
 // its limit - instead of spinning on a 2-core machine, and the wait is counted. At the limit a
 // write is not made until release has made room; when a release round that began while the
-// writer waited freed nothing and failed (Y refuses writes, or nothing is left to release),
-// the writer gets OutOfSpace naming the limit and Y's error, and the index is unchanged: what
-// writers were told succeeded stays in X (dirty) until Y takes it. So X passes its limit only
-// by the writes already under way when it reached it (each adds one entry and the nodes it
-// grows or splits) - and when its unreleasable part (root, nodes above the units) is itself at
-// the limit, a limit too small for the keys: then writers go on after stall_ms, counted. Nobody waits inside an X operation: an epoch held while waiting would
-// keep the released memory from being freed.
+// writer waited freed nothing and failed (Y refuses writes), the writer gets OutOfSpace naming
+// the limit and Y's error, and the index is unchanged: what writers were told succeeded stays
+// in X (dirty) until Y takes it. So X passes its limit only by the writes already under way
+// when it reached it (each adds one entry and the nodes it grows or splits) - and when its
+// unreleasable part (root, nodes above the units) is itself at the limit, a limit too small
+// for the keys: then writers go on after stall_ms, counted. Nobody waits inside an X
+// operation: an epoch held while waiting would keep the released memory from being freed.
 #pragma once
 
 #include <atomic>
