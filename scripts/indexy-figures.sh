@@ -2,17 +2,20 @@
 # The IndeXY figures of docs/INDEXY.md, scaled to a 2-core machine: the paper's ratios (a memory
 # limit of about 40% of the raw data; X holds ~14% of the keys), its four systems, direct I/O
 # for every store as the authors' code runs RocksDB and LeanStore runs its B-tree.
-#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 table2 fig5 fig8 fig7 policy
+#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 cpu table2 fig5 fig8 fig8warm fig7 policy
 # Writes one JSON (dmindex bench --json) and one text report per run into OUT_DIR (default
-# build/indexy-figures), then the plots of the timelines. KEYS and LIMIT override the scale.
+# build/indexy-figures), then the plots of the timelines. KEYS and LIMIT override the scale,
+# FIG5_PCTS the read working sets of fig5 (percent of the records), DM the dmindex binary (a
+# copy keeps a long run measuring one build while the checkout is rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build/indexy-figures}
 shift || true
-SECTIONS=${*:-fig3 table2 fig5 fig8 fig7 policy}
+SECTIONS=${*:-fig3 cpu table2 fig5 fig8 fig8warm fig7 policy}
 KEYS=${KEYS:-1000000}
 LIMIT=${LIMIT:-6M}
-DM=build/dmindex
+DM=${DM:-build/dmindex}
+FIG5_PCTS=${FIG5_PCTS:-1 5 25 50}
 mkdir -p "$OUT"
 
 # The paper's systems (Table I). Y's own buffers are ~1/6 of X's memory (paper: 0.5 of 5 GB);
@@ -23,6 +26,11 @@ ART_B="indexy:x=art:y=btree:y_cache_mb=1:y_direct=on"
 BB="btree-disk:direct=on"
 ROCKS="rocksdb:y_direct=on:y_meta_cached=off"
 SYSTEMS="$ART_LSM,$ART_B,$BB,$ROCKS"
+# Fig. 8 runs every X/Y pair beside the three stores alone (LMDB has no cache to size: its pages
+# live in the OS page cache, which nothing bounds short of a cgroup).
+B_LSM="indexy:x=btree:y=rocksdb:y_buffer_mb=1:y_cache_mb=1:y_direct=on:y_meta_cached=off"
+B_B="indexy:x=btree:y=btree:y_cache_mb=1:y_direct=on"
+ALL_PAIRS="$ART_LSM,$ART_B,indexy:x=art:y=lmdb,$B_LSM,$B_B,indexy:x=btree:y=lmdb,$BB,$ROCKS,lmdb"
 
 run() {  # run NAME bench-args...
   local name=$1
@@ -47,7 +55,7 @@ for section in $SECTIONS; do
       done
       ;;
     fig5)  # uniform reads over working sets of a growing share of the loaded records
-      for pct in 1 5 25 50; do
+      for pct in $FIG5_PCTS; do
         frac=$(awk "BEGIN { print $pct / 100 }")
         warm=$(awk "BEGIN { print int(2 * $KEYS * $pct / 100) + 20000 }")
         run "fig5-$pct" --design "$SYSTEMS" --workload ycsb-c --keys "$KEYS" --memory-limit "$LIMIT" \
@@ -56,13 +64,28 @@ for section in $SECTIONS; do
       done
       ;;
     fig8)  # YCSB A-F at zipfian 0.7 after the limit
-      run fig8 --design "$SYSTEMS" --workload ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f --keys "$KEYS" \
-        --memory-limit "$LIMIT" --theta 0.7 --warmup-ops 200000 --duration 3
+      run fig8 --design "$ALL_PAIRS" --workload ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f --keys "$KEYS" \
+        --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS / 5))" --duration 2
       ;;
-    fig7)  # a shifting working set: 4 phases, access units of 1, 5, 10 consecutive keys
+    cpu)  # Fig. 3's random inserts, one system per process: CPU seconds (all its threads) per insert
+      for pair in "art-lsm=$ART_LSM" "bb=$BB"; do
+        name="cpu-${pair%%=*}" sys="${pair#*=}"
+        echo "== $name: $DM bench --design $sys --workload load-a --keys $KEYS --memory-limit $LIMIT" | tee "$OUT/$name.txt"
+        /usr/bin/time -f "wall %e s, user %U s, sys %S s" "$DM" bench --design "$sys" --workload load-a --keys "$KEYS" \
+          --memory-limit "$LIMIT" --json "$OUT/$name.json" >> "$OUT/$name.txt" 2>&1
+        tail -1 "$OUT/$name.txt"
+      done
+      ;;
+    fig8warm)  # why fig8's X hits no more than its share of keys: warm-up length and sampled counters
+      run fig8-warm --design "$ART_LSM,$ART_LSM:sample=1,$BB" --workload ycsb-c --keys "$KEYS" \
+        --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS * 2))" --duration 3
+      ;;
+    fig7)  # a shifting working set: 4 phases, access units of 1, 5, 10 consecutive keys; zipfian
+      # THETA7 (the paper's 0.7; the first measurement ran the bench's 0.99)
       for unit in 1 5 10; do
         run "fig7-unit$unit" --design "$ART_B,$BB" --workload shift-c --keys "$KEYS" --memory-limit "$LIMIT" \
-          -p insertorder=ordered -p readunit="$unit" --ops 800000 --warmup-ops 0 --timeline-ms 500
+          -p insertorder=ordered -p readunit="$unit" --ops 800000 --warmup-ops 0 --timeline-ms 500 \
+          --theta "${THETA7:-0.7}"
         "$DM" plot "$OUT/fig7-unit$unit.json" --out "$OUT/fig7-unit$unit.png" \
           --title "IndeXY Fig. 7: shifting working set, access unit $unit"
       done

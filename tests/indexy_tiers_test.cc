@@ -19,6 +19,7 @@
 #include "designs/indexy/x_art.h"
 #include "designs/indexy/x_btree.h"
 #include "harness_config.h"
+#include "indexy_units.h"
 #include "tiering/mem_store.h"
 
 namespace dmindex::designs::indexy {
@@ -63,15 +64,7 @@ class TiersTest : public ::testing::TestWithParam<XKind> {
     return v;
   }
   // Every unit of X, in key order.
-  std::vector<XUnit> Units() {
-    std::vector<XUnit> all;
-    EXPECT_TRUE(bg_->ForEachUnit("", [&](XUnit& u) {
-      u.handle = nullptr;
-      all.push_back(u);
-      return true;
-    }).ok());
-    return all;
-  }
+  std::vector<XUnit> Units() { return AllUnits(*bg_); }
   // Releases all of X to Y; returns the entries unlinked.
   uint64_t ReleaseAll() {
     uint64_t entries = 0;
@@ -439,6 +432,7 @@ TEST_P(IndexyBackgroundTest, MemoryStaysAtTheLimitAndNothingIsLost) {
   const uint64_t limit = *index->GetIntProperty("dmindex.indexy.limit-bytes");
   EXPECT_GT(*index->GetIntProperty("dmindex.indexy.released-entries"), 0u);
   EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.stall-timeouts"), 0u);
+  EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.refused-writes"), 0u);
   EXPECT_EQ(*index->GetIntProperty("dmindex.indexy.background-errors"), 0u);
   // The most X ever held: the stall mark plus what one write adds (an entry, a grown node).
   EXPECT_LE(*index->GetIntProperty("dmindex.indexy.x-peak-bytes"), limit * 98 / 100 + 4096);

@@ -93,6 +93,8 @@ class IndexyIndex final : public Index {
         {"stalls", m.stalls},
         {"stall-timeouts", m.stall_timeouts},
         {"stall-us", m.stall_us},
+        {"refused-writes", m.refused},
+        {"over-limit-writes", m.over_limit},
         {"background-errors", b.errors},
     };
     for (const auto& [name, v] : all) out->emplace_back(std::string("dmindex.indexy.") + name, v);

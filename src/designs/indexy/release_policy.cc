@@ -14,10 +14,13 @@ struct Candidate {
 
 Candidate MakeCandidate(XUnit u, double parent_density, double bytes_per_entry) {
   Candidate c;
-  const double entries = static_cast<double>(std::max<uint64_t>(u.entries, 1));
-  c.bytes = entries * bytes_per_entry;
+  // A unit estimated empty counts for nothing towards the target (a B+-tree unit released
+  // before keeps its emptied leftmost leaf: counted as one entry, a ranking of such units
+  // reached the target, and rounds released them again and again, freeing nothing).
+  c.bytes = static_cast<double>(u.entries) * bytes_per_entry;
   // A leaf has no counters: it is as dense as the node it hangs from.
-  c.density = u.single ? parent_density : static_cast<double>(u.accesses) / entries;
+  c.density =
+      u.single ? parent_density : static_cast<double>(u.accesses) / static_cast<double>(std::max<uint64_t>(u.entries, 1));
   c.splittable = !u.single && !u.bottom && u.entries > 1;
   u.handle = nullptr;
   c.unit = std::move(u);
@@ -119,7 +122,7 @@ Result<std::vector<XUnit>> ReleasePolicyRunner::SelectByClock(XWorker& w, double
         w.ChangeBits(u, 0, unit_bits::kAccessed);  // second chance
         return true;
       }
-      estimated += static_cast<double>(std::max<uint64_t>(u.entries, 1)) * bpe;
+      estimated += static_cast<double>(u.entries) * bpe;  // empty: nothing (MakeCandidate)
       u.handle = nullptr;
       out.push_back(std::move(u));
       if (estimated < target) return true;

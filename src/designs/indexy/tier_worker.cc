@@ -1,6 +1,7 @@
 #include "designs/indexy/tier_worker.h"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 
 namespace dmindex::designs::indexy {
@@ -16,8 +17,13 @@ void Count(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memor
 constexpr std::chrono::microseconds kIdle{10'000};
 constexpr std::chrono::microseconds kPassPause{2'000};
 constexpr int kPassPauseFactor = 9;
-// After a release round that freed nothing (everything is the root, or Y fails).
+// After a release round that freed nothing (everything is the root, or Y fails): doubling
+// from the first to the last while rounds keep failing, so a failing Y costs little CPU. A
+// writer reaching the limit wakes the background at once.
 constexpr std::chrono::microseconds kNoProgressPause{1'000};
+constexpr std::chrono::microseconds kNoProgressPauseMax{64'000};
+// A release target no X reaches: the policies choose every unit.
+constexpr uint64_t kEveryUnit = std::numeric_limits<uint64_t>::max() / 2;
 
 }  // namespace
 
@@ -46,9 +52,15 @@ void TierWorker::Run() {
   std::unique_ptr<XWorker> w = tiers_.x().NewWorker();
   MemoryBudget& budget = tiers_.budget();
   runtime::Clock::time_point pass_start = runtime::Now();
+  std::chrono::microseconds no_progress_pause = kNoProgressPause;
   while (!budget.stopped()) {
     if (budget.AtHigh()) {
-      if (!ReleaseRound(*w)) budget.WaitForWork(kNoProgressPause);
+      if (ReleaseRound(*w)) {
+        no_progress_pause = kNoProgressPause;
+      } else {
+        budget.WaitForWork(no_progress_pause);
+        no_progress_pause = std::min(no_progress_pause * 2, kNoProgressPauseMax);
+      }
       continue;
     }
     if (budget.CleaningDue()) {
@@ -79,41 +91,70 @@ bool TierWorker::ReleaseRound(XWorker& w) {
   const uint64_t target = budget.ReleaseTarget();
   if (target == 0) return true;
   Count(release_rounds_);
+  const uint64_t round = budget.RoundBegins();
   const uint64_t entries = tiers_.x().entries();
   const double bytes_per_entry =
       entries == 0 ? 1.0 : static_cast<double>(tiers_.x().Bytes().total) / static_cast<double>(entries);
-  auto units = policy_.Select(w, target, bytes_per_entry);
-  if (!units.ok()) {
-    NoteError(units.status());
-    return false;
+  RoundOutcome out;
+  for (const uint64_t ask : {target, kEveryUnit}) {
+    // The second time, every unit in the policy's order: the estimates the first choice went
+    // by (sampled counters) may name units that hold nothing while others hold entries.
+    auto units = policy_.Select(w, ask, bytes_per_entry);
+    if (!units.ok()) {
+      NoteError(units.status());
+      out.failure = units.status();
+      break;
+    }
+    ReleaseUnits(w, *units, target, &out);
+    if (out.freed > 0 || !out.failure.ok() || out.stale) break;
   }
-  uint64_t freed = 0;
-  for (const XUnit& u : *units) {
-    if (budget.stopped()) break;
+  // Accesses before count half from now on, once a quarter of the limit was released since
+  // the last time (the paper resets counters after a release; a walk over every tracked node
+  // after every small round would cost more than the round).
+  released_since_decay_ += out.freed;
+  if (released_since_decay_ >= tiers_.options().limit_bytes / 4) {
+    w.DecayAccesses();
+    released_since_decay_ = 0;
+  }
+  ReclaimRetired(w);
+  if (out.freed == 0 && out.failure.ok() && !out.stale) {
+    // Nothing was released. A failure only if X cannot get below its limit even once the
+    // epochs freed what is retired: retired memory waits for operations under way (it was
+    // seen to be most of a small X), and memory may have come back during the round.
+    const XBytes b = tiers_.x().Bytes();
+    if (b.total - std::min(b.retired, b.total) >= tiers_.options().limit_bytes) {
+      out.failure = Status::OutOfSpace("nothing in X can be released: it holds " + std::to_string(b.total) +
+                                       " bytes, " + std::to_string(b.retired) + " of them retired");
+      out.nothing = true;
+    }
+  }
+  // A round that freed something did not fail, even if some unit's release did; one whose
+  // units had all left X since they were chosen did not either (the next one chooses again).
+  budget.RoundEnded(round, out.freed > 0 || out.stale ? Status::Ok() : out.failure, out.nothing);
+  return out.freed > 0;
+}
+
+void TierWorker::ReleaseUnits(XWorker& w, const std::vector<XUnit>& units, uint64_t target, RoundOutcome* out) {
+  for (const XUnit& u : units) {
+    if (tiers_.budget().stopped()) break;
     auto r = w.Release(u, tiers_);
     if (!r.ok()) {
-      if (!r.status().IsNotFound()) NoteError(r.status());  // NotFound: it left X meanwhile
+      if (r.status().IsNotFound()) {  // the unit left X since it was chosen (a node grew or shrank)
+        out->stale = true;
+      } else {
+        NoteError(r.status());
+        out->failure = r.status();
+      }
       continue;
     }
     Count(released_units_);
     Count(released_entries_, r->entries);
     Count(released_bytes_, r->bytes);
     Count(release_written_, r->written);
-    freed += r->bytes;
+    out->freed += r->bytes;
     // Enough, counting what the epochs will free: stop at the low mark, not below.
-    if (freed >= target) break;
+    if (out->freed >= target) break;
   }
-  // Accesses before count half from now on, once a quarter of the limit was released since
-  // the last time (the paper resets counters after a release; a walk over every tracked node
-  // after every small round would cost more than the round).
-  released_since_decay_ += freed;
-  if (released_since_decay_ >= tiers_.options().limit_bytes / 4) {
-    w.DecayAccesses();
-    released_since_decay_ = 0;
-  }
-  ReclaimRetired(w);
-  budget.Freed();
-  return freed > 0;
 }
 
 void TierWorker::ReclaimRetired(XWorker& w) {

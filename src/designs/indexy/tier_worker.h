@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/runtime.h"
 #include "designs/indexy/precleaner.h"
@@ -43,8 +44,17 @@ class TierWorker {
 
  private:
   void Run();
-  // Releases until X is at or below its low mark; false if a round freed nothing.
+  struct RoundOutcome {
+    uint64_t freed = 0;  // bytes
+    Status failure;      // the last error of a unit's release, or of the choice
+    bool stale = false;  // a chosen unit had left X when it was released
+    bool nothing = false;  // no error, and X's live bytes at the limit: nothing can leave
+  };
+  // Releases until X is at or below its low mark, and tells the budget how the round went
+  // (waiting writers take a failure as theirs); false if it freed nothing.
   bool ReleaseRound(XWorker& w);
+  // Releases `units` in order until `target` bytes are freed.
+  void ReleaseUnits(XWorker& w, const std::vector<XUnit>& units, uint64_t target, RoundOutcome* out);
   // Frees what the releases retired, as far as the other threads' epochs allow.
   void ReclaimRetired(XWorker& w);
   void NoteError(const Status& s);

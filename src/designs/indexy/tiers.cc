@@ -57,7 +57,7 @@ void Tiers::Admit(XWorker& w, Slice key, const std::string& value, uint64_t remo
 }
 
 Status Tiers::Insert(XWorker& w, Slice key, Slice value) {
-  budget_.WaitForRoom(w);
+  DMX_RETURN_IF_ERROR(budget_.WaitForRoom(w));
   DMX_RETURN_IF_ERROR(w.Modify(key, [&](const XCurrent& cur) {
     return XDecision::Put(value, xflags::kDirty | InYOf(cur));
   }));
@@ -114,7 +114,7 @@ Status Tiers::ChangeExisting(XWorker& w, Slice key, const char* what, OnEntry on
 }
 
 Status Tiers::Update(XWorker& w, Slice key, Slice value) {
-  budget_.WaitForRoom(w);
+  DMX_RETURN_IF_ERROR(budget_.WaitForRoom(w));
   DMX_RETURN_IF_ERROR(ChangeExisting(w, key, "indexy update", [&](const XCurrent& cur) {
     return XDecision::Put(value, xflags::kDirty | (cur.flags & xflags::kInY));
   }));
@@ -123,7 +123,7 @@ Status Tiers::Update(XWorker& w, Slice key, Slice value) {
 }
 
 Status Tiers::Delete(XWorker& w, Slice key) {
-  budget_.WaitForRoom(w);  // a tombstone is an entry too
+  DMX_RETURN_IF_ERROR(budget_.WaitForRoom(w));  // a tombstone is an entry too
   DMX_RETURN_IF_ERROR(ChangeExisting(w, key, "indexy delete", [&](const XCurrent& cur) {
     // Y never saw the key: nothing to hide there.
     if (!(cur.flags & xflags::kInY)) return XDecision::Remove();
