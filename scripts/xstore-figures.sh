@@ -28,7 +28,7 @@ run memory-1m bench "${both[@]}" -p requestdistribution=uniform "${big[@]}"
 for mb in 0.1 0.25 0.5; do
   run "memory-1m-cache$mb" bench --design sherman,dex --workload ycsb-c -p requestdistribution=uniform "${big[@]}" --cache-mb "$mb"
 done
-run memory-1m-xstore-knobs bench --design xstore,xstore:keys_per_model=400,xstore:leaf_slots=32 --workload ycsb-c \
+run memory-1m-xstore-knobs bench --design xstore,xstore:keys_per_model=400,xstore:leaf_slots=32,xstore:leaf_slots=32:keys_per_model=400,xstore:leaf_slots=32:keys_per_model=800 --workload ycsb-c \
   -p requestdistribution=uniform "${big[@]}"
 # Slot reads against sub-model size (bytes per lookup and client memory).
 run slot-read-sweep bench --design xstore:slot_read=on,xstore:slot_read=on:keys_per_model=100,xstore:slot_read=on:keys_per_model=50,xstore:slot_read=on:keys_per_model=20,xstore:slot_read=on:keys_per_model=8 \
