@@ -565,6 +565,17 @@ Result<TieredReleased> TieredTree<F>::Release(Worker& w, std::string_view id, ui
         this->RetireKey(w, k);
         this->RetireValue(w, old);
       }
+    // The inner nodes' separators own blobs too (long keys): the spine drops them (count 0)
+    // and the other inner nodes leave, so retire them here or they leak.
+    for (auto& [n, version] : nodes) {
+      if (n->is_leaf()) continue;
+      for (uint32_t i = 0; i < n->count(); ++i) {
+        uint64_t k[F::kKeyWords];
+        n->CopyKey(i, k);
+        if (const Blob* b = F::KeyBlob(k)) r.bytes += Blob::BytesFor(b->size());
+        this->RetireKey(w, k);
+      }
+    }
     for (uint32_t i = 0; i < first->count(); ++i) first->ClearEntry(i);
     first->set_count(0);
     first->set_next(after);
