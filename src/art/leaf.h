@@ -58,8 +58,9 @@ class Leaf {
  private:
   Leaf(std::string_view key, std::string_view value, uint32_t flags)
       : flags_(flags), key_bytes_(static_cast<uint32_t>(key.size())), value_bytes_(static_cast<uint32_t>(value.size())) {
-    std::memcpy(data_, key.data(), key.size());
-    std::memcpy(data_ + key.size(), value.data(), value.size());
+    // An empty view may have a null data(): memcpy from null is undefined even for 0 bytes.
+    if (!key.empty()) std::memcpy(data_, key.data(), key.size());
+    if (!value.empty()) std::memcpy(data_ + key.size(), value.data(), value.size());
   }
 
   std::atomic<uint32_t> flags_;

@@ -56,7 +56,7 @@ void EncodeRequest(const OffloadRequest<KV>& req, const tree::TreeOptions& o, Gl
     w.key = req.key;
     if (req.block.is_null()) {  // at most 8 bytes: the caller keeps longer ones out of line
       w.value_len = static_cast<uint8_t>(std::min<size_t>(req.value.size(), sizeof w.value));
-      std::memcpy(&w.value, req.value.data(), w.value_len);
+      if (w.value_len > 0) std::memcpy(&w.value, req.value.data(), w.value_len);  // empty: data() may be null
     }
     Append(out, &w, sizeof w);
   }
