@@ -61,9 +61,7 @@ bool SlottedInternalCodec::FitsBetween(std::string_view low, std::string_view hi
   const size_t prefix = slotted::FencePrefix(low, high);
   uint64_t bytes = L::SlotsOffset(low.size(), high.size() - prefix);
   for (const Entry& e : sorted) {
-    // prefix 0 (no common fence prefix): nothing to compare, and an empty low fence may have
-    // a null data() that memcmp may not be given even for 0 bytes (UBSan).
-    if (prefix > 0 && !slotted::HasPrefix(e.key, low, prefix)) return false;
+    if (!slotted::HasPrefix(e.key, low, prefix)) return false;
     bytes += L::InternalEntryBytes(e.key.size(), prefix);
   }
   return bytes <= l_.ContentEnd() && sorted.size() <= std::numeric_limits<uint16_t>::max();

@@ -83,7 +83,9 @@ inline size_t FencePrefix(std::string_view low, std::string_view high) {
 
 // True if `key` starts with the node's prefix (the first `prefix` bytes of its low fence).
 inline bool HasPrefix(std::string_view key, std::string_view low, size_t prefix) {
-  return key.size() >= prefix && std::memcmp(key.data(), low.data(), prefix) == 0;
+  // prefix 0 is common (low = -inf, an empty view whose data() may be null): memcmp on a
+  // null pointer is undefined even for 0 bytes.
+  return prefix == 0 || (key.size() >= prefix && std::memcmp(key.data(), low.data(), prefix) == 0);
 }
 
 }  // namespace dmindex::tree::slotted

@@ -129,7 +129,7 @@ bool SlottedLeafCodec::FitsBetween(std::string_view low, std::string_view high,
   const size_t prefix = slotted::FencePrefix(low, high);
   uint64_t bytes = L::SlotsOffset(low.size(), high.size() - prefix);
   for (const Entry& e : sorted) {
-    if (prefix > 0 && !slotted::HasPrefix(e.key, low, prefix)) return false;  // as the internal codec's
+    if (!slotted::HasPrefix(e.key, low, prefix)) return false;  // as the internal codec's
     bytes += L::LeafEntryBytes(e.key.size(), StoredValueBytes(e), prefix);
   }
   return bytes <= l_.ContentEnd() && sorted.size() <= std::numeric_limits<uint16_t>::max();
