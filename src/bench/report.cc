@@ -77,7 +77,12 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   if (offloading) header.insert(header.end(), {"offl/op", "fallb/op"});
   if (refreshing) header.insert(header.end(), {"refreshes", "stale/op"});
   if (learned) header.insert(header.end(), {"leaves/get", "spec/op", "split/op", "srv/op", "retrains", "expand"});
-  header.insert(header.end(), {"hit %", "cache MB", "pool MB", "check"});
+  // What an oracle, an LRU and a random-eviction cache of the cache's key count would hit, when
+  // some design reports that count (IndeXY).
+  const bool ideal = std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.ideal_hit_ratio.has_value(); });
+  header.insert(header.end(), {"hit %"});
+  if (ideal) header.insert(header.end(), {"ideal %", "LRU %", "random %"});
+  header.insert(header.end(), {"cache MB", "pool MB", "check"});
   std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
     double base = 0;
@@ -102,8 +107,11 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
                                Fixed(r.PerOp(r.speculative_reads), 3), Fixed(r.PerOp(r.invalidations), 3),
                                Fixed(r.PerOp(r.model_fallbacks), 3), std::to_string(r.retrains),
                                std::to_string(r.expansions)});
-      row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-", Mb(r.cache_bytes), Mb(r.pool_bytes),
-                             CheckText(r)});
+      row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-"});
+      if (ideal)
+        for (const auto& v : {r.ideal_hit_ratio, r.lru_hit_ratio, r.random_hit_ratio})
+          row.insert(row.end(), {v ? Fixed(*v * 100, 1) : "-"});
+      row.insert(row.end(), {Mb(r.cache_bytes), Mb(r.pool_bytes), CheckText(r)});
       rows.push_back(std::move(row));
     }
   }
@@ -255,6 +263,10 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["stale_reads_per_op"] = r.PerOp(r.stale_reads);
   const auto hit = r.cache_hit_ratio();
   j["cache_hit_ratio"] = hit ? nlohmann::ordered_json(*hit) : nlohmann::ordered_json(nullptr);
+  j["ideal_hit_ratio"] = NullOr(r.ideal_hit_ratio);
+  j["lru_hit_ratio"] = NullOr(r.lru_hit_ratio);
+  j["random_hit_ratio"] = NullOr(r.random_hit_ratio);
+  j["cached_keys"] = r.cached_keys ? nlohmann::ordered_json(*r.cached_keys) : nlohmann::ordered_json(nullptr);
   j["cache_bytes"] = r.cache_bytes;
   j["pool_bytes"] = r.pool_bytes;
   j["inserted"] = r.inserted;

@@ -15,7 +15,9 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
                   uint32_t max_scan = 100) {
   WorkloadSpec s;
   s.name = name;
-  s.generators = std::string_view(name).starts_with("ycsb-") ? Generators::kYcsb : Generators::kDex;
+  const bool ycsb = std::string_view(name).starts_with("ycsb-");
+  s.generators = ycsb ? Generators::kYcsb : Generators::kDex;
+  s.zipfian_ranks = ycsb ? ZipfianRanks::kYcsb : ZipfianRanks::kRecords;
   s.proportion = {mix.read, mix.update, mix.insert, mix.scan, mix.rmw, 0};
   s.request = request;
   s.min_scan_length = min_scan;
@@ -96,6 +98,22 @@ const char* DistributionName(Distribution d) {
     case Distribution::kSequential: return "sequential";
     case Distribution::kHotspot: return "hotspot";
     case Distribution::kExponential: return "exponential";
+  }
+  return "?";
+}
+
+Result<ZipfianRanks> ParseZipfianRanks(std::string_view name) {
+  if (name == "ycsb") return ZipfianRanks::kYcsb;
+  if (name == "records") return ZipfianRanks::kRecords;
+  if (name == "clustered") return ZipfianRanks::kClustered;
+  return Status::InvalidArgument("unknown zipfianranks '" + std::string(name) + "' (use ycsb, records, clustered)");
+}
+
+const char* ZipfianRanksName(ZipfianRanks r) {
+  switch (r) {
+    case ZipfianRanks::kYcsb: return "ycsb";
+    case ZipfianRanks::kRecords: return "records";
+    case ZipfianRanks::kClustered: return "clustered";
   }
   return "?";
 }
