@@ -156,11 +156,17 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
   const bool rpcs = std::any_of(runs.begin(), runs.end(), [](const RunResult* r) {
     return std::any_of(r->timeline.begin(), r->timeline.end(), [](const TimelineInterval& t) { return t.rpcs > 0; });
   });
+  // The cache's hit ratio per interval only when some design counted cache lookups.
+  const bool hits = std::any_of(runs.begin(), runs.end(), [](const RunResult* r) {
+    return std::any_of(r->timeline.begin(), r->timeline.end(),
+                       [](const TimelineInterval& t) { return t.cache_hit_ratio().has_value(); });
+  });
   std::vector<std::vector<std::string>> table = {{"until s"}};
   for (const RunResult* r : runs) {
     table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op"});
     if (rpcs) table[0].push_back("RPC/op");
     table[0].push_back("mem MB");
+    if (hits) table[0].push_back("hit %");
   }
   bool marked = false;
   for (size_t i = 0; i < rows; ++i) {
@@ -169,6 +175,7 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
       if (i >= r->timeline.size()) {
         row.insert(row.end(), {"-", "-", "-"});
         if (rpcs) row.push_back("-");
+        if (hits) row.push_back("-");
         continue;
       }
       const TimelineInterval& t = r->timeline[i];
@@ -180,11 +187,12 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
                              Fixed(t.round_trips_per_op(), 2)});
       if (rpcs) row.push_back(Fixed(t.rpcs_per_op(), 3));
       row.push_back(Fixed(static_cast<double>(t.memory_bytes) / (1 << 20), 1));
+      if (hits) row.push_back(t.cache_hit_ratio() ? Fixed(*t.cache_hit_ratio() * 100, 1) : "-");
     }
     table.push_back(std::move(row));
   }
   std::string out = std::string("# throughput, round trips per operation") + (rpcs ? ", RPCs per operation" : "") +
-                    " and the index's memory over time, per " +
+                    " and the index's memory" + (hits ? " and cache hit ratio" : "") + " over time, per " +
                     Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
                     (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
                     Align(table, 0);
@@ -283,7 +291,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
     j["timeline"].push_back({{"start_s", t.start_s}, {"end_s", t.end_s}, {"ops", t.ops},
                              {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
                              {"round_trips_per_op", t.round_trips_per_op()}, {"rpcs", t.rpcs},
-                             {"memory_bytes", t.memory_bytes}});
+                             {"memory_bytes", t.memory_bytes}, {"cache_hits", t.cache_hits},
+                             {"cache_misses", t.cache_misses}, {"cache_hit_ratio", NullOr(t.cache_hit_ratio())}});
   j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
   j["sim_real_seconds"] = r.sim_real_seconds;
   j["sim_ops_per_real_second"] = r.sim_ops_per_real_second();
