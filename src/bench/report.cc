@@ -192,8 +192,9 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
     table.push_back(std::move(row));
   }
   std::string out = std::string("# throughput, round trips per operation") + (rpcs ? ", RPCs per operation" : "") +
-                    " and the index's memory" + (hits ? " and cache hit ratio" : "") + " over time, per " +
+                    " and the index's memory over time, per " +
                     Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
+                    (hits ? " (hit %: the cache's hit ratio)" : "") +
                     (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
                     Align(table, 0);
   for (const RunResult* r : runs)
