@@ -1,6 +1,7 @@
 #include "bench/workload_spec.h"
 
 #include <numeric>
+#include <utility>
 
 #include "bench/zipfian.h"
 
@@ -102,19 +103,20 @@ const char* DistributionName(Distribution d) {
   return "?";
 }
 
+namespace {
+constexpr std::pair<std::string_view, ZipfianRanks> kZipfianRanks[] = {
+    {"ycsb", ZipfianRanks::kYcsb}, {"records", ZipfianRanks::kRecords}, {"clustered", ZipfianRanks::kClustered}};
+}  // namespace
+
 Result<ZipfianRanks> ParseZipfianRanks(std::string_view name) {
-  if (name == "ycsb") return ZipfianRanks::kYcsb;
-  if (name == "records") return ZipfianRanks::kRecords;
-  if (name == "clustered") return ZipfianRanks::kClustered;
+  for (const auto& [n, r] : kZipfianRanks)
+    if (n == name) return r;
   return Status::InvalidArgument("unknown zipfianranks '" + std::string(name) + "' (use ycsb, records, clustered)");
 }
 
 const char* ZipfianRanksName(ZipfianRanks r) {
-  switch (r) {
-    case ZipfianRanks::kYcsb: return "ycsb";
-    case ZipfianRanks::kRecords: return "records";
-    case ZipfianRanks::kClustered: return "clustered";
-  }
+  for (const auto& [n, v] : kZipfianRanks)
+    if (v == r) return n.data();
   return "?";
 }
 
