@@ -2,16 +2,22 @@
 # The IndeXY figures of docs/INDEXY.md, scaled to a 2-core machine: the paper's ratios (a memory
 # limit of about 40% of the raw data; X holds ~14% of the keys), its four systems, direct I/O
 # for every store as the authors' code runs RocksDB and LeanStore runs its B-tree.
-#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]   sections: fig3 cpu table2 fig5 fig8 fig8warm fig7 policy
+#   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]
+#     sections: fig3 cpu table2 fig5 fig8 fig8ycsb fig8warm fig7 fig7clustered policy
 # Writes one JSON (dmindex bench --json) and one text report per run into OUT_DIR (default
 # build/indexy-figures), then the plots of the timelines. KEYS and LIMIT override the scale,
-# FIG5_PCTS the read working sets of fig5 (percent of the records), DM the dmindex binary (a
-# copy keeps a long run measuring one build while the checkout is rebuilt).
+# FIG5_PCTS the read working sets of fig5 (percent of the records), FIG8_DESIGNS fig8's and
+# fig8ycsb's systems, FIG8_WORKLOADS their workloads, DM the dmindex binary (a copy keeps a long
+# run measuring one build while the checkout is rebuilt).
+# Zipfian requests: the paper's bench ranks the records themselves and maps rank i to the i-th
+# key of a random permutation (zipfianranks=records, scattered hot keys); YCSB's scrambled
+# zipfian (fig8ycsb) draws ranks over 10^10 items and is much flatter at theta 0.7. Each run
+# reports the hit ratios an oracle, an LRU and a random-eviction cache of X's size would get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build/indexy-figures}
 shift || true
-SECTIONS=${*:-fig3 cpu table2 fig5 fig8 fig8warm fig7 policy}
+SECTIONS=${*:-fig3 cpu table2 fig5 fig8 fig8ycsb fig8warm fig7 fig7clustered policy}
 KEYS=${KEYS:-1000000}
 LIMIT=${LIMIT:-6M}
 DM=${DM:-build/dmindex}
@@ -31,6 +37,8 @@ SYSTEMS="$ART_LSM,$ART_B,$BB,$ROCKS"
 B_LSM="indexy:x=btree:y=rocksdb:y_buffer_mb=1:y_cache_mb=1:y_direct=on:y_meta_cached=off"
 B_B="indexy:x=btree:y=btree:y_cache_mb=1:y_direct=on"
 ALL_PAIRS="$ART_LSM,$ART_B,indexy:x=art:y=lmdb,$B_LSM,$B_B,indexy:x=btree:y=lmdb,$BB,$ROCKS,lmdb"
+FIG8_DESIGNS=${FIG8_DESIGNS:-$ALL_PAIRS}
+FIG8_WORKLOADS=${FIG8_WORKLOADS:-ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f}
 
 run() {  # run NAME bench-args...
   local name=$1
@@ -63,9 +71,11 @@ for section in $SECTIONS; do
           --warmup-ops "$warm" --duration 3
       done
       ;;
-    fig8)  # YCSB A-F at zipfian 0.7 after the limit
-      run fig8 --design "$ALL_PAIRS" --workload ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f --keys "$KEYS" \
-        --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS / 5))" --duration 2
+    fig8|fig8ycsb)  # YCSB A-F at zipfian 0.7 after the limit: the paper's zipfian, or YCSB's
+      ranks=records
+      [ "$section" = fig8ycsb ] && ranks=ycsb
+      run "$section" --design "$FIG8_DESIGNS" --workload "$FIG8_WORKLOADS" --keys "$KEYS" \
+        --memory-limit "$LIMIT" --theta 0.7 -p zipfianranks=$ranks --warmup-ops "$((KEYS / 5))" --duration 2
       ;;
     cpu)  # Fig. 3's random inserts, one system per process: CPU seconds (all its threads) per insert
       for pair in "art-lsm=$ART_LSM" "bb=$BB"; do
@@ -80,13 +90,19 @@ for section in $SECTIONS; do
       run fig8-warm --design "$ART_LSM,$ART_LSM:sample=1,$BB" --workload ycsb-c --keys "$KEYS" \
         --memory-limit "$LIMIT" --theta 0.7 --warmup-ops "$((KEYS * 2))" --duration 3
       ;;
-    fig7)  # a shifting working set: 4 phases, access units of 1, 5, 10 consecutive keys; zipfian
-      # THETA7 (the paper's 0.7; the first measurement ran the bench's 0.99)
-      for unit in 1 5 10; do
-        run "fig7-unit$unit" --design "$ART_B,$BB" --workload shift-c --keys "$KEYS" --memory-limit "$LIMIT" \
-          -p insertorder=ordered -p readunit="$unit" --ops 800000 --warmup-ops 0 --timeline-ms 500 \
-          --theta "${THETA7:-0.7}"
-        "$DM" plot "$OUT/fig7-unit$unit.json" --out "$OUT/fig7-unit$unit.png" \
+    fig7|fig7clustered)  # a shifting working set: 4 phases, access units of 1, 5, 10 consecutive
+      # keys; zipfian THETA7 (the paper's 0.7). As in the paper, one phase of warm-up reads (in the
+      # distribution before the first shift), then 4 measured phases that each begin with a
+      # shift. fig7: the paper's scattered hot keys; fig7clustered: hot keys side by side in key
+      # order (zipfianranks=clustered, fixed-width ordered keys), unit 1 only.
+      units="1 5 10" extra=()
+      if [ "$section" = fig7clustered ]; then units=1 extra=(-p zipfianranks=clustered -p zeropadding=7); fi
+      for unit in $units; do
+        name="$section-unit$unit"
+        run "$name" --design "$ART_B,$BB" --workload shift-c --keys "$KEYS" --memory-limit "$LIMIT" \
+          -p insertorder=ordered -p readunit="$unit" "${extra[@]}" --ops 800000 --warmup-ops 200000 \
+          --timeline-ms 500 --theta "${THETA7:-0.7}"
+        "$DM" plot "$OUT/$name.json" --out "$OUT/$name.png" \
           --title "IndeXY Fig. 7: shifting working set, access unit $unit"
       done
       ;;

@@ -41,6 +41,20 @@ TEST(BenchTimeline, IntervalsAreContiguousAndLateSamplesCloseLongerOnes) {
   EXPECT_TRUE(open.Due(5.0));
 }
 
+// The cache's hits and misses per interval (IndeXY's X after a shift of the working set).
+TEST(BenchTimeline, CacheHitRatioPerInterval) {
+  TimelineRecorder rec(0.1, 1.0);
+  rec.Sample(0.1, 100, 0, 0, 0, 90, 10);
+  rec.Sample(0.2, 200, 0, 0, 0, 120, 80);  // the working set moved: 30 of 100 hit
+  auto t = rec.Finish(0.25, 250, 0, 0, 0, 160, 90);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_DOUBLE_EQ(*t[0].cache_hit_ratio(), 0.9);
+  EXPECT_DOUBLE_EQ(*t[1].cache_hit_ratio(), 0.3);
+  EXPECT_DOUBLE_EQ(*t[2].cache_hit_ratio(), 0.8);
+  TimelineRecorder none(0.1, 1.0);
+  EXPECT_FALSE(none.Finish(0.05, 10, 0)[0].cache_hit_ratio().has_value());
+}
+
 std::vector<TimelineInterval> Steps(const std::vector<double>& mops) {
   std::vector<TimelineInterval> t;
   for (size_t i = 0; i < mops.size(); ++i)

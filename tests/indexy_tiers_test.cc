@@ -148,6 +148,26 @@ TEST_P(TiersTest, ReleasedKeysAreUpdatedDeletedAndNeverResurrect) {
 // Y refusing every call (a full disk, a failing device): a release fails with the store's
 // error and unlinks nothing, so every key stays readable from X; once Y works again, the same
 // release succeeds.
+// X's hits and misses (IndexStats::cache_hits / cache_misses) count every point operation
+// alike: an update or delete that X answers is a hit, one that must read Y a miss, as for
+// lookups.
+TEST_P(TiersTest, HitsAndMissesCountWritesAsReads) {
+  for (uint64_t k = 1; k <= 100; ++k) ASSERT_TRUE(Put(k, V(k)).ok());
+  ASSERT_EQ(ReleaseAll(), 100u);
+  ASSERT_TRUE(Put(200, V(200)).ok());  // in X
+  const TierCounters before = tiers_->Counters();
+  ASSERT_TRUE(tiers_->Update(*fg_, K(200), "a").ok());  // hit
+  ASSERT_TRUE(tiers_->Update(*fg_, K(10), "b").ok());   // miss: read from Y, now in X
+  ASSERT_TRUE(tiers_->Update(*fg_, K(10), "c").ok());   // hit
+  ASSERT_TRUE(tiers_->Delete(*fg_, K(20)).ok());        // miss
+  EXPECT_EQ(Get(30), V(30));                            // miss, admitted
+  EXPECT_EQ(Get(30), V(30));                            // hit
+  ASSERT_TRUE(tiers_->Delete(*fg_, K(30)).ok());        // hit
+  const TierCounters after = tiers_->Counters();
+  EXPECT_EQ(after.x_answers - before.x_answers, 4u);
+  EXPECT_EQ(after.y_reads - before.y_reads, 3u);
+}
+
 TEST_P(TiersTest, FailingYKeepsEverythingInXAndReturnsItsError) {
   for (uint64_t k = 1; k <= 400; ++k) ASSERT_TRUE(Put(k, V(k)).ok());
   tiering::MemStoreFaults fail_all;

@@ -64,6 +64,7 @@ class Phase {
   Clock::time_point start() const { return start_; }
   uint64_t round_trips_at_start() const { return verbs_before_.round_trips; }
   uint64_t rpcs_at_start() const { return verbs_before_.rpcs; }
+  const IndexStats& stats_at_start() const { return stats_before_; }
   Measurement Collect(bool interrupted);
   std::vector<const Activity*> activities() const {
     std::vector<const Activity*> all;
@@ -232,8 +233,11 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
     const double elapsed = since_start();
     if (timeline && timeline->Due(elapsed)) {
       const fabric::VerbCounts now = fabric.TotalCounts();
+      const IndexStats stats = index.Stats();
       timeline->Sample(elapsed, phase.done(), now.round_trips - phase.round_trips_at_start(),
-                       now.rpcs - phase.rpcs_at_start(), index.Stats().cache_bytes);
+                       now.rpcs - phase.rpcs_at_start(), stats.cache_bytes,
+                       stats.cache_hits - phase.stats_at_start().cache_hits,
+                       stats.cache_misses - phase.stats_at_start().cache_misses);
     }
     if (options.action && !action_thread.joinable() && !phase.stopped() &&
         elapsed >= options.action->at_s) {
@@ -258,7 +262,9 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   Measurement m = phase.Collect(interrupted);
   if (watchdog.stalled() && m.error.empty()) m.error = "the run stalled: " + watchdog.stall_report();
   if (timeline)
-    m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.verbs.rpcs, m.stats_after.cache_bytes);
+    m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.verbs.rpcs, m.stats_after.cache_bytes,
+                                  m.stats_after.cache_hits - m.stats_before.cache_hits,
+                                  m.stats_after.cache_misses - m.stats_before.cache_misses);
   if (action_started) m.action = action_times;
   return m;
 }

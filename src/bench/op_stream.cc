@@ -84,7 +84,7 @@ OpStream::OpStream(std::shared_ptr<const StreamPlan> plan, uint32_t thread)
     : plan_(std::move(plan)),
       thread_(thread),
       rng_(Mix64(plan_->seed()) ^ Mix64(0x5EED0000ull + thread)),
-      ranks_(plan_->spec().generators == Generators::kYcsb
+      ranks_(plan_->spec().zipfian_ranks == ZipfianRanks::kYcsb
                  ? ZipfianGenerator(kYcsbZipfianItems + 1, plan_->spec().zipfian_theta, plan_->zeta_ycsb())
                  : ZipfianGenerator(std::max<uint64_t>(plan_->loaded(), 1), plan_->spec().zipfian_theta,
                                     plan_->zeta_loaded())),
@@ -123,8 +123,12 @@ uint64_t OpStream::ChooseRecord() {
       // YCSB: the loaded records only; DEX: every record that exists.
       return dex ? rng_.Below(last + 1) : start + rng_.Below(count);
     case Distribution::kZipfian:
-      if (dex) return FnvHash64(ranks_.Next(rng_)) % plan_->loaded();
-      return YcsbZipfianRecord(last);
+      switch (plan_->spec().zipfian_ranks) {
+        case ZipfianRanks::kYcsb: return YcsbZipfianRecord(last);
+        case ZipfianRanks::kRecords: return FnvHash64(ranks_.Next(rng_)) % plan_->loaded();
+        case ZipfianRanks::kClustered: return ranks_.Next(rng_);
+      }
+      return 0;
     case Distribution::kLatest:
       return LatestRecord(last);
     case Distribution::kSequential:

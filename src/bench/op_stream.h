@@ -11,7 +11,8 @@
 // inserts and several threads, which record a draw lands on depends on how far the shared
 // insert counter got, as in YCSB (timing). One thread: fully reproducible.
 //
-// Request distributions: see Generators (workload_spec.h) and OpStream::ChooseRecord.
+// Request distributions: see Generators and ZipfianRanks (workload_spec.h) and
+// OpStream::ChooseRecord.
 #pragma once
 
 #include <atomic>
@@ -137,7 +138,7 @@ class OpStream {
   const uint32_t thread_;
   Rng rng_;
   std::array<double, kOpKinds> cumulative_{};
-  ZipfianGenerator ranks_;      // zipfian ranks: over 10^10 items (YCSB) or the loaded records (DEX)
+  ZipfianGenerator ranks_;      // zipfian ranks: over 10^10 items (kYcsb) or the loaded records
   ZipfianGenerator recency_;    // latest: rank 0 = the newest record
   ZipfianGenerator scan_zipf_;  // scan lengths, when zipfian
   uint64_t inserts_ = 0;

@@ -115,6 +115,8 @@ Status Apply(const Property& p, bool unknown_is_error, WorkloadSpec* s) {
   if (k == "shiftphases") return Count(p, &s->shift_phases, 1000);
   if (k == "shiftops") return Count(p, &s->shift_ops, UINT64_MAX);
   if (k == "readunit") return Count(p, &s->read_unit, 1000);
+  // dmindex's own: which records the zipfian ranks name (workload_spec.h, ZipfianRanks).
+  if (k == "zipfianranks") return Enum(p, &ParseZipfianRanks, &s->zipfian_ranks);
   if (k == "minscanlength") return Count(p, &s->min_scan_length, UINT32_MAX);
   if (k == "maxscanlength") return Count(p, &s->max_scan_length, UINT32_MAX);
   if (k == "scanlengthdistribution") {

@@ -77,7 +77,12 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   if (offloading) header.insert(header.end(), {"offl/op", "fallb/op"});
   if (refreshing) header.insert(header.end(), {"refreshes", "stale/op"});
   if (learned) header.insert(header.end(), {"leaves/get", "spec/op", "split/op", "srv/op", "retrains", "expand"});
-  header.insert(header.end(), {"hit %", "cache MB", "pool MB", "check"});
+  // What an oracle, an LRU and a random-eviction cache of the cache's key count would hit, when
+  // some design reports that count (IndeXY).
+  const bool ideal = std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.ideal_hit_ratio.has_value(); });
+  header.insert(header.end(), {"hit %"});
+  if (ideal) header.insert(header.end(), {"ideal %", "LRU %", "random %"});
+  header.insert(header.end(), {"cache MB", "pool MB", "check"});
   std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
     double base = 0;
@@ -102,8 +107,11 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
                                Fixed(r.PerOp(r.speculative_reads), 3), Fixed(r.PerOp(r.invalidations), 3),
                                Fixed(r.PerOp(r.model_fallbacks), 3), std::to_string(r.retrains),
                                std::to_string(r.expansions)});
-      row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-", Mb(r.cache_bytes), Mb(r.pool_bytes),
-                             CheckText(r)});
+      row.insert(row.end(), {hit ? Fixed(*hit * 100, 1) : "-"});
+      if (ideal)
+        for (const auto& v : {r.ideal_hit_ratio, r.lru_hit_ratio, r.random_hit_ratio})
+          row.insert(row.end(), {v ? Fixed(*v * 100, 1) : "-"});
+      row.insert(row.end(), {Mb(r.cache_bytes), Mb(r.pool_bytes), CheckText(r)});
       rows.push_back(std::move(row));
     }
   }
@@ -148,11 +156,17 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
   const bool rpcs = std::any_of(runs.begin(), runs.end(), [](const RunResult* r) {
     return std::any_of(r->timeline.begin(), r->timeline.end(), [](const TimelineInterval& t) { return t.rpcs > 0; });
   });
+  // The cache's hit ratio per interval only when some design counted cache lookups.
+  const bool hits = std::any_of(runs.begin(), runs.end(), [](const RunResult* r) {
+    return std::any_of(r->timeline.begin(), r->timeline.end(),
+                       [](const TimelineInterval& t) { return t.cache_hit_ratio().has_value(); });
+  });
   std::vector<std::vector<std::string>> table = {{"until s"}};
   for (const RunResult* r : runs) {
     table[0].insert(table[0].end(), {r->design + " " + r->workload + " Mops/s", "RTT/op"});
     if (rpcs) table[0].push_back("RPC/op");
     table[0].push_back("mem MB");
+    if (hits) table[0].push_back("hit %");
   }
   bool marked = false;
   for (size_t i = 0; i < rows; ++i) {
@@ -161,6 +175,7 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
       if (i >= r->timeline.size()) {
         row.insert(row.end(), {"-", "-", "-"});
         if (rpcs) row.push_back("-");
+        if (hits) row.push_back("-");
         continue;
       }
       const TimelineInterval& t = r->timeline[i];
@@ -172,12 +187,14 @@ std::string FormatTimeline(const std::vector<RunResult>& results) {
                              Fixed(t.round_trips_per_op(), 2)});
       if (rpcs) row.push_back(Fixed(t.rpcs_per_op(), 3));
       row.push_back(Fixed(static_cast<double>(t.memory_bytes) / (1 << 20), 1));
+      if (hits) row.push_back(t.cache_hit_ratio() ? Fixed(*t.cache_hit_ratio() * 100, 1) : "-");
     }
     table.push_back(std::move(row));
   }
   std::string out = std::string("# throughput, round trips per operation") + (rpcs ? ", RPCs per operation" : "") +
                     " and the index's memory over time, per " +
                     Fixed(runs.front()->timeline_interval_s * 1000, 0) + " ms interval" +
+                    (hits ? " (hit %: the cache's hit ratio)" : "") +
                     (marked ? " (*: repartitioning during the interval)" : "") + "\n" +
                     Align(table, 0);
   for (const RunResult* r : runs)
@@ -255,6 +272,10 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
   j["stale_reads_per_op"] = r.PerOp(r.stale_reads);
   const auto hit = r.cache_hit_ratio();
   j["cache_hit_ratio"] = hit ? nlohmann::ordered_json(*hit) : nlohmann::ordered_json(nullptr);
+  j["ideal_hit_ratio"] = NullOr(r.ideal_hit_ratio);
+  j["lru_hit_ratio"] = NullOr(r.lru_hit_ratio);
+  j["random_hit_ratio"] = NullOr(r.random_hit_ratio);
+  j["cached_keys"] = r.cached_keys ? nlohmann::ordered_json(*r.cached_keys) : nlohmann::ordered_json(nullptr);
   j["cache_bytes"] = r.cache_bytes;
   j["pool_bytes"] = r.pool_bytes;
   j["inserted"] = r.inserted;
@@ -271,7 +292,8 @@ nlohmann::ordered_json ToJson(const RunResult& r) {
     j["timeline"].push_back({{"start_s", t.start_s}, {"end_s", t.end_s}, {"ops", t.ops},
                              {"throughput_ops", t.throughput_ops()}, {"round_trips", t.round_trips},
                              {"round_trips_per_op", t.round_trips_per_op()}, {"rpcs", t.rpcs},
-                             {"memory_bytes", t.memory_bytes}});
+                             {"memory_bytes", t.memory_bytes}, {"cache_hits", t.cache_hits},
+                             {"cache_misses", t.cache_misses}, {"cache_hit_ratio", NullOr(t.cache_hit_ratio())}});
   j["repartition"] = r.repartition ? RepartitionJson(*r.repartition) : nlohmann::ordered_json(nullptr);
   j["sim_real_seconds"] = r.sim_real_seconds;
   j["sim_ops_per_real_second"] = r.sim_ops_per_real_second();

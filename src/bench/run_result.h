@@ -53,6 +53,13 @@ struct RunResult {
   uint64_t model_lookups = 0, model_leaves_read = 0, speculative_reads = 0, invalidations = 0,
            model_fallbacks = 0, retrains = 0, expansions = 0;
   uint64_t cache_bytes = 0, pool_bytes = 0;   // at the end
+  // Keys the design's cache held at the end (IndeXY: X's entries), and the hit ratios
+  // caches of that many records would get under the workload's distribution
+  // (request_mass.h): an oracle holding the most requested ones (the ceiling for
+  // cache_hit_ratio), LRU, and random eviction (no information). None when the design
+  // reports no key count, or the workload's popularity moves.
+  std::optional<uint64_t> cached_keys;
+  std::optional<double> ideal_hit_ratio, lru_hit_ratio, random_hit_ratio;
   uint64_t inserted = 0;  // records inserted during warmup and measurement
   double timeline_interval_s = 0;          // 0: no timeline was asked for
   std::vector<TimelineInterval> timeline;  // throughput over the measured phase

@@ -8,6 +8,7 @@
 #include "bench/measure.h"
 #include "common/runtime.h"
 #include "bench/op_stream.h"
+#include "bench/request_mass.h"
 #include "bench/tree_check.h"
 
 namespace dmindex::bench {
@@ -203,6 +204,14 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   r.cache_bytes = m.stats_after.cache_bytes;
   for (const std::string& name : (*index)->PropertyNames())
     if (auto v = (*index)->GetIntProperty(name)) r.properties[name] = *v;
+  if (auto x = r.properties.find("dmindex.indexy.x-entries"); x != r.properties.end()) {
+    r.cached_keys = x->second;
+    if (auto refs = config.trace ? std::nullopt : CacheHitReferences(**plan, x->second)) {
+      r.ideal_hit_ratio = refs->oracle;
+      r.lru_hit_ratio = refs->lru;
+      r.random_hit_ratio = refs->random;
+    }
+  }
   r.pool_bytes = m.stats_after.pool_bytes;
   for (uint64_t n : m.inserts) r.inserted += n;
   r.interrupted = m.interrupted;

@@ -19,24 +19,28 @@ double MeanThroughput(const std::vector<TimelineInterval>& t, size_t from, size_
 }  // namespace
 
 void TimelineRecorder::Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs,
-                              uint64_t memory_bytes) {
-  intervals_.push_back(
-      {last_s_, at_s, ops - last_ops_, round_trips - last_round_trips_, rpcs - last_rpcs_, memory_bytes});
+                              uint64_t memory_bytes, uint64_t cache_hits, uint64_t cache_misses) {
+  intervals_.push_back({last_s_, at_s, ops - last_ops_, round_trips - last_round_trips_, rpcs - last_rpcs_,
+                        memory_bytes, cache_hits - last_hits_, cache_misses - last_misses_});
   last_s_ = at_s;
   last_ops_ = ops;
   last_round_trips_ = round_trips;
   last_rpcs_ = rpcs;
+  last_hits_ = cache_hits;
+  last_misses_ = cache_misses;
   // Skip the boundaries missed; at least one, whatever the rounding of at_s / interval_s_.
   next_ = std::max(next_ + 1, static_cast<uint64_t>(std::floor(at_s / interval_s_)) + 1);
 }
 
 std::vector<TimelineInterval> TimelineRecorder::Finish(double end_s, uint64_t ops, uint64_t round_trips,
-                                                       uint64_t rpcs, uint64_t memory_bytes) const {
+                                                       uint64_t rpcs, uint64_t memory_bytes, uint64_t cache_hits,
+                                                       uint64_t cache_misses) const {
   std::vector<TimelineInterval> all = intervals_;
+  const auto since = [](uint64_t now, uint64_t last) { return now > last ? now - last : 0; };
   if (end_s > last_s_ || ops > last_ops_)
-    all.push_back({last_s_, std::max(end_s, last_s_), ops - last_ops_,
-                   round_trips > last_round_trips_ ? round_trips - last_round_trips_ : 0,
-                   rpcs > last_rpcs_ ? rpcs - last_rpcs_ : 0, memory_bytes});
+    all.push_back({last_s_, std::max(end_s, last_s_), ops - last_ops_, since(round_trips, last_round_trips_),
+                   since(rpcs, last_rpcs_), memory_bytes, since(cache_hits, last_hits_),
+                   since(cache_misses, last_misses_)});
   return all;
 }
 

@@ -17,9 +17,15 @@ struct TimelineInterval {
   uint64_t rpcs = 0;              // of which RPCs (offloads; XStore's writes and fallbacks)
   uint64_t memory_bytes = 0;      // the index's memory at the interval's end (IndexStats::
                                   // cache_bytes: IndeXY's X, a store's caches, a cache's pages)
+  uint64_t cache_hits = 0, cache_misses = 0;  // IndexStats differences over the interval
   double throughput_ops() const { return end_s > start_s ? static_cast<double>(ops) / (end_s - start_s) : 0; }
   double round_trips_per_op() const { return ops ? static_cast<double>(round_trips) / static_cast<double>(ops) : 0; }
   double rpcs_per_op() const { return ops ? static_cast<double>(rpcs) / static_cast<double>(ops) : 0; }
+  // None when the index reported no cache lookups in the interval.
+  std::optional<double> cache_hit_ratio() const {
+    if (cache_hits + cache_misses == 0) return std::nullopt;
+    return static_cast<double>(cache_hits) / static_cast<double>(cache_hits + cache_misses);
+  }
 };
 
 // Samples the completed-operation count at the boundaries k x interval. A sample taken late
@@ -35,12 +41,14 @@ class TimelineRecorder {
   bool Due(double elapsed_s) const {
     return elapsed_s >= next_due_s() && (phase_s_ <= 0 || next_due_s() < phase_s_ - 1e-9);
   }
-  // The operations completed, round trips and RPCs made since the phase began, and the
-  // index's memory, at `at_s` seconds.
-  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0, uint64_t memory_bytes = 0);
+  // The operations completed, round trips and RPCs made and cache hits and misses counted
+  // since the phase began, and the index's memory, at `at_s` seconds.
+  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0, uint64_t memory_bytes = 0,
+              uint64_t cache_hits = 0, uint64_t cache_misses = 0);
   // Every interval; the last one ends at `end_s` with these totals.
   std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0,
-                                       uint64_t memory_bytes = 0) const;
+                                       uint64_t memory_bytes = 0, uint64_t cache_hits = 0,
+                                       uint64_t cache_misses = 0) const;
 
  private:
   const double interval_s_;
@@ -51,6 +59,7 @@ class TimelineRecorder {
   uint64_t last_ops_ = 0;
   uint64_t last_round_trips_ = 0;
   uint64_t last_rpcs_ = 0;
+  uint64_t last_hits_ = 0, last_misses_ = 0;
 };
 
 // Throughput around an event that ran during [start_s, end_s].

@@ -1,6 +1,7 @@
 #include "bench/workload_spec.h"
 
 #include <numeric>
+#include <utility>
 
 #include "bench/zipfian.h"
 
@@ -15,7 +16,9 @@ WorkloadSpec Make(const char* name, Mix mix, Distribution request, uint32_t min_
                   uint32_t max_scan = 100) {
   WorkloadSpec s;
   s.name = name;
-  s.generators = std::string_view(name).starts_with("ycsb-") ? Generators::kYcsb : Generators::kDex;
+  const bool ycsb = std::string_view(name).starts_with("ycsb-");
+  s.generators = ycsb ? Generators::kYcsb : Generators::kDex;
+  s.zipfian_ranks = ycsb ? ZipfianRanks::kYcsb : ZipfianRanks::kRecords;
   s.proportion = {mix.read, mix.update, mix.insert, mix.scan, mix.rmw, 0};
   s.request = request;
   s.min_scan_length = min_scan;
@@ -97,6 +100,23 @@ const char* DistributionName(Distribution d) {
     case Distribution::kHotspot: return "hotspot";
     case Distribution::kExponential: return "exponential";
   }
+  return "?";
+}
+
+namespace {
+constexpr std::pair<std::string_view, ZipfianRanks> kZipfianRanks[] = {
+    {"ycsb", ZipfianRanks::kYcsb}, {"records", ZipfianRanks::kRecords}, {"clustered", ZipfianRanks::kClustered}};
+}  // namespace
+
+Result<ZipfianRanks> ParseZipfianRanks(std::string_view name) {
+  for (const auto& [n, r] : kZipfianRanks)
+    if (n == name) return r;
+  return Status::InvalidArgument("unknown zipfianranks '" + std::string(name) + "' (use ycsb, records, clustered)");
+}
+
+const char* ZipfianRanksName(ZipfianRanks r) {
+  for (const auto& [n, v] : kZipfianRanks)
+    if (v == r) return n.data();
   return "?";
 }
 

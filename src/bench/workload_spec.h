@@ -35,6 +35,19 @@ const char* DistributionName(Distribution d);
 //     (the loaded records), hashed into it; uniform over every record that exists.
 enum class Generators : uint8_t { kYcsb, kDex };
 
+// Which records a zipfian request's rank names (the `zipfianranks` property; docs/BENCH.md).
+//   kYcsb: YCSB's ScrambledZipfianGenerator - ranks over 10^10 items, FNV-hashed into the
+//     key range. Most of the mass lies beyond the records' count and lands evenly on them, so
+//     the records' popularity is far flatter than the theta says (at theta 0.7 over 500 k
+//     records the top 10% get 11.6% of the requests; ranked over the records: 54%).
+//   kRecords: ranks over the loaded records, FNV-hashed into them (DEX's benchmark; the
+//     IndeXY authors' bench, which maps rank i to the i-th key of a random permutation).
+//   kClustered: ranks over the loaded records, rank i = record i (YCSB's unscrambled
+//     ZipfianGenerator): with insertorder=ordered the hot records are neighbours in key order.
+enum class ZipfianRanks : uint8_t { kYcsb, kRecords, kClustered };
+Result<ZipfianRanks> ParseZipfianRanks(std::string_view name);
+const char* ZipfianRanksName(ZipfianRanks r);
+
 // YCSB's scanlengthdistribution (plus "constant", which some YCSB ports use: always max).
 enum class ScanLengthDistribution : uint8_t { kUniform, kZipfian, kConstant };
 Result<ScanLengthDistribution> ParseScanLengthDistribution(std::string_view name);
@@ -46,6 +59,7 @@ struct WorkloadSpec {
   std::array<double, kOpKinds> proportion{};
   Distribution request = Distribution::kZipfian;
   double zipfian_theta = 0.99;
+  ZipfianRanks zipfian_ranks = ZipfianRanks::kYcsb;  // ycsb-*: kYcsb, the other named ones: kRecords
   uint32_t min_scan_length = 1;
   uint32_t max_scan_length = 100;
   ScanLengthDistribution scan_length = ScanLengthDistribution::kUniform;

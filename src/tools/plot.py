@@ -54,9 +54,16 @@ def plot_timeline(records, out, title):
     # the store baselines, local) - the index's memory over time.
     memory = all(t.get("round_trips", 0) == 0 for r in runs for t in r["timeline"]) and any(
         t.get("memory_bytes", 0) > 0 for r in runs for t in r["timeline"])
+    # A third panel, the cache's hit ratio per interval, when some run counted cache lookups
+    # (IndeXY's X: the dip after a shift of the working set, Fig. 7).
+    hits = any(t.get("cache_hit_ratio") is not None for r in runs for t in r["timeline"])
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, (ax, rtt) = plt.subplots(2, 1, figsize=(9, 7), sharex=True,
-                                 gridspec_kw={"height_ratios": [3, 2]})
+    if hits:
+        fig, (ax, rtt, hit) = plt.subplots(3, 1, figsize=(9, 9), sharex=True,
+                                           gridspec_kw={"height_ratios": [3, 2, 2]})
+    else:
+        fig, (ax, rtt) = plt.subplots(2, 1, figsize=(9, 7), sharex=True,
+                                     gridspec_kw={"height_ratios": [3, 2]})
     moves = []
     for i, r in enumerate(runs):
         color = colors[i % len(colors)]
@@ -69,6 +76,12 @@ def plot_timeline(records, out, title):
         elif all("round_trips_per_op" in t for t in r["timeline"]):
             rtt.plot(xs, [t["round_trips_per_op"] for t in r["timeline"]], marker=".", markersize=3,
                      linewidth=1.2, color=color)
+        if hits:
+            ratios = [(x, t["cache_hit_ratio"] * 100) for x, t in zip(xs, r["timeline"])
+                      if t.get("cache_hit_ratio") is not None]
+            if ratios:
+                hit.plot([x for x, _ in ratios], [h for _, h in ratios], marker=".", markersize=3,
+                         linewidth=1.2, color=color)
         rp = r.get("repartition")
         if rp and rp.get("ran"):
             # The repartitioning itself: shaded while it ran, a dashed line where it began.
@@ -76,10 +89,14 @@ def plot_timeline(records, out, title):
                 a.axvspan(rp["start_s"], rp["end_s"], color=color, alpha=0.15, linewidth=0)
                 a.axvline(rp["start_s"], color=color, linestyle="--", linewidth=0.8)
             moves.append(rp)
-    rtt.set_xlabel("time since the measured phase began (s)")
+    (hit if hits else rtt).set_xlabel("time since the measured phase began (s)")
     rtt.set_ylabel("index memory (MB)" if memory else "round trips per operation")
     rtt.set_ylim(bottom=0)
     rtt.grid(alpha=0.3)
+    if hits:
+        hit.set_ylabel("cache hit ratio (%)")
+        hit.set_ylim(0, 100)
+        hit.grid(alpha=0.3)
     ax.set_ylabel("throughput (Mops/s)")
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.08)
     ax.grid(alpha=0.3)

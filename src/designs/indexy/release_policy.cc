@@ -57,6 +57,9 @@ Result<std::vector<XUnit>> ReleasePolicyRunner::SelectByDensity(XWorker& w, doub
   for (XUnit& u : children) InsertByDensity(&list, MakeCandidate(std::move(u), 0, bpe));
   // Each round either returns or splits one node into its children; a node splits once.
   for (;;) {
+    last_candidates_ = list.size();
+    last_single_candidates_ = static_cast<uint64_t>(
+        std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.unit.single; }));
     double total = 0;
     size_t pos = 0;
     for (; pos < list.size(); ++pos) {

@@ -30,12 +30,19 @@ class ReleasePolicyRunner {
   // Units to release, in order, for about `target_bytes`.
   Result<std::vector<XUnit>> Select(XWorker& w, uint64_t target_bytes, double bytes_per_entry);
 
+  // The last density ranking's candidates, and how many of them were single entries (a
+  // leaf hanging above the unit depth: no counters, ranked by its parent's density) - what
+  // the ranking could tell apart (docs/INDEXY.md, "Fig. 8").
+  uint64_t last_candidates() const { return last_candidates_; }
+  uint64_t last_single_candidates() const { return last_single_candidates_; }
+
  private:
   Result<std::vector<XUnit>> SelectByDensity(XWorker& w, double target, double bytes_per_entry);
   Result<std::vector<XUnit>> SelectByClock(XWorker& w, double target, double bytes_per_entry);
 
   const IndexyOptions options_;
   std::string clock_cursor_;  // the clock's hand: the last unit it passed
+  uint64_t last_candidates_ = 0, last_single_candidates_ = 0;
 };
 
 }  // namespace dmindex::designs::indexy

@@ -105,6 +105,8 @@ bool TierWorker::ReleaseRound(XWorker& w) {
       out.failure = units.status();
       break;
     }
+    Count(ranked_candidates_, policy_.last_candidates());
+    Count(ranked_single_candidates_, policy_.last_single_candidates());
     ReleaseUnits(w, *units, target, &out);
     if (out.freed > 0 || !out.failure.ok() || out.stale) break;
   }
@@ -151,6 +153,8 @@ void TierWorker::ReleaseUnits(XWorker& w, const std::vector<XUnit>& units, uint6
     Count(released_entries_, r->entries);
     Count(released_bytes_, r->bytes);
     Count(release_written_, r->written);
+    if (u.single) Count(released_single_units_);
+    else if (u.accesses == 0) Count(released_unaccessed_units_);
     out->freed += r->bytes;
     // Enough, counting what the epochs will free: stop at the low mark, not below.
     if (out->freed >= target) break;
@@ -170,6 +174,10 @@ BackgroundCounters TierWorker::Counters() const {
   c.released_entries = released_entries_.load(std::memory_order_relaxed);
   c.released_bytes = released_bytes_.load(std::memory_order_relaxed);
   c.release_written = release_written_.load(std::memory_order_relaxed);
+  c.released_single_units = released_single_units_.load(std::memory_order_relaxed);
+  c.released_unaccessed_units = released_unaccessed_units_.load(std::memory_order_relaxed);
+  c.ranked_candidates = ranked_candidates_.load(std::memory_order_relaxed);
+  c.ranked_single_candidates = ranked_single_candidates_.load(std::memory_order_relaxed);
   c.cleaned_units = cleaned_units_.load(std::memory_order_relaxed);
   c.cleaned_entries = cleaned_entries_.load(std::memory_order_relaxed);
   c.clean_passes = clean_passes_.load(std::memory_order_relaxed);

@@ -23,6 +23,14 @@ struct BackgroundCounters {
   uint64_t released_entries = 0;
   uint64_t released_bytes = 0;
   uint64_t release_written = 0;   // dirty entries a release had to write first
+  // Of the released units: single entries (ranked by their parent's density), and units with
+  // counters but no sampled access (density 0).
+  uint64_t released_single_units = 0;
+  uint64_t released_unaccessed_units = 0;
+  // The density rankings' candidates, summed over the rounds, and the single entries among
+  // them.
+  uint64_t ranked_candidates = 0;
+  uint64_t ranked_single_candidates = 0;
   uint64_t cleaned_units = 0;
   uint64_t cleaned_entries = 0;
   uint64_t clean_passes = 0;
@@ -64,7 +72,8 @@ class TierWorker {
   PreCleaner cleaner_;
   uint64_t released_since_decay_ = 0;  // bytes
   std::atomic<uint64_t> release_rounds_{0}, released_units_{0}, released_entries_{0}, released_bytes_{0},
-      release_written_{0}, cleaned_units_{0}, cleaned_entries_{0}, clean_passes_{0}, errors_{0};
+      release_written_{0}, released_single_units_{0}, released_unaccessed_units_{0}, ranked_candidates_{0},
+      ranked_single_candidates_{0}, cleaned_units_{0}, cleaned_entries_{0}, clean_passes_{0}, errors_{0};
   mutable runtime::Mutex error_mu_;
   std::string last_error_;
   runtime::Thread thread_;  // last: starts after everything above exists

@@ -82,6 +82,7 @@ Status Tiers::ChangeExisting(XWorker& w, Slice key, const char* what, OnEntry on
       step = cur.mounted ? Step::kAskY : Step::kNotFound;
       return XDecision::Keep();
     }));
+    if (step != Step::kAskY && attempts.spent() == 0) Count(x_answers_);  // a retry read Y already
     if (step == Step::kDone) return Status::Ok();
     if (step == Step::kNotFound) return Status::NotFound();
     Count(y_reads_);

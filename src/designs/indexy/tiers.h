@@ -29,8 +29,12 @@
 namespace dmindex::designs::indexy {
 
 struct TierCounters {
-  uint64_t x_answers = 0;        // point reads X answered (hit, tombstone, or an unmounted miss)
-  uint64_t y_reads = 0;          // point reads that went to Y
+  // Point operations - lookups, updates, deletes - that X answered (hit, tombstone, or an
+  // unmounted miss), and those that read Y: the index's cache hits and misses. Both count
+  // every kind, so that their ratio is X's hit ratio also when writes miss (an update of a
+  // key only in Y reads Y; counting its misses but not its hits put YCSB A's at half of C's).
+  uint64_t x_answers = 0;
+  uint64_t y_reads = 0;
   uint64_t y_hits = 0;
   uint64_t admissions = 0;       // keys read from Y and admitted into X
   uint64_t admissions_skipped = 0;  // not admitted: X at the high mark, or the key moved
