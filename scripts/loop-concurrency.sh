@@ -27,8 +27,14 @@ log=$(realpath -m "$1")
 # The list and the commit are those of the sources the tree was built from.
 repo=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 regex=$(grep -v '^#' "$repo/.ci/concurrency-tests" | paste -sd'|')
+# A count names a commit, so the tree must hold that commit's binaries: bring it up to date
+# (nothing to do when it is), and say so in the log when the sources differ from the commit.
+ninja -C "$build" > /dev/null || { echo "loop-concurrency: $build does not build" >&2; exit 2; }
+commit=$(git -C "$repo" rev-parse --short HEAD)
+[ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] || commit="$commit with uncommitted changes"
+mkdir -p "$(dirname "$log")"
 stop=$(dirname "$log")/STOP
-echo "$(date -Is) start $(git -C "$repo" rev-parse --short HEAD) in $build, jobs $jobs" >> "$log"
+echo "$(date -Is) start $commit in $build, jobs $jobs" >> "$log"
 pass=0
 while [ ! -e "$stop" ] && { [ "$passes" -eq 0 ] || [ "$pass" -lt "$passes" ]; }; do
   pass=$((pass + 1)) started=$SECONDS
