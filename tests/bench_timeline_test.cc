@@ -18,12 +18,13 @@ TEST(BenchTimeline, IntervalsAreContiguousAndLateSamplesCloseLongerOnes) {
   TimelineRecorder rec(0.1, 1.0);
   EXPECT_FALSE(rec.Due(0.05));
   EXPECT_TRUE(rec.Due(0.1));
-  rec.Sample(0.1, 100, 10);
-  rec.Sample(0.35, 400, 40);  // woke late: 0.2 and 0.3 were missed
+  rec.Sample(0.1, {.ops = 100, .round_trips = 10});
+  rec.Sample(0.35, {.ops = 400, .round_trips = 40});  // woke late: 0.2 and 0.3 were missed
   EXPECT_DOUBLE_EQ(rec.next_due_s(), 0.4);
-  for (int k = 4; k <= 9; ++k) rec.Sample(k / 10.0, 400 + 100 * (k - 3), 40 + 10 * (k - 3));
+  for (uint64_t k = 4; k <= 9; ++k)
+    rec.Sample(static_cast<double>(k) / 10.0, {.ops = 400 + 100 * (k - 3), .round_trips = 40 + 10 * (k - 3)});
   EXPECT_FALSE(rec.Due(1.0)) << "the phase's own end closes the last interval";
-  auto t = rec.Finish(1.003, 1020, 102);
+  auto t = rec.Finish(1.003, {.ops = 1020, .round_trips = 102});
   ASSERT_EQ(t.size(), 9u);  // 0.1, 0.35, 0.4 ... 0.9, end
   uint64_t ops = 0, rtt = 0;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -44,15 +45,31 @@ TEST(BenchTimeline, IntervalsAreContiguousAndLateSamplesCloseLongerOnes) {
 // The cache's hits and misses per interval (IndeXY's X after a shift of the working set).
 TEST(BenchTimeline, CacheHitRatioPerInterval) {
   TimelineRecorder rec(0.1, 1.0);
-  rec.Sample(0.1, 100, 0, 0, 0, 90, 10);
-  rec.Sample(0.2, 200, 0, 0, 0, 120, 80);  // the working set moved: 30 of 100 hit
-  auto t = rec.Finish(0.25, 250, 0, 0, 0, 160, 90);
+  rec.Sample(0.1, {.ops = 100, .cache_hits = 90, .cache_misses = 10});
+  rec.Sample(0.2, {.ops = 200, .cache_hits = 120, .cache_misses = 80});  // the working set moved: 30 of 100 hit
+  auto t = rec.Finish(0.25, {.ops = 250, .cache_hits = 160, .cache_misses = 90});
   ASSERT_EQ(t.size(), 3u);
   EXPECT_DOUBLE_EQ(*t[0].cache_hit_ratio(), 0.9);
   EXPECT_DOUBLE_EQ(*t[1].cache_hit_ratio(), 0.3);
   EXPECT_DOUBLE_EQ(*t[2].cache_hit_ratio(), 0.8);
   TimelineRecorder none(0.1, 1.0);
-  EXPECT_FALSE(none.Finish(0.05, 10, 0)[0].cache_hit_ratio().has_value());
+  EXPECT_FALSE(none.Finish(0.05, {.ops = 10})[0].cache_hit_ratio().has_value());
+}
+
+// The phase's final totals come from another count than the live samples (the workers' own
+// tallies, the fabric's counts after the phase): one behind the last sample adds nothing to
+// the last interval, it does not wrap around.
+TEST(BenchTimeline, FinalTotalsBehindTheLastSampleAddNothing) {
+  TimelineRecorder rec(0.1, 1.0);
+  rec.Sample(0.1, {.ops = 100, .round_trips = 50, .rpcs = 5, .cache_hits = 9, .memory_bytes = 4096});
+  auto t = rec.Finish(0.15, {.ops = 99, .round_trips = 49, .rpcs = 5, .cache_hits = 8, .memory_bytes = 2048});
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].ops, 0u);
+  EXPECT_EQ(t[1].round_trips, 0u);
+  EXPECT_EQ(t[1].rpcs, 0u);
+  EXPECT_EQ(t[1].cache_hits, 0u);
+  EXPECT_EQ(t[1].memory_bytes, 2048u) << "memory is a level: the last interval ends with it";
+  EXPECT_EQ(t[0].memory_bytes, 4096u);
 }
 
 std::vector<TimelineInterval> Steps(const std::vector<double>& mops) {

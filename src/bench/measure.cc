@@ -234,10 +234,12 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
     if (timeline && timeline->Due(elapsed)) {
       const fabric::VerbCounts now = fabric.TotalCounts();
       const IndexStats stats = index.Stats();
-      timeline->Sample(elapsed, phase.done(), now.round_trips - phase.round_trips_at_start(),
-                       now.rpcs - phase.rpcs_at_start(), stats.cache_bytes,
-                       stats.cache_hits - phase.stats_at_start().cache_hits,
-                       stats.cache_misses - phase.stats_at_start().cache_misses);
+      timeline->Sample(elapsed, {.ops = phase.done(),
+                                 .round_trips = now.round_trips - phase.round_trips_at_start(),
+                                 .rpcs = now.rpcs - phase.rpcs_at_start(),
+                                 .cache_hits = stats.cache_hits - phase.stats_at_start().cache_hits,
+                                 .cache_misses = stats.cache_misses - phase.stats_at_start().cache_misses,
+                                 .memory_bytes = stats.cache_bytes});
     }
     if (options.action && !action_thread.joinable() && !phase.stopped() &&
         elapsed >= options.action->at_s) {
@@ -262,9 +264,12 @@ Measurement Measure(Index& index, fabric::Fabric& fabric, const OpSourceFactory&
   Measurement m = phase.Collect(interrupted);
   if (watchdog.stalled() && m.error.empty()) m.error = "the run stalled: " + watchdog.stall_report();
   if (timeline)
-    m.timeline = timeline->Finish(m.seconds, m.ops, m.verbs.round_trips, m.verbs.rpcs, m.stats_after.cache_bytes,
-                                  m.stats_after.cache_hits - m.stats_before.cache_hits,
-                                  m.stats_after.cache_misses - m.stats_before.cache_misses);
+    m.timeline = timeline->Finish(m.seconds, {.ops = m.ops,
+                                              .round_trips = m.verbs.round_trips,
+                                              .rpcs = m.verbs.rpcs,
+                                              .cache_hits = m.stats_after.cache_hits - m.stats_before.cache_hits,
+                                              .cache_misses = m.stats_after.cache_misses - m.stats_before.cache_misses,
+                                              .memory_bytes = m.stats_after.cache_bytes});
   if (action_started) m.action = action_times;
   return m;
 }

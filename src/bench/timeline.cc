@@ -16,31 +16,32 @@ double MeanThroughput(const std::vector<TimelineInterval>& t, size_t from, size_
   return seconds > 0 ? static_cast<double>(ops) / seconds : 0;
 }
 
+// The interval [from_s, to_s) between two samples' totals.
+TimelineInterval Between(double from_s, double to_s, const TimelineTotals& from, const TimelineTotals& to) {
+  const auto since = [](uint64_t now, uint64_t then) { return now > then ? now - then : 0; };
+  return {from_s,
+          to_s,
+          since(to.ops, from.ops),
+          since(to.round_trips, from.round_trips),
+          since(to.rpcs, from.rpcs),
+          to.memory_bytes,
+          since(to.cache_hits, from.cache_hits),
+          since(to.cache_misses, from.cache_misses)};
+}
+
 }  // namespace
 
-void TimelineRecorder::Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs,
-                              uint64_t memory_bytes, uint64_t cache_hits, uint64_t cache_misses) {
-  intervals_.push_back({last_s_, at_s, ops - last_ops_, round_trips - last_round_trips_, rpcs - last_rpcs_,
-                        memory_bytes, cache_hits - last_hits_, cache_misses - last_misses_});
+void TimelineRecorder::Sample(double at_s, const TimelineTotals& totals) {
+  intervals_.push_back(Between(last_s_, at_s, last_, totals));
   last_s_ = at_s;
-  last_ops_ = ops;
-  last_round_trips_ = round_trips;
-  last_rpcs_ = rpcs;
-  last_hits_ = cache_hits;
-  last_misses_ = cache_misses;
+  last_ = totals;
   // Skip the boundaries missed; at least one, whatever the rounding of at_s / interval_s_.
   next_ = std::max(next_ + 1, static_cast<uint64_t>(std::floor(at_s / interval_s_)) + 1);
 }
 
-std::vector<TimelineInterval> TimelineRecorder::Finish(double end_s, uint64_t ops, uint64_t round_trips,
-                                                       uint64_t rpcs, uint64_t memory_bytes, uint64_t cache_hits,
-                                                       uint64_t cache_misses) const {
+std::vector<TimelineInterval> TimelineRecorder::Finish(double end_s, const TimelineTotals& totals) const {
   std::vector<TimelineInterval> all = intervals_;
-  const auto since = [](uint64_t now, uint64_t last) { return now > last ? now - last : 0; };
-  if (end_s > last_s_ || ops > last_ops_)
-    all.push_back({last_s_, std::max(end_s, last_s_), ops - last_ops_, since(round_trips, last_round_trips_),
-                   since(rpcs, last_rpcs_), memory_bytes, since(cache_hits, last_hits_),
-                   since(cache_misses, last_misses_)});
+  if (end_s > last_s_ || totals.ops > last_.ops) all.push_back(Between(last_s_, std::max(end_s, last_s_), last_, totals));
   return all;
 }
 

@@ -28,9 +28,19 @@ struct TimelineInterval {
   }
 };
 
-// Samples the completed-operation count at the boundaries k x interval. A sample taken late
-// (the sampler did not get the core) closes a longer interval at the time it was taken, so
-// no interval claims operations it did not see; the next boundary stays on the grid.
+// What a timeline samples at one moment: counts since the measured phase began, and the
+// index's memory then (a level, not a count).
+struct TimelineTotals {
+  uint64_t ops = 0;          // operations completed
+  uint64_t round_trips = 0;  // network round trips made
+  uint64_t rpcs = 0;         // of which RPCs
+  uint64_t cache_hits = 0, cache_misses = 0;
+  uint64_t memory_bytes = 0;  // IndexStats::cache_bytes now
+};
+
+// Samples the totals at the boundaries k x interval. A sample taken late (the sampler did not
+// get the core) closes a longer interval at the time it was taken, so no interval claims
+// operations it did not see; the next boundary stays on the grid.
 class TimelineRecorder {
  public:
   // `phase_s`: the planned length of the phase (0 if it ends after a number of operations);
@@ -41,14 +51,11 @@ class TimelineRecorder {
   bool Due(double elapsed_s) const {
     return elapsed_s >= next_due_s() && (phase_s_ <= 0 || next_due_s() < phase_s_ - 1e-9);
   }
-  // The operations completed, round trips and RPCs made and cache hits and misses counted
-  // since the phase began, and the index's memory, at `at_s` seconds.
-  void Sample(double at_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0, uint64_t memory_bytes = 0,
-              uint64_t cache_hits = 0, uint64_t cache_misses = 0);
-  // Every interval; the last one ends at `end_s` with these totals.
-  std::vector<TimelineInterval> Finish(double end_s, uint64_t ops, uint64_t round_trips, uint64_t rpcs = 0,
-                                       uint64_t memory_bytes = 0, uint64_t cache_hits = 0,
-                                       uint64_t cache_misses = 0) const;
+  // The totals at `at_s` seconds into the phase.
+  void Sample(double at_s, const TimelineTotals& totals);
+  // Every interval; the last one ends at `end_s` with these totals (which may come from a
+  // different count than the samples': a counter behind the last sample adds nothing).
+  std::vector<TimelineInterval> Finish(double end_s, const TimelineTotals& totals) const;
 
  private:
   const double interval_s_;
@@ -56,10 +63,7 @@ class TimelineRecorder {
   uint64_t next_ = 1;  // the next boundary is next_ x interval_s_
   std::vector<TimelineInterval> intervals_;
   double last_s_ = 0;
-  uint64_t last_ops_ = 0;
-  uint64_t last_round_trips_ = 0;
-  uint64_t last_rpcs_ = 0;
-  uint64_t last_hits_ = 0, last_misses_ = 0;
+  TimelineTotals last_;  // at the last sample
 };
 
 // Throughput around an event that ran during [start_s, end_s].
