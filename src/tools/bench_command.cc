@@ -127,16 +127,50 @@ std::string DescribeSimulation(const std::vector<bench::RunResult>& results) {
   return out;
 }
 
+void PrintDesignsAndWorkloads() {
+  std::cout << "designs:";
+  for (const std::string& d : designs::DesignNames()) std::cout << " " << d;
+  std::cout << "\nworkloads:";
+  for (const std::string& w : bench::WorkloadNames()) std::cout << " " << w;
+  std::cout << "\n";
+}
+
+// --calibrate-out: the mean cycles per segment learned from the runs' compute profiles, with
+// the setup they were measured in, for `--calibration FILE` of later modelled runs.
+void WriteCalibration(const BenchFlags& f, const bench::BenchPlan& plan,
+                      const std::map<std::string, sim::ComputeProfile>& profiles) {
+  sim::Calibration learned;
+  for (const auto& [label, profile] : profiles) learned.Learn(label, profile);
+  std::string designs, workloads;
+  for (const bench::PlannedRun& run : plan.runs) {
+    if (designs.find(run.design.label) == std::string::npos) designs += " " + run.design.label;
+    if (workloads.find(run.workload.name) == std::string::npos) workloads += " " + run.workload.name;
+  }
+  std::string text = "# dmindex compute calibration (docs/SIMULATION.md): mean cycles per segment, by design and\n"
+                     "# the call that ends it, measured on this machine (" + std::to_string(sim::LocalCpuGhz()) +
+                     " GHz) over workloads" + workloads + ", designs" + designs + ":\n" +
+                     Describe(f, plan) + learned.Format();
+  if (Status s = bench::WriteTextFile(f.calibrate_out, text); !s.ok()) Fail(s.message(), 1);
+}
+
+// Says on stderr what failed: a run that could not start, operations that failed, a tree that
+// failed its check after a run. True if anything did (the exit status is then 1).
+bool ReportFailures(const std::string& setup_error, const std::vector<bench::RunResult>& results) {
+  bool failed = !setup_error.empty();
+  if (failed) std::cerr << "dmindex bench: run could not start: " << setup_error << "\n";
+  for (const bench::RunResult& r : results) {
+    if (!r.error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
+                                    << ": OPERATION FAILED: " << r.error << "\n";
+    if (!r.verify_error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
+                                           << ": TREE CHECK FAILED: " << r.verify_error << "\n";
+    failed |= !r.ok();
+  }
+  return failed;
+}
+
 void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
   bench::BenchOptions& o = f.options;
-  if (f.list) {
-    std::cout << "designs:";
-    for (const std::string& d : designs::DesignNames()) std::cout << " " << d;
-    std::cout << "\nworkloads:";
-    for (const std::string& w : bench::WorkloadNames()) std::cout << " " << w;
-    std::cout << "\n";
-    return;
-  }
+  if (f.list) return PrintDesignsAndWorkloads();
   o.trace_out = !f.trace_out_path.empty();
   if (!f.calibrate_out.empty() && (f.fabric.fabric != "sim" || (!f.fabric.compute.empty() && f.fabric.compute != "measured")))
     Fail("--calibrate-out: needs --fabric sim --compute measured (it records measured costs)", 2);
@@ -215,35 +249,13 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
                 << Commented(profile.ToString());
   }
   std::cout << std::flush;
-  if (!f.calibrate_out.empty()) {
-    sim::Calibration learned;
-    for (const auto& [label, profile] : profiles) learned.Learn(label, profile);
-    std::string designs, workloads;
-    for (const bench::PlannedRun& run : plan->runs) {
-      if (designs.find(run.design.label) == std::string::npos) designs += " " + run.design.label;
-      if (workloads.find(run.workload.name) == std::string::npos) workloads += " " + run.workload.name;
-    }
-    std::string text = "# dmindex compute calibration (docs/SIMULATION.md): mean cycles per segment, by design and\n"
-                       "# the call that ends it, measured on this machine (" + std::to_string(sim::LocalCpuGhz()) +
-                       " GHz) over workloads" + workloads + ", designs" + designs + ":\n" +
-                       Describe(f, *plan) + learned.Format();
-    if (Status s = bench::WriteTextFile(f.calibrate_out, text); !s.ok()) Fail(s.message(), 1);
-  }
+  if (!f.calibrate_out.empty()) WriteCalibration(f, *plan, profiles);
   if (!f.json_path.empty())
     if (Status s = bench::WriteJson(f.json_path, results); !s.ok()) Fail(s.message(), 1);
   if (!f.csv_path.empty())
     if (Status s = bench::WriteCsv(f.csv_path, results); !s.ok()) Fail(s.message(), 1);
 
-  bool failed = !setup_error.empty();
-  if (failed) std::cerr << "dmindex bench: run could not start: " << setup_error << "\n";
-  for (const bench::RunResult& r : results) {
-    if (!r.error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
-                                    << ": OPERATION FAILED: " << r.error << "\n";
-    if (!r.verify_error.empty()) std::cerr << "dmindex bench: " << r.design << " " << r.workload
-                                           << ": TREE CHECK FAILED: " << r.verify_error << "\n";
-    failed |= !r.ok();
-  }
-  if (failed) throw CLI::RuntimeError(1);
+  if (ReportFailures(setup_error, results)) throw CLI::RuntimeError(1);
   if (interrupt.flag().load()) {
     std::cerr << "dmindex bench: interrupted; the table shows what was measured\n";
     throw CLI::RuntimeError(130);
