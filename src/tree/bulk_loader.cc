@@ -13,13 +13,10 @@ size_t RunOf(const std::vector<size_t>& starts, size_t i) {
   return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
 }
 
-}  // namespace
-
+// InvalidArgument naming the first entry that is reserved, out of order or does not fit.
 template <KeyValueTraits KV>
-Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
-  using Key = typename KV::Key;
-  const auto& leaf = t_.validator.leaf();
-  const auto& internal = t_.validator.internal();
+Status CheckInput(const TreeShared<KV>& t, std::span<const LeafEntry<KV>> sorted) {
+  const auto& leaf = t.validator.leaf();
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (!KV::IsUserKey(sorted[i].key))
       return Status::InvalidArgument("bulk load: reserved key at position " + std::to_string(i));
@@ -27,9 +24,53 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
       return Status::InvalidArgument("bulk load: keys not strictly ascending at position " +
                                      std::to_string(i));
     Status s = leaf.CheckEntry(sorted[i].key, sorted[i].value);
-    if (s.ok()) s = CheckValue<KV>(t_.options, sorted[i].value);
+    if (s.ok()) s = CheckValue<KV>(t.options, sorted[i].value);
     if (!s.ok()) return Status::InvalidArgument("bulk load: at position " + std::to_string(i) + ": " + s.message());
   }
+  return Status::Ok();
+}
+
+// The loaded tree's shape: per level from the leaves up, the runs that make its nodes (as
+// PlanRuns returns them: of entries for the leaves, of the level below's nodes above) and
+// each node's low fence. The top level has one node, the root.
+template <KeyValueTraits KV>
+struct Plan {
+  std::vector<std::vector<size_t>> runs;
+  std::vector<std::vector<typename KV::Key>> lows;
+};
+
+// Each level's runs and its nodes' low fences: the first leaf's and the first node's of a
+// level -inf, the others the separator between the last key left of them and their first
+// key (the shortest one in the slotted format, the first key in the fixed one). A node's
+// high fence is its right neighbour's low fence (+inf for the last).
+template <KeyValueTraits KV>
+Plan<KV> PlanLevels(const TreeShared<KV>& t, std::span<const LeafEntry<KV>> sorted) {
+  using Key = typename KV::Key;
+  const auto& leaf = t.validator.leaf();
+  const double fill = t.options.bulk_fill;
+  Plan<KV> p;
+  p.runs = {leaf.PlanRuns(sorted, fill)};
+  p.lows.resize(1);
+  for (size_t j = 0; j + 1 < p.runs[0].size(); ++j)
+    p.lows[0].push_back(j == 0 ? Key(KV::kNegInf)
+                               : leaf.Separator(sorted[p.runs[0][j] - 1].key, sorted[p.runs[0][j]].key));
+  while (p.lows.back().size() > 1) {
+    p.runs.push_back(t.validator.internal().PlanRuns(p.lows.back(), fill));
+    std::vector<Key> up;
+    for (size_t j = 0; j + 1 < p.runs.back().size(); ++j) up.push_back(p.lows.back()[p.runs.back()[j]]);
+    p.lows.push_back(std::move(up));
+  }
+  return p;
+}
+
+}  // namespace
+
+template <KeyValueTraits KV>
+Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
+  using Key = typename KV::Key;
+  const auto& leaf = t_.validator.leaf();
+  const auto& internal = t_.validator.internal();
+  DMX_RETURN_IF_ERROR(CheckInput(t_, sorted));
   auto root = reader_.RefreshRoot(c);
   if (!root.ok()) return root.status();
   if (!root->is_null()) return Status::InvalidArgument("bulk load needs an empty index");
@@ -48,24 +89,9 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
   }
 
   const uint32_t nb = t_.layout.node_bytes;
-  const double fill = t_.options.bulk_fill;
-
-  // The plan: each level's runs (leaves: of entries; above: of the level below's nodes) and
-  // each node's low fence - the first leaf's and the first node's of a level -inf, the
-  // others the separator between the last key left of them and their first key (the
-  // shortest one in the slotted format, the first key in the fixed one). A node's high
-  // fence is its right neighbour's low fence (+inf for the last).
-  std::vector<std::vector<size_t>> runs = {leaf.PlanRuns(sorted, fill)};
-  std::vector<std::vector<Key>> lows(1);
-  for (size_t j = 0; j + 1 < runs[0].size(); ++j)
-    lows[0].push_back(j == 0 ? Key(KV::kNegInf)
-                             : leaf.Separator(sorted[runs[0][j] - 1].key, sorted[runs[0][j]].key));
-  while (lows.back().size() > 1) {
-    runs.push_back(internal.PlanRuns(lows.back(), fill));
-    std::vector<Key> up;
-    for (size_t j = 0; j + 1 < runs.back().size(); ++j) up.push_back(lows[lows.size() - 1][runs.back()[j]]);
-    lows.push_back(std::move(up));
-  }
+  const Plan<KV> plan = PlanLevels(t_, sorted);
+  const std::vector<std::vector<size_t>>& runs = plan.runs;
+  const std::vector<std::vector<Key>>& lows = plan.lows;
   // Co-location: node j of `height` goes to the memory node of its ancestor at colocate_level.
   const int colocate = std::min<int>(t_.options.colocate_level, static_cast<int>(lows.size()) - 1);
   auto place = [&](size_t height, size_t j) -> int {
@@ -143,6 +169,8 @@ Status BulkLoader<KV>::Load(Ctx& c, std::span<const LeafEntry<KV>> sorted) const
   }
 
   uint64_t old = 0;
+  // A CAS that failed in the fabric may still have taken effect: the nodes are then the tree,
+  // so they are not given back (they leak if it did not).
   DMX_RETURN_IF_ERROR(c.ep.Cas(t_.root_word, 0, level->front().raw(), &old));
   if (old != 0) return fail(Status::InvalidArgument("bulk load: the index became non-empty"));
   return reader_.RefreshRoot(c).status();
