@@ -118,4 +118,32 @@ inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name
   }
 }
 
+// With durability=log (DEX's default): `host` finds every key with the value of its last
+// acknowledged write (absent after an acknowledged delete). `in_flight`: a write that was
+// never acknowledged (the process died inside it) - its key may also hold that value (nullopt:
+// its delete). Returns the number of keys checked.
+inline size_t CheckNothingAcknowledgedLost(Index& host, const AckedWrites& acked,
+                                           const std::map<Key, std::optional<Value>>& in_flight = {}) {
+  auto session = host.OpenSession(0);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return 0;
+  size_t checked = 0, lost = 0;
+  for (const auto& [k, writes] : acked) {
+    Value v = 0;
+    Status s = (*session)->Lookup(k, &v);
+    EXPECT_TRUE(s.ok() || s.IsNotFound()) << "key " << k << ": " << s.ToString();
+    const std::optional<Value> got = s.ok() ? std::optional<Value>(v) : std::nullopt;
+    auto f = in_flight.find(k);
+    if (got != writes.back() && (f == in_flight.end() || got != f->second)) {
+      if (++lost <= 5)
+        ADD_FAILURE() << "key " << k << ": last acknowledged "
+                      << (writes.back() ? std::to_string(*writes.back()) : std::string("delete")) << ", found "
+                      << (got ? std::to_string(*got) : std::string("nothing"));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(lost, 0u) << "acknowledged writes lost, of " << checked << " keys";
+  return checked;
+}
+
 }  // namespace dmindex::testing
