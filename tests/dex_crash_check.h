@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "alloc/catalog.h"
+#include "designs/dex/dex_admin.h"
+#include "designs/dex/partition_store.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "tree/node_layout.h"
@@ -115,6 +117,22 @@ inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name
     ASSERT_EQ(kv.key, it->first);
     ASSERT_EQ(kv.value, it->second) << "key " << kv.key;
     ++it;
+  }
+}
+
+// Releases every compute node's lease as `dmindex indexes --release-host N --token T` does.
+inline void ReleaseLeasesOfTheDead(fabric::Fabric& fabric, const std::string& name) {
+  auto ep = std::move(fabric.Connect()).value();
+  auto entry = alloc::Catalog::Open(*ep, name);
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  uint64_t raw = 0;
+  ASSERT_TRUE(ep->Read(entry->aux_word(0), &raw, 8).ok());
+  auto snap = designs::dex::PartitionStore(GlobalAddress::FromRaw(raw)).Inspect(*ep);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  for (uint32_t i = 0; i < snap->leases.size(); ++i) {
+    if (snap->leases[i] == 0) continue;
+    Status s = designs::dex::ReleaseDexHost(*ep, *entry, i, snap->leases[i]);
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
 }
 

@@ -89,22 +89,6 @@ void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.name; }
 
 class DexCrash : public ::testing::TestWithParam<CrashCase> {};
 
-// Releases every compute node's lease as `dmindex indexes --release-host N --token T` does.
-void ReleaseLeasesOfTheDead(fabric::Fabric& fabric, const std::string& name) {
-  auto ep = std::move(fabric.Connect()).value();
-  auto entry = alloc::Catalog::Open(*ep, name);
-  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
-  uint64_t raw = 0;
-  ASSERT_TRUE(ep->Read(entry->aux_word(0), &raw, 8).ok());
-  auto snap = designs::dex::PartitionStore(GlobalAddress::FromRaw(raw)).Inspect(*ep);
-  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
-  for (uint32_t i = 0; i < snap->leases.size(); ++i) {
-    if (snap->leases[i] == 0) continue;
-    Status s = designs::dex::ReleaseDexHost(*ep, *entry, i, snap->leases[i]);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-}
-
 TEST_P(DexCrash, ACrashedComputeNodeLeavesAReadableIndex) {
   const CrashCase& c = GetParam();
   auto fabric = testing::DexTestFabric();
@@ -154,7 +138,7 @@ TEST_P(DexCrash, ACrashedComputeNodeLeavesAReadableIndex) {
   }
   // It dies here: never used again, its dirty pages never written back (it is destroyed only
   // after the checks). An operator releases its leases; another process hosts its nodes.
-  ReleaseLeasesOfTheDead(*fabric, name);
+  testing::ReleaseLeasesOfTheDead(*fabric, name);
   ASSERT_FALSE(HasFatalFailure());
   {
     auto host = designs::MakeIndex("dex", *fabric, options({}, 1 << 20));  // DEX's defaults

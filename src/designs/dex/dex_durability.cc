@@ -39,6 +39,7 @@ namespace dmindex::designs::dex {
 namespace {
 
 constexpr uint32_t kDirectoryWords = PartitionStore::kMaxParts;
+constexpr uint64_t kMinLogBytes = 4096;
 
 // The index's log directory (catalog aux word 1): one word per compute node, 0 until the
 // first host made its log. Made by whichever opener finds none (a CAS decides).
@@ -67,9 +68,16 @@ Status DexTree<KV>::AttachLogs(fabric::Endpoint& ep, const alloc::CatalogEntry& 
     DMX_RETURN_IF_ERROR(ep.Read(word, &raw, 8));
     if (raw == 0) {
       if (!options_.durable) continue;  // no log yet, and none wanted
-      auto block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(options_.log_bytes)));
+      // log_kb, or the largest halving of it that one of the memory servers' chunks holds
+      // (the allocator says InvalidArgument for a block larger than a chunk).
+      uint64_t capacity = options_.log_bytes;
+      auto block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+      while (!block.ok() && block.status().IsInvalidArgument() && capacity > kMinLogBytes) {
+        capacity /= 2;
+        block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+      }
       if (!block.ok()) return block.status();
-      DMX_RETURN_IF_ERROR(RedoLog::Initialize(ep, *block, options_.log_bytes));
+      DMX_RETURN_IF_ERROR(RedoLog::Initialize(ep, *block, capacity));
       // Two hosts of one compute node never coexist (host leases), but be exact anyway.
       DMX_RETURN_IF_ERROR(ep.Cas(word, 0, block->raw(), &raw));
       if (raw == 0) raw = block->raw();
@@ -199,10 +207,10 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   cache::CacheWorker cw(*n.bm, maintenance_->pages);
   auto flushed = n.bm->FlushDirty(cw);
   if (!flushed.ok()) return flushed.status();
+  n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   if (!logged) return Status::Ok();
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto));
   n.log_head.store(upto);
-  n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
