@@ -81,7 +81,7 @@ uint64_t Property(const Index& index, const char* name) { return index.GetIntPro
 TEST(DexRedoLog, RecordsOfEverySizeWrapAroundTheRing) {
   auto fabric = testing::DexTestFabric();
   auto ep = std::move(fabric->Connect()).value();
-  const GlobalAddress block = GlobalAddress(0, 8ull << 20)  // a fresh pool: nobody allocates there;
+  const GlobalAddress block = GlobalAddress(0, 8ull << 20);  // a fresh pool: nobody allocates there
   ASSERT_TRUE(RedoLog::Initialize(*ep, block, 1024).ok());
   auto log = RedoLog::Open(*ep, block);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
@@ -123,13 +123,18 @@ TEST(DexRedoLog, RecordsOfEverySizeWrapAroundTheRing) {
 TEST(DexRedoLog, ARecordCutShortIsSteppedOver) {
   auto fabric = testing::DexTestFabric();
   auto ep = std::move(fabric->Connect()).value();
-  const GlobalAddress block = GlobalAddress(0, 8ull << 20)  // a fresh pool: nobody allocates there;
-  for (uint64_t cut = 0; cut <= 3 * RedoLog::kSlot; cut += 8) {
+  const GlobalAddress block = GlobalAddress(0, 8ull << 20);  // a fresh pool: nobody allocates there
+  const std::string long_value(150, 'v');  // with a 2-byte key: four slots
+  const uint64_t record = RedoLog::RecordBytes(2, long_value.size());
+  ASSERT_EQ(record, 4 * RedoLog::kSlot);
+  // The ring starts as garbage: a cut record's padding (zeros) must not match what is there.
+  const std::vector<std::byte> garbage(RedoLog::BlockBytes(4096), std::byte{0xab});
+  for (uint64_t cut = 0; cut <= record; cut += 8) {
+    ASSERT_TRUE(ep->Write(block, garbage.data(), static_cast<uint32_t>(garbage.size())).ok());
     ASSERT_TRUE(RedoLog::Initialize(*ep, block, 4096).ok());
     auto log = RedoLog::Open(*ep, block);
     ASSERT_TRUE(log.ok());
     std::vector<std::byte> bytes;
-    const std::string long_value(150, 'v');  // three slots
     uint64_t pos = 0;
     for (int i = 0; i < 3; ++i) {
       RedoLog::Encode(pos, RedoLog::Op::kPut, "k" + std::to_string(i), long_value, &bytes);
@@ -149,8 +154,10 @@ TEST(DexRedoLog, ARecordCutShortIsSteppedOver) {
     }
     auto scanned = log->Scan(*ep);
     ASSERT_TRUE(scanned.ok());
-    const bool whole = cut >= 3 * RedoLog::kSlot;
+    const bool whole = cut >= record;
     ASSERT_EQ(scanned->records.size(), whole ? 3u : 2u) << "cut after " << cut << " bytes";
+    EXPECT_EQ(scanned->skipped_slots, whole || cut == 0 ? 0u : (cut + RedoLog::kSlot - 1) / RedoLog::kSlot)
+        << "cut after " << cut << " bytes";
     EXPECT_EQ(scanned->records.front().key, "k0");
     EXPECT_EQ(scanned->records.back().key, "k2") << "cut after " << cut << " bytes";
   }
@@ -169,9 +176,10 @@ TEST(DexDurability, ACacheHitWriteCostsOneWrite) {
     SCOPED_TRACE(durability);
     auto fabric = testing::DexTestFabric();
     const std::string name = std::string("hit-") + durability;
+    // One compute node: every leaf owned (with two, a leaf crossing the boundary is shared).
     auto index = designs::MakeIndex(
         "dex", *fabric,
-        Options(name, {{"admission", "1"}, {"writeback_ms", "0"}, {"durability", durability}}));
+        testing::DexTestOptions(name, 1, {{"admission", "1"}, {"writeback_ms", "0"}, {"durability", durability}}));
     ASSERT_TRUE(index.ok()) << index.status().ToString();
     auto s = std::move((*index)->OpenSession()).value();
     for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
