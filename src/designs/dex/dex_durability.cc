@@ -169,6 +169,7 @@ Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
   auto& r = w.record;
   if (!s.ok() || !r.claimed) return s;
   if (!w.pages.Carried()) {
+    DMX_RETURN_IF_ERROR(Live());  // a fenced process acknowledges nothing more
     fabric::Verb verbs[2];
     const int count = n.log->Verbs(r.pos, r.bytes, verbs);
     DMX_RETURN_IF_ERROR(w.ctx.ep.Post({verbs, static_cast<size_t>(count)}, fabric::Ordering::kUnordered));
@@ -209,6 +210,7 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   if (!flushed.ok()) return flushed.status();
   n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   if (!logged) return Status::Ok();
+  DMX_RETURN_IF_ERROR(Live());
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto));
   n.log_head.store(upto);
   return Status::Ok();
@@ -218,6 +220,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::TruncateLog(ComputeNode& n) {
   if (!n.log) return Status::Ok();
   const uint64_t tail = n.log_tail.load();
+  DMX_RETURN_IF_ERROR(Live());
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail));
   n.log_head.store(tail);
   return Status::Ok();

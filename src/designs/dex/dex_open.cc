@@ -2,11 +2,14 @@
 // pool, and this process's host leases.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <random>
+#include <set>
 
 #include "common/runtime.h"
 #include "alloc/catalog.h"
 #include "common/retry.h"
+#include "designs/dex/dex_admin.h"
 #include "designs/dex/dex_tree.h"
 
 namespace dmindex::designs::dex {
@@ -25,7 +28,62 @@ Result<GlobalAddress> AwaitMapBlock(fabric::Endpoint& ep, GlobalAddress map_word
   }
 }
 
+// Host tokens name a lease: a tag above the 34 bits of a HolderId.
+constexpr uint64_t kLeaseTokenTag = uint64_t{0x4c53} << 48;
+uint64_t HostToken(lease::HolderId id) { return kLeaseTokenTag | id.Pack(); }
+std::optional<lease::HolderId> HolderOf(uint64_t token) {
+  if ((token >> 48) != (kLeaseTokenTag >> 48)) return std::nullopt;  // not a lease's (an older opener's)
+  return lease::HolderId::Unpack(token & ((uint64_t{1} << lease::HolderId::kBits) - 1));
+}
+
 }  // namespace
+
+// Claims the compute nodes an opener asks for. If they (or, without `first`, all runs) are
+// hosted, watches their hosts' leases: a host whose lease expired is fenced - it can never
+// write to the pool again (DexTree::Live) - and its host words freed, then claimed here (the
+// opener then replays their redo logs). A host seen renewing is alive: InvalidArgument, as
+// before. So a dead process's compute nodes are taken over by the next opener, after at
+// most its lease length plus a quarter (lease::TakeoverWait), with no operator; a live
+// host costs an opener one renewal period of watching.
+template <tree::KeyValueTraits KV>
+Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint& ep, const PartitionStore& store,
+                                              const alloc::CatalogEntry& entry, uint32_t parts, uint32_t count,
+                                              std::optional<uint32_t> first, uint64_t token) {
+  lease::LeaseObserver watcher;
+  std::map<uint64_t, std::chrono::milliseconds> still;  // per host token: how long unchanged
+  std::set<uint64_t> alive;                             // host tokens seen renewing
+  Backoff poll(backoff::kPoll, "the leases of the hosts of the wanted compute nodes");
+  for (;;) {
+    auto claimed = store.ClaimHosts(ep, parts, count, first, token);
+    if (claimed.ok() || !claimed.status().IsInvalidArgument()) return claimed;
+    auto snap = store.Inspect(ep);
+    if (!snap.ok()) return snap.status();
+    const uint32_t from = first.value_or(0), to = first ? *first + count : parts;
+    bool freed = false, undecided = false;
+    for (uint32_t i = from; i < to && i < snap->leases.size(); ++i) {
+      const uint64_t host = snap->leases[i];
+      const auto holder = HolderOf(host);
+      if (!holder) continue;  // free, or a token without a lease: only an operator frees it
+      auto fenced = watcher.FenceIfExpired(ep, *holder);
+      if (!fenced.ok()) return fenced.status();
+      if (*fenced) {
+        DMX_RETURN_IF_ERROR(ReleaseDexHost(ep, entry, i, host));
+        freed = true;
+        continue;
+      }
+      auto unchanged = watcher.StillFor(ep, *holder);
+      if (!unchanged.ok()) return unchanged.status();
+      // A renewal since the last look (the time unchanged went down): the host is alive.
+      auto [it, fresh] = still.try_emplace(host, *unchanged);
+      if (!fresh && *unchanged < it->second) alive.insert(host);
+      it->second = *unchanged;
+      if (!alive.contains(host)) undecided = true;
+    }
+    if (freed) continue;
+    if (!undecided) return claimed;  // every host renewed while we watched
+    poll.Pause();
+  }
+}
 
 // The creator of the catalog entry (race-free, alloc::Catalog) writes the partition map and
 // claims its compute nodes before it publishes the map's address; everyone else waits for
@@ -44,12 +102,18 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, c
       **ep, index.name, {"dex", index.node_bytes, alloc::KeySchema::Of(index)}, &created,
       index.create_if_missing);
   if (!entry.ok()) return entry.status();
-  // This process's host-lease token: random, so two processes (on any machines) differ.
-  const uint64_t token = runtime::Entropy() | 1;
+  // This process's lease: its id is the host token, so an opener that finds the compute
+  // nodes it wants hosted can tell whether their host is still alive.
+  lease::LeaseOptions lo;
+  lo.length = std::chrono::milliseconds(o->lease_ms);
+  auto lease = lease::Lease::Claim(fabric, lo);
+  if (!lease.ok()) return lease.status();
+  const uint64_t token = HostToken((*lease)->id());
   auto opened = created ? Create(fabric, **ep, *o, *layout, *entry, token)
                         : Join(fabric, **ep, *o, *layout, *entry, index.name, token);
   if (!opened.ok()) return opened.status();
   std::unique_ptr<DexTree> t = std::move(opened).value();
+  t->lease_ = std::move(lease).value();
   t->host_token_ = token;
   // Until the maintenance worker exists (then the destructor does it), failing gives the
   // leases back here.
@@ -133,7 +197,7 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric& fabric, f
                                    " compute nodes; this process asks for " +
                                    std::to_string(o.compute_nodes) + " from " +
                                    std::to_string(want_first.value_or(0)));
-  auto first = store.ClaimHosts(ep, parts, o.compute_nodes, want_first, token);
+  auto first = ClaimOrTakeOver(ep, store, entry, parts, o.compute_nodes, want_first, token);
   if (!first.ok()) return first.status();
   std::unique_ptr<DexTree> t(new DexTree(fabric, o, layout, entry.root_word, *first, parts));
   t->store_ = store;
@@ -143,6 +207,9 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric& fabric, f
 // The members defined here, for both formats (dex_tree.cc instantiates the class).
 #define DMX_DEX_OPEN(KV)                                                                                   \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric&, const IndexOptions&);   \
+  template Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint&, const PartitionStore&,            \
+                                                         const alloc::CatalogEntry&, uint32_t, uint32_t,     \
+                                                         std::optional<uint32_t>, uint64_t);                 \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Create(                                        \
       fabric::Fabric&, fabric::Endpoint&, const DexOptions&, const Layout&, const alloc::CatalogEntry&, uint64_t); \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric&, fabric::Endpoint&,       \

@@ -59,6 +59,9 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
     } else if (knob == "log_kb") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 4, uint64_t{1} << 21, &n));
       o.log_bytes = n << 10;
+    } else if (knob == "lease_ms") {
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 10, 40950, &n));
+      o.lease_ms = n;
     } else if (knob == "writeback_ms") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 32, &n));
       o.writeback_ms = n;

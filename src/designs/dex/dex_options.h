@@ -29,6 +29,9 @@
 //   log_kb      n       the redo log's ring per compute node, KiB (set when the log is made)
 //   writeback_ms n      a background thread writes every dirty page back (and truncates the
 //                       log) this often; 0: never (only cooling, close and repartitioning do)
+//   lease_ms    n       this process's lease (lease/lease.h) names it in the host words of its
+//                       compute nodes; an opener takes over compute nodes whose host's lease
+//                       expired (unrenewed for lease_ms + a quarter)
 #pragma once
 
 #include <cstdint>
@@ -61,6 +64,7 @@ struct DexOptions {
   bool durable = true;              // durability=log
   uint64_t log_bytes = 256ull << 10;  // log_kb (a block of it must fit a memory server's chunk)
   uint64_t writeback_ms = 1000;
+  uint64_t lease_ms = 2000;
   tree::TreeOptions tree;           // the core's policies for shared (remote) nodes
 };
 

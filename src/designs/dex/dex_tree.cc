@@ -44,7 +44,9 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
-      image(tree.layout_.node_bytes) {}
+      image(tree.layout_.node_bytes) {
+  pages.SetLiveness([&tree] { return tree.Live(); });
+}
 
 template <tree::KeyValueTraits KV>
 DexWorker<KV>::~DexWorker() = default;

@@ -48,6 +48,7 @@
 #include "tree/scan_range.h"
 #include "tree/structure_modifier.h"
 #include "tree/value_store.h"
+#include "lease/lease.h"
 
 namespace dmindex::designs::dex {
 
@@ -242,6 +243,15 @@ class DexTree {
   // if the image does not validate under the lock (the pointer is stale).
   Status LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid);
 
+  // dex_open.cc: claims hosts for this process; hosts whose lease expired are taken over
+  // (their lease fenced first, so they can never write again).
+  static Result<uint32_t> ClaimOrTakeOver(fabric::Endpoint& ep, const PartitionStore& store,
+                                          const alloc::CatalogEntry& entry, uint32_t parts, uint32_t count,
+                                          std::optional<uint32_t> first, uint64_t token);
+  // Ok while this process may still write to the pool for its compute nodes (its lease is
+  // live); Unavailable for good once another process may have taken them over.
+  Status Live() { return lease_ ? lease_->CheckLive() : Status::Ok(); }
+
   // dex_durability.cc: the redo logs (redo_log.h) and the background write-back.
   // At open: the index's log directory, a log for each hosted compute node, and the replay
   // of what a previous host left in it (before any operation runs).
@@ -395,7 +405,10 @@ class DexTree {
   std::atomic<bool> blocks_seen_{false};  // LeaseStart
   const uint32_t first_, partitions_;
   PartitionStore store_;
-  uint64_t host_token_ = 0;  // this process's host leases (partition_store.h)
+  // This process's lease (lease/lease.h) and the host token naming it in the map's host
+  // words (HostToken): whoever finds the lease expired may take the compute nodes over.
+  std::unique_ptr<lease::Lease> lease_;
+  uint64_t host_token_ = 0;
   bool closed_ = false;
   std::vector<std::unique_ptr<ComputeNode>> nodes_;  // the hosted ones
   std::atomic<const Map*> map_{nullptr};  // current; operations keep theirs

@@ -160,6 +160,7 @@ Status NodePages<KV>::Encode(const std::byte* page, std::byte* out) {
 
 template <tree::KeyValueTraits KV>
 Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
+  if (live_) DMX_RETURN_IF_ERROR(live_());
   encoded_.resize(t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
   if (companions_.empty()) {
