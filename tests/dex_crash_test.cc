@@ -2,9 +2,11 @@
 //  1. a process loads base keys and closes cleanly (its writes all reach the pool);
 //  2. another process opens the index, inserts, updates and deletes over both partitions and
 //     reports every acknowledged write to this test through a pipe, then waits;
-//  3. the test kills it with SIGKILL - its dirty pages die with it - and releases its host
-//     leases as an operator does (`dmindex indexes --release-host N --token T`, reading the
-//     tokens from `dmindex indexes`);
+//  3. the test kills it with SIGKILL - its dirty pages die with it, its redo logs stay in the
+//     pool - and releases its host leases as an operator does (`dmindex indexes
+//     --release-host N --token T`, reading the tokens from `dmindex indexes`), or (case
+//     lease_expires) does nothing: the next opener finds the hosts' lease expired and takes
+//     the compute nodes over itself;
 //  4. a new process hosts its compute nodes and must read exactly what the pool holds: every
 //     base key it did not touch, every key whose write reached the pool with that write's
 //     value, no other key, no Corruption, no error, no spinning reader (tests/dex_crash_check.h);
@@ -110,14 +112,24 @@ Result<std::unique_ptr<Index>> OpenDex(fabric::Fabric& fabric, const std::string
   return designs::MakeIndex("dex", fabric, o);  // DEX's default knobs
 }
 
-class DexCrashOverUcx : public ::testing::TestWithParam<uint64_t> {};  // cache bytes per compute node
+// `dmindex indexes --release-host` for every compute node of index `name`.
+void ReleaseByOperator(const std::string& memservers, const std::string& name);
+
+struct CrashCase {
+  const char* name;
+  uint64_t cache_bytes;  // per compute node
+  bool operator_releases;  // false: the next opener takes over when the dead lease expires
+};
+void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.name; }
+
+class DexCrashOverUcx : public ::testing::TestWithParam<CrashCase> {};
 
 TEST_P(DexCrashOverUcx, AKilledComputeProcessLeavesAReadableIndex) {
-  const uint64_t cache_bytes = GetParam();
+  const uint64_t cache_bytes = GetParam().cache_bytes;
   auto server = testing::StartShmMemserver(256ull << 20);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const std::string memservers = (*server)->address().ToString();
-  const std::string name = "crash" + std::to_string(cache_bytes);
+  const std::string name = std::string("crash-") + GetParam().name;
   auto connect = [&]() { return fabric::ucx::UcxFabric::Create(memservers, fabric::ucx::UcxOptions{}); };
 
   // 1. Base keys, closed cleanly.
@@ -190,17 +202,9 @@ TEST_P(DexCrashOverUcx, AKilledComputeProcessLeavesAReadableIndex) {
   }
 
   // The operator's repair: the dead process's leases, by the tokens `dmindex indexes` shows.
-  testing::ToolRun listing = testing::RunTool("indexes --memservers " + memservers + " --index " + name);
-  ASSERT_EQ(listing.exit_code, 0) << listing.output;
-  const std::regex hosted("compute node ([0-9]+): keys \\[[^)]*\\), hosted by token ([0-9a-f]+)");
-  int released = 0;
-  for (std::sregex_iterator it(listing.output.begin(), listing.output.end(), hosted), end; it != end; ++it) {
-    testing::ToolRun r = testing::RunTool("indexes --memservers " + memservers + " --index " + name +
-                                          " --release-host " + (*it)[1].str() + " --token " + (*it)[2].str());
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    ++released;
-  }
-  ASSERT_EQ(released, static_cast<int>(kComputeNodes)) << listing.output;
+  // Without it, the next opener waits for the dead process's lease to expire and takes over.
+  if (GetParam().operator_releases) ReleaseByOperator(memservers, name);
+  ASSERT_FALSE(HasFatalFailure());
 
   // 4. A new process hosts both compute nodes and reads what the dead one left.
   auto f = connect();
@@ -216,11 +220,25 @@ TEST_P(DexCrashOverUcx, AKilledComputeProcessLeavesAReadableIndex) {
   EXPECT_LT((*host)->Stats().retries, acked.size()) << "retries while reading a quiescent pool";
 }
 
-INSTANTIATE_TEST_SUITE_P(Cache, DexCrashOverUcx, ::testing::Values(64ull << 20, 64 * kNodeBytes),
-                         [](const auto& info) {
-                           return info.param == (64ull << 20) ? std::string("default_cache")
-                                                              : std::string("small_cache");
-                         });
+void ReleaseByOperator(const std::string& memservers, const std::string& name) {
+  testing::ToolRun listing = testing::RunTool("indexes --memservers " + memservers + " --index " + name);
+  ASSERT_EQ(listing.exit_code, 0) << listing.output;
+  const std::regex hosted("compute node ([0-9]+): keys \\[[^)]*\\), hosted by token ([0-9a-f]+)");
+  int released = 0;
+  for (std::sregex_iterator it(listing.output.begin(), listing.output.end(), hosted), end; it != end; ++it) {
+    testing::ToolRun r = testing::RunTool("indexes --memservers " + memservers + " --index " + name +
+                                          " --release-host " + (*it)[1].str() + " --token " + (*it)[2].str());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ++released;
+  }
+  ASSERT_EQ(released, static_cast<int>(kComputeNodes)) << listing.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cache, DexCrashOverUcx,
+                         ::testing::Values(CrashCase{"default_cache", 64ull << 20, true},
+                                           CrashCase{"small_cache", 64 * kNodeBytes, true},
+                                           CrashCase{"lease_expires", 64ull << 20, false}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace dmindex
