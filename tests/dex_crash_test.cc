@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <random>
 #include <regex>
 
@@ -214,7 +215,11 @@ TEST_P(DexCrashOverUcx, AKilledComputeProcessLeavesAReadableIndex) {
   testing::CheckWhatTheDeadLeft(**f, name, kNodeBytes, **host, acked, durable);
   // Default knobs (durability=log): the host replayed the dead process's redo logs, so every
   // acknowledged write is there, not just what had reached the pool.
-  testing::CheckNothingAcknowledgedLost(**host, acked);
+  const size_t keys = testing::CheckNothingAcknowledgedLost(**host, acked);
+  std::cout << "[ dex crash ] " << GetParam().name << ": " << base.size() + writes.size()
+            << " acknowledged writes to " << keys << " keys checked, "
+            << (*host)->GetIntProperty("dmindex.dex.replayed-keys").value_or(0)
+            << " keys replayed from the dead process's logs\n";
   // No reader spun on an image that could not validate: a handful of restarts (half splits
   // finished on the way), not thousands of torn-read retries.
   EXPECT_LT((*host)->Stats().retries, acked.size()) << "retries while reading a quiescent pool";
