@@ -9,7 +9,6 @@
 #include "common/runtime.h"
 #include "alloc/catalog.h"
 #include "common/retry.h"
-#include "designs/dex/dex_admin.h"
 #include "designs/dex/dex_tree.h"
 
 namespace dmindex::designs::dex {
@@ -47,7 +46,7 @@ std::optional<lease::HolderId> HolderOf(uint64_t token) {
 // host costs an opener one renewal period of watching.
 template <tree::KeyValueTraits KV>
 Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint& ep, const PartitionStore& store,
-                                              const alloc::CatalogEntry& entry, uint32_t parts, uint32_t count,
+                                              uint32_t parts, uint32_t count,
                                               std::optional<uint32_t> first, uint64_t token) {
   lease::LeaseObserver watcher;
   std::map<uint64_t, std::chrono::milliseconds> still;  // per host token: how long unchanged
@@ -67,7 +66,8 @@ Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint& ep, const Partit
       auto fenced = watcher.FenceIfExpired(ep, *holder);
       if (!fenced.ok()) return fenced.status();
       if (*fenced) {
-        DMX_RETURN_IF_ERROR(ReleaseDexHost(ep, entry, i, host));
+        // A CAS from the dead host's token: a racing taker that freed (or took) it first wins.
+        DMX_RETURN_IF_ERROR(store.ReleaseHosts(ep, i, 1, host));
         freed = true;
         continue;
       }
@@ -197,7 +197,7 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric& fabric, f
                                    " compute nodes; this process asks for " +
                                    std::to_string(o.compute_nodes) + " from " +
                                    std::to_string(want_first.value_or(0)));
-  auto first = ClaimOrTakeOver(ep, store, entry, parts, o.compute_nodes, want_first, token);
+  auto first = ClaimOrTakeOver(ep, store, parts, o.compute_nodes, want_first, token);
   if (!first.ok()) return first.status();
   std::unique_ptr<DexTree> t(new DexTree(fabric, o, layout, entry.root_word, *first, parts));
   t->store_ = store;
@@ -207,9 +207,8 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric& fabric, f
 // The members defined here, for both formats (dex_tree.cc instantiates the class).
 #define DMX_DEX_OPEN(KV)                                                                                   \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric&, const IndexOptions&);   \
-  template Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint&, const PartitionStore&,            \
-                                                         const alloc::CatalogEntry&, uint32_t, uint32_t,     \
-                                                         std::optional<uint32_t>, uint64_t);                 \
+  template Result<uint32_t> DexTree<KV>::ClaimOrTakeOver(fabric::Endpoint&, const PartitionStore&, uint32_t,  \
+                                                         uint32_t, std::optional<uint32_t>, uint64_t);       \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Create(                                        \
       fabric::Fabric&, fabric::Endpoint&, const DexOptions&, const Layout&, const alloc::CatalogEntry&, uint64_t); \
   template Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Join(fabric::Fabric&, fabric::Endpoint&,       \

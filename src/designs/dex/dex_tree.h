@@ -245,8 +245,8 @@ class DexTree {
 
   // dex_open.cc: claims hosts for this process; hosts whose lease expired are taken over
   // (their lease fenced first, so they can never write again).
-  static Result<uint32_t> ClaimOrTakeOver(fabric::Endpoint& ep, const PartitionStore& store,
-                                          const alloc::CatalogEntry& entry, uint32_t parts, uint32_t count,
+  static Result<uint32_t> ClaimOrTakeOver(fabric::Endpoint& ep, const PartitionStore& store, uint32_t parts,
+                                          uint32_t count,
                                           std::optional<uint32_t> first, uint64_t token);
   // Ok while this process may still write to the pool for its compute nodes (its lease is
   // live); Unavailable for good once another process may have taken them over.
