@@ -44,6 +44,32 @@ uint64_t StringHeapBytes(const std::string& s) {
   return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
 }
 
+// A stored value in 16 bytes: an 8-byte value (the u64 format's usual one) in place, any
+// other size in a string of its own. (A std::string in the slot took 32 bytes: abseil's
+// 256-byte nodes then held 6 entries of the u64 format instead of 10, a deeper tree.)
+class MapValue {
+ public:
+  void Set(Slice value) {
+    if (value.size() == 8) {
+      std::memcpy(&raw_, value.data(), 8);
+      other_.reset();
+    } else if (other_) {
+      other_->assign(value.data(), value.size());
+    } else {
+      other_ = std::make_unique<std::string>(value);
+    }
+  }
+  void Read(std::string* out) const {
+    if (other_) *out = *other_;
+    else out->assign(reinterpret_cast<const char*>(&raw_), 8);
+  }
+  uint64_t HeapBytes() const { return other_ ? sizeof(std::string) + StringHeapBytes(*other_) : 0; }
+
+ private:
+  uint64_t raw_ = 0;  // the value's 8 bytes as they came (no byte order: never compared)
+  std::unique_ptr<std::string> other_;
+};
+
 // The map's key for each format: the integer (numeric order is the order of its 8 big-endian
 // bytes), or the bytes themselves.
 struct U64MapKey {
@@ -68,16 +94,16 @@ template <class K>
 class LockedMap {
  public:
   using Key = typename K::Type;
-  using Map = absl::btree_map<Key, std::string, std::less<Key>,
-                              CountingAllocator<std::pair<const Key, std::string>>>;
+  using Slot = std::pair<const Key, MapValue>;
+  using Map = absl::btree_map<Key, MapValue, std::less<Key>, CountingAllocator<Slot>>;
 
-  LockedMap() : map_(CountingAllocator<std::pair<const Key, std::string>>(&node_bytes_)) {}
+  LockedMap() : map_(CountingAllocator<Slot>(&node_bytes_)) {}
 
   Status Lookup(Slice key, std::string* value) const {
     std::shared_lock lock(mu_);
     auto it = map_.find(K::From(key));
     if (it == map_.end()) return Status::NotFound();
-    value->assign(it->second);
+    it->second.Read(value);
     return Status::Ok();
   }
   Status Insert(Slice key, Slice value) {
@@ -98,7 +124,7 @@ class LockedMap {
     std::unique_lock lock(mu_);
     auto it = map_.find(K::From(key));
     if (it == map_.end()) return Status::NotFound();
-    data_bytes_ -= K::HeapBytes(it->first) + StringHeapBytes(it->second);
+    data_bytes_ -= K::HeapBytes(it->first) + it->second.HeapBytes();
     map_.erase(it);
     return Status::Ok();
   }
@@ -109,7 +135,8 @@ class LockedMap {
     for (; it != map_.end() && out->size() < count; ++it) {
       std::string key = K::Bytes(it->first);
       if (range.end && Slice(key) >= Slice(*range.end)) break;
-      out->push_back({std::move(key), it->second});
+      out->push_back({std::move(key), ""});
+      it->second.Read(&out->back().value);
     }
     return Status::Ok();
   }
@@ -117,8 +144,9 @@ class LockedMap {
     std::unique_lock lock(mu_);
     if (!map_.empty()) return Status::InvalidArgument("BulkLoad needs an empty index");
     for (const KeyValue& kv : sorted) {
-      auto it = map_.emplace_hint(map_.end(), K::From(kv.key), kv.value);
-      data_bytes_ += K::HeapBytes(it->first) + StringHeapBytes(it->second);
+      auto it = map_.emplace_hint(map_.end(), K::From(kv.key), MapValue());
+      Assign(it->second, kv.value);
+      data_bytes_ += K::HeapBytes(it->first);
     }
     return Status::Ok();
   }
@@ -132,10 +160,10 @@ class LockedMap {
   }
 
  private:
-  void Assign(std::string& stored, Slice value) {
-    data_bytes_ -= StringHeapBytes(stored);
-    stored.assign(value.data(), value.size());
-    data_bytes_ += StringHeapBytes(stored);
+  void Assign(MapValue& stored, Slice value) {
+    data_bytes_ -= stored.HeapBytes();
+    stored.Set(value);
+    data_bytes_ += stored.HeapBytes();
   }
 
   mutable runtime::SharedMutex mu_;

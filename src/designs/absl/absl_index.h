@@ -4,9 +4,10 @@
 // in every default benchmark run. Lookups and scans share the mutex; writes take it alone, so
 // it does not scale with threads (local's optimistic lock coupling does: docs/LOCAL.md).
 //
-// u64 format: btree_map<uint64_t, std::string>; bytes format: btree_map<std::string,
-// std::string>. Stats().cache_bytes: the map's nodes plus the heap bytes of keys and values
-// longer than std::string keeps inline, exactly as requested from the allocator.
+// u64 format: btree_map<uint64_t, V>; bytes format: btree_map<std::string, V>; V holds an
+// 8-byte value in place and any other in a std::string of its own. Stats().cache_bytes: the
+// map's nodes plus the heap bytes of keys and values, exactly as requested from the allocator
+// (the heap's own rounding not counted, as for `local`).
 #pragma once
 
 #include <memory>
