@@ -2,7 +2,8 @@
 # Checks dmindex as a library a program outside the repository uses (docs/CI.md): installs
 # the build into a fresh temporary prefix, moves that prefix (nothing in it may point back
 # to where it was installed or built), then against it
-#   - compiles every public header alone, with nothing but <prefix>/include on the path;
+#   - compiles every public header alone, with nothing but <prefix>/include on the path (and
+#     dmindex/c.h as C11);
 #   - builds examples/ with find_package(dmindex CONFIG REQUIRED) (examples/CMakeLists.txt)
 #     and quick_start with a plain compiler command line and pkg-config --cflags --libs dmindex;
 #   - runs quick_start (both builds) and range_iteration, and memory_servers against two
@@ -31,7 +32,8 @@ for header in "$prefix"/include/dmindex/*.h; do
   echo "#include <dmindex/$(basename "$header")>" \
     | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ -
 done
-echo "test-install: every public header compiles alone"
+echo '#include <dmindex/c.h>' | "${CC:-cc}" -std=c11 -pedantic -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c -
+echo "test-install: every public header compiles alone (dmindex/c.h as C11 too)"
 
 cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
