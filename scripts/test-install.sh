@@ -5,8 +5,9 @@
 #   - compiles every public header alone, with nothing but <prefix>/include on the path (and
 #     dmindex/c.h as C11);
 #   - builds examples/ with find_package(dmindex CONFIG REQUIRED) (examples/CMakeLists.txt)
-#     and quick_start with a plain compiler command line and pkg-config --cflags --libs dmindex;
-#   - runs quick_start (both builds) and range_iteration, and memory_servers against two
+#     and quick_start (C++) and c_quick_start (C) with a plain compiler command line and
+#     pkg-config --cflags --libs dmindex;
+#   - runs quick_start and c_quick_start (both builds each) and range_iteration, and memory_servers against two
 #     memory servers started from the installed dmindex (scripts/with-memservers.sh);
 #   - checks that the installed `dmindex plot` runs the plot.py installed beside it.
 set -euo pipefail
@@ -45,7 +46,13 @@ echo "test-install: $cxx -std=c++20 -O2 examples/quick_start.cc $flags"
 # shellcheck disable=SC2086  # $flags is a list of compiler arguments
 "$cxx" -std=c++20 -O2 -Wall -Wextra -Werror examples/quick_start.cc -o "$work/quick_start_pkg_config" $flags
 
-for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration"; do
+# A C program links the same static libraries: the C++ runtime comes in by name.
+echo "test-install: ${CC:-cc} -std=c11 examples/c_quick_start.c $flags -lstdc++ -lm"
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=c11 -O2 -Wall -Wextra -Werror examples/c_quick_start.c -o "$work/c_quick_start_pkg_config" $flags -lstdc++ -lm
+
+for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration" \
+               "$work/examples/c_quick_start" "$work/c_quick_start_pkg_config"; do
   echo "test-install: $(basename "$example")"
   "$example"
 done

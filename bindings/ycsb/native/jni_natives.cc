@@ -99,6 +99,22 @@ jlong OpenCluster(JNIEnv* env, jclass, jstring memservers, jstring transport, js
 
 void DestroyCluster(JNIEnv*, jclass, jlong cluster) { dmindex_cluster_destroy(Handle<dmindex_cluster_t>(cluster)); }
 
+jlongArray ClusterCounters(JNIEnv* env, jclass, jlong cluster) {
+  static constexpr const char* kNames[] = {"dmindex.fabric.reads", "dmindex.fabric.writes",
+                                           "dmindex.fabric.atomics", "dmindex.fabric.rpcs",
+                                           "dmindex.fabric.round-trips", "dmindex.fabric.bytes"};
+  jlong values[6] = {};
+  for (size_t i = 0; i < 6; ++i) {
+    uint64_t v = 0;
+    if (!Check(env, dmindex_cluster_property(Handle<dmindex_cluster_t>(cluster), kNames[i], &v, ThreadStatus())))
+      return nullptr;
+    values[i] = static_cast<jlong>(v);
+  }
+  jlongArray out = env->NewLongArray(6);
+  if (out != nullptr) env->SetLongArrayRegion(out, 0, 6, values);
+  return out;
+}
+
 // Applies names[i] = values[i] with `set` (dmindex_options_set or _set_knob).
 bool SetAll(JNIEnv* env, dmindex_options_t* options, jobjectArray names, jobjectArray values,
             dmindex_code_t (*set)(dmindex_options_t*, const char*, const char*, dmindex_status_t*)) {
@@ -207,6 +223,7 @@ std::string RegisterNatives(JNIEnv* env) {
       {const_cast<char*>("openCluster"), const_cast<char*>("(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)J"),
        reinterpret_cast<void*>(OpenCluster)},
       {const_cast<char*>("destroyCluster"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(DestroyCluster)},
+      {const_cast<char*>("clusterCounters"), const_cast<char*>("(J)[J"), reinterpret_cast<void*>(ClusterCounters)},
       {const_cast<char*>("openIndex"),
        const_cast<char*>("(J[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;)J"),
        reinterpret_cast<void*>(OpenIndex)},

@@ -14,6 +14,9 @@ final class DmindexNative {
 
   static native void destroyCluster(long cluster);
 
+  /** The cluster connection's verbs so far: reads, writes, atomics, RPCs, round trips, bytes. */
+  static native long[] clusterCounters(long cluster);
+
   /** IndexOptions fields (dmindex_options_set) and design knobs by name. */
   static native long openIndex(long cluster, String[] optionNames, String[] optionValues, String[] knobNames,
                                String[] knobValues);
