@@ -162,10 +162,17 @@ dmindex_code_t dmindex_index_property(const dmindex_index_t* index, const char* 
 dmindex_code_t dmindex_index_property_names(const dmindex_index_t* index, char** names, dmindex_status_t* status);
 /* The design's name (free with dmindex_free). */
 dmindex_code_t dmindex_index_design(const dmindex_index_t* index, char** design, dmindex_status_t* status);
-/* Partitioned designs (dex): the compute node serving `key`, and whether this process hosts
- * it. NOT_SUPPORTED for designs where every compute node serves every key. */
+/* Partitioned designs (dex; NOT_SUPPORTED for designs where every compute node serves every
+ * key): the compute node serving `key`, and whether this process hosts it. */
 dmindex_code_t dmindex_index_route(const dmindex_index_t* index, const char* key, size_t key_length,
                                    uint32_t* compute_node, int* hosted, dmindex_status_t* status);
+/* Partitioned designs: compute nodes in the whole cluster (all processes). */
+dmindex_code_t dmindex_index_partitions(const dmindex_index_t* index, uint32_t* partitions, dmindex_status_t* status);
+/* Partitioning::Repartition: compute node i serves [boundaries[i-1], boundaries[i]) (partitions - 1
+ * ascending boundaries); keys may only leave compute nodes this process hosts (NOT_OWNER
+ * otherwise). *seconds (may be NULL): how long it took. */
+dmindex_code_t dmindex_index_repartition(dmindex_index_t* index, size_t count, const char* const* boundaries,
+                                         const size_t* boundary_lengths, double* seconds, dmindex_status_t* status);
 
 /* --- Sessions: one thread's handle (index.h) --- */
 

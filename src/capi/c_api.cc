@@ -61,6 +61,16 @@ Status OpenIndex(const dmindex_index_t* index, const char* what) {
   return Status::Ok();
 }
 
+// The partitioning of a partitioned design's open index, or why there is none.
+Result<Partitioning*> PartitioningOf(const dmindex_index_t* index) {
+  DMX_RETURN_IF_ERROR(OpenIndex(index, "the index"));
+  Partitioning* p = index->state->index->partitioning();
+  if (p == nullptr)
+    return Status::NotSupported("design " + index->state->index->design() +
+                                " has no logical partitions: every compute node serves every key");
+  return p;
+}
+
 // IndexOptions' fields by name, set from text (dmindex_options_set).
 struct OptionField {
   const char* name;
@@ -386,18 +396,47 @@ dmindex_code_t dmindex_index_design(const dmindex_index_t* index, char** design,
 dmindex_code_t dmindex_index_route(const dmindex_index_t* index, const char* key, size_t key_length,
                                    uint32_t* compute_node, int* hosted, dmindex_status_t* status) {
   return Guard(status, [&] {
-    DMX_RETURN_IF_ERROR(dmindex::capi::OpenIndex(index, "the index"));
+    auto p = dmindex::capi::PartitioningOf(index);
+    if (!p.ok()) return p.status();
     DMX_RETURN_IF_ERROR(NotNull(compute_node, "the compute node output pointer"));
     DMX_RETURN_IF_ERROR(NotNull(hosted, "the hosted output pointer"));
     Slice k;
     DMX_RETURN_IF_ERROR(dmindex::capi::BytesOf(key, key_length, "the key", &k));
-    const dmindex::Partitioning* p = index->state->index->partitioning();
-    if (p == nullptr)
-      return Status::NotSupported("design " + index->state->index->design() +
-                                  " has no logical partitions: every compute node serves every key");
-    const dmindex::Route route = p->RouteKey(k);
+    const dmindex::Route route = (*p)->RouteKey(k);
     *compute_node = route.compute_node;
     *hosted = route.hosted ? 1 : 0;
+    return Status::Ok();
+  });
+}
+
+dmindex_code_t dmindex_index_partitions(const dmindex_index_t* index, uint32_t* partitions, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    auto p = dmindex::capi::PartitioningOf(index);
+    if (!p.ok()) return p.status();
+    DMX_RETURN_IF_ERROR(NotNull(partitions, "the partitions output pointer"));
+    *partitions = (*p)->partitions();
+    return Status::Ok();
+  });
+}
+
+dmindex_code_t dmindex_index_repartition(dmindex_index_t* index, size_t count, const char* const* boundaries,
+                                         const size_t* boundary_lengths, double* seconds, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    auto p = dmindex::capi::PartitioningOf(index);
+    if (!p.ok()) return p.status();
+    if (count != 0) {
+      DMX_RETURN_IF_ERROR(NotNull(boundaries, "the boundary array"));
+      DMX_RETURN_IF_ERROR(NotNull(boundary_lengths, "the boundary length array"));
+    }
+    std::vector<std::string> list(count);
+    for (size_t i = 0; i < count; ++i) {
+      Slice b;
+      DMX_RETURN_IF_ERROR(dmindex::capi::BytesOf(boundaries[i], boundary_lengths[i], "a boundary", &b));
+      list[i] = std::string(b);
+    }
+    auto took = (*p)->Repartition(std::move(list));
+    if (!took.ok()) return took.status();
+    if (seconds != nullptr) *seconds = *took;
     return Status::Ok();
   });
 }

@@ -32,15 +32,26 @@ Status KeyValueOf(const char* key, size_t key_length, const char* value, size_t 
   return BytesOf(value, value_length, "the value", v);
 }
 
-// The iterator of a handle, or null after recording why the call is refused.
-Iterator* Usable(dmindex_iterator_t* iterator, bool must_be_valid) {
-  if (iterator == nullptr) return nullptr;
-  if (must_be_valid && !iterator->it->Valid()) {
-    iterator->refused = Status::InvalidArgument("the iterator is not positioned at a pair (Valid() is false)");
-    return nullptr;
+// Runs `move` (Seek, Next, ...) on the iterator unless the call is refused (a NULL iterator;
+// Next when not valid); keeps why it was refused, or the exception it raised, for status().
+template <typename MoveFn>
+void Move(dmindex_iterator_t* iterator, bool must_be_valid, const char* what, MoveFn&& move) noexcept {
+  if (iterator == nullptr) return;
+  try {
+    iterator->refused = Status::Ok();
+    if (must_be_valid && !iterator->it->Valid())
+      iterator->refused = Status::InvalidArgument(std::string(what) + " on an iterator not positioned at a pair");
+    else
+      iterator->refused = move(*iterator->it);
+  } catch (const std::exception& e) {
+    iterator->refused = Status::FromCode(Status::Code::kCorruption, {});  // no allocation
+    try {
+      iterator->refused = Status::Corruption(std::string("internal error in ") + what + ": " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    iterator->refused = Status::FromCode(Status::Code::kCorruption, {});
   }
-  iterator->refused = Status::Ok();
-  return &*iterator->it;
 }
 
 }  // namespace
@@ -235,36 +246,26 @@ void dmindex_iterator_destroy(dmindex_iterator_t* iterator) {
 }
 
 void dmindex_iterator_seek(dmindex_iterator_t* iterator, const char* target, size_t target_length) {
-  dmindex::Iterator* it = dmindex::capi::Usable(iterator, false);
-  if (it == nullptr) return;
-  Slice t;
-  iterator->refused = BytesOf(target, target_length, "the seek target", &t);
-  if (!iterator->refused.ok()) return;
-  try {
-    it->Seek(t);
-  } catch (const std::exception& e) {
-    iterator->refused = Status::Corruption(std::string("internal error in Seek: ") + e.what());
-  }
+  dmindex::capi::Move(iterator, false, "Seek", [&](dmindex::Iterator& it) {
+    Slice t;
+    DMX_RETURN_IF_ERROR(BytesOf(target, target_length, "the seek target", &t));
+    it.Seek(t);
+    return Status::Ok();
+  });
 }
 
 void dmindex_iterator_seek_to_first(dmindex_iterator_t* iterator) {
-  dmindex::Iterator* it = dmindex::capi::Usable(iterator, false);
-  if (it == nullptr) return;
-  try {
-    it->SeekToFirst();
-  } catch (const std::exception& e) {
-    iterator->refused = Status::Corruption(std::string("internal error in SeekToFirst: ") + e.what());
-  }
+  dmindex::capi::Move(iterator, false, "SeekToFirst", [](dmindex::Iterator& it) {
+    it.SeekToFirst();
+    return Status::Ok();
+  });
 }
 
 void dmindex_iterator_next(dmindex_iterator_t* iterator) {
-  dmindex::Iterator* it = dmindex::capi::Usable(iterator, true);
-  if (it == nullptr) return;
-  try {
-    it->Next();
-  } catch (const std::exception& e) {
-    iterator->refused = Status::Corruption(std::string("internal error in Next: ") + e.what());
-  }
+  dmindex::capi::Move(iterator, true, "Next", [](dmindex::Iterator& it) {
+    it.Next();
+    return Status::Ok();
+  });
 }
 
 int dmindex_iterator_valid(const dmindex_iterator_t* iterator) {

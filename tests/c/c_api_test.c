@@ -305,6 +305,8 @@ static void TestIndexCalls(dmindex_index_t* index, dmindex_status_t* st) {
   uint32_t node = 9;
   int hosted = 9;
   EXPECT_CODE(DMINDEX_NOT_SUPPORTED, dmindex_index_route(index, "key", 3, &node, &hosted, st), st);
+  EXPECT_CODE(DMINDEX_NOT_SUPPORTED, dmindex_index_partitions(index, &node, st), st);
+  EXPECT_CODE(DMINDEX_NOT_SUPPORTED, dmindex_index_repartition(index, 0, NULL, NULL, NULL, st), st);
   EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_index_stats(NULL, &stats, st), st);
   EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_index_property(index, "x", NULL, st), st);
 }
@@ -400,6 +402,39 @@ static void TestU64(dmindex_cluster_t* cluster) {
   dmindex_status_destroy(st);
 }
 
+/* DEX's logical partitions: two compute nodes in this process, a boundary moved. */
+static void TestPartitions(void) {
+  dmindex_status_t* st = dmindex_status_create();
+  dmindex_options_t* o = dmindex_options_create();
+  EXPECT_OK(dmindex_options_set(o, "design", "dex", st), st);
+  EXPECT_OK(dmindex_options_set(o, "key_format", "bytes", st), st);
+  EXPECT_OK(dmindex_options_set(o, "max_key_bytes", "32", st), st);
+  EXPECT_OK(dmindex_options_set(o, "compute_nodes", "2", st), st);
+  dmindex_index_t* index = NULL;
+  EXPECT_OK(dmindex_index_open(o, NULL, &index, st), st);
+  uint32_t partitions = 0, node = 9;
+  int hosted = 0;
+  EXPECT_OK(dmindex_index_partitions(index, &partitions, st), st);
+  CHECK(partitions == 2);
+  const char* boundary[] = {"m"};
+  const size_t length[] = {1};
+  double seconds = -1;
+  EXPECT_OK(dmindex_index_repartition(index, 1, boundary, length, &seconds, st), st);
+  CHECK(seconds >= 0);
+  EXPECT_OK(dmindex_index_route(index, "a", 1, &node, &hosted, st), st);
+  CHECK(node == 0 && hosted == 1);
+  EXPECT_OK(dmindex_index_route(index, "z", 1, &node, &hosted, st), st);
+  CHECK(node == 1 && hosted == 1);
+  const char* two[] = {"m", "n"};
+  const size_t lengths[] = {1, 1};
+  EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_index_repartition(index, 2, two, lengths, NULL, st), st);
+  EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_index_route(index, "a", 1, NULL, &hosted, st), st);
+  EXPECT_OK(dmindex_index_close(index, st), st);
+  dmindex_index_destroy(index);
+  dmindex_options_destroy(o);
+  dmindex_status_destroy(st);
+}
+
 int main(int argc, char** argv) {
   const char* addresses[8];
   size_t address_count = 0;
@@ -414,6 +449,7 @@ int main(int argc, char** argv) {
     TestStatusAndHelpers();
     TestCluster();
     TestOptions();
+    TestPartitions();
     EXPECT_OK(dmindex_cluster_open_embedded(NULL, &cluster, st), st);
   } else {
     EXPECT_OK(dmindex_cluster_connect(addresses, address_count, "shm", key_file, 0, 0, &cluster, st), st);
