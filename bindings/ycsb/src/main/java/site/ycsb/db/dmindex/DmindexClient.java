@@ -43,16 +43,22 @@ public class DmindexClient extends DB {
     Properties p = getProperties();
     synchronized (LOCK) {
       try {
-        if (users == 0) {
+        if (++users == 1) {
           cluster = DmindexNative.openCluster(p.getProperty("dmindex.memservers", ""),
               p.getProperty("dmindex.transport", "shm"), p.getProperty("dmindex.cluster_key", ""));
         }
-        ++users;
+        // Open the workload's table now, so that a bad design, option or knob stops the client here
+        // with dmindex's message instead of failing every operation.
+        session(p.getProperty(CoreWorkload.TABLENAME_PROPERTY, CoreWorkload.TABLENAME_PROPERTY_DEFAULT));
         if (users == 1 && shouldPreload(p)) {
           preload(p);
         }
       } catch (DmindexException e) {
+        release(false);  // YCSB does not clean up a DB whose init failed
         throw new DBException("dmindex: " + e.getMessage(), e);
+      } catch (DBException e) {
+        release(false);
+        throw e;
       }
     }
   }
@@ -93,21 +99,39 @@ public class DmindexClient extends DB {
   public void cleanup() throws DBException {
     synchronized (LOCK) {
       try {
-        for (long session : sessions.values()) {
-          DmindexNative.closeSession(session);
-        }
-        sessions.clear();
-        if (--users == 0) {
+        release(true);
+      } catch (DmindexException e) {
+        throw new DBException("dmindex: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Closes this thread's sessions; the last user closes the indexes, reports the verbs (if
+   * `report`) and lets the cluster go. Under LOCK.
+   */
+  private void release(boolean report) {
+    try {
+      for (long session : sessions.values()) {
+        DmindexNative.closeSession(session);
+      }
+    } finally {
+      sessions.clear();
+      if (--users == 0) {
+        try {
           for (long index : INDEXES.values()) {
             DmindexNative.closeIndex(index);
           }
+          if (report) {
+            reportVerbs();
+          }
+        } finally {
           INDEXES.clear();
-          reportVerbs();
-          DmindexNative.destroyCluster(cluster);
+          if (cluster != 0) {
+            DmindexNative.destroyCluster(cluster);
+          }
           cluster = 0;
         }
-      } catch (DmindexException e) {
-        throw new DBException("dmindex: " + e.getMessage(), e);
       }
     }
   }
@@ -125,9 +149,14 @@ public class DmindexClient extends DB {
         (double) c[1] / ops, (double) c[2] / ops, (double) c[3] / ops, (double) c[5] / ops);
   }
 
+  /** The session of an operation on `table`, counted. */
+  private long operationOn(String table) {
+    OPERATIONS.incrementAndGet();
+    return session(table);
+  }
+
   /** This thread's session on the index of `table` (opened on first use). */
   private long session(String table) {
-    OPERATIONS.incrementAndGet();  // every operation starts here, once
     Long session = sessions.get(table);
     if (session != null) {
       return session;
@@ -196,7 +225,7 @@ public class DmindexClient extends DB {
   @Override
   public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
     try {
-      byte[] record = DmindexNative.get(session(table), bytes(key));
+      byte[] record = DmindexNative.get(operationOn(table), bytes(key));
       if (record == null) {
         return Status.NOT_FOUND;
       }
@@ -211,7 +240,7 @@ public class DmindexClient extends DB {
   public Status scan(String table, String startkey, int recordcount, Set<String> fields,
                      Vector<HashMap<String, ByteIterator>> result) {
     try {
-      byte[][] pairs = DmindexNative.scan(session(table), bytes(startkey), recordcount);
+      byte[][] pairs = DmindexNative.scan(operationOn(table), bytes(startkey), recordcount);
       for (int i = 1; i < pairs.length; i += 2) {
         HashMap<String, ByteIterator> record = new HashMap<>();
         Records.decode(pairs[i], fields, record);
@@ -226,7 +255,7 @@ public class DmindexClient extends DB {
   @Override
   public Status update(String table, String key, Map<String, ByteIterator> values) {
     try {
-      long session = session(table);
+      long session = operationOn(table);
       byte[] old = DmindexNative.get(session, bytes(key));
       if (old == null) {
         return Status.NOT_FOUND;
@@ -244,7 +273,7 @@ public class DmindexClient extends DB {
   @Override
   public Status insert(String table, String key, Map<String, ByteIterator> values) {
     try {
-      DmindexNative.put(session(table), bytes(key), Records.encode(values));
+      DmindexNative.put(operationOn(table), bytes(key), Records.encode(values));
       return Status.OK;
     } catch (DmindexException e) {
       return failed("insert", e);
@@ -254,7 +283,7 @@ public class DmindexClient extends DB {
   @Override
   public Status delete(String table, String key) {
     try {
-      return DmindexNative.delete(session(table), bytes(key)) ? Status.OK : Status.NOT_FOUND;
+      return DmindexNative.delete(operationOn(table), bytes(key)) ? Status.OK : Status.NOT_FOUND;
     } catch (DmindexException e) {
       return failed("delete", e);
     }
