@@ -1,6 +1,7 @@
 /* dmindex's C API: the C++ API (index.h, cluster.h, iterator.h) behind opaque handles, for C
  * programs and for other languages' foreign-function layers (the YCSB binding's JNI code).
- * C11; link dmindex::c (CMake) or `pkg-config --libs dmindex`. docs/C_API.md.
+ * C11; link dmindex::c (CMake), or `pkg-config --cflags --libs dmindex` and the C++ runtime
+ * (-lstdc++ -lm: the libraries are static C++). docs/C_API.md.
  *
  * Errors. Every call that can fail returns a dmindex_code_t (DMINDEX_OK = 0) and takes a last
  * argument `dmindex_status_t* status`: NULL, or a status object the caller created once and
