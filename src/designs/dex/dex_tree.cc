@@ -324,7 +324,12 @@ IndexStats DexTree<KV>::Stats() const {
     s.cache_hits += c.hits;
     s.cache_misses += c.misses;
     s.cache_bytes += c.frames * layout_.node_bytes;
-    s.pool_bytes += n->core.allocator.pool_bytes();
+    // Nodes and blocks allocated and not freed (retired ones too), not the servers' chunks;
+    // plus the right halves of the leaves offloaded inserts split: the memory server
+    // allocated each (one node), this compute node frees them (its allocator's count may go
+    // below zero, the sum stays exact).
+    s.pool_bytes += n->core.allocator.bytes_in_use() +
+                    n->offload.splits.load(std::memory_order_relaxed) * layout_.node_bytes;
     s.retries += n->core.retries.load(std::memory_order_relaxed);
   }
   return s;
