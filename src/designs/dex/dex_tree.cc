@@ -339,7 +339,7 @@ template <tree::KeyValueTraits KV>
 std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   uint64_t offload_splits = 0;
   uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
-           reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0;
+           reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0, log_ring = 0;
   for (const auto& n : nodes_) {
     offloads += n->offload.offloads.load(std::memory_order_relaxed);
     fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
@@ -353,6 +353,7 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
     log_bytes += n->log_bytes.load(std::memory_order_relaxed);
     checkpoints += n->checkpoints.load(std::memory_order_relaxed);
     replayed += n->replayed.load(std::memory_order_relaxed);
+    if (n->log) log_ring += RedoLog::BlockBytes(n->log->capacity());
   }
   return {{"dmindex.dex.offloads", offloads},
           {"dmindex.dex.offload-fallbacks", fallbacks},
@@ -366,7 +367,8 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
           {"dmindex.dex.log-appends", log_appends},
           {"dmindex.dex.log-bytes", log_bytes},
           {"dmindex.dex.checkpoints", checkpoints},
-          {"dmindex.dex.replayed-keys", replayed}};
+          {"dmindex.dex.replayed-keys", replayed},
+          {"dmindex.dex.log-ring-bytes", log_ring}};  // of Stats().pool_bytes: fixed, not the keys'
 }
 
 template struct DexComputeNode<U64Format>;
