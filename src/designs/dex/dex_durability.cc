@@ -70,11 +70,14 @@ Status DexTree<KV>::AttachLogs(fabric::Endpoint& ep, const alloc::CatalogEntry& 
       if (!options_.durable) continue;  // no log yet, and none wanted
       // log_kb, or the largest halving of it that one of the memory servers' chunks holds
       // (the allocator says InvalidArgument for a block larger than a chunk).
+      // All from one allocator (the directory's): a chunk per compute node would be wasted
+      // on a small pool.
+      alloc::NodeAllocator& allocator = nodes_[0]->core.allocator;
       uint64_t capacity = options_.log_bytes;
-      auto block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+      auto block = allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
       while (!block.ok() && block.status().IsInvalidArgument() && capacity > kMinLogBytes) {
         capacity /= 2;
-        block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+        block = allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
       }
       if (!block.ok()) return block.status();
       DMX_RETURN_IF_ERROR(RedoLog::Initialize(ep, *block, capacity));
