@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -60,8 +61,9 @@ Result<int> DescriptorOf(ino_t inode, int except) {
 
 Result<std::unique_ptr<PoolDir>> PoolDir::Open(const std::string& dir, uint64_t pool_bytes) {
   if (dir.empty()) return Status::InvalidArgument("--data-dir: empty path");
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return Status::IoError("cannot create data directory " + dir + ": " + Errno());
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return Status::IoError("cannot create data directory " + dir + ": " + error.message());
   std::unique_ptr<PoolDir> d(new PoolDir());
   const std::string lock_path = dir + "/lock";
   d->lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -21,7 +21,7 @@ namespace dmindex::fabric::ucx {
 
 class PoolDir {
  public:
-  // Locks DIR (created if absent) and opens DIR/pool, creating it sparse with `pool_bytes`
+  // Locks DIR (created with its parents if absent) and opens DIR/pool, creating it sparse with `pool_bytes`
   // zero bytes if absent. Busy if a live server holds DIR; InvalidArgument if DIR/pool has
   // another size.
   static Result<std::unique_ptr<PoolDir>> Open(const std::string& dir, uint64_t pool_bytes);

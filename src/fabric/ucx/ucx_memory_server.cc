@@ -90,6 +90,7 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   s->node_ = std::make_unique<MemoryNode>(std::nullopt, reinterpret_cast<std::byte*>(pool.base),
                                           options.pool_bytes, options.node, restored);
   pool.identity = s->node_->identity();
+  pool.persistent = s->pool_dir_ != nullptr;
   auto worker = UcxWorker::Create(*s->context_);
   if (!worker.ok()) return worker.status();
   s->worker_ = std::move(worker).value();
