@@ -358,6 +358,9 @@ TEST(UcxMemserverFlags, BadFlagsGiveAMessageAndNonZeroExit) {
       {"memserver --listen no.such.host.invalid:0 --size 64M", "resolve"},
       {"memserver --listen 127.0.0.1:0 --size 64M --transport rdma", "--transport"},
       {"memserver --listen 127.0.0.1:0 --size 64M --rpc-threads 0", "--rpc-threads"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --sync", "--sync needs --data-dir"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --data-dir /proc/no-such-dir", "cannot create data directory"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --data-dir /tmp --sync --sync-period 0", "--sync-period"},
   };
   for (const Case& c : cases) {
     auto r = dmindex::testing::RunTool(c.args);
