@@ -26,7 +26,8 @@
 namespace dmindex::fabric::ucx::wire {
 
 // 02: Hello carries the memory-node position (01 had a reserved word there).
-// 03: the Challenge, signatures, and the pool's identity in the Welcome.
+// 03: the Challenge, signatures, and the pool's identity in the Welcome; later within 03,
+//     Welcome::pool_flags in what was a reserved word (zero from an older server: volatile).
 inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '3'};
 // Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
 inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
