@@ -99,6 +99,43 @@ TEST(PersistentPool, RefusesALiveDirectoryASizeMismatchAndACorruptIdentity) {
   EXPECT_NE(Slurp(log).find("holds no valid pool identity"), std::string::npos) << Slurp(log);
 }
 
+// A persistent pool's server that does not come back within restart_wait, or comes back
+// with another pool (its DIR/pool moved away), is given up: every operation of the fabric
+// fails from then on, naming it.
+TEST(PersistentPool, AServerNotBackInTimeOrBackWithAnotherPoolIsGivenUp) {
+  TempDir dir;
+  const std::string log = dir.path() + "/log";
+  for (const bool moved : {false, true}) {
+    const std::string data = dir.path() + (moved ? "/moved" : "/late");
+    auto server = MemserverProcess::Start(Spec("127.0.0.1:0", data, log));
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    const std::string at = (*server)->address().ToString();
+    fabric::ucx::UcxOptions o;
+    o.restart_wait = std::chrono::milliseconds(moved ? 30000 : 300);
+    auto fabric = UcxFabric::Create(at, o);
+    ASSERT_TRUE(fabric.ok()) << fabric.status().ToString();
+    auto ep = std::move((*fabric)->Connect()).value();
+    uint64_t word = 0;
+    ASSERT_TRUE(ep->Read(GlobalAddress(0, fabric::kChunkAreaOffset), &word, 8).ok());
+    (*server)->Signal(SIGKILL);
+    ASSERT_TRUE((*server)->Wait(std::chrono::seconds(5)).ok());
+    if (moved) {
+      std::filesystem::rename(data + "/pool", data + "/pool.old");
+      server = MemserverProcess::Start(Spec(at, data, log));
+      ASSERT_TRUE(server.ok()) << server.status().ToString();
+    }
+    // Bounded: restart_wait (300 ms), or one reconnection attempt once the new server is up.
+    for (int i = 0; i < 20000 && (*fabric)->LostPool().ok(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const Status lost = (*fabric)->LostPool();
+    ASSERT_TRUE(lost.IsUnavailable()) << lost.ToString();
+    EXPECT_NE(lost.message().find(moved ? "restarted with another pool" : "did not come back"),
+              std::string::npos) << lost.ToString();
+    Status s = ep->Read(GlobalAddress(0, fabric::kChunkAreaOffset), &word, 8);
+    EXPECT_EQ(s.ToString(), lost.ToString());
+  }
+}
+
 // --- Every design shared across processes ---
 
 class RestartFixture : public ::testing::Test {

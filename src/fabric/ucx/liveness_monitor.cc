@@ -103,7 +103,7 @@ void LivenessMonitor::OnGone(uint16_t node) {
   n.budget = std::make_unique<RetryBudget>(
       TimeLimit("reconnection attempts", restart_wait_, Status::Code::kUnavailable,
                 "its memory server did not come back with its pool"),
-      "reconnecting to a restarted memory server");
+      "reconnecting to");
   n.gone_at = runtime::Now();
   n.next_attempt = n.gone_at;
   n.next_report = n.gone_at + kReportEvery;
