@@ -24,6 +24,9 @@ struct MemserverFlags {
   uint32_t rpc_threads = 1;
   std::string transport = "shm";
   std::string cluster_key;
+  std::string data_dir;
+  bool sync = false;
+  uint32_t sync_period_ms = 1000;
 };
 
 [[noreturn]] void Fail(const Status& s) {
@@ -45,6 +48,10 @@ void RunMemserver(const MemserverFlags& flags) {
   o.node.rpc_threads = flags.rpc_threads;
   o.transport = *transport;
   o.cluster_key_file = flags.cluster_key;
+  o.data_dir = flags.data_dir;
+  if (flags.sync && flags.data_dir.empty())
+    Fail(Status::InvalidArgument("--sync needs --data-dir: a volatile pool has no file to sync"));
+  if (flags.sync) o.sync_period = std::chrono::milliseconds(flags.sync_period_ms);
 
   // Every thread (ours and UCX's) inherits this mask, so SIGINT/SIGTERM reach only the
   // sigwait below and shutdown is orderly. SIGPIPE: a client vanishing mid-send is routine.
@@ -62,6 +69,11 @@ void RunMemserver(const MemserverFlags& flags) {
   if (!handlers.ok()) Fail(handlers);
   Status started = (*server)->Start();
   if (!started.ok()) Fail(started);
+  if (!o.data_dir.empty())
+    std::fprintf(stderr, "dmindex memserver: %s %s in %s/pool%s\n",
+                 (*server)->restored() ? "restored" : "created",
+                 (*server)->node().identity().ToString().c_str(), o.data_dir.c_str(),
+                 flags.sync ? ", synced to disk periodically" : "");
   std::printf("dmindex memserver listening on %s\n", (*server)->address().ToString().c_str());
   std::fflush(stdout);
   int sig = 0;
@@ -99,6 +111,14 @@ void AddMemserverCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"shm", "tcp"}));
   AddClusterKeyFlag(*cmd, &flags->cluster_key);
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "Keep the pool in DIR/pool, so that it outlives this process: restarted on the "
+                  "same DIR, the server serves the same indexes (default: a volatile pool)");
+  cmd->add_flag("--sync", flags->sync,
+                "With --data-dir: write the pool to disk every --sync-period (and at a clean "
+                "shutdown), bounding what a machine crash loses");
+  AddDuration(*cmd, "--sync-period", &flags->sync_period_ms, 1e-3, RealRange{1, 3.6e6},
+              "How often --sync writes the pool to disk (default 1s)");
   cmd->callback([flags] { RunMemserver(*flags); });
 }
 

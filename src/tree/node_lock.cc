@@ -39,17 +39,20 @@ Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddr
 Status NodeLock::TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                          uint32_t len, Held* held, uint64_t* holder) const {
   uint64_t old = ~kUnlocked;
-  if (combine_) {
-    // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
-    DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
-                                 fabric::Verb::Read(node, buf, len)},
-                                fabric::Ordering::kInOrder));
-  } else {
-    DMX_RETURN_IF_ERROR(ep.Cas(held->word, kUnlocked, owner, &old));
+  // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
+  Status cas = combine_ ? ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
+                                   fabric::Verb::Read(node, buf, len)},
+                                  fabric::Ordering::kInOrder)
+                        : ep.Cas(held->word, kUnlocked, owner, &old);
+  if (cas.IsUnavailable() && StillOurs(ep, held->word, owner)) {
+    static const uint64_t kZero = kUnlocked;
+    (void)ep.Write(held->word, &kZero, 8);
   }
+  DMX_RETURN_IF_ERROR(cas);
   *holder = old;
   if (old != kUnlocked) return Status::Ok();
   held->held = true;
+  held->owner = owner;
   if (combine_) return Status::Ok();
   Status s = ep.Read(node, buf, len);
   if (!s.ok()) (void)Unlock(ep, held);
@@ -82,9 +85,16 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
   std::vector<fabric::Verb> verbs(writes.begin(), writes.end());
   if (!hand_over) verbs.push_back(fabric::Verb::Write(held->word, &kZero, 8));
   Status s = PostInOrder(ep, verbs);
+  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner)) s = PostInOrder(ep, verbs);
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
   return s;
+}
+
+bool NodeLock::StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
+  // Owner tags are random per session (tree_state.h): a word holding ours was written by us.
+  uint64_t now = 0;
+  return owner != kUnlocked && ep.Read(word, &now, 8).ok() && now == owner;
 }
 
 Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {

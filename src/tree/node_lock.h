@@ -27,6 +27,7 @@ class NodeLock {
     GlobalAddress word;
     LocalLockTable* local = nullptr;  // null: no local layer (hocl off)
     bool held = false;
+    uint64_t owner = 0;  // what the lock word holds while we hold it
   };
 
   // Takes the lock of `node` and then reads `len` bytes of it into `buf`. `local` is the
@@ -45,18 +46,26 @@ class NodeLock {
 
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
   // waiter). Writes on the lock's memory node share the unlock's batch when combine is on.
+  // If they were in flight when a memory server went away (Unavailable) and the server came
+  // back with its pool (memserver --data-dir), a lock word that still names us means no one
+  // took the node since: the writes and the unlock are posted again (the same bytes, still
+  // under our lock), so the lock is not left held by us for good.
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
   Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
 
  private:
   Status Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                  uint32_t len, Held* held, uint64_t* cas_failures) const;
-  // One CAS on held->word (with the READ of the node when combining); *holder as above.
+  // One CAS on held->word (with the READ of the node when combining); *holder as above. A
+  // CAS in flight when its memory server went away may have landed: if the word names us
+  // once the server is back, it is released again before the Unavailable is returned.
   Status TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
                  uint32_t len, Held* held, uint64_t* holder) const;
   // Posts verbs so that they land in order: one in-order batch per run of verbs on one
   // memory node when combining, one round trip per verb otherwise.
   Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
+  // Whether the lock word `word` holds `owner` (read once the memory node answers again).
+  static bool StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner);
 
   const bool combine_;
 };

@@ -188,6 +188,7 @@ ServerConnections::Step ServerConnections::SendWelcome(Connection& c, const wire
   w.rkey_bytes = static_cast<uint32_t>(pool_.rkey.size());
   w.worker_address_bytes = static_cast<uint32_t>(worker_.address().size());
   w.pool_id = pool_.identity.id;
+  w.pool_flags = pool_.persistent ? wire::kPoolPersistent : 0;
   w.pool_created_unix_ms = pool_.identity.created_unix_ms;
   Nonce client_nonce;
   std::memcpy(client_nonce.data(), hello.client_nonce, client_nonce.size());

@@ -72,7 +72,8 @@ Result<std::unique_ptr<UcxContext>> UcxContext::Create(const UcxContextOptions& 
   // "heap" (malloc) and not "thp" (posix_memalign plus madvise: a reused heap block; under
   // AddressSanitizer its first 4 KB, the catalog, came back filled with 0xbe). Shared-memory
   // methods come first so the pool can be exported over shm.
-  DMX_RETURN_IF_ERROR(Modify(config.get(), "ALLOC_PRIO", "md:sysv,md:posix,huge,md:*,mmap"));
+  DMX_RETURN_IF_ERROR(Modify(config.get(), "ALLOC_PRIO",
+                             options.pool_on_posix ? "md:posix" : "md:sysv,md:posix,huge,md:*,mmap"));
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
