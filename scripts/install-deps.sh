@@ -16,6 +16,7 @@ PACKAGES=(
   nlohmann-json3-dev              # JSON output of the bench driver
   libsimgrid-dev                  # the simulated cluster (src/sim/, docs/SIMULATION.md): SimGrid 3.32
   python3 python3-matplotlib      # dmindex plot
+  python3-venv python3-dev        # the Python package: a venv to pip install into, Python.h (install-python.sh)
 )
 
 SUDO=""
