@@ -163,11 +163,14 @@ std::vector<std::pair<std::string, std::string>> NonZeroFigures(const RunResult&
   return out;
 }
 
-// "#   <workload> <design>  name value  name value ...", wrapped before `width` columns.
-std::string FiguresLines(const RunResult& r, size_t width) {
+// "#   <workload> <design>  name value, name value, ...", the names padded to `name_width`,
+// wrapped before `width` columns.
+std::string FiguresLines(const RunResult& r, size_t name_width, size_t width) {
   const auto figures = NonZeroFigures(r);
   if (figures.empty()) return "";
-  const std::string head = "#   " + r.workload + " " + r.design + " ";
+  std::string head = "#   " + r.workload + " " + r.design;
+  head.resize(std::max(head.size(), name_width), ' ');
+  head += " ";
   std::string out, line = head;
   for (const auto& [name, value] : figures) {
     const std::string item = (line.size() > head.size() ? ", " : " ") + name + " " + value;
@@ -188,6 +191,8 @@ std::string CompactTable(const std::vector<RunResult>& results, const std::strin
       {"workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "RTT/op", "bytes/op",
        "client MB", "check"}};
   std::string details;
+  size_t name_width = 0;  // of "#   <workload> <design>", so the figures line up
+  for (const RunResult& r : results) name_width = std::max(name_width, 5 + r.workload.size() + r.design.size());
   for (const std::string& w : Workloads(results)) {
     const double base = BaselineOps(results, w, baseline);
     for (const RunResult& r : results) {
@@ -195,7 +200,7 @@ std::string CompactTable(const std::vector<RunResult>& results, const std::strin
       rows.push_back({w, r.design, Fixed(r.throughput_ops() / 1e6, 3), Ratio(r, base), Fixed(r.p50_us, 1),
                       Fixed(r.p99_us, 1), Fixed(r.PerOp(r.verbs.round_trips), 2),
                       Fixed(r.PerOp(r.verbs.bytes()), 0), Mb(r.cache_bytes), CheckText(r)});
-      details += FiguresLines(r, kCompactWidth);
+      details += FiguresLines(r, name_width, kCompactWidth);
     }
   }
   if (details.empty()) return Align(rows, 2);
