@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dmindex/index.h"
+#include "test_fabrics.h"
 
 namespace dmindex {
 namespace {
@@ -222,12 +223,7 @@ TEST(ApiDefaults, StoreDirectoriesRefuseWhatIsNotTheirs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Designs, ApiDefaultsTest, ::testing::ValuesIn(Index::Designs()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dmindex/index.h"
+#include "test_fabrics.h"
 
 namespace dmindex {
 namespace {
@@ -122,12 +123,7 @@ TEST_P(ApiLifetimeTest, AMovedFromIteratorReadsNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Designs, ApiLifetimeTest, ::testing::ValuesIn(Index::Designs()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         testing::FabricParamName());
 
 }  // namespace
 }  // namespace dmindex

@@ -220,7 +220,7 @@ TEST(BenchPropertyFile, MalformedLineIsAnErrorNamingTheLine) {
 }
 
 TEST(BenchPropertyFile, BinaryBytesOfABadFileAreEscapedInMessages) {
-  for (const std::string text : {std::string("read\x01\xff=1\n"), std::string("recordcount=\x1b[31m\xfe\n"),
+  for (const std::string& text : {std::string("read\x01\xff=1\n"), std::string("recordcount=\x1b[31m\xfe\n"),
                                  std::string("readproportion=\\u12\x07\n")}) {
     auto spec = FromText(text);
     std::string message = spec.ok() ? (spec->warnings.empty() ? "" : spec->warnings[0]) : spec.status().message();

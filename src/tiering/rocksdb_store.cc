@@ -98,7 +98,10 @@ Result<std::unique_ptr<ColdStore>> RocksDbStore::Open(const ColdStoreOptions& o)
     db->row_cache = rocksdb::NewLRUCache(o.row_cache_bytes);
     options.row_cache = db->row_cache;
   }
-  db->write_options.disableWAL = true;
+  // A fresh store is as volatile as the pool (the paper's code runs without a WAL); a store in
+  // a directory the user named keeps its writes through a crash of this process (the WAL,
+  // unsynced: not through a crash of the machine, as LMDB's MDB_NOSYNC).
+  db->write_options.disableWAL = o.dir.empty();
   db->write_options.sync = false;
 
   rocksdb::DB* raw = nullptr;
