@@ -1,5 +1,6 @@
 // `dmindex memserver`: runs one memory server of the UCX fabric until SIGINT/SIGTERM.
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -48,6 +49,18 @@ Status CheckChunks(uint64_t pool_bytes, uint64_t chunk_bytes) {
                                  " KiB (or leave --chunk-size out: it is sized from --size)");
 }
 
+// A pool is memory of this machine (UCX registers all of it, shared memory for shm): one
+// larger than the machine's memory can never be used, and registering it takes so long that
+// the server would sit deaf to SIGTERM (its stop signals are blocked from the start).
+Status CheckPoolFits(uint64_t pool_bytes) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return Status::Ok();  // unknown: let UCX decide
+  const uint64_t memory = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes);
+  if (pool_bytes <= memory) return Status::Ok();
+  return Status::InvalidArgument("--size " + std::to_string(pool_bytes >> 20) + " MiB is more than this machine's memory (" +
+                                 std::to_string(memory >> 20) + " MiB)");
+}
+
 [[noreturn]] void Fail(const Status& s) {
   std::cerr << "dmindex memserver: error: " << s.ToString() << std::endl;
   throw CLI::RuntimeError(2);
@@ -61,6 +74,7 @@ void RunMemserver(const MemserverFlags& flags) {
   auto chunk = flags.chunk_size.empty() ? Result<uint64_t>(ChunkBytesFor(*size)) : ParseByteSize(flags.chunk_size);
   if (!chunk.ok()) Fail(Status::InvalidArgument("--chunk-size: " + chunk.status().message()));
   if (Status s = CheckChunks(*size, *chunk); !s.ok()) Fail(s);
+  if (Status s = CheckPoolFits(*size); !s.ok()) Fail(s);
   auto transport = fabric::ucx::ParseUcxTransport(flags.transport);
   if (!transport.ok()) Fail(Status::InvalidArgument("--transport: " + transport.status().message()));
   o.pool_bytes = *size;
