@@ -29,7 +29,7 @@ enum class Home { kPool, kProcess, kDirectory };
 
 Home HomeOf(const std::string& design) {
   if (design == "rocksdb" || design == "lmdb") return Home::kDirectory;
-  if (design == "local" || design == "indexy" || design == "btree-disk") return Home::kProcess;
+  if (design == "local" || design == "absl" || design == "indexy" || design == "btree-disk") return Home::kProcess;
   return Home::kPool;
 }
 

@@ -17,7 +17,7 @@ inline constexpr uint32_t kAutoNodeBytes = 0;
 
 struct IndexOptions {
   // The index design: Index::Designs() lists them (local, naive, sherman, rftree, dex, xstore,
-  // indexy, rocksdb, lmdb, btree-disk); docs/API.md, "Designs", says where each lives.
+  // indexy, rocksdb, lmdb, btree-disk; the baseline absl); docs/API.md says where each lives.
   std::string design = "sherman";
   // The index's name: its catalog entry on the cluster (designs in the cluster's pool), so
   // several processes can open one index, or its folder under `directory` (rocksdb, lmdb).
@@ -25,7 +25,7 @@ struct IndexOptions {
   // Create the index if there is none of this name (as RocksDB's option). Off: an absent
   // index is NotFound, e.g. one lost when its memory server restarted (pools are volatile),
   // instead of a new empty index. A design whose index cannot outlive its Index object
-  // (local, indexy, btree-disk; rocksdb and lmdb without a directory) refuses it with
+  // (local, absl, indexy, btree-disk; rocksdb and lmdb without a directory) refuses it with
   // InvalidArgument: there is never one to reopen.
   bool create_if_missing = true;
   // Where rocksdb and lmdb keep the index: the folder <directory>/<name>, created if missing

@@ -44,13 +44,9 @@ struct Entry {
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
-<<<<<<< HEAD
       {"local", MakeLocalIndex, Home::kProcess, "the index lives in the memory of the process that opens it"},
-=======
-      {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
-      {"absl", MakeAbslIndex, "the map lives in the memory of the process that opens it", nullptr, false,
-       "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
->>>>>>> origin/main
+      {"absl", MakeAbslIndex, Home::kProcess, "the map lives in the memory of the process that opens it", nullptr,
+       false, "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
       {"rftree", MakeRfTree},
