@@ -31,6 +31,7 @@ class IndexesCliTest : public ::testing::Test {
   Result<std::unique_ptr<Index>> Open(const std::string& design, const std::string& name,
                                       std::map<std::string, std::string> knobs = {}) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = name;
     o.node_bytes = 512;
     o.cache_bytes = 1 << 20;

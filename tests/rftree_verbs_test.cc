@@ -52,6 +52,7 @@ Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, bool w
   fo.pool_bytes = 4ull << 30;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.node_bytes = kNodeBytes;
   o.knobs = std::move(knobs);
   if (design == "rftree") o.knobs.emplace("refresh_hops", "off");

@@ -60,6 +60,7 @@ Bed MakeBed(const std::string& design, uint64_t keys) {
   fo.pool_bytes = 4ull << 30;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
   std::vector<KeyValue> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
