@@ -34,6 +34,18 @@ Result<std::vector<uint64_t>> ReadStates(fabric::Endpoint& ep) {
 
 }  // namespace
 
+namespace {
+std::atomic<const ClockFn*> g_test_clock{nullptr};
+}  // namespace
+
+ScopedTestClock::ScopedTestClock(ClockFn clock) : clock_(std::move(clock)) { g_test_clock.store(&clock_); }
+ScopedTestClock::~ScopedTestClock() { g_test_clock.store(nullptr); }
+
+ClockFn DefaultClock() {
+  const ClockFn* test = g_test_clock.load();
+  return test != nullptr ? *test : ClockFn();
+}
+
 Status ValidateLeaseOptions(const LeaseOptions& o) {
   if (o.length.count() < 10 || o.length.count() > 10 * kMaxLength10ms)
     return Status::InvalidArgument("lease length " + std::to_string(o.length.count()) +
@@ -45,8 +57,13 @@ Status ValidateLeaseOptions(const LeaseOptions& o) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseOptions& options) {
-  DMX_RETURN_IF_ERROR(ValidateLeaseOptions(options));
+Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseOptions& given) {
+  DMX_RETURN_IF_ERROR(ValidateLeaseOptions(given));
+  LeaseOptions options = given;
+  if (!options.clock && g_test_clock.load() != nullptr) {
+    options.clock = DefaultClock();
+    options.renew_in_background = false;  // the test's clock decides when renewals are due
+  }
   auto connected = fabric.Connect();
   if (!connected.ok()) return connected.status();
   std::unique_ptr<fabric::Endpoint> ep = std::move(connected).value();
@@ -179,7 +196,9 @@ Result<std::pair<uint64_t, runtime::Clock::duration>> LeaseObserver::Look(fabric
 }
 
 Result<bool> LeaseObserver::FenceIfExpired(fabric::Endpoint& ep, HolderId holder) {
-  if (!holder.valid() || holder.slot >= kSlots) return true;  // names no lease: nobody to wait for
+  // Epoch 0 names no lease (a holder that takes locks without one): it is waited for, never
+  // fenced.
+  if (!holder.valid()) return false;
   auto looked = Look(ep, holder.slot);
   if (!looked.ok()) return looked.status();
   const auto& look = *looked;
