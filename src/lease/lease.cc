@@ -20,6 +20,11 @@ int64_t Ns(runtime::Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+uint64_t WallMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(runtime::WallNow().time_since_epoch()).count());
+}
+
 uint32_t NextEpoch(uint32_t epoch) {
   const uint32_t next = (epoch + 1) & 0xffffff;
   return next == 0 ? 1 : next;  // epoch 0 never names a live lease
@@ -98,10 +103,7 @@ Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseO
       uint64_t seen = 0;
       DMX_RETURN_IF_ERROR(ep->Cas(SlotAddress(slot), old, mine.Encode(), &seen));
       if (seen != old) continue;  // another claimant won it
-      const uint64_t info[2] = {
-          static_cast<uint64_t>(getpid()),
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    runtime::WallNow().time_since_epoch()).count())};
+      const uint64_t info[3] = {static_cast<uint64_t>(getpid()), WallMs(), WallMs()};
       DMX_RETURN_IF_ERROR(ep->Write(SlotAddress(slot) + 8, info, sizeof info));
       return std::unique_ptr<Lease>(new Lease(fabric, options, std::move(ep), slot, mine, began));
     }
@@ -165,7 +167,9 @@ Status Lease::Renew() {
   }
   state_word_ = next.Encode();
   live_until_ns_.store(Ns(began + options_.length), std::memory_order_release);
-  return Status::Ok();
+  // For listings only (dmindex indexes --locks): when, by the wall clock, it was renewed.
+  const uint64_t wall = WallMs();
+  return ep_->Write(SlotAddress(id_.slot) + 24, &wall, 8);
 }
 
 void Lease::RenewLoop() {
@@ -227,7 +231,7 @@ Result<std::vector<SlotInfo>> ReadLeaseTable(fabric::Endpoint& ep) {
   for (uint32_t slot = 0; slot < kSlots; ++slot) {
     const uint64_t* w = &(*table)[slot * (kSlotBytes / 8)];
     const SlotState s = SlotState::Decode(w[0]);
-    if (s.phase != Phase::kFree) held.push_back({slot, s, w[1], w[2]});
+    if (s.phase != Phase::kFree) held.push_back({slot, s, w[1], w[2], w[3]});
   }
   return held;
 }

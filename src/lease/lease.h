@@ -151,6 +151,7 @@ struct SlotInfo {
   SlotState state;
   uint64_t pid = 0;
   uint64_t claimed_unix_ms = 0;
+  uint64_t renewed_unix_ms = 0;  // the holder's wall clock at its last renewal
 };
 // Every slot that is not free (held or revoked).
 Result<std::vector<SlotInfo>> ReadLeaseTable(fabric::Endpoint& ep);
