@@ -1,7 +1,7 @@
 # `cmake --install build --prefix P` puts under P:
 #   include/dmindex/*.h                  the public API (nothing of src/)
-#   lib/libdmindex.a, lib/libdmindex_<layer>.a
-#                                        dmindex::dmindex and the layers it links
+#   lib/libdmindex.a, lib/libdmindex_c.a, lib/libdmindex_<layer>.a
+#                                        dmindex::dmindex, dmindex::c and the layers they link
 #   lib/cmake/dmindex/                   find_package(dmindex CONFIG REQUIRED)
 #   lib/pkgconfig/dmindex.pc             pkg-config --cflags --libs dmindex
 #   bin/dmindex, share/dmindex/plot.py   the command (memserver, bench, plot, ...)
@@ -10,7 +10,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-dmindex_layer_closure(api installed_layers)
+dmindex_layer_closure(capi installed_layers)  # capi, api and every layer below
 list(TRANSFORM installed_layers PREPEND dmindex_ OUTPUT_VARIABLE installed_targets)
 install(TARGETS ${installed_targets} EXPORT dmindexTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

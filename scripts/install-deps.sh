@@ -15,6 +15,9 @@ PACKAGES=(
   librocksdb-dev liblmdb-dev      # IndeXY's on-disk index Y and the rocksdb/lmdb baselines (src/tiering)
   nlohmann-json3-dev              # JSON output of the bench driver
   libsimgrid-dev                  # the simulated cluster (src/sim/, docs/SIMULATION.md): SimGrid 3.32
+  libabsl-dev                     # absl::btree_map behind the `absl` baseline design (docs/LOCAL.md)
+  libbenchmark-dev                # bench/local_vs_absl: local's CPU per operation against abseil's
+  linux-perf                      # profiling local and the designs (docs/LOCAL.md)
   python3 python3-matplotlib      # dmindex plot
 )
 

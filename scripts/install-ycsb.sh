@@ -1,12 +1,34 @@
 #!/usr/bin/env bash
-# Installs what the YCSB oracle test (tests/ycsb_oracle_test.cc) needs: Java and Maven from
-# Debian, then YCSB 0.17.0's core jar and its dependencies from Maven Central into a cache
-# outside the build tree (DMINDEX_YCSB_DIR, default ~/.cache/dmindex/ycsb-0.17.0). Idempotent.
-# Prints the directory holding the jars on its last line. With --print-dir it only prints it
-# (exit 1 if it is not installed), which is how the test finds it.
+# Installs what the YCSB oracle test (tests/ycsb_oracle_test.cc) and the YCSB binding
+# (bindings/ycsb, scripts/ycsb.sh) need: a JDK and Maven from Debian, then YCSB 0.17.0's core
+# jar and its dependencies from Maven Central into a cache outside the build tree
+# (DMINDEX_YCSB_DIR, default ~/.cache/dmindex/ycsb-0.17.0), then builds the binding's jar
+# (bindings/ycsb/target/dmindex-ycsb-binding.jar) with Maven when its sources are newer -
+# offline once Maven's local repository has the plugins. Idempotent.
+# Prints the directory holding YCSB's jars on its last line. With --print-dir it only prints
+# it (exit 1 if it is not installed), which is how the tests find it.
 set -euo pipefail
 
 DIR="${DMINDEX_YCSB_DIR:-${HOME:-/root}/.cache/dmindex/ycsb-0.17.0}"
+BINDING="$(cd "$(dirname "$0")/.." && pwd)/bindings/ycsb"
+
+# The binding's jar, rebuilt if missing or older than its pom or a source file.
+build_binding() {
+  local jar="$BINDING/target/dmindex-ycsb-binding.jar"
+  if [ -f "$jar" ] && [ -z "$(find "$BINDING/pom.xml" "$BINDING/src" -newer "$jar" -print -quit)" ]; then
+    return
+  fi
+  # Offline first (quiet: a miss only means the local repository lacks a plugin), then online.
+  (cd "$BINDING" && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package >&2; })
+  touch "$jar"  # Maven leaves an up-to-date jar as it was: mark it checked
+}
+
+if [ "${1:-}" != "--print-dir" ] && [ -f "$DIR/lib/core-0.17.0.jar" ] && [ -f "$DIR/complete" ] &&
+   command -v javac >/dev/null && command -v mvn >/dev/null; then
+  build_binding
+  echo "$DIR/lib"
+  exit 0
+fi
 if [ -f "$DIR/lib/core-0.17.0.jar" ] && [ -f "$DIR/complete" ] && command -v java >/dev/null; then
   echo "$DIR/lib"
   exit 0
@@ -17,7 +39,7 @@ if [ "${1:-}" = "--print-dir" ]; then
 fi
 
 need=()
-command -v java >/dev/null || need+=(default-jdk-headless)
+command -v javac >/dev/null || need+=(default-jdk-headless)  # javac and jni.h too
 command -v mvn >/dev/null || need+=(maven)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
@@ -47,4 +69,5 @@ POM
 (cd "$DIR" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib >&2)
 test -f "$DIR/lib/core-0.17.0.jar"
 touch "$DIR/complete"
+build_binding
 echo "$DIR/lib"

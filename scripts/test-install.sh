@@ -2,10 +2,12 @@
 # Checks dmindex as a library a program outside the repository uses (docs/CI.md): installs
 # the build into a fresh temporary prefix, moves that prefix (nothing in it may point back
 # to where it was installed or built), then against it
-#   - compiles every public header alone, with nothing but <prefix>/include on the path;
+#   - compiles every public header alone, with nothing but <prefix>/include on the path (and
+#     dmindex/c.h as C11);
 #   - builds examples/ with find_package(dmindex CONFIG REQUIRED) (examples/CMakeLists.txt)
-#     and quick_start with a plain compiler command line and pkg-config --cflags --libs dmindex;
-#   - runs quick_start (both builds) and range_iteration, and memory_servers against two
+#     and quick_start (C++) and c_quick_start (C) with a plain compiler command line and
+#     pkg-config --cflags --libs dmindex;
+#   - runs quick_start and c_quick_start (both builds each) and range_iteration, and memory_servers against two
 #     memory servers started from the installed dmindex (scripts/with-memservers.sh);
 #   - checks that the installed `dmindex plot` runs the plot.py installed beside it.
 set -euo pipefail
@@ -31,7 +33,8 @@ for header in "$prefix"/include/dmindex/*.h; do
   echo "#include <dmindex/$(basename "$header")>" \
     | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ -
 done
-echo "test-install: every public header compiles alone"
+echo '#include <dmindex/c.h>' | "${CC:-cc}" -std=c11 -pedantic -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c -
+echo "test-install: every public header compiles alone (dmindex/c.h as C11 too)"
 
 cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
@@ -43,7 +46,13 @@ echo "test-install: $cxx -std=c++20 -O2 examples/quick_start.cc $flags"
 # shellcheck disable=SC2086  # $flags is a list of compiler arguments
 "$cxx" -std=c++20 -O2 -Wall -Wextra -Werror examples/quick_start.cc -o "$work/quick_start_pkg_config" $flags
 
-for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration"; do
+# A C program links the same static libraries: the C++ runtime comes in by name.
+echo "test-install: ${CC:-cc} -std=c11 examples/c_quick_start.c $flags -lstdc++ -lm"
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=c11 -O2 -Wall -Wextra -Werror examples/c_quick_start.c -o "$work/c_quick_start_pkg_config" $flags -lstdc++ -lm
+
+for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration" \
+               "$work/examples/c_quick_start" "$work/c_quick_start_pkg_config"; do
   echo "test-install: $(basename "$example")"
   "$example"
 done

@@ -3,7 +3,9 @@
 // concurrent phase on deliberately broken designs, which must be caught.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "check/checker.h"
@@ -149,6 +151,197 @@ TEST(LinearizabilityChecker, GivesUpLoudlyWhenTheSearchBudgetRunsOut) {
   tiny.max_steps_per_key = 3;
   CheckReport r = CheckLinearizability(Hist(ops), tiny);
   EXPECT_TRUE(HasViolation(r, "search budget exhausted", 1)) << r.ToString();
+}
+
+// A linearizable history of `threads` threads by construction: operation i takes effect at
+// 10 * i ns on a sequential register per key, thread i % threads runs it, and its interval
+// reaches up to 1 us either side of that instant - so each operation overlaps those of
+// about every other thread (consecutive operations of one thread, 10 * threads ns apart,
+// never overlap). Written values are unique; outcomes are what the register answered.
+History ConcurrentHistory(uint32_t threads, uint32_t ops_per_thread, uint64_t keys, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::map<uint64_t, uint64_t> reg;
+  std::vector<Operation> ops;
+  const int64_t spread = 5 * static_cast<int64_t>(threads);  // half the gap of one thread
+  for (uint64_t i = 0; i < uint64_t{threads} * ops_per_thread; ++i) {
+    const int64_t at = 10 * static_cast<int64_t>(i) + 10 * spread;
+    const int64_t from = at - static_cast<int64_t>(rng() % spread), to = at + static_cast<int64_t>(rng() % spread);
+    const auto t = static_cast<uint32_t>(i % threads);
+    const uint64_t k = 1 + rng() % keys, v = 1000 + i;
+    const auto it = reg.find(k);
+    const bool present = it != reg.end();
+    switch (rng() % 10) {
+      case 0: case 1: case 2:
+        reg[k] = v;
+        ops.push_back(Put(k, v, from, to, t));
+        break;
+      case 3: case 4:
+        if (present) {
+          it->second = v;
+          ops.push_back(Op(OpKind::kUpdate, k, v, Outcome::kOk, from, to, t));
+        } else {
+          ops.push_back(Miss(OpKind::kUpdate, k, from, to, t));
+        }
+        break;
+      case 5:
+        ops.push_back(present ? Del(k, from, to, t) : Miss(OpKind::kDelete, k, from, to, t));
+        if (present) reg.erase(it);
+        break;
+      default:
+        ops.push_back(present ? Get(k, it->second, from, to, t) : Miss(OpKind::kLookup, k, from, to, t));
+    }
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) { return a.invoke_ns < b.invoke_ns; });
+  return Hist(ops);
+}
+
+// The index of a successful lookup of key `k` near the middle of `h`, and of two writes that
+// set `k` (Insert or Update, acknowledged) and both returned before that lookup was invoked,
+// the second invoked after the first returned; nullopt if there is none.
+struct StaleReadSite { size_t lookup, older, newer; };
+std::optional<StaleReadSite> FindStaleReadSite(const History& h) {
+  for (size_t l = h.ops.size() / 2; l < h.ops.size(); ++l) {
+    const Operation& look = h.ops[l];
+    if (look.kind != OpKind::kLookup || look.outcome != Outcome::kOk) continue;
+    std::optional<size_t> newer, older;
+    for (size_t w = l; w-- > 0;) {
+      const Operation& op = h.ops[w];
+      const bool sets = (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) && op.outcome == Outcome::kOk;
+      if (!sets || op.key != look.key || op.response_ns >= look.invoke_ns) continue;
+      if (!newer) {
+        newer = w;
+      } else if (op.response_ns < h.ops[*newer].invoke_ns) {
+        older = w;
+        break;
+      }
+    }
+    if (older) return StaleReadSite{l, *older, *newer};
+  }
+  return std::nullopt;
+}
+
+TEST(LinearizabilityChecker, TwoHundredThreadsAreCheckedInBoundedSteps) {
+  // The shape of `dmindex check --fabric sim --threads 200` (docs/SIMULATION.md): every
+  // operation concurrent with one of each other thread, 8 hot keys, so ~25 pending at once
+  // on each. Steps, not time: the same count on any machine.
+  const History h = ConcurrentHistory(200, 100, 8, 7);
+  const CheckReport r = CheckLinearizability(h);
+  EXPECT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(r.point_ops_checked, 20000u);
+  EXPECT_LE(r.search_steps, 4 * r.point_ops_checked) << "the search should barely backtrack";
+  // One hot key: 200 pending together.
+  const CheckReport one = CheckLinearizability(ConcurrentHistory(200, 25, 1, 8));
+  EXPECT_TRUE(one.ok()) << one.ToString();
+  EXPECT_LE(one.search_steps, 4 * one.point_ops_checked);
+}
+
+TEST(LinearizabilityChecker, RejectsStaleReadsInTwoHundredThreadHistories) {
+  for (uint64_t keys : {1, 8}) {
+    History h = ConcurrentHistory(200, keys == 1 ? 25 : 100, keys, 11 + keys);
+    const auto site = FindStaleReadSite(h);
+    ASSERT_TRUE(site.has_value());
+    // The lookup sees the older of two writes that were both over before it began.
+    Operation& look = h.ops[site->lookup];
+    look.value = h.ops[site->older].value;
+    const CheckReport r = CheckLinearizability(h);
+    ASSERT_EQ(r.violations.size(), 1u) << r.ToString();
+    EXPECT_EQ(r.violations[0].kind, "not linearizable") << r.ToString();
+    EXPECT_EQ(r.violations[0].key, look.key);
+    EXPECT_LE(r.search_steps, 40 * r.point_ops_checked) << keys << " key(s)";
+  }
+}
+
+TEST(LinearizabilityChecker, RejectsReadsFromTheFutureInTwoHundredThreadHistories) {
+  History h = ConcurrentHistory(200, 25, 1, 5);
+  // A lookup in the first half returns a value whose write began after the lookup returned.
+  size_t look = 0, write = 0;
+  for (look = h.ops.size() / 4; h.ops[look].kind != OpKind::kLookup || h.ops[look].outcome != Outcome::kOk;) ++look;
+  for (write = look + 1; h.ops[write].kind != OpKind::kInsert || h.ops[write].invoke_ns <= h.ops[look].response_ns;) ++write;
+  h.ops[look].value = h.ops[write].value;
+  const CheckReport r = CheckLinearizability(h);
+  ASSERT_EQ(r.violations.size(), 1u) << r.ToString();
+  EXPECT_EQ(r.violations[0].kind, "not linearizable") << r.ToString();
+  EXPECT_LE(r.search_steps, 40 * r.point_ops_checked);
+}
+
+// The register of one key, by brute force: every order of the operations that respects real
+// time (an operation that returned before another was invoked goes first; an unknown outcome
+// may also never take effect). The reference for the checker's pruned search.
+bool BruteForceLinearizable(const std::vector<Operation>& ops, std::optional<uint64_t> initial) {
+  const size_t n = ops.size();
+  std::vector<bool> used(n, false);
+  auto value = [](const Operation& op) { return op.value; };
+  std::function<bool(size_t, std::optional<Value>)> place = [&](size_t placed, std::optional<Value> state) {
+    // Done once every acknowledged operation is placed (unknown ones may never happen).
+    bool done = true;
+    for (size_t i = 0; i < n; ++i) done = done && (used[i] || ops[i].outcome == Outcome::kUnknown);
+    if (done) return true;
+    for (size_t i = 0; i < n; ++i) {
+      if (used[i]) continue;
+      bool minimal = true;  // no unplaced acknowledged operation returned before ops[i] began
+      for (size_t j = 0; j < n && minimal; ++j)
+        minimal = used[j] || j == i || ops[j].outcome == Outcome::kUnknown || ops[j].response_ns >= ops[i].invoke_ns;
+      if (!minimal) continue;
+      const Operation& op = ops[i];
+      std::optional<std::optional<Value>> after;  // nullopt: cannot take effect here
+      const bool ok = op.outcome == Outcome::kOk, unknown = op.outcome == Outcome::kUnknown;
+      switch (op.kind) {
+        case OpKind::kLookup:
+          if (unknown || (ok ? state == value(op) : !state)) after = state;
+          break;
+        case OpKind::kInsert:
+          if (ok || unknown) after = std::optional<Value>(value(op));
+          break;
+        case OpKind::kUpdate:
+          if (unknown) after = state ? std::optional<Value>(value(op)) : state;
+          else if (ok ? state.has_value() : !state) after = ok ? std::optional<Value>(value(op)) : state;
+          break;
+        case OpKind::kDelete:
+          if (unknown || (ok ? state.has_value() : !state)) after = std::optional<Value>();
+          break;
+        default:
+          break;
+      }
+      if (!after) continue;
+      used[i] = true;
+      const bool found = place(placed + 1, *after);
+      used[i] = false;
+      if (found) return true;
+    }
+    return false;
+  };
+  return place(0, initial ? std::optional<Value>(V(*initial)) : std::nullopt);
+}
+
+TEST(LinearizabilityChecker, AgreesWithBruteForceOnSmallRandomHistories) {
+  // Few values (so they repeat), every kind and outcome, overlapping intervals: a mix of
+  // linearizable and not. The pruning (read-only placement, merged unread values, stranded
+  // readers, deadline order, the search-free checks) must change no verdict.
+  std::mt19937_64 rng(42);
+  int linearizable = 0, not_linearizable = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<Operation> ops;
+    const size_t n = 3 + rng() % 5;
+    for (size_t i = 0; i < n; ++i) {
+      const auto kind = static_cast<OpKind>(rng() % 4);  // lookup, insert, update, delete
+      const auto outcome = static_cast<Outcome>(rng() % 10 < 7 ? 0 : 1 + rng() % 2);
+      const int64_t from = static_cast<int64_t>(rng() % 40);
+      ops.push_back(Op(kind, 1, 1 + rng() % 3, outcome, from, from + 1 + static_cast<int64_t>(rng() % 15),
+                       static_cast<uint32_t>(i)));
+    }
+    if (std::any_of(ops.begin(), ops.end(), [](const Operation& o) { return o.kind == OpKind::kInsert && o.outcome == Outcome::kNotFound; }))
+      continue;  // not an answer an upsert gives
+    const std::optional<uint64_t> initial = rng() % 2 ? std::optional<uint64_t>(1 + rng() % 3) : std::nullopt;
+    const bool expected = BruteForceLinearizable(ops, initial);
+    History h = Hist(ops);
+    if (initial) h.initial[K(1)] = V(*initial);
+    std::stable_sort(h.ops.begin(), h.ops.end(), [](const Operation& a, const Operation& b) { return a.invoke_ns < b.invoke_ns; });
+    const CheckReport r = CheckLinearizability(h);
+    ASSERT_EQ(r.ok(), expected) << "round " << round << ": " << r.ToString();
+    ++(expected ? linearizable : not_linearizable);
+  }
+  EXPECT_GT(linearizable, 300);
+  EXPECT_GT(not_linearizable, 300);
 }
 
 // --- Scans ---

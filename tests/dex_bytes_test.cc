@@ -191,7 +191,7 @@ INSTANTIATE_TEST_SUITE_P(
     Knobs, DexBytesRandom,
     ::testing::Values(RandomCase{"one_compute_node", 1, {}, 1 << 20},
                       RandomCase{"three_partitions", 3, {{"boundaries", "5,ppppp"}}, 1 << 20},
-                      RandomCase{"offload_forced", 1, {{"cost_factor", "1000"}, {"offload_level", "3"}}, 0},
+                      RandomCase{"offload_forced", 1, {{"cost_factor", "1000"}, {"offload_level", "3"}, {"durability", "none"}}, 0},
                       RandomCase{"three_partitions_small_cache_no_offload", 3,
                                  {{"boundaries", "5,ppppp"}, {"offload", "off"}}, 0}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
 // links the byte-string separators it answers, or the handler links them in the subtree.
 TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   auto fabric = MakeFabric();
-  IndexOptions o = BytesOptions("dex-offload-splits", 1, {{"cost_factor", "1000"}, {"explore", "0"}});
+  IndexOptions o = BytesOptions("dex-offload-splits", 1, {{"cost_factor", "1000"}, {"explore", "0"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes, so most leaves are misses
   auto index = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
@@ -243,7 +243,7 @@ TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
     auto fabric = MakeFabric();
     IndexOptions o = testing::DexTestOptions("dex-u64-values", 1);
     if (offload) {
-      o.knobs = {{"cost_factor", "1000"}, {"offload_level", "3"}};
+      o.knobs = {{"cost_factor", "1000"}, {"offload_level", "3"}, {"durability", "none"}};
       o.cache_bytes = 0;
     }
     auto index = designs::MakeIndex("dex", *fabric, o);
@@ -376,7 +376,10 @@ TEST(DexBytes, LongBoundariesRoundTripThroughThePool) {
 // value.
 TEST(DexBytes, ReplacedValueBlocksWaitForTheLeafsWriteBack) {
   auto fabric = MakeFabric();
-  const IndexOptions o = BytesOptions("dex-pending", 1, {{"admission", "1"}, {"offload", "off"}});
+  // Without the redo log and the background write-back: the pool's own content is the point
+  // (with the log, the host replays the new value: tests/dex_durability_test.cc).
+  const IndexOptions o = BytesOptions("dex-pending", 1, {{"admission", "1"}, {"offload", "off"},
+                                                          {"durability", "none"}, {"writeback_ms", "0"}});
   const std::string old_value(1000, 'o');
   {
     // A first process: the key with its 1000-byte value, and more keys behind it in other

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "alloc/catalog.h"
+#include "designs/dex/dex_admin.h"
+#include "designs/dex/partition_store.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "tree/node_layout.h"
@@ -116,6 +118,50 @@ inline void CheckWhatTheDeadLeft(fabric::Fabric& fabric, const std::string& name
     ASSERT_EQ(kv.value, it->second) << "key " << kv.key;
     ++it;
   }
+}
+
+// Releases every compute node's lease as `dmindex indexes --release-host N --token T` does.
+inline void ReleaseLeasesOfTheDead(fabric::Fabric& fabric, const std::string& name) {
+  auto ep = std::move(fabric.Connect()).value();
+  auto entry = alloc::Catalog::Open(*ep, name);
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  uint64_t raw = 0;
+  ASSERT_TRUE(ep->Read(entry->aux_word(0), &raw, 8).ok());
+  auto snap = designs::dex::PartitionStore(GlobalAddress::FromRaw(raw)).Inspect(*ep);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  for (uint32_t i = 0; i < snap->leases.size(); ++i) {
+    if (snap->leases[i] == 0) continue;
+    Status s = designs::dex::ReleaseDexHost(*ep, *entry, i, snap->leases[i]);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+}
+
+// With durability=log (DEX's default): `host` finds every key with the value of its last
+// acknowledged write (absent after an acknowledged delete). `in_flight`: a write that was
+// never acknowledged (the process died inside it) - its key may also hold that value (nullopt:
+// its delete). Returns the number of keys checked.
+inline size_t CheckNothingAcknowledgedLost(Index& host, const AckedWrites& acked,
+                                           const std::map<Key, std::optional<Value>>& in_flight = {}) {
+  auto session = host.OpenSession(0);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return 0;
+  size_t checked = 0, lost = 0;
+  for (const auto& [k, writes] : acked) {
+    Value v = 0;
+    Status s = (*session)->Lookup(k, &v);
+    EXPECT_TRUE(s.ok() || s.IsNotFound()) << "key " << k << ": " << s.ToString();
+    const std::optional<Value> got = s.ok() ? std::optional<Value>(v) : std::nullopt;
+    auto f = in_flight.find(k);
+    if (got != writes.back() && (f == in_flight.end() || got != f->second)) {
+      if (++lost <= 5)
+        ADD_FAILURE() << "key " << k << ": last acknowledged "
+                      << (writes.back() ? std::to_string(*writes.back()) : std::string("delete")) << ", found "
+                      << (got ? std::to_string(*got) : std::string("nothing"));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(lost, 0u) << "acknowledged writes lost, of " << checked << " keys";
+  return checked;
 }
 
 }  // namespace dmindex::testing

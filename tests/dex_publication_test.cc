@@ -19,7 +19,8 @@
 //    operator would (dmindex indexes --release-host), another index object hosts its compute
 //    nodes, and tests/dex_crash_check.h checks what it reads (without the fix: Corruption
 //    "never read consistent" after 2 s per lookup, or a "no progress" restart loop on a
-//    half-finished split).
+//    half-finished split); with durability=log (the default) also that every acknowledged
+//    write is there (the host replays the dead one's redo logs).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -88,22 +89,6 @@ void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.name; }
 
 class DexCrash : public ::testing::TestWithParam<CrashCase> {};
 
-// Releases every compute node's lease as `dmindex indexes --release-host N --token T` does.
-void ReleaseLeasesOfTheDead(fabric::Fabric& fabric, const std::string& name) {
-  auto ep = std::move(fabric.Connect()).value();
-  auto entry = alloc::Catalog::Open(*ep, name);
-  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
-  uint64_t raw = 0;
-  ASSERT_TRUE(ep->Read(entry->aux_word(0), &raw, 8).ok());
-  auto snap = designs::dex::PartitionStore(GlobalAddress::FromRaw(raw)).Inspect(*ep);
-  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
-  for (uint32_t i = 0; i < snap->leases.size(); ++i) {
-    if (snap->leases[i] == 0) continue;
-    Status s = designs::dex::ReleaseDexHost(*ep, *entry, i, snap->leases[i]);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-}
-
 TEST_P(DexCrash, ACrashedComputeNodeLeavesAReadableIndex) {
   const CrashCase& c = GetParam();
   auto fabric = testing::DexTestFabric();
@@ -129,7 +114,10 @@ TEST_P(DexCrash, ACrashedComputeNodeLeavesAReadableIndex) {
     }
   }
   // The process that dies: inserts, updates and deletes over both partitions, all acknowledged.
-  auto dying = designs::MakeIndex("dex", *fabric, options(c.knobs, c.cache_bytes));
+  // It has no background write-back: it stands for a process that is dead from here on.
+  auto dying_knobs = c.knobs;
+  dying_knobs["writeback_ms"] = "0";
+  auto dying = designs::MakeIndex("dex", *fabric, options(dying_knobs, c.cache_bytes));
   ASSERT_TRUE(dying.ok()) << dying.status().ToString();
   {
     auto s = std::move((*dying)->OpenSession()).value();
@@ -150,12 +138,15 @@ TEST_P(DexCrash, ACrashedComputeNodeLeavesAReadableIndex) {
   }
   // It dies here: never used again, its dirty pages never written back (it is destroyed only
   // after the checks). An operator releases its leases; another process hosts its nodes.
-  ReleaseLeasesOfTheDead(*fabric, name);
+  testing::ReleaseLeasesOfTheDead(*fabric, name);
   ASSERT_FALSE(HasFatalFailure());
   {
     auto host = designs::MakeIndex("dex", *fabric, options({}, 1 << 20));  // DEX's defaults
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     testing::CheckWhatTheDeadLeft(*fabric, name, kNodeBytes, **host, acked, durable);
+    // durability=log (the default): the host replayed the dead one's logs, nothing
+    // acknowledged is lost; durability=none: only what had reached the pool is there.
+    if (!c.knobs.contains("durability")) testing::CheckNothingAcknowledgedLost(**host, acked);
   }
 }
 
@@ -164,7 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(CrashCase{"defaults", {}, 1 << 20},
                       CrashCase{"small_cache", {}, 64 * kNodeBytes},
                       CrashCase{"no_admission_no_offload", {{"admission", "0"}, {"offload", "off"}}, 1 << 20},
-                      CrashCase{"small_cache_no_offload", {{"offload", "off"}}, 64 * kNodeBytes}),
+                      CrashCase{"small_cache_no_offload", {{"offload", "off"}}, 64 * kNodeBytes},
+                      CrashCase{"no_log", {{"durability", "none"}}, 1 << 20},
+                      CrashCase{"no_log_small_cache", {{"durability", "none"}}, 64 * kNodeBytes}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -141,7 +141,7 @@ TEST(Dex, ConcurrentOpsWithoutPartitioningAreLinearizable) {
 // same compute node traverse, offload and split around them.
 TEST(Dex, ConcurrentOffloadedSplitsAreLinearizable) {
   ConcurrentLinearizable({{"key_space", "4096"}, {"offload_level", "2"}, {"cost_factor", "1000"},
-                          {"explore", "0"}},
+                          {"explore", "0"}, {"durability", "none"}},
                          true, "dmindex.dex.offload-splits", /*keys=*/4096);
 }
 
@@ -155,7 +155,7 @@ std::vector<KeyValue> Records(Key n) {
 // levels are offloaded to the memory servers; results must match, and the RPCs must show up.
 TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   auto fabric = MakeFabric();
-  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}});
+  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes
   auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
@@ -202,7 +202,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
 // order) whether the handler linked the new leaf itself or the compute node did.
 TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
   auto fabric = MakeFabric();
-  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"explore", "0"}});
+  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"explore", "0"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes, so most leaves are misses
   auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();

@@ -49,7 +49,7 @@ TEST(UcxMemoryNodeId, SecondServerAcceptsOffloads) {
   o.node_bytes = 512;
   o.compute_nodes = 1;
   o.cache_bytes = 0;  // DEX's floor: 64 nodes, so most misses are offloaded
-  o.knobs = {{"offload_level", "2"}, {"cost_factor", "1000"}};
+  o.knobs = {{"offload_level", "2"}, {"cost_factor", "1000"}, {"durability", "none"}};
   auto index = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   const Key n = 60000;

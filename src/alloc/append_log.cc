@@ -125,6 +125,7 @@ Status AppendLog::GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uin
     if (segment.ok() || !segment.status().IsInvalidArgument() || capacity == 1) break;
   }
   if (!segment.ok()) return unlock(segment.status());
+  reserved_bytes_.fetch_add(capacity * block_bytes_, std::memory_order_relaxed);
   const uint64_t record[] = {segment->raw(), 0, capacity};
   const uint64_t count = n + 1;
   const uint32_t at = kHeaderWords + 3 * static_cast<uint32_t>(n);
@@ -150,7 +151,10 @@ Result<GlobalAddress> AppendLog::Append(fabric::Endpoint& ep, NodeAllocator& all
     if (seg.known) {
       uint64_t old = 0;
       DMX_RETURN_IF_ERROR(ep.Faa(TailWord(seg.index), 1, &old));
-      if (old < seg.capacity) return seg.base + old * block_bytes_;
+      if (old < seg.capacity) {
+        appended_bytes_.fetch_add(block_bytes_, std::memory_order_relaxed);
+        return seg.base + old * block_bytes_;
+      }
     }
     DMX_RETURN_IF_ERROR(GrowLocked(ep, allocator, node));
     if (!budget.Spend()) return budget.Exhausted("on memory node " + std::to_string(node));

@@ -22,6 +22,7 @@
 // block's address never changes meaning; a block handed out but not written yet is zero.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -60,6 +61,12 @@ class AppendLog {
   // `allocator`) when the node's newest one is full. Thread-safe.
   Result<GlobalAddress> Append(fabric::Endpoint& ep, NodeAllocator& allocator, uint16_t node);
 
+  // What this process took for the log: segment bytes from its allocator, and of those the
+  // bytes of blocks it was handed out (a whole segment is in the allocator's bytes in use;
+  // the blocks are what the log really holds: reserved minus handed out is room not used yet).
+  uint64_t reserved_bytes() const { return reserved_bytes_.load(std::memory_order_relaxed); }
+  uint64_t appended_bytes() const { return appended_bytes_.load(std::memory_order_relaxed); }
+
   GlobalAddress directory() const { return directory_; }
   uint32_t block_bytes() const { return block_bytes_; }
   // The segments a READ of the directory (kDirectoryBytes at directory()) shows, in list
@@ -86,6 +93,8 @@ class AppendLog {
   GlobalAddress directory_;  // set by Open
   runtime::Mutex mu_;
   std::vector<Newest> newest_;  // by memory node
+  std::atomic<uint64_t> reserved_bytes_{0};
+  std::atomic<uint64_t> appended_bytes_{0};
 };
 
 }  // namespace dmindex::alloc

@@ -9,6 +9,7 @@ void CheckReport::Append(CheckReport other) {
   keys_checked += other.keys_checked;
   point_ops_checked += other.point_ops_checked;
   scans_checked += other.scans_checked;
+  search_steps += other.search_steps;
 }
 
 std::string CheckReport::ToString(size_t max_details) const {

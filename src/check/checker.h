@@ -33,6 +33,9 @@ struct CheckReport {
   uint64_t keys_checked = 0;
   uint64_t point_ops_checked = 0;
   uint64_t scans_checked = 0;
+  // Steps the linearizability search took over all keys (an event visited: a call tried or a
+  // return backtracked from), the measure of its work that does not depend on the machine.
+  uint64_t search_steps = 0;
 
   bool ok() const { return violations.empty(); }
   void Append(CheckReport other);

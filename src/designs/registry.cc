@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "designs/absl/absl_index.h"
 #include "designs/btreedisk/btree_disk_index.h"
 #include "designs/dex/dex_index.h"
 #include "designs/dex/offload.h"
@@ -26,12 +27,15 @@ struct Entry {
   // The design's memory-side RPC handlers, registered on a memory node before it serves.
   Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
   bool memory_limit = false;  // takes the knob limit_mb (MemoryLimitedDesigns)
+  const char* baseline = nullptr;  // non-null: a yardstick, not a design; what it is (DesignNote)
 };
 
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
       {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
+      {"absl", MakeAbslIndex, "the map lives in the memory of the process that opens it", nullptr, false,
+       "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
       {"rftree", MakeRfTree},
@@ -61,6 +65,12 @@ std::vector<std::string> MemoryLimitedDesigns() {
   for (const Entry& e : Table())
     if (e.memory_limit) names.emplace_back(e.name);
   return names;
+}
+
+std::string DesignNote(std::string_view design) {
+  for (const Entry& e : Table())
+    if (design == e.name && e.baseline != nullptr) return e.baseline;
+  return "";
 }
 
 Status SharedAcrossProcesses(std::string_view design) {

@@ -18,6 +18,10 @@ std::vector<std::string> DesignNames();
 // indexy, the store baselines, btree-disk).
 std::vector<std::string> MemoryLimitedDesigns();
 
+// What a registered name is when it is not a design of the literature but a baseline to
+// measure the designs against (e.g. `absl`); empty for the designs.
+std::string DesignNote(std::string_view design);
+
 // Ok if an index of `design` lives in the memory pool such that several compute processes
 // can open it by IndexOptions::name and see each other's writes; NotSupported saying why not
 // (e.g. `local` lives in the opening process); InvalidArgument for an unknown design.

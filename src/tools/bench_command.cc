@@ -133,6 +133,8 @@ void PrintDesignsAndWorkloads() {
   std::cout << "\nworkloads:";
   for (const std::string& w : bench::WorkloadNames()) std::cout << " " << w;
   std::cout << "\n";
+  for (const std::string& d : designs::DesignNames())
+    if (const std::string note = designs::DesignNote(d); !note.empty()) std::cout << d << ": " << note << "\n";
 }
 
 // --calibrate-out: the mean cycles per segment learned from the runs' compute profiles, with

@@ -22,7 +22,7 @@ struct TreeStats {
   uint64_t cache_misses = 0;
   uint64_t cache_bytes = 0;
   uint64_t pool_bytes = 0;      // chunk bytes taken from the memory servers
-  uint64_t bytes_in_use = 0;    // nodes and value blocks allocated and not freed
+  uint64_t bytes_in_use = 0;    // nodes and value blocks allocated and not freed (retired ones too)
   uint64_t retired_bytes = 0;   // value blocks unlinked, waiting out their grace period
   uint64_t retries = 0;
   uint64_t handovers = 0;

@@ -88,7 +88,9 @@ class TreeIndex final : public Index {
     s.cache_hits = t.cache_hits;
     s.cache_misses = t.cache_misses;
     s.cache_bytes = t.cache_bytes;
-    s.pool_bytes = t.pool_bytes;
+    // What the index holds (nodes, value blocks, retired blocks not yet freed), not the
+    // chunks the memory servers handed out (t.pool_bytes: 32 MB at a time).
+    s.pool_bytes = t.bytes_in_use;
     s.retries = t.retries;
     return s;
   }

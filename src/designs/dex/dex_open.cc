@@ -71,6 +71,12 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, c
     cache::ExclusiveGuard mx(&n->meta);
     t->SetRoot(mx, GlobalAddress::FromRaw(root));
   }
+  // What a previous host of these compute nodes acknowledged is applied before anything
+  // is served (dex_durability.cc).
+  DMX_RETURN_IF_ERROR(t->AttachLogs(**ep, *entry));
+  for (auto& n : t->nodes_)
+    if (n->log) DMX_RETURN_IF_ERROR(t->ReplayLog(*n));
+  t->StartWriteBack();
   return t;
 }
 

@@ -102,10 +102,36 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
 
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
+  // A full redo log is emptied by a checkpoint, outside the compute node's gate (whose
+  // barrier it takes); a writer meets that at most once per ring's worth of records.
+  for (;;) {
+    uint32_t log_full = UINT32_MAX;
+    Status s = WriteOnce(ws, op, key, value, &log_full);
+    if (log_full == UINT32_MAX) return s;
+    std::lock_guard lk(maps_mu_);
+    if (Hosts(log_full)) DMX_RETURN_IF_ERROR(Checkpoint(compute_node(log_full)));
+  }
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, uint32_t* log_full) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
+  const bool logging = Logging(w);
+  if (logging && !ReserveRecord(w, op, key, op == WriteOp::kDelete ? 0 : value.size())) {
+    *log_full = w.cn;
+    return Status::Ok();
+  }
+  // The record holds the value even when a block does; a reservation no record claimed goes
+  // back on every way out.
+  w.record.value = value;
+  struct Unreserve {
+    DexTree& t;
+    Worker& w;
+    ~Unreserve() { t.ReleaseRecord(w); }
+  } unreserve{*this, w};
   // A value too long for the leaf goes to a block of its own first: written once, before
   // any attempt (nothing links it yet), linked by the attempt that succeeds, given back if
   // the key is not there to update.
@@ -117,7 +143,9 @@ Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
     value = ValueRef{};
   }
   const OffloadRequest<KV> req{ToOffload(op), key, value, block};
-  w.no_offload = false;
+  // With a redo log writes are not offloaded: the handler's order of two writes to one key
+  // is not known here, and the log must follow it (dex_durability.cc).
+  w.no_offload = logging;
   Attempts attempts(retry_limits::kDexOperation, "dex write");
   Status s;
   bool underfull = false;
@@ -158,6 +186,7 @@ Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
     break;
   }
   if (s.IsNotFound() && !block.is_null()) FreeValueBlock(w, block);  // never linked
+  if (logging) s = FinishRecord(w, s);
   if (!s.ok()) return s;
   return op == WriteOp::kDelete && underfull ? MergeAfterDelete(w, key) : Status::Ok();
 }
@@ -185,7 +214,7 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
       CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
       x.MarkDirty();
       pending_.Add(x.frame()->remote(), old);
-      return Status::Ok();
+      return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
     }
   }
   w.leaf_entries.clear();
@@ -204,7 +233,7 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   // back (pending_blocks.h).
   pending_.Add(x.frame()->remote(), old);
   if (op == WriteOp::kDelete) *underfull = UnderfullNode(w.image.data(), DecodeHeader(w.image.data()));
-  return Status::Ok();
+  return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>

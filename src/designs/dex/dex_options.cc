@@ -49,10 +49,19 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
     else if (knob == "admission") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.leaf_admission));
     else if (knob == "explore") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.explore));
     else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1000}, &o.cost_factor));
-    else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseBoundaries(index, knob, v, &o.boundaries));
+    else if (knob == "durability") {
+      if (v != "log" && v != "none") return BadKnob(knob, v, "log or none");
+      o.durable = v == "log";
+    } else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseBoundaries(index, knob, v, &o.boundaries));
     else if (knob == "cache_mb") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &n));
       o.cache_bytes = n << 20;
+    } else if (knob == "log_kb") {
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 4, uint64_t{1} << 21, &n));
+      o.log_bytes = n << 10;
+    } else if (knob == "writeback_ms") {
+      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 32, &n));
+      o.writeback_ms = n;
     } else if (knob == "offload_level") {
       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 32, &n));
       o.offload_level = static_cast<uint32_t>(n);

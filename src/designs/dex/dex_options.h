@@ -22,6 +22,13 @@
 //   first_node  k       this process hosts compute nodes k .. k + IndexOptions::compute_nodes - 1
 //                       (default: the first run of free ones); the others are other processes'
 //                       (multi-process DEX, see docs/DEX.md)
+//   durability  log/none  log (default): every write to an owned leaf is acknowledged only
+//                       once its record is in the compute node's redo log in the pool
+//                       (redo_log.h), so a crash of the process loses nothing acknowledged;
+//                       none: the paper's behaviour (dirty pages die with the process)
+//   log_kb      n       the redo log's ring per compute node, KiB (set when the log is made)
+//   writeback_ms n      a background thread writes every dirty page back (and truncates the
+//                       log) this often; 0: never (only cooling, close and repartitioning do)
 #pragma once
 
 #include <cstdint>
@@ -51,6 +58,9 @@ struct DexOptions {
   KeyFormat key_format = KeyFormat::kU64;
   std::vector<std::string> boundaries;  // partitions - 1 ascending public keys, or empty
   uint64_t key_space = u64::kMaxKey;    // u64 format only
+  bool durable = true;              // durability=log
+  uint64_t log_bytes = 256ull << 10;  // log_kb (a block of it must fit a memory server's chunk)
+  uint64_t writeback_ms = 1000;
   tree::TreeOptions tree;           // the core's policies for shared (remote) nodes
 };
 

@@ -90,6 +90,8 @@ Status DexTree<KV>::Install(std::unique_ptr<Map> next, const std::function<Statu
     cache::CacheWorker cw(*n->bm, maintenance_->pages);
     auto flushed = n->bm->FlushDirty(cw);
     if (!flushed.ok()) return flushed.status();
+    // Before the map is published: its log must not outlive the range it was written for.
+    DMX_RETURN_IF_ERROR(TruncateLog(*n));
     DMX_RETURN_IF_ERROR(n->bm->DropAll(cw));
     cache::ExclusiveGuard mx(&n->meta);
     cache::Swip::Store(page_layout_.ChildSlot(mx.page(), 0),

@@ -83,6 +83,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::Close() {
   if (!maintenance_ || closed_) return Status::Ok();
   closed_ = true;
+  StopWriteBack();
   Status flushed = FlushAll();
   Status released = host_token_ == 0 ? Status::Ok()
                                      : store_.ReleaseHosts(maintenance_->ctx.ep, first_,
@@ -100,6 +101,7 @@ Status DexTree<KV>::FlushAll() {
     cache::CacheWorker cw(*n->bm, maintenance_->pages);
     auto flushed = n->bm->FlushDirty(cw);
     if (!flushed.ok()) return flushed.status();
+    DMX_RETURN_IF_ERROR(TruncateLog(*n));  // everything it covers is in the pool now
   }
   return Status::Ok();
 }
@@ -320,7 +322,12 @@ IndexStats DexTree<KV>::Stats() const {
     s.cache_hits += c.hits;
     s.cache_misses += c.misses;
     s.cache_bytes += c.frames * layout_.node_bytes;
-    s.pool_bytes += n->core.allocator.pool_bytes();
+    // Nodes and blocks allocated and not freed (retired ones too), not the servers' chunks;
+    // plus the right halves of the leaves offloaded inserts split: the memory server
+    // allocated each (one node), this compute node frees them (its allocator's count may go
+    // below zero, the sum stays exact).
+    s.pool_bytes += n->core.allocator.bytes_in_use() +
+                    n->offload.splits.load(std::memory_order_relaxed) * layout_.node_bytes;
     s.retries += n->core.retries.load(std::memory_order_relaxed);
   }
   return s;
@@ -330,7 +337,7 @@ template <tree::KeyValueTraits KV>
 std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   uint64_t offload_splits = 0;
   uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
-           reused = 0, finished_splits = 0;
+           reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0;
   for (const auto& n : nodes_) {
     offloads += n->offload.offloads.load(std::memory_order_relaxed);
     fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
@@ -340,6 +347,10 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
     root_shrinks += n->retired.root_shrinks.load(std::memory_order_relaxed);
     reused += n->retired.reused.load(std::memory_order_relaxed);
     finished_splits += n->finished_splits.load(std::memory_order_relaxed);
+    log_appends += n->log_appends.load(std::memory_order_relaxed);
+    log_bytes += n->log_bytes.load(std::memory_order_relaxed);
+    checkpoints += n->checkpoints.load(std::memory_order_relaxed);
+    replayed += n->replayed.load(std::memory_order_relaxed);
   }
   return {{"dmindex.dex.offloads", offloads},
           {"dmindex.dex.offload-fallbacks", fallbacks},
@@ -349,7 +360,11 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
           {"dmindex.dex.root-shrinks", root_shrinks},
           {"dmindex.dex.reused-blocks", reused},
           {"dmindex.dex.finished-splits", finished_splits},
-          {"dmindex.dex.pending-value-blocks", pending_.size()}};
+          {"dmindex.dex.pending-value-blocks", pending_.size()},
+          {"dmindex.dex.log-appends", log_appends},
+          {"dmindex.dex.log-bytes", log_bytes},
+          {"dmindex.dex.checkpoints", checkpoints},
+          {"dmindex.dex.replayed-keys", replayed}};
 }
 
 template struct DexComputeNode<U64Format>;

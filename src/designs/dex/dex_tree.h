@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -40,6 +41,7 @@
 #include "designs/dex/partition_map.h"
 #include "designs/dex/partition_store.h"
 #include "designs/dex/pending_blocks.h"
+#include "designs/dex/redo_log.h"
 #include "designs/dex/retired_nodes.h"
 #include "tree/bulk_loader.h"
 #include "tree/entry_ops.h"
@@ -69,6 +71,13 @@ struct DexComputeNode {
   // Set while a map install waits for the gate: new operations hold back, so a stream of
   // readers cannot starve it (runtime::SharedMutex may prefer readers).
   std::atomic<bool> draining{false};
+  // durability=log (dex_durability.cc): this compute node's redo log, and positions in it.
+  // reserved: ring bytes promised to operations in flight; tail: the next record's position
+  // (claimed under the leaf's exclusive latch); head: the oldest record still needed.
+  // tail <= reserved <= head + capacity, so a claimed record never overwrites a needed one.
+  std::optional<RedoLog> log;
+  std::atomic<uint64_t> log_head{0}, log_tail{0}, log_reserved{0};
+  std::atomic<uint64_t> log_appends{0}, log_bytes{0}, checkpoints{0}, replayed{0};
 };
 
 template <tree::KeyValueTraits KV>
@@ -97,6 +106,16 @@ struct DexWorker {
   std::vector<tree::LeafEntry<KV>> leaf_entries;
   std::vector<tree::InternalEntry<KV>> internal_entries;
   std::vector<typename tree::ValueStore<KV>::Fetch> fetches;  // value blocks of one leaf's entries
+  // durability=log: this operation's redo record (dex_durability.cc).
+  struct Record {
+    uint64_t reserved = 0;   // ring bytes reserved for it (0: the operation logs nothing)
+    bool in_pool = false;    // too long for the ring: the page is written through instead
+    bool claimed = false;    // applied to its page: it must be appended before acknowledging
+    uint64_t pos = 0;
+    std::string_view value;  // the write's value (also when it is in a block)
+    std::vector<std::byte> bytes;
+  } record;
+  bool replaying = false;  // applying a dead host's log: not logged again
 };
 
 // One session's workers: one per compute node the session's keys were routed to. Compute
@@ -222,6 +241,35 @@ class DexTree {
   // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false
   // if the image does not validate under the lock (the pointer is stale).
   Status LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid);
+
+  // dex_durability.cc: the redo logs (redo_log.h) and the background write-back.
+  // At open: the index's log directory, a log for each hosted compute node, and the replay
+  // of what a previous host left in it (before any operation runs).
+  Status AttachLogs(fabric::Endpoint& ep, const alloc::CatalogEntry& entry);
+  Status ReplayLog(ComputeNode& n);
+  bool Logging(const Worker& w) { return options_.durable && !w.replaying && compute_node(w.cn).log.has_value(); }
+  // Before a write's attempts: reserves its record's ring bytes; false if the log is full
+  // (the caller leaves the compute node's gate and checkpoints).
+  bool ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_bytes);
+  // Under the written leaf's exclusive latch, right after the write was applied to it: the
+  // record's position (so positions follow the order of writes to each key) and bytes. A
+  // leaf that was not admitted carries the record in its write-back's batch.
+  Status ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key);
+  // After the operation: appends a claimed record no write-back carried (the write is
+  // acknowledged only after it landed).
+  Status FinishRecord(Worker& w, Status s);
+  // Gives an unclaimed reservation back and forgets the record (every way out of a write).
+  void ReleaseRecord(Worker& w);
+  // Writes every dirty page of `n` back and truncates its log to what was applied before
+  // (maps_mu_ held: no repartitioning drops the cache meanwhile).
+  Status Checkpoint(ComputeNode& n);
+  // After a flush of `n` with its gate held exclusively: nothing in the log is needed.
+  Status TruncateLog(ComputeNode& n);
+  void StartWriteBack();
+  void StopWriteBack();
+  void WriteBackLoop();
+  // One write, within one admission (Write loops when the log was full).
+  Status WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, uint32_t* log_full);
 
   // dex_values.cc: out-of-line values. A value too long for the leaf, in a block of its own
   // (written now, before anything can link it); a block never linked goes back at once.
@@ -354,6 +402,11 @@ class DexTree {
   runtime::Mutex maps_mu_;  // serializes installs; guards maps_ and maintenance_
   std::vector<std::unique_ptr<Map>> maps_;  // all installed, for operations still on old ones
   std::unique_ptr<Worker> maintenance_;  // flushes and reads the stored map
+  // The background write-back (writeback_ms): its thread and how it is told to stop.
+  runtime::Thread writeback_;
+  runtime::Mutex writeback_mu_;
+  runtime::CondVar writeback_cv_;
+  bool writeback_stop_ = false;
 };
 
 }  // namespace dmindex::designs::dex

@@ -162,7 +162,15 @@ template <tree::KeyValueTraits KV>
 Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
   encoded_.resize(t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
-  DMX_RETURN_IF_ERROR(ctx_.ep.Write(addr, encoded_.data(), t_.layout.node_bytes));
+  if (companions_.empty()) {
+    DMX_RETURN_IF_ERROR(ctx_.ep.Write(addr, encoded_.data(), t_.layout.node_bytes));
+  } else {
+    companions_.push_back(fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
+    Status posted = ctx_.ep.Post(companions_, fabric::Ordering::kUnordered);
+    companions_.clear();
+    DMX_RETURN_IF_ERROR(posted);
+    carried_ = true;
+  }
   RetirePending(addr);
   return Status::Ok();
 }

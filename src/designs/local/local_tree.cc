@@ -16,7 +16,10 @@ static_assert(sizeof(Node<Tiered<ByteKeys>>) <= Node<Tiered<ByteKeys>>::kHeaderB
 // --- Memory: nodes, values, blobs and their retirement ---
 
 template <class F>
-LocalTree<F>::LocalTree(uint32_t node_bytes) : node_bytes_(node_bytes) {
+LocalTree<F>::LocalTree(uint32_t node_bytes)
+    : node_bytes_(node_bytes),
+      search_lines_(NodeT::SearchLines(node_bytes)),
+      leaf_lines_(std::min((node_bytes + 63) / 64, NodeT::kMaxPrefetchLines)) {
   root_.store(NewNode(0), std::memory_order_release);
 }
 
@@ -122,6 +125,7 @@ bool LocalTree<F>::FindLeaf(const Probe& key, NodeT** leaf, uint64_t* version) c
   if (node != root_.load(std::memory_order_acquire)) return false;
   while (!node->is_leaf()) {
     NodeT* child = node->child(node->ChildIndex(key));
+    PrefetchChild(node, child);
     if (!node->lock().Validate(v)) return false;  // child pointer may be garbage
     uint64_t child_version = child->lock().ReadLock();
     // Validating the parent again after locking the child proves the child was still
@@ -208,6 +212,7 @@ bool LocalTree<F>::TryUpsert(const Probe& key, const StoredValue& value, NewKey*
     }
     const uint32_t pos = node->ChildIndex(key);
     NodeT* child = node->child(pos);
+    PrefetchChild(node, child);
     if (!node->lock().Validate(v)) return false;
     uint64_t child_version = child->lock().ReadLock();
     if (!node->lock().Validate(v)) return false;

@@ -148,6 +148,10 @@ class LocalTree {
   void RetireKey(Worker& w, const uint64_t* words);
   void RetireBlob(Worker& w, const Blob* blob);
 
+  // Prefetches the node `parent` (at level >= 1) leads to (NodeT::Prefetch).
+  void PrefetchChild(const NodeT* parent, const NodeT* child) const {
+    NodeT::Prefetch(child, parent->level() == 1 ? leaf_lines_ : search_lines_);
+  }
   // Optimistic descent to the leaf responsible for `key`; false if the caller must restart.
   bool FindLeaf(const Probe& key, NodeT** leaf, uint64_t* version) const;
   // One attempt of an upsert; false: restart. *old: the value it replaced, if any.
@@ -175,6 +179,10 @@ class LocalTree {
   void ForEachNode(Visit visit) const;
 
   const uint32_t node_bytes_;
+  // What a descent prefetches of the next node (NodeT::Prefetch): its search lines, or all
+  // of a leaf (the value sits past the keys), at most kMaxPrefetchLines.
+  const uint32_t search_lines_;
+  const uint32_t leaf_lines_;
   std::atomic<NodeT*> root_;
   std::atomic<uint64_t> node_count_{0};
   std::atomic<uint64_t> restarts_{0};

@@ -70,7 +70,13 @@ class RfTree {
     return Status::Ok();
   }
 
-  tree::TreeStats Stats() const { return tree_->Stats(); }
+  // bytes_in_use: the leaves and value blocks, and of the search-layer log the blocks handed
+  // out, not the room its segments keep for later ones (AppendLog::reserved_bytes).
+  tree::TreeStats Stats() const {
+    tree::TreeStats s = tree_->Stats();
+    s.bytes_in_use = s.bytes_in_use - log_->reserved_bytes() + log_->appended_bytes();
+    return s;
+  }
   // dmindex.rftree.*: refreshes, refresh-skipped, stale-reads, torn-left-out, slc-nodes,
   // log-garbage-blocks (summed over compute nodes).
   void AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const;

@@ -99,8 +99,8 @@ template <tree::KeyValueTraits KV>
 bool SearchLayerCache<KV>::RefreshDue() const {
   if (!want_.load(std::memory_order_relaxed) || in_flight_.load(std::memory_order_relaxed)) return false;
   if (config_.min_interval_us == 0) return true;
-  return NowNs() - last_start_ns_.load(std::memory_order_relaxed) >=
-         static_cast<int64_t>(config_.min_interval_us) * 1000;
+  const int64_t last = last_start_ns_.load(std::memory_order_relaxed);
+  return last == kNeverRefreshed || NowNs() - last >= static_cast<int64_t>(config_.min_interval_us) * 1000;
 }
 
 template <tree::KeyValueTraits KV>

@@ -95,7 +95,11 @@ class SearchLayerCache final : public tree::RoutingCache<KV> {
   std::atomic<const Snapshot*> current_{nullptr};
   std::atomic<bool> want_{true};        // the first operation fills the cache
   std::atomic<bool> in_flight_{false};
-  std::atomic<int64_t> last_start_ns_{0};
+  // When the last refresh began, on runtime::Now()'s clock; kNeverRefreshed before the first.
+  // Not 0: that clock counts from boot, so within refresh_min_us of boot a 0 would read as a
+  // refresh just done and hold the first one back (the cache stayed empty).
+  static constexpr int64_t kNeverRefreshed = INT64_MIN;
+  std::atomic<int64_t> last_start_ns_{kNeverRefreshed};
   std::atomic<uint64_t> stale_{0};      // since the last refresh began
   std::atomic<uint64_t> hits_{0}, misses_{0};
   std::atomic<uint64_t> current_bytes_{0};  // the published snapshot's bytes()

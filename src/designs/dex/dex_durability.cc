@@ -1,0 +1,277 @@
+// DEX's acknowledged writes outliving their compute process (durability=log, the default) and
+// the background write-back of dirty pages (docs/DEX.md "Durability").
+//
+// Which writes are logged: every write applied to an owned leaf in a compute node's cache,
+// admitted or not. Writes to shared leaves are in the pool when acknowledged (remote, under
+// the leaf's lock), and keys never move from owned leaves to shared ones except by
+// repartitioning, which truncates the log; writes are not offloaded while logging (the
+// handler's order of two writes to one key is unknown here). So for every key of a compute
+// node's range the log's last record is its last acknowledged write, or the pool holds it.
+//
+// Order: a record's position is claimed under the leaf's exclusive latch right after the
+// write is applied, so two writes of one key get positions in the order they took effect
+// (splits and merges move keys only under the latches of both nodes). The write is
+// acknowledged after the record's WRITE completed: for an admitted leaf that is the
+// operation's only round trip (a cache hit had none); a leaf that was not admitted is written
+// back at the end of the operation and the record rides in the same batch.
+//
+// Truncation (Checkpoint): with the compute node's gate held exclusively for an instant no
+// operation is between claiming a record and finishing, so every record below the tail read
+// then is applied to a page that is dirty or already written back. The flush that follows
+// writes those pages; then the stored head moves to that tail, and only then may new records
+// reuse the ring (the reservation is bounded by the head). Repartitioning and Close truncate
+// after their own flush, under the gate: a log never holds records of keys its compute node
+// has given away.
+//
+// Replay (ReplayLog): whoever hosts the compute node next - a process that claimed its lease
+// after the host died and was released - scans the ring from the stored head before
+// serving, applies per key the record with the highest position, writes the pages back and
+// moves the head past every position of the scanned lap (stale slots can never be taken for
+// new records). A replayer that dies meanwhile leaves the head where it was: the next one
+// replays the same records again, with the same result.
+#include <string>
+#include <unordered_map>
+
+#include "common/runtime.h"
+#include "designs/dex/dex_tree.h"
+
+namespace dmindex::designs::dex {
+namespace {
+
+constexpr uint32_t kDirectoryWords = PartitionStore::kMaxParts;
+constexpr uint64_t kMinLogBytes = 4096;
+
+// The index's log directory (catalog aux word 1): one word per compute node, 0 until the
+// first host made its log. Made by whichever opener finds none (a CAS decides).
+Result<GlobalAddress> LogDirectory(fabric::Endpoint& ep, alloc::NodeAllocator& allocator, GlobalAddress word) {
+  uint64_t raw = 0;
+  DMX_RETURN_IF_ERROR(ep.Read(word, &raw, 8));
+  if (raw != 0) return GlobalAddress::FromRaw(raw);
+  auto block = allocator.Allocate(ep, 8 * kDirectoryWords);
+  if (!block.ok()) return block.status();
+  const std::vector<uint64_t> zeros(kDirectoryWords, 0);
+  DMX_RETURN_IF_ERROR(ep.Write(*block, zeros.data(), 8 * kDirectoryWords));
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(ep.Cas(word, 0, block->raw(), &old));
+  return old == 0 ? *block : GlobalAddress::FromRaw(old);
+}
+
+}  // namespace
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::AttachLogs(fabric::Endpoint& ep, const alloc::CatalogEntry& entry) {
+  auto dir = LogDirectory(ep, nodes_[0]->core.allocator, entry.aux_word(1));
+  if (!dir.ok()) return dir.status();
+  for (auto& n : nodes_) {
+    const GlobalAddress word = *dir + 8ull * n->id;
+    uint64_t raw = 0;
+    DMX_RETURN_IF_ERROR(ep.Read(word, &raw, 8));
+    if (raw == 0) {
+      if (!options_.durable) continue;  // no log yet, and none wanted
+      // log_kb, or the largest halving of it that one of the memory servers' chunks holds
+      // (the allocator says InvalidArgument for a block larger than a chunk).
+      uint64_t capacity = options_.log_bytes;
+      auto block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+      while (!block.ok() && block.status().IsInvalidArgument() && capacity > kMinLogBytes) {
+        capacity /= 2;
+        block = n->core.allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
+      }
+      if (!block.ok()) return block.status();
+      DMX_RETURN_IF_ERROR(RedoLog::Initialize(ep, *block, capacity));
+      // Two hosts of one compute node never coexist (host leases), but be exact anyway.
+      DMX_RETURN_IF_ERROR(ep.Cas(word, 0, block->raw(), &raw));
+      if (raw == 0) raw = block->raw();
+    }
+    auto log = RedoLog::Open(ep, GlobalAddress::FromRaw(raw));
+    if (!log.ok()) return log.status();
+    n->log = *log;
+  }
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::ReplayLog(ComputeNode& n) {
+  fabric::Endpoint& ep = maintenance_->ctx.ep;
+  auto contents = n.log->Scan(ep);
+  if (!contents.ok()) return contents.status();
+  // Per key, the record with the highest position: the key's last acknowledged write.
+  std::unordered_map<std::string_view, const RedoLog::Record*> last;
+  for (const RedoLog::Record& r : contents->records) last[r.key] = &r;
+  Workers ws(*this, n.id);
+  for (auto& hosted : nodes_) {
+    auto w = ws.Get(hosted->id);
+    if (!w.ok()) return w.status();
+    (*w)->replaying = true;
+  }
+  for (const auto& [key, r] : last) {
+    const auto k = tree::PublicKeys<Keys>::Tree(key);
+    Status s = Status::Ok();
+    if (r->op == RedoLog::Op::kPut) s = Write(ws, WriteOp::kUpsert, k, r->value);
+    else if (r->op == RedoLog::Op::kDelete) s = Write(ws, WriteOp::kDelete, k, {});
+    if (s.IsNotFound()) s = Status::Ok();
+    if (!s.ok())
+      return Status::FromCode(s.code(), "dex: replaying the redo log of compute node " + std::to_string(n.id) +
+                                            " (key " + tree::DescribeKey(k) + "): " + s.message());
+  }
+  cache::CacheWorker cw(*n.bm, maintenance_->pages);
+  auto flushed = n.bm->FlushDirty(cw);
+  if (!flushed.ok()) return flushed.status();
+  // Past every position of the lap just read: no stale slot can pass for a new record.
+  const uint64_t head = contents->head + n.log->capacity();
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(ep, head));
+  n.log_head.store(head);
+  n.log_tail.store(head);
+  n.log_reserved.store(head);
+  n.replayed.fetch_add(last.size(), std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_bytes) {
+  ComputeNode& n = compute_node(w.cn);
+  auto& r = w.record;
+  const size_t key_bytes = tree::PublicKeys<Keys>::Public(key).size();
+  uint64_t bytes = RedoLog::RecordBytes(key_bytes, op == WriteOp::kDelete ? 0 : value_bytes);
+  r.in_pool = bytes > n.log->capacity() / 4;  // written through instead, with a short record
+  if (r.in_pool) bytes = RedoLog::RecordBytes(key_bytes, 0);
+  uint64_t reserved = n.log_reserved.load();
+  do {
+    if (reserved + bytes > n.log_head.load() + n.log->capacity()) return false;
+  } while (!n.log_reserved.compare_exchange_weak(reserved, reserved + bytes));
+  r.reserved = bytes;
+  return true;
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key) {
+  ComputeNode& n = compute_node(w.cn);
+  auto& r = w.record;
+  const bool transient = leaf.frame()->load_state() == cache::FrameState::kTransient;
+  // A record too long for the ring: the page goes to the pool now (a transient one at the
+  // end of the operation), then a record saying so voids the key's earlier ones.
+  if (r.in_pool && !transient) DMX_RETURN_IF_ERROR(WriteThrough(w, leaf));
+  const RedoLog::Op lop = r.in_pool ? RedoLog::Op::kInPool
+                                    : op == WriteOp::kDelete ? RedoLog::Op::kDelete : RedoLog::Op::kPut;
+  r.pos = n.log_tail.fetch_add(r.reserved);
+  r.claimed = true;
+  RedoLog::Encode(r.pos, lop, tree::PublicKeys<Keys>::Public(key),
+                  lop == RedoLog::Op::kPut ? r.value : std::string_view{}, &r.bytes);
+  if (transient && !r.in_pool) {
+    fabric::Verb verbs[2];
+    w.pages.Accompany({verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))});
+  }
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
+  ComputeNode& n = compute_node(w.cn);
+  auto& r = w.record;
+  if (!s.ok() || !r.claimed) return s;
+  if (!w.pages.Carried()) {
+    fabric::Verb verbs[2];
+    const int count = n.log->Verbs(r.pos, r.bytes, verbs);
+    DMX_RETURN_IF_ERROR(w.ctx.ep.Post({verbs, static_cast<size_t>(count)}, fabric::Ordering::kUnordered));
+  }
+  n.log_appends.fetch_add(1, std::memory_order_relaxed);
+  n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);
+  return s;
+}
+
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::ReleaseRecord(Worker& w) {
+  auto& r = w.record;
+  if (r.reserved != 0 && !r.claimed) compute_node(w.cn).log_reserved.fetch_sub(r.reserved);
+  r.reserved = 0;
+  r.claimed = false;
+  r.in_pool = false;
+  r.value = {};
+  w.pages.Accompany({});
+  (void)w.pages.Carried();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::Checkpoint(ComputeNode& n) {
+  const bool logged = options_.durable && n.log.has_value();
+  uint64_t upto = 0;
+  if (logged) {
+    // The barrier: no operation of this compute node in flight, so every record below the
+    // tail was applied to its page and the page marked dirty (or written back already).
+    n.draining.store(true, std::memory_order_release);
+    {
+      std::unique_lock gate(n.gate);
+      upto = n.log_tail.load();
+    }
+    n.draining.store(false, std::memory_order_release);
+  }
+  cache::CacheWorker cw(*n.bm, maintenance_->pages);
+  auto flushed = n.bm->FlushDirty(cw);
+  if (!flushed.ok()) return flushed.status();
+  n.checkpoints.fetch_add(1, std::memory_order_relaxed);
+  if (!logged) return Status::Ok();
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto));
+  n.log_head.store(upto);
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::TruncateLog(ComputeNode& n) {
+  if (!n.log) return Status::Ok();
+  const uint64_t tail = n.log_tail.load();
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail));
+  n.log_head.store(tail);
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::StartWriteBack() {
+  if (options_.writeback_ms == 0) return;
+  writeback_ = runtime::Thread([this] { WriteBackLoop(); });
+}
+
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::StopWriteBack() {
+  if (!writeback_.joinable()) return;
+  {
+    std::lock_guard lk(writeback_mu_);
+    writeback_stop_ = true;
+  }
+  writeback_cv_.NotifyAll();
+  writeback_.join();
+}
+
+// Every writeback_ms, each hosted compute node's dirty pages go back to the pool (and its
+// log is truncated): a dirty page is at most that old plus one flush. A failed round (a
+// memory server down) is tried again at the next tick; operations report the failure.
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::WriteBackLoop() {
+  const auto every = std::chrono::milliseconds(options_.writeback_ms);
+  std::unique_lock lk(writeback_mu_);
+  for (;;) {
+    if (writeback_cv_.WaitUntil(lk, runtime::Now() + every, [&] { return writeback_stop_; })) return;
+    lk.unlock();
+    {
+      std::lock_guard maps(maps_mu_);
+      for (auto& n : nodes_) (void)Checkpoint(*n);
+    }
+    lk.lock();
+  }
+}
+
+#define DMX_DEX_DURABILITY(KV)                                                                 \
+  template Status DexTree<KV>::AttachLogs(fabric::Endpoint&, const alloc::CatalogEntry&);      \
+  template Status DexTree<KV>::ReplayLog(ComputeNode&);                                        \
+  template bool DexTree<KV>::ReserveRecord(Worker&, WriteOp, KeyRef, size_t);                  \
+  template Status DexTree<KV>::ClaimRecord(Worker&, cache::ExclusiveGuard&, WriteOp, KeyRef);  \
+  template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
+  template void DexTree<KV>::ReleaseRecord(Worker&);                                           \
+  template Status DexTree<KV>::Checkpoint(ComputeNode&);                                       \
+  template Status DexTree<KV>::TruncateLog(ComputeNode&);                                      \
+  template void DexTree<KV>::StartWriteBack();                                                 \
+  template void DexTree<KV>::StopWriteBack();                                                  \
+  template void DexTree<KV>::WriteBackLoop();
+DMX_DEX_DURABILITY(U64Format)
+DMX_DEX_DURABILITY(BytesFormat)
+#undef DMX_DEX_DURABILITY
+
+}  // namespace dmindex::designs::dex

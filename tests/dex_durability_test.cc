@@ -1,0 +1,346 @@
+// DEX keeps acknowledged writes (durability=log, the default; docs/DEX.md "Durability"),
+// deterministically, with the in-process fabric:
+//  * DexRedoLog.*: the log alone - records of every size around the ring's end read back in
+//    order; a record cut short anywhere (scripted) is stepped over and the ones after it are
+//    still found; a stale lap is never taken for the current one.
+//  * DexDurability.ACacheHitWriteCostsOneWrite: the verbs a write to a cached leaf costs
+//    (one WRITE of one 64-byte record with the log, none without).
+//  * DexDurability.DeathInsideTheAppend/*: a process writes, every write acknowledged and
+//    most only in its cache; then it "dies" inside one more write's append - before it, after
+//    each 8-byte word of the record, or after the record landed but before the
+//    acknowledgement - for a leaf in the cache (the append is the operation's round trip) and
+//    a leaf that was not admitted (the append rides with the page's write-back). Another
+//    process takes its compute nodes over and must find every acknowledged write, and for the
+//    cut one either outcome.
+//  * DexDurability.LogWrapsUnderLoad: a 4 KiB ring, thousands of writes: the log fills,
+//    writers checkpoint (write the pages back, truncate), the ring wraps many times; the
+//    process dies and nothing acknowledged is lost.
+//  * DexDurability.LongValuesAreWrittenThrough: values whose record would not fit a quarter
+//    of the ring go to the pool with their page; a short record voids the key's older ones.
+//  * DexDurability.BackgroundWriteBackEmptiesTheCache: durability=none, writeback_ms=20:
+//    the dirty pages reach the pool without any further operation.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+
+#include "alloc/catalog.h"
+#include "designs/dex/redo_log.h"
+#include "designs/registry.h"
+#include "dex_crash_check.h"
+#include "dex_test_env.h"
+#include "fabric/inproc/verb_script.h"
+
+namespace dmindex {
+namespace {
+
+using Key = uint64_t;
+using Value = uint64_t;
+using designs::dex::RedoLog;
+
+constexpr uint32_t kNodeBytes = 512;
+
+// Fails the first WRITE into [from, to) after `arm()`, having copied only its first `cut`
+// bytes (all of it when `cut` is larger): the process dies inside that verb.
+class CutWrite final : public fabric::VerbScript {
+ public:
+  CutWrite(GlobalAddress from, GlobalAddress to, uint64_t cut) : from_(from), to_(to), cut_(cut) {}
+  void arm() { armed_.store(true); }
+  bool cut() const { return done_.load(); }
+  Outcome Run(const fabric::VerbCopy& c) override {
+    const fabric::Verb& v = c.verb();
+    if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_))
+      return Outcome::kPass;
+    if (done_.exchange(true)) return Outcome::kPass;
+    c.Copy(0, cut_);
+    return Outcome::kFail;
+  }
+
+ private:
+  const GlobalAddress from_, to_;
+  const uint64_t cut_;
+  std::atomic<bool> armed_{false}, done_{false};
+};
+
+// The redo log of compute node `cn` of index `name` (its log directory: catalog aux word 1).
+GlobalAddress LogOf(fabric::Fabric& fabric, const std::string& name, uint32_t cn) {
+  auto ep = std::move(fabric.Connect()).value();
+  auto entry = alloc::Catalog::Open(*ep, name);
+  EXPECT_TRUE(entry.ok()) << entry.status().ToString();
+  uint64_t dir = 0, log = 0;
+  EXPECT_TRUE(ep->Read(entry->aux_word(1), &dir, 8).ok());
+  EXPECT_NE(dir, 0u);
+  EXPECT_TRUE(ep->Read(GlobalAddress::FromRaw(dir) + 8ull * cn, &log, 8).ok());
+  return GlobalAddress::FromRaw(log);
+}
+
+uint64_t Property(const Index& index, const char* name) { return index.GetIntProperty(name).value_or(0); }
+
+// ---- the log alone --------------------------------------------------------------------------
+
+TEST(DexRedoLog, RecordsOfEverySizeWrapAroundTheRing) {
+  auto fabric = testing::DexTestFabric();
+  auto ep = std::move(fabric->Connect()).value();
+  const GlobalAddress block = GlobalAddress(0, 8ull << 20);  // a fresh pool: nobody allocates there
+  ASSERT_TRUE(RedoLog::Initialize(*ep, block, 1024).ok());
+  auto log = RedoLog::Open(*ep, block);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->capacity(), 1024u);
+  std::vector<RedoLog::Record> written;
+  uint64_t pos = 0, head = 0;
+  std::vector<std::byte> bytes;
+  for (int i = 0; i < 60; ++i) {
+    RedoLog::Record r{pos, i % 3 == 0 ? RedoLog::Op::kDelete : RedoLog::Op::kPut, "key" + std::to_string(i),
+                      std::string(static_cast<size_t>(i * 7 % 150), static_cast<char>('a' + i % 26))};
+    if (r.op == RedoLog::Op::kDelete) r.value.clear();
+    RedoLog::Encode(pos, r.op, r.key, r.value, &bytes);
+    ASSERT_EQ(bytes.size(), RedoLog::RecordBytes(r.key.size(), r.value.size()));
+    // Keep the ring's rule: a record never overwrites one the head still needs.
+    while (pos + bytes.size() > head + log->capacity()) {
+      head += RedoLog::kSlot;
+      while (!written.empty() && written.front().pos < head) written.erase(written.begin());
+    }
+    ASSERT_TRUE(log->WriteHead(*ep, head).ok());
+    fabric::Verb verbs[2];
+    const int n = log->Verbs(pos, bytes, verbs);
+    ASSERT_TRUE(ep->Post({verbs, static_cast<size_t>(n)}, fabric::Ordering::kUnordered).ok());
+    written.push_back(r);
+    pos += bytes.size();
+    auto scanned = log->Scan(*ep);
+    ASSERT_TRUE(scanned.ok()) << scanned.status().ToString();
+    // Records the head moved past but whose slots are still in the ring are of this lap's
+    // positions only if at or after the head: exactly the written ones from the head on.
+    ASSERT_EQ(scanned->records.size(), written.size()) << "after record " << i;
+    for (size_t j = 0; j < written.size(); ++j) {
+      EXPECT_EQ(scanned->records[j].pos, written[j].pos);
+      EXPECT_EQ(scanned->records[j].op, written[j].op);
+      EXPECT_EQ(scanned->records[j].key, written[j].key);
+      EXPECT_EQ(scanned->records[j].value, written[j].value);
+    }
+  }
+}
+
+TEST(DexRedoLog, ARecordCutShortIsSteppedOver) {
+  auto fabric = testing::DexTestFabric();
+  auto ep = std::move(fabric->Connect()).value();
+  const GlobalAddress block = GlobalAddress(0, 8ull << 20);  // a fresh pool: nobody allocates there
+  const std::string long_value(150, 'v');  // with a 2-byte key: four slots
+  const uint64_t record = RedoLog::RecordBytes(2, long_value.size());
+  ASSERT_EQ(record, 4 * RedoLog::kSlot);
+  // The ring starts as garbage: a cut record's padding (zeros) must not match what is there.
+  const std::vector<std::byte> garbage(RedoLog::BlockBytes(4096), std::byte{0xab});
+  for (uint64_t cut = 0; cut <= record; cut += 8) {
+    ASSERT_TRUE(ep->Write(block, garbage.data(), static_cast<uint32_t>(garbage.size())).ok());
+    ASSERT_TRUE(RedoLog::Initialize(*ep, block, 4096).ok());
+    auto log = RedoLog::Open(*ep, block);
+    ASSERT_TRUE(log.ok());
+    std::vector<std::byte> bytes;
+    uint64_t pos = 0;
+    for (int i = 0; i < 3; ++i) {
+      RedoLog::Encode(pos, RedoLog::Op::kPut, "k" + std::to_string(i), long_value, &bytes);
+      fabric::Verb verbs[2];
+      const int n = log->Verbs(pos, bytes, verbs);
+      if (i == 1) {  // the middle one dies after `cut` bytes
+        CutWrite script(block, block + RedoLog::BlockBytes(4096), cut);
+        script.arm();
+        fabric->SetVerbScript(&script);
+        const Status s = ep->Post({verbs, static_cast<size_t>(n)}, fabric::Ordering::kUnordered);
+        fabric->SetVerbScript(nullptr);
+        ASSERT_FALSE(s.ok());
+      } else {
+        ASSERT_TRUE(ep->Post({verbs, static_cast<size_t>(n)}, fabric::Ordering::kUnordered).ok());
+      }
+      pos += bytes.size();
+    }
+    auto scanned = log->Scan(*ep);
+    ASSERT_TRUE(scanned.ok());
+    const bool whole = cut >= record;
+    ASSERT_EQ(scanned->records.size(), whole ? 3u : 2u) << "cut after " << cut << " bytes";
+    EXPECT_EQ(scanned->skipped_slots, whole || cut == 0 ? 0u : (cut + RedoLog::kSlot - 1) / RedoLog::kSlot)
+        << "cut after " << cut << " bytes";
+    EXPECT_EQ(scanned->records.front().key, "k0");
+    EXPECT_EQ(scanned->records.back().key, "k2") << "cut after " << cut << " bytes";
+  }
+}
+
+// ---- whole index ----------------------------------------------------------------------------
+
+IndexOptions Options(const std::string& name, std::map<std::string, std::string> knobs) {
+  IndexOptions o = testing::DexTestOptions(name, 2, std::move(knobs));
+  o.knobs["key_space"] = "20000";
+  return o;
+}
+
+TEST(DexDurability, ACacheHitWriteCostsOneWrite) {
+  for (const char* durability : {"log", "none"}) {
+    SCOPED_TRACE(durability);
+    auto fabric = testing::DexTestFabric();
+    const std::string name = std::string("hit-") + durability;
+    // One compute node: every leaf owned (with two, a leaf crossing the boundary is shared).
+    auto index = designs::MakeIndex(
+        "dex", *fabric,
+        testing::DexTestOptions(name, 1, {{"admission", "1"}, {"writeback_ms", "0"}, {"durability", durability}}));
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    auto s = std::move((*index)->OpenSession()).value();
+    for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
+    for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(s->Update(k, k + 1).ok());  // every leaf cached now
+    const fabric::VerbCounts before = fabric->TotalCounts();
+    for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(s->Update(k, k + 2).ok());
+    const fabric::VerbCounts d = fabric->TotalCounts() - before;
+    const bool log = std::string(durability) == "log";
+    EXPECT_EQ(d.reads, 0u);
+    EXPECT_EQ(d.rpcs, 0u);
+    EXPECT_EQ(d.writes, log ? 200u : 0u);
+    EXPECT_EQ(d.round_trips, log ? 200u : 0u);
+    EXPECT_EQ(d.write_bytes, log ? 200u * RedoLog::kSlot : 0u);
+  }
+}
+
+struct DeathCase {
+  const char* name;
+  const char* admission;  // 1: the leaf is cached; 0: it is written back with the record
+  uint64_t cut;           // bytes of the record that land (64: all of it)
+};
+void PrintTo(const DeathCase& c, std::ostream* os) { *os << c.name; }
+
+class DexDurabilityDeath : public ::testing::TestWithParam<DeathCase> {};
+
+TEST_P(DexDurabilityDeath, DeathInsideTheAppend) {
+  const DeathCase& c = GetParam();
+  auto fabric = testing::DexTestFabric();
+  const std::string name = std::string("death-") + c.name;
+  testing::AckedWrites acked;
+  std::mt19937_64 rng(3);
+  auto dying = designs::MakeIndex("dex", *fabric, Options(name, {{"admission", c.admission}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  const GlobalAddress log = LogOf(*fabric, name, 0);
+  CutWrite script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), c.cut);
+  std::map<Key, std::optional<Value>> in_flight;
+  {
+    auto s = std::move((*dying)->OpenSession()).value();
+    for (Value op = 1; op <= 3000; ++op) {
+      const Key k = 1 + rng() % 20000;
+      if (rng() % 10 < 7) {
+        ASSERT_TRUE(s->Insert(k, op).ok());
+        acked[k].push_back(op);
+      } else {
+        Status d = s->Delete(k);
+        ASSERT_TRUE(d.ok() || d.IsNotFound()) << d.ToString();
+        if (d.ok()) acked[k].push_back(std::nullopt);
+      }
+    }
+    // The write it dies in: a key of compute node 0 (keys [1, 10000)), written before.
+    const Key k = acked.begin()->first;
+    ASSERT_LT(k, 10000u);
+    fabric->SetVerbScript(&script);
+    script.arm();
+    const Status last = s->Insert(k, 999'999);
+    fabric->SetVerbScript(nullptr);
+    ASSERT_TRUE(script.cut()) << "the write appended no record";
+    ASSERT_FALSE(last.ok()) << "a write whose record did not land was acknowledged";
+    in_flight[k] = 999'999;
+  }
+  EXPECT_GT(Property(**dying, "dmindex.dex.log-appends"), 1000u);
+  // Dead from here on; an operator releases its leases, another process takes over.
+  testing::ReleaseLeasesOfTheDead(*fabric, name);
+  ASSERT_FALSE(HasFatalFailure());
+  auto host = designs::MakeIndex("dex", *fabric, Options(name, {}));
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  EXPECT_GT(Property(**host, "dmindex.dex.replayed-keys"), 0u);
+  EXPECT_GT(testing::CheckNothingAcknowledgedLost(**host, acked, in_flight), 1000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cuts, DexDurabilityDeath,
+    ::testing::Values(DeathCase{"cached_before", "1", 0}, DeathCase{"cached_word1", "1", 8},
+                      DeathCase{"cached_word3", "1", 24}, DeathCase{"cached_header", "1", 32},
+                      DeathCase{"cached_word7", "1", 56}, DeathCase{"cached_landed", "1", 64},
+                      DeathCase{"transient_before", "0", 0}, DeathCase{"transient_word4", "0", 32},
+                      DeathCase{"transient_landed", "0", 64}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(DexDurability, LogWrapsUnderLoad) {
+  auto fabric = testing::DexTestFabric();
+  testing::AckedWrites acked;
+  std::mt19937_64 rng(5);
+  auto dying = designs::MakeIndex("dex", *fabric, Options("wrap", {{"log_kb", "4"}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  {
+    auto s = std::move((*dying)->OpenSession()).value();
+    for (Value op = 1; op <= 6000; ++op) {
+      const Key k = 1 + rng() % 20000;
+      if (rng() % 10 < 8) {
+        ASSERT_TRUE(s->Insert(k, op).ok());
+        acked[k].push_back(op);
+      } else if (s->Delete(k).ok()) {
+        acked[k].push_back(std::nullopt);
+      }
+    }
+  }
+  // 4 KiB hold 64 records per compute node: thousands of appends went around many times.
+  EXPECT_GT(Property(**dying, "dmindex.dex.checkpoints"), 20u);
+  testing::ReleaseLeasesOfTheDead(*fabric, "wrap");
+  ASSERT_FALSE(HasFatalFailure());
+  auto host = designs::MakeIndex("dex", *fabric, Options("wrap", {}));
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  testing::CheckNothingAcknowledgedLost(**host, acked);
+}
+
+TEST(DexDurability, LongValuesAreWrittenThrough) {
+  auto fabric = testing::DexTestFabric();
+  auto dying = designs::MakeIndex("dex", *fabric,
+                                  Options("long", {{"log_kb", "4"}, {"admission", "1"}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  const std::string long_value(3000, 'L');  // its record: 55 slots, over a quarter of 64
+  {
+    auto s = std::move((*dying)->OpenSession()).value();
+    for (Key k = 1; k <= 300; ++k) ASSERT_TRUE(s->Insert(k, k).ok());
+    // Key 7: logged short values, then a long one (written through), then key 8 the other
+    // way round: the long value's record must void key 7's older records.
+    ASSERT_TRUE(s->Insert(U64Key(7), long_value).ok());
+    ASSERT_TRUE(s->Insert(U64Key(8), long_value).ok());
+    ASSERT_TRUE(s->Insert(8, 88).ok());
+  }
+  testing::ReleaseLeasesOfTheDead(*fabric, "long");
+  ASSERT_FALSE(HasFatalFailure());
+  auto host = designs::MakeIndex("dex", *fabric, Options("long", {}));
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  auto s = std::move((*host)->OpenSession()).value();
+  std::string v;
+  ASSERT_TRUE(s->Lookup(U64Key(7), &v).ok());
+  EXPECT_EQ(v, long_value);
+  Value n = 0;
+  ASSERT_TRUE(s->Lookup(8, &n).ok());
+  EXPECT_EQ(n, 88u);
+  for (Key k = 9; k <= 300; ++k) {
+    ASSERT_TRUE(s->Lookup(k, &n).ok()) << k;
+    EXPECT_EQ(n, k);
+  }
+}
+
+TEST(DexDurability, BackgroundWriteBackEmptiesTheCache) {
+  auto fabric = testing::DexTestFabric();
+  auto index = designs::MakeIndex(
+      "dex", *fabric, Options("bg", {{"durability", "none"}, {"admission", "1"}, {"writeback_ms", "20"}}));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  std::map<Key, Value> want;
+  {
+    auto s = std::move((*index)->OpenSession()).value();
+    for (Key k = 1; k <= 2000; ++k) {
+      ASSERT_TRUE(s->Insert(k * 7, k).ok());
+      want[k * 7] = k;
+    }
+  }
+  // No further operation: only the background thread can bring the pages to the pool. It
+  // runs every 20 ms; the bound here is for a loaded machine, not a timing assertion.
+  std::map<Key, Value> pool;
+  for (int i = 0; i < 1000 && pool != want; ++i) {
+    runtime::SleepFor(std::chrono::milliseconds(20));
+    pool = testing::PoolContentOf(*fabric, "bg", kNodeBytes);
+  }
+  EXPECT_EQ(pool, want);
+  EXPECT_GT(Property(**index, "dmindex.dex.checkpoints"), 0u);
+}
+
+}  // namespace
+}  // namespace dmindex
