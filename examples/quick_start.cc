@@ -2,7 +2,9 @@
 // four point operations, and a clean close. Every dmindex call returns a Status (or a
 // Result: a value or the Status saying why there is none); this program checks each one.
 //
-//   quick_start [design]        design: sherman (default), dex, naive or local
+//   quick_start [design]        design: any of dmindex::Index::Designs() (default sherman):
+//                               local, naive, sherman, rftree, dex, xstore, indexy, rocksdb,
+//                               lmdb, btree-disk
 #include <dmindex/index.h>
 
 #include <cstdlib>
@@ -43,29 +45,28 @@ int main(int argc, char** argv) {
     Check(session.status(), "opening a session");
     dmindex::Session& db = **session;
 
-    // Keys and values are byte strings; this index has the u64 key format (the default for
-    // now): 8-byte integer keys, which Session also takes as integers (keys 0 and 2^64-1 are
-    // reserved), with 8-byte values.
-    for (uint64_t key = 1; key <= 100; ++key) Check(db.Insert(key, key * 10), "insert");
+    // Keys and values are byte strings (the default key format: keys of 1 to 255 bytes).
+    for (int i = 1; i <= 100; ++i)
+      Check(db.Insert("key" + std::to_string(i), "value " + std::to_string(i * 10)), "insert");
 
-    uint64_t value = 0;
-    Check(db.Lookup(42, &value), "lookup 42");
-    std::cout << "42 -> " << value << "\n";
+    std::string value;
+    Check(db.Lookup("key42", &value), "lookup key42");
+    std::cout << "key42 -> " << value << "\n";
 
-    Check(db.Update(42, 4242), "update 42");  // Update: NotFound if the key is absent
-    Check(db.Lookup(42, &value), "lookup 42 after the update");
-    std::cout << "42 -> " << value << " after the update\n";
+    Check(db.Update("key42", "4242"), "update key42");  // Update: NotFound if the key is absent
+    Check(db.Lookup("key42", &value), "lookup key42 after the update");
+    std::cout << "key42 -> " << value << " after the update\n";
 
-    Check(db.Delete(42), "delete 42");
-    dmindex::Status gone = db.Lookup(42, &value);  // an absent key is NotFound, not an error
+    Check(db.Delete("key42"), "delete key42");
+    dmindex::Status gone = db.Lookup("key42", &value);  // an absent key is NotFound, not an error
     if (!gone.IsNotFound()) {
-      std::cerr << "quick_start: lookup 42 after the delete: " << gone.ToString() << "\n";
+      std::cerr << "quick_start: lookup key42 after the delete: " << gone.ToString() << "\n";
       return 1;
     }
-    std::cout << "42 is gone after the delete\n";
+    std::cout << "key42 is gone after the delete\n";
 
-    dmindex::Status bad = db.Insert(uint64_t{0}, 1);  // a reserved key is refused, with a reason
-    std::cout << "inserting key 0: " << bad.ToString() << "\n";
+    dmindex::Status bad = db.Insert("", "v");  // an empty key is refused, with a reason
+    std::cout << "inserting an empty key: " << bad.ToString() << "\n";
     if (!bad.IsInvalidArgument()) return 1;
   }  // the session closes here: Close() refuses while sessions are open
 

@@ -1,7 +1,7 @@
 // Iterating a range: bulk-load sorted pairs, then walk key ranges in order with an iterator
 // (Seek, Next while Valid, an optional upper bound). Checks what it reads.
 //
-//   range_iteration [design]    design: sherman (default), dex, naive or local
+//   range_iteration [design]    design: any of dmindex::Index::Designs() (default sherman)
 #include <dmindex/index.h>
 
 #include <cstdlib>
@@ -23,14 +23,15 @@ int main(int argc, char** argv) {
   dmindex::IndexOptions options;
   options.design = argc > 1 ? argv[1] : "sherman";
   options.name = "ranges";
+  // The u64 key format: 8-byte big-endian integer keys (dmindex::U64Key), so byte order is
+  // numeric order - the fixed-size fast path. (The default is byte-string keys.)
+  options.key_format = dmindex::KeyFormat::kU64;
   // No cluster given: the index opens on an embedded cluster of its own.
   auto index = dmindex::Index::Open(options);
   Check(index.status(), "opening the index");
 
-  // The even keys 2..20000, value = key * 3. Keys are byte strings; this index has the u64
-  // key format (the default for now), whose keys are integers in 8-byte big-endian form
-  // (dmindex::U64Key), so byte order is numeric order. BulkLoad wants them sorted and
-  // unique, into an empty index, and builds the tree bottom-up (much faster than inserts).
+  // The even keys 2..20000, value = key * 3, as 8-byte integers. BulkLoad wants them sorted
+  // and unique, into an empty index, and builds the tree bottom-up (much faster than inserts).
   std::vector<dmindex::KeyValue> pairs;
   for (uint64_t key = 2; key <= 20000; key += 2)
     pairs.push_back({dmindex::U64Key(key).str(), dmindex::U64Key(key * 3).str()});

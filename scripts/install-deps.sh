@@ -19,6 +19,7 @@ PACKAGES=(
   libbenchmark-dev                # bench/local_vs_absl: local's CPU per operation against abseil's
   linux-perf                      # profiling local and the designs (docs/LOCAL.md)
   python3 python3-matplotlib      # dmindex plot
+  python3-venv python3-dev        # the Python package: a venv to pip install into, Python.h (install-python.sh)
 )
 
 SUDO=""

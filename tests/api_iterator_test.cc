@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "api/cluster_access.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "test_fabrics.h"
@@ -33,6 +34,7 @@ class ApiIteratorTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.design = GetParam();
     o.node_bytes = 256;  // small leaves: iterations cross many of them
     EmbeddedCluster ec;
@@ -194,6 +196,7 @@ INSTANTIATE_TEST_SUITE_P(AllDesigns, ApiIteratorTest, ::testing::ValuesIn(Index:
 // Round trips of one MultiGet over `keys` keys spread over the whole tree.
 uint64_t MultiGetRoundTrips(const std::string& design, size_t keys, bool warm, uint64_t* reads) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = design;
   auto cluster = Cluster::Open(EmbeddedCluster{});
   auto index = Index::Open(o, *cluster);
@@ -213,7 +216,7 @@ uint64_t MultiGetRoundTrips(const std::string& design, size_t keys, bool warm, u
     encoded.push_back(U64Key(batch.back()).str());
   }
   const std::vector<Slice> slices(encoded.begin(), encoded.end());
-  fabric::Fabric& f = (*cluster)->fabric();
+  fabric::Fabric& f = FabricOf(**cluster);
   const fabric::VerbCounts before = f.TotalCounts();
   std::vector<std::string> values;
   for (const Status& s : (*session)->MultiGet(slices, &values)) EXPECT_TRUE(s.ok()) << s.ToString();
@@ -231,6 +234,7 @@ TEST(MultiGetVerbs, ShermanWithAWarmCacheReadsEveryLeafInOneRoundTrip) {
 
 TEST(IteratorVerbs, AnUpperBoundKeepsShermanFromReadingLeavesPastIt) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = "sherman";
   auto cluster = Cluster::Open(EmbeddedCluster{});
   auto index = Index::Open(o, *cluster);
@@ -241,7 +245,7 @@ TEST(IteratorVerbs, AnUpperBoundKeepsShermanFromReadingLeavesPastIt) {
   auto session = (*index)->OpenSession();
   uint64_t v;
   for (Key k = 1; k <= 20000; k += 16) ASSERT_TRUE((*session)->Lookup(k, &v).ok());
-  fabric::Fabric& f = (*cluster)->fabric();
+  fabric::Fabric& f = FabricOf(**cluster);
   for (const bool bounded : {false, true}) {
     const ReadOptions ro = Bounded(bounded ? std::optional<Key>(1003) : std::nullopt);
     const fabric::VerbCounts before = f.TotalCounts();

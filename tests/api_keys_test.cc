@@ -132,6 +132,7 @@ TEST(ApiKeys, TheCatalogKeepsAnIndexsSchema) {
   EXPECT_NE(other.message().find("byte keys of up to 32 bytes"), std::string::npos) << other.ToString();
   // A u64 opener's byte-format fields do not matter: u64 schemas are fixed.
   IndexOptions a, b;
+  a.key_format = b.key_format = KeyFormat::kU64;
   b.max_key_bytes = 7;
   b.inline_value_bytes = 999;
   EXPECT_EQ(alloc::KeySchema::Of(a), alloc::KeySchema::Of(b));

@@ -27,6 +27,7 @@ using ::dmindex::u64::IsValidKey;
 
 IndexOptions Named(const std::string& design, const std::string& name) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = design;
   o.name = name;
   o.node_bytes = 512;
@@ -196,7 +197,7 @@ TEST(ApiOpen, OpensAnIndexOnTwoMemoryServers) {
 // bug instead of handing the caller a code it cannot know.
 class LeakyIndex final : public Index {
  public:
-  LeakyIndex() : Index("leaky", IndexOptions{}) {}
+  LeakyIndex() : Index("leaky", ::dmindex::testing::U64Options()) {}
 
  private:
   class LeakySession final : public Session {

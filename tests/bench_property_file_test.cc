@@ -219,6 +219,19 @@ TEST(BenchPropertyFile, MalformedLineIsAnErrorNamingTheLine) {
   EXPECT_NE(prose->warnings[0].find("test:1: unknown property 'this'"), std::string::npos) << prose->warnings[0];
 }
 
+TEST(BenchPropertyFile, BinaryBytesOfABadFileAreEscapedInMessages) {
+  for (const std::string& text : {std::string("read\x01\xff=1\n"), std::string("recordcount=\x1b[31m\xfe\n"),
+                                 std::string("readproportion=\\u12\x07\n")}) {
+    auto spec = FromText(text);
+    std::string message = spec.ok() ? (spec->warnings.empty() ? "" : spec->warnings[0]) : spec.status().message();
+    ASSERT_FALSE(message.empty()) << "a bad line is an error or a warning";
+    for (const char c : message)
+      EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
+          << "raw byte " << static_cast<int>(static_cast<unsigned char>(c)) << " in: " << message;
+    EXPECT_NE(message.find("\\x"), std::string::npos) << "bytes shown as \\xHH: " << message;
+  }
+}
+
 TEST(BenchPropertyFile, BadValuesAreErrors) {
   EXPECT_FALSE(FromText("readproportion=half\n").ok());
   EXPECT_FALSE(FromText("recordcount=-5\n").ok());

@@ -165,7 +165,7 @@ std::vector<RunResult> TwoResults() {
 }
 
 TEST(BenchReport, TableShowsRatiosAgainstTheBaseline) {
-  std::string table = FormatTable(TwoResults(), "alpha");
+  std::string table = FormatTable(TwoResults(), "alpha", TableColumns::kAll);
   std::istringstream lines(table);
   std::string header, row_a, row_b;
   std::getline(lines, header);
@@ -185,7 +185,7 @@ TEST(BenchReport, OffloadColumnsAppearWhenSomeDesignOffloads) {
   auto results = TwoResults();
   results[1].offloads = 1000;         // 4000 ops
   results[1].offload_fallbacks = 40;
-  std::string table = FormatTable(results, "alpha");
+  std::string table = FormatTable(results, "alpha", TableColumns::kAll);
   std::istringstream lines(table);
   std::string header, row_a, row_b;
   std::getline(lines, header);
@@ -203,10 +203,10 @@ TEST(BenchReport, OffloadColumnsAppearWhenSomeDesignOffloads) {
 
 TEST(BenchReport, SearchLayerCacheColumnsAppearWhenSomeDesignRefreshes) {
   auto results = TwoResults();
-  EXPECT_EQ(FormatTable(results, "alpha").find("stale/op"), std::string::npos) << "no column";
+  EXPECT_EQ(FormatTable(results, "alpha", TableColumns::kAll).find("stale/op"), std::string::npos) << "no column";
   results[1].slc_refreshes = 7;
   results[1].stale_reads = 2000;  // 4000 ops
-  std::string table = FormatTable(results, "alpha");
+  std::string table = FormatTable(results, "alpha", TableColumns::kAll);
   std::istringstream lines(table);
   std::string header, row_a, row_b;
   std::getline(lines, header);
@@ -220,6 +220,73 @@ TEST(BenchReport, SearchLayerCacheColumnsAppearWhenSomeDesignRefreshes) {
   nlohmann::ordered_json j = ToJson(results[1]);
   EXPECT_EQ(j["slc_refreshes"].get<uint64_t>(), 7u);
   EXPECT_DOUBLE_EQ(j["stale_reads_per_op"].get<double>(), 0.5);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The first screen: the compared figures as columns, the rest a line per run where not zero.
+TEST(BenchReport, DefaultTableShowsTheComparedFiguresAndOnlyNonZeroOthers) {
+  auto results = TwoResults();
+  results[1].offloads = 1000;  // 4000 ops
+  results[1].cache_bytes = 3 << 20;
+  const auto lines = Lines(FormatTable(results, "alpha"));
+  ASSERT_GE(lines.size(), 3u);
+  for (const char* column : {"design", "Mops/s", "xalpha", "p50 us", "p99 us", "RTT/op", "bytes/op", "client MB", "check"})
+    EXPECT_NE(lines[0].find(column), std::string::npos) << column;
+  for (const char* wide : {"READ/op", "p99.9 us", "offl/op", "hit %", "pool MB"})
+    EXPECT_EQ(lines[0].find(wide), std::string::npos) << wide << " is a figure line's, not a column";
+  EXPECT_NE(lines[1].find(" 1.00 "), std::string::npos) << lines[1];     // alpha vs itself
+  EXPECT_NE(lines[2].find(" 4.00 "), std::string::npos) << lines[2];     // 4x the ops
+  EXPECT_NE(lines[1].find(" 3000 "), std::string::npos) << lines[1];     // bytes/op
+  EXPECT_NE(lines[2].find(" 3.0 "), std::string::npos) << lines[2];      // client MB
+  EXPECT_NE(lines[2].find("FAIL"), std::string::npos) << lines[2];
+  std::string alpha, beta;  // the figure lines
+  for (const std::string& l : lines) {
+    if (l.rfind("#   ycsb-c alpha ", 0) == 0) alpha = l;
+    if (l.rfind("#   ycsb-c beta ", 0) == 0) beta = l;
+  }
+  EXPECT_NE(alpha.find("READ/op 3.00"), std::string::npos) << alpha;
+  EXPECT_EQ(alpha.find("offl/op"), std::string::npos) << "alpha did not offload: " << alpha;
+  EXPECT_EQ(alpha.find("hit %"), std::string::npos) << "alpha has no cache: " << alpha;
+  EXPECT_EQ(alpha.find("WRITE/op"), std::string::npos) << "alpha wrote nothing: " << alpha;
+  EXPECT_NE(beta.find("offl/op 0.250"), std::string::npos) << beta;
+  EXPECT_NE(beta.find("hit % 75.0"), std::string::npos) << beta;
+}
+
+// Every registered design's name, every figure not zero: still 120 columns, and --columns all
+// keeps every figure as a column.
+TEST(BenchReport, DefaultTableFitsA120ColumnTerminal) {
+  std::vector<RunResult> results;
+  for (const char* design : {"local", "naive", "sherman", "dex", "rftree", "xstore", "indexy", "rocksdb", "lmdb",
+                             "btree-disk", "sherman:hocl=off"}) {
+    RunResult r = TwoResults()[0];
+    r.design = design;
+    r.workload = "ycsb-e";
+    r.ops = 1;
+    r.seconds = 1e-7;  // 10 Mops/s
+    r.p50_us = r.p99_us = 12345.6;
+    r.verbs.reads = r.verbs.writes = r.verbs.cas = r.verbs.rpcs = r.verbs.round_trips = 123;
+    r.verbs.read_bytes = 123'456'789;
+    r.offloads = r.offload_fallbacks = r.slc_refreshes = r.stale_reads = 5;
+    r.model_lookups = r.model_leaves_read = r.speculative_reads = r.invalidations = r.model_fallbacks = 5;
+    r.retrains = r.expansions = 5;
+    r.cache_hits = r.cache_misses = 1;
+    r.ideal_hit_ratio = r.lru_hit_ratio = r.random_hit_ratio = 0.5;
+    r.cache_bytes = r.pool_bytes = uint64_t{123456} << 20;
+    r.interrupted = true;
+    results.push_back(r);
+  }
+  const std::string table = FormatTable(results, "local");
+  for (const std::string& line : Lines(table)) EXPECT_LE(line.size(), kCompactWidth) << line;
+  EXPECT_NE(table.find("expand 5"), std::string::npos) << table;  // the last figure, wrapped
+  const std::string all = FormatTable(results, "local", TableColumns::kAll);
+  for (const char* column : {"READ/op", "p99.99 us", "offl/op", "stale/op", "leaves/get", "expand", "ideal %", "pool MB"})
+    EXPECT_NE(Lines(all)[0].find(column), std::string::npos) << column;
 }
 
 TEST(BenchReport, JsonAndCsvCarryEveryRequiredField) {

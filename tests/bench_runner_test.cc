@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "api/cluster_access.h"
 #include "bench/runner.h"
 #include "bench_test_index.h"
 #include "test_fabrics.h"
@@ -25,7 +26,7 @@ class BenchRunnerTest : public ::testing::Test {
                                     std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
       if (o.design != "test-map") return Status::InvalidArgument("unknown design");
       if (!o.knobs.empty()) return Status::InvalidArgument("test-map has no knobs");
-      return std::unique_ptr<Index>(std::make_unique<TestIndex>(c->fabric(), faults, o));
+      return std::unique_ptr<Index>(std::make_unique<TestIndex>(FabricOf(*c), faults, o));
     };
     Runner runner(&dmindex::testing::TestCluster, indexes, interrupt_, progress_);
     return runner.Run(*ParseDesignChoice(design), *spec, config);

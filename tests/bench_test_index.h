@@ -10,10 +10,12 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "api/cluster_access.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "fabric/rpc.h"
 #include "test_fabrics.h"
+#include "u64_api.h"
 
 namespace dmindex::testing {
 
@@ -28,7 +30,7 @@ class TestIndex final : public Index {
  public:
   // Any number of compute nodes: the bench driver opens sessions on as many as it runs.
   // `options`: the key format and limits the runner asks for (any number of compute nodes).
-  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults, IndexOptions options = {})
+  TestIndex(fabric::Fabric& fabric, TestIndexFaults faults, IndexOptions options = U64Options())
       : Index("test-map", AnyComputeNode(std::move(options))), fabric_(fabric), faults_(faults) {}
   ~TestIndex() override {
     if (faults_.keys_at_end == nullptr) return;
@@ -37,7 +39,7 @@ class TestIndex final : public Index {
       if (key.size() == 8) faults_.keys_at_end->push_back(U64Key::Decode(key));
   }
 
-  static IndexOptions AnyComputeNode(IndexOptions o = {}) {
+  static IndexOptions AnyComputeNode(IndexOptions o = U64Options()) {
     o.compute_nodes = 1u << 16;
     return o;
   }
@@ -140,7 +142,7 @@ inline Result<std::unique_ptr<Session>> TestIndex::DoOpenSession(uint32_t) {
 
 // A cluster over a fresh in-process fabric, for the bench driver's cluster factory.
 inline Result<std::shared_ptr<Cluster>> TestCluster() {
-  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(MakeTestFabric("inproc")));
+  return ClusterOver(std::shared_ptr<fabric::Fabric>(MakeTestFabric("inproc")));
 }
 
 }  // namespace dmindex::testing

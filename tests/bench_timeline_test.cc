@@ -10,6 +10,7 @@
 #include "bench/repartition_plan.h"
 #include "bench/report.h"
 #include "bench/timeline.h"
+#include "u64_api.h"
 
 namespace dmindex::bench {
 namespace {
@@ -99,7 +100,7 @@ TEST(BenchTimeline, DipAndRecoveryAroundAnEvent) {
 class FakePartitioned final : public Index, public Partitioning {
  public:
   explicit FakePartitioned(std::vector<Key> b, bool partitioned = true)
-      : Index("fake", IndexOptions{}), b_(std::move(b)), partitioned_(partitioned) {}
+      : Index("fake", testing::U64Options()), b_(std::move(b)), partitioned_(partitioned) {}
   uint32_t partitions() const override { return static_cast<uint32_t>(b_.size() + 1); }
   Route RouteKey(Slice encoded) const override {
     const Key key = u64::Decode(encoded);

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "api/cluster_access.h"
 #include "harness_config.h"
 
 namespace dmindex {
@@ -15,10 +16,11 @@ class BtreeDiskTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BtreeDiskTest, EvictedPagesAndLoggedValuesReadBack) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = "btree-disk";
   o.knobs = {{"limit_mb", "0.25"}, {"direct", GetParam()}};  // 64 pages of 4 KiB
   o.inline_value_bytes = 16;
-  auto index = Index::Open(o, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+  auto index = Index::Open(o, ClusterOver(testing::MakeHarnessFabric({})));
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   auto s = std::move((*index)->OpenSession()).value();
   std::map<uint64_t, std::string> model;
@@ -50,17 +52,19 @@ INSTANTIATE_TEST_SUITE_P(Io, BtreeDiskTest, ::testing::Values("off", "on"),
 
 TEST(BtreeDiskOptionsTest, PagesTooSmallAndDirectIoOnOddPagesAreNamed) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = "btree-disk";
   o.key_format = KeyFormat::kBytes;
   o.max_key_bytes = 1024;
   o.knobs = {{"page_kb", "2"}};
-  auto small = Index::Open(o, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+  auto small = Index::Open(o, ClusterOver(testing::MakeHarnessFabric({})));
   ASSERT_FALSE(small.ok());
   EXPECT_NE(small.status().message().find("need at least"), std::string::npos) << small.status().ToString();
   IndexOptions d;
+  d.key_format = KeyFormat::kU64;
   d.design = "btree-disk";
   d.knobs = {{"page_kb", "1"}, {"direct", "on"}};
-  auto odd = Index::Open(d, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+  auto odd = Index::Open(d, ClusterOver(testing::MakeHarnessFabric({})));
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().message().find("multiple of 4 KiB"), std::string::npos) << odd.status().ToString();
 }

@@ -21,6 +21,7 @@
 #include <map>
 #include <random>
 
+#include "api/cluster_access.h"
 #include "bench/runner.h"
 #include "check/workload.h"
 #include "test_fabrics.h"
@@ -48,7 +49,7 @@ class BytesHarnessTest : public ::testing::TestWithParam<std::string> {
  protected:
   // The index, or null after GTEST_SKIP if the design does not take byte keys.
   std::unique_ptr<Index> Open(const fabric::FaultOptions& faults = {}) {
-    cluster_ = std::make_shared<Cluster>(testing::MakeHarnessFabric(faults, 4 << 20));
+    cluster_ = ClusterOver(testing::MakeHarnessFabric(faults, 4 << 20));
     auto index = Index::Open(BytesOptions(GetParam(), "bytes-harness"), cluster_);
     if (!index.ok() && index.status().IsNotSupported()) return nullptr;
     EXPECT_TRUE(index.ok()) << index.status().ToString();

@@ -137,6 +137,10 @@ TEST(CliValues, RepartitionIntervalIsBoundedAndARoundEndsWithItsOperations) {
 TEST(CliValues, SizesAndDurationsTakeUnits) {
   ExpectRefused("memserver --listen 127.0.0.1:0 --size 1Q", "--size: '1Q': expected a size");
   ExpectRefused("memserver --listen 127.0.0.1:0 --chunk-size 5000", "multiple of 4096");
+  // 64M in 32M chunks: one whole chunk after the superblock, half the pool lost.
+  ExpectRefused("memserver --listen 127.0.0.1:0 --size 64M --chunk-size 32M", "holds 1 whole chunk(s)");
+  // A pool no machine here has: refused at once (it used to sit registering it, deaf to SIGTERM).
+  ExpectRefused("memserver --listen 127.0.0.1:0 --size 100T", "more than this machine's memory");
   ExpectRefused("bench --pool-size 1K", "--pool-size: '1K'");
   ExpectRefused("fabric-bench --seconds 1h", "--seconds: '1h': expected a duration [0.01, 600] s");
   ToolRun ok = RunTool("fabric-bench --ops 100 --seconds 20ms --threads 1");

@@ -106,6 +106,7 @@ bool ReadUntilDone(int fd, std::vector<Record>* out) {
 
 Result<std::unique_ptr<Index>> OpenDex(fabric::Fabric& fabric, const std::string& name, uint64_t cache_bytes) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = name;
   o.node_bytes = kNodeBytes;
   o.compute_nodes = kComputeNodes;

@@ -27,6 +27,7 @@ inline std::unique_ptr<fabric::InProcFabric> DexTestFabric(fabric::FaultOptions 
 inline IndexOptions DexTestOptions(std::string name, uint32_t compute_nodes,
                                    std::map<std::string, std::string> knobs = {}) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = std::move(name);
   o.node_bytes = 512;
   o.compute_nodes = compute_nodes;

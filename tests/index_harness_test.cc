@@ -28,6 +28,7 @@
 #include <random>
 #include <thread>
 
+#include "api/cluster_access.h"
 #include "bench/runner.h"
 #include "check/workload.h"
 #include "common/key_text.h"
@@ -65,7 +66,7 @@ class IndexHarnessTest : public ::testing::TestWithParam<HarnessParam> {
   // naming its reason (switching it on is removing that answer).
   void SetUp() override {
     if (GetParam().format != KeyFormat::kBytes) return;
-    auto probe = Index::Open(Options("probe"), std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+    auto probe = Index::Open(Options("probe"), ClusterOver(testing::MakeHarnessFabric({})));
     if (!probe.ok() && probe.status().IsNotSupported())
       GTEST_SKIP() << GetParam().design << " takes no byte keys yet: " << probe.status().ToString();
   }
@@ -77,7 +78,7 @@ class IndexHarnessTest : public ::testing::TestWithParam<HarnessParam> {
     std::shared_ptr<fabric::InProcFabric> f =
         testing::MakeHarnessFabric(faults, GetParam().format == KeyFormat::kBytes ? 4 << 20 : 1 << 20);
     fabric_ = f.get();
-    cluster_ = std::make_shared<Cluster>(std::move(f));
+    cluster_ = ClusterOver(std::move(f));
     auto index = Index::Open(Options("harness"), cluster_);
     EXPECT_TRUE(index.ok()) << index.status().ToString();
     return index.ok() ? std::move(index).value() : nullptr;

@@ -4,12 +4,16 @@
 // held (--release-host, only with its token) and a partition map it left locked
 // (--unlock-map) - after which another process can host its compute node again.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "alloc/catalog.h"
 #include "designs/dex/partition_store.h"
 #include "designs/registry.h"
 #include "fabric/ucx/memserver_process.h"
+#include "fabric/pool_layout.h"
 #include "fabric/ucx/ucx_fabric.h"
+#include "lease/lease.h"
+#include "tree/lock_word.h"
 #include "test_fabrics.h"
 
 namespace dmindex {
@@ -31,6 +35,7 @@ class IndexesCliTest : public ::testing::Test {
   Result<std::unique_ptr<Index>> Open(const std::string& design, const std::string& name,
                                       std::map<std::string, std::string> knobs = {}) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = name;
     o.node_bytes = 512;
     o.cache_bytes = 1 << 20;
@@ -118,6 +123,44 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   uint64_t v = 0;
   EXPECT_TRUE(std::move((*again)->OpenSession()).value()->Lookup(5, &v).IsNotFound());
+}
+
+}  // namespace
+}  // namespace dmindex
+
+namespace dmindex {
+namespace {
+
+// --locks: the lease this process holds for its open sherman index, and a node lock it left
+// held (played by a CAS on a lock word, as a writer killed inside a write leaves it), named
+// with that lease.
+TEST_F(IndexesCliTest, LocksListsLeasesAndHeldLocksWithTheirHolder) {
+  testing::ToolRun none = Indexes("--locks");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_NE(none.output.find("leases (memory node 0): none"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("0 locks held"), std::string::npos) << none.output;
+
+  auto index = Open("sherman", "locked");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  testing::ToolRun leased = Indexes("--locks");
+  ASSERT_EQ(leased.exit_code, 0) << leased.output;
+  const std::string pid = "pid " + std::to_string(getpid()) + ", held, lease 2000 ms";
+  EXPECT_NE(leased.output.find(pid), std::string::npos) << leased.output;
+
+  // A word held by the lease in slot 0's epoch as listed: find the slot from the table.
+  auto ep = std::move(fabric_->Connect()).value();
+  auto table = std::move(lease::ReadLeaseTable(*ep)).value();
+  ASSERT_EQ(table.size(), 1u);
+  const lease::HolderId me{table[0].slot, table[0].state.epoch};
+  const GlobalAddress word(0, fabric::kLockTableOffset + 8 * 123);
+  uint64_t old = 1;
+  ASSERT_TRUE(ep->Cas(word, 0, tree::EncodeLockWord(me, GlobalAddress()), &old).ok());
+  testing::ToolRun held = Indexes("--locks");
+  EXPECT_NE(held.output.find("lock " + word.ToString() + ": held by lease slot " + std::to_string(me.slot) +
+                             " epoch " + std::to_string(me.epoch) + ", " + pid),
+            std::string::npos)
+      << held.output;
+  EXPECT_NE(held.output.find("1 lock held"), std::string::npos) << held.output;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "api/cluster_access.h"
 #include "designs/indexy/indexy_options.h"
 #include "designs/indexy/precleaner.h"
 #include "designs/indexy/release_policy.h"
@@ -400,6 +401,7 @@ INSTANTIATE_TEST_SUITE_P(X, TiersTest, ::testing::Values(XKind::kArt, XKind::kBt
 
 std::unique_ptr<Index> OpenIndexy(const std::string& knobs_text) {
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = "indexy";
   o.node_bytes = 256;
   std::string rest = knobs_text;
@@ -409,7 +411,7 @@ std::unique_ptr<Index> OpenIndexy(const std::string& knobs_text) {
     rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
     o.knobs[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   }
-  auto index = Index::Open(o, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+  auto index = Index::Open(o, ClusterOver(testing::MakeHarnessFabric({})));
   EXPECT_TRUE(index.ok()) << index.status().ToString();
   return index.ok() ? std::move(index).value() : nullptr;
 }
@@ -486,9 +488,10 @@ INSTANTIATE_TEST_SUITE_P(Policies, IndexyBackgroundTest,
 TEST(IndexyKnobsTest, BadKnobsAreClearErrors) {
   auto bad = [](std::map<std::string, std::string> knobs, const std::string& needle) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.design = "indexy";
     o.knobs = std::move(knobs);
-    auto index = Index::Open(o, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+    auto index = Index::Open(o, ClusterOver(testing::MakeHarnessFabric({})));
     ASSERT_FALSE(index.ok());
     EXPECT_TRUE(index.status().IsInvalidArgument()) << index.status().ToString();
     EXPECT_NE(index.status().message().find(needle), std::string::npos) << index.status().ToString();
@@ -502,11 +505,12 @@ TEST(IndexyKnobsTest, BadKnobsAreClearErrors) {
   bad({{"no_such", "1"}}, "unknown knob");
   // LMDB's keys are at most 511 bytes: a bytes index allowing longer ones is refused, named.
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = "indexy";
   o.knobs = {{"y", "lmdb"}};
   o.key_format = KeyFormat::kBytes;
   o.max_key_bytes = 1024;
-  auto index = Index::Open(o, std::make_shared<Cluster>(testing::MakeHarnessFabric({})));
+  auto index = Index::Open(o, ClusterOver(testing::MakeHarnessFabric({})));
   ASSERT_FALSE(index.ok());
   EXPECT_TRUE(index.status().IsNotSupported()) << index.status().ToString();
   EXPECT_NE(index.status().message().find("511"), std::string::npos) << index.status().ToString();

@@ -315,6 +315,7 @@ TEST(LocalIndex, IssuesNoVerbsAndReportsItsMemoryExactly) {
   for (KeyFormat format : {KeyFormat::kU64, KeyFormat::kBytes}) {
     IndexOptions options;
     options.key_format = format;
+    options.node_bytes = 1024;  // MakeLocalIndex directly: no registry to size the nodes
     auto index = MakeLocalIndex(*fabric, options);
     ASSERT_TRUE(index.ok()) << index.status().ToString();
     {

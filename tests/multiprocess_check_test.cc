@@ -70,6 +70,7 @@ class MultiProcessCheckTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<Index> Open(fabric::Fabric& fabric, const std::string& name, uint32_t node_bytes,
                               bool byte_keys = false, uint32_t compute_nodes = 1) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = name;
     o.node_bytes = node_bytes;
     o.compute_nodes = compute_nodes;
@@ -259,6 +260,7 @@ TEST_P(MultiProcessCheckTest, ConcurrentProcessesWithByteKeysAreLinearizableAndL
     auto fabric = Connect();
     ASSERT_TRUE(fabric);
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = "probe";
     o.node_bytes = 1024;
     o.key_format = KeyFormat::kBytes;

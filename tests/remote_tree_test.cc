@@ -59,6 +59,7 @@ class RemoteTreeTest : public ::testing::TestWithParam<Config> {
  protected:
   std::unique_ptr<Index> Open(fabric::Fabric& f, uint32_t node_bytes, uint32_t compute_nodes = 1) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = "t";
     o.node_bytes = node_bytes;
     o.compute_nodes = compute_nodes;
@@ -314,6 +315,7 @@ TEST(RemoteTreeDesigns, UnknownKnobIsInvalidArgument) {
   auto f = MakeFabric();
   for (const char* design : {"naive", "sherman"}) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.knobs = {{"turbo", "on"}};
     EXPECT_TRUE(designs::MakeIndex(design, *f, o).status().IsInvalidArgument()) << design;
     o.knobs = {{"hocl", "sometimes"}};

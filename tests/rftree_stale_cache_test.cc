@@ -54,6 +54,7 @@ TEST_P(RfTreeStaleSnapshot, AnotherComputeNodesSplitsCostHopsNotAnswers) {
   const testing::HarnessKeys keys(format);
   auto fabric = MakeFabric(2);
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = "stale";
   o.node_bytes = kNodeBytes;
   o.compute_nodes = 2;
@@ -128,6 +129,7 @@ ScriptBed MakeScriptBed() {
   ScriptBed b;
   b.fabric = MakeFabric(1);
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = "torn";
   o.node_bytes = kNodeBytes;
   o.compute_nodes = 2;

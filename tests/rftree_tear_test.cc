@@ -46,6 +46,7 @@ Bed MakeBed(const std::string& unlock) {
   fo.node.chunk_bytes = 1 << 20;
   bed.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.node_bytes = kNodeBytes;
   o.knobs = {{"unlock", unlock}};
   bed.index = std::move(designs::MakeIndex("rftree", *bed.fabric, o)).value();

@@ -41,6 +41,7 @@ Bed MakeBed(uint64_t keys, std::map<std::string, std::string> knobs = {}, uint64
   fo.pool_bytes = 1ull << 30;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = "t";
   o.node_bytes = kNodeBytes;
   o.cache_bytes = cache_bytes;
@@ -281,6 +282,7 @@ TEST(RfTree, OptionsAreChecked) {
   auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   auto open = [&](std::map<std::string, std::string> knobs, KeyFormat format = KeyFormat::kU64) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = "opts";
     o.key_format = format;
     o.knobs = std::move(knobs);

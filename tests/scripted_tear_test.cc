@@ -47,6 +47,7 @@ Bed MakeBed() {
   fo.node.chunk_bytes = 1 << 20;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.node_bytes = kNodeBytes;
   b.index = std::move(designs::MakeIndex("sherman", *b.fabric, o)).value();
   std::vector<KeyValue> data;

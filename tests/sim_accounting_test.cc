@@ -13,6 +13,7 @@
 
 #include <random>
 
+#include "api/cluster_access.h"
 #include "common/runtime.h"
 #include "designs/registry.h"
 #include "dmindex/index.h"
@@ -24,8 +25,9 @@ namespace {
 // Loads 3000 keys, then runs 4000 seeded operations of every kind; returns the verbs the
 // operations issued (the load's excluded) and whether every operation did what it should.
 fabric::VerbCounts RunStream(const std::string& design, const std::shared_ptr<fabric::Fabric>& fabric, bool* ok) {
-  auto cluster = std::make_shared<Cluster>(fabric);
+  auto cluster = ClusterOver(fabric);
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.design = design;
   o.name = "acct-" + design;
   o.node_bytes = 512;

@@ -290,6 +290,7 @@ TEST(Split, HalvesLeavesAndPushesUpTheMiddleSeparator) {
 
 TEST(TreeOptions, KnobsOverrideDefaultsAndRejectNonsense) {
   IndexOptions io;
+  io.key_format = KeyFormat::kU64;
   io.cache_bytes = 32 << 20;
   TreeOptions defaults;
   defaults.cache_bytes = 1;
@@ -323,6 +324,7 @@ TEST(TreeOptions, KnobsOverrideDefaultsAndRejectNonsense) {
 // errors that name the knob, the value and what was expected.
 TEST(TreeOptions, KnobErrorsNameTheKnobValueAndRange) {
   IndexOptions io;
+  io.key_format = KeyFormat::kU64;
   auto message = [&](std::string knob, std::string value) {
     io.knobs = {{knob, value}};
     return ResolveTreeOptions(io, {}).status().message();

@@ -42,7 +42,7 @@ TEST_P(NodeLockTest, CountersUnderTheLockNeverLoseAnUpdate) {
       uint64_t failures = 0;
       for (int i = 0; i < kIncrements; ++i) {
         NodeLock::Held held;
-        ASSERT_TRUE(lock.LockAndRead(*ep, local, 100 + t, node, buf, sizeof buf, &held, &failures).ok());
+        ASSERT_TRUE(lock.LockAndRead(*ep, local, LockOwner{nullptr, 100u + t}, node, buf, sizeof buf, &held, &failures).ok());
         ASSERT_TRUE(held.held);
         const uint64_t next = buf[0] + 1;
         for (uint64_t& w : buf) w = next;  // the whole node changes: torn reads would show

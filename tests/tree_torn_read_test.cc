@@ -93,7 +93,7 @@ TEST(TornRead, AReaderWaitsForTheLockHolderThatIsWritingTheNode) {
     auto ep = std::move(pool.fabric->Connect()).value();
     uint64_t cas_failures = 0;
     std::vector<std::byte> buf(kNodeBytes);
-    ASSERT_TRUE(lock.LockAndRead(*ep, nullptr, 77, pool.node, buf.data(), kNodeBytes, &held, &cas_failures).ok());
+    ASSERT_TRUE(lock.LockAndRead(*ep, nullptr, LockOwner{nullptr, 77}, pool.node, buf.data(), kNodeBytes, &held, &cas_failures).ok());
     fabric::Verb write = fabric::Verb::Write(pool.node, new_image.data(), kNodeBytes);
     ASSERT_TRUE(lock.WriteAndUnlock(*ep, &held, {&write, 1}).ok());
   });

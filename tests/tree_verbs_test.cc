@@ -44,6 +44,10 @@ int BulkLoadedHeight(uint64_t keys) {
   return height;
 }
 
+// Bytes a write of `payload` bytes under a lock adds for its redo record: the 64-byte
+// header, the payload's copy, the 8-byte clear (tree/redo_log.h).
+uint64_t Redo(uint64_t payload) { return 64 + payload + 8; }
+
 struct Bed {
   std::unique_ptr<fabric::InProcFabric> fabric;
   std::unique_ptr<Index> index;
@@ -60,6 +64,7 @@ Bed MakeBed(const std::string& design, uint64_t keys) {
   fo.pool_bytes = 4ull << 30;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
   std::vector<KeyValue> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
@@ -99,18 +104,20 @@ TEST(TreeVerbs, ShermanWriteWithoutSplitTakesTwoRoundTrips) {
   for (int i = 0; i < 300; ++i) {
     Key k = 2 * (1 + rng() % b.keys);
     auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
-    ASSERT_EQ(c.round_trips, 2u) << c.ToString();  // [CAS + READ], [WRITE entry + WRITE unlock]
+    // [CAS + READ], [WRITE redo header, WRITE redo payload, WRITE entry, WRITE redo clear,
+    // WRITE unlock] (the redo record: docs/SYNCHRONIZATION.md "Lock takeover and repair")
+    ASSERT_EQ(c.round_trips, 2u) << c.ToString();
     ASSERT_EQ(c.cas, 1u);
     ASSERT_EQ(c.reads, 1u);
-    ASSERT_EQ(c.writes, 2u);
-    ASSERT_EQ(c.write_bytes, 24u + 8u) << "entry-level write-back: one slot and the lock word";
+    ASSERT_EQ(c.writes, 5u);
+    ASSERT_EQ(c.write_bytes, Redo(24) + 24u + 8u) << "entry-level write-back: one slot and the lock word";
   }
   // Inserts of new keys into 80%-full leaves: one slot each, no split for the first 8.
   for (uint64_t leaf = 0; leaf < 100; ++leaf) {
     Key k = 2 * (1 + leaf * 500) + 1;
     auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(k, 1).ok()); });
     ASSERT_LE(c.round_trips, 2u) << c.ToString();
-    ASSERT_EQ(c.write_bytes, 24u + 8u);
+    ASSERT_EQ(c.write_bytes, Redo(24) + 24u + 8u);
   }
 }
 
@@ -125,14 +132,15 @@ TEST(TreeVerbs, ShermanDeletesCostOneSlotAndTombstonesAWholeLeafWriteAtMost) {
     EXPECT_EQ(c.round_trips, 2u) << c.ToString();
     return c.write_bytes - 8;  // minus the unlock
   };
-  EXPECT_EQ(write([&] { return b.session->Delete(2); }), 24u);
-  EXPECT_EQ(write([&] { return b.session->Insert(2, 1); }), 24u) << "its own tombstone";
-  EXPECT_EQ(write([&] { return b.session->Delete(2); }), 24u);
-  EXPECT_EQ(write([&] { return b.session->Delete(4); }), 24u);
+  auto slot = Redo(24) + 24u, leaf = Redo(1024) + 1024u;
+  EXPECT_EQ(write([&] { return b.session->Delete(2); }), slot);
+  EXPECT_EQ(write([&] { return b.session->Insert(2, 1); }), slot) << "its own tombstone";
+  EXPECT_EQ(write([&] { return b.session->Delete(2); }), slot);
+  EXPECT_EQ(write([&] { return b.session->Delete(4); }), slot);
   for (Key k = 3; k <= 17; k += 2)  // 8 new keys fill the 8 empty slots
-    EXPECT_EQ(write([&] { return b.session->Insert(k, 1); }), 24u) << k;
-  EXPECT_EQ(write([&] { return b.session->Insert(19, 1); }), 1024u) << "only tombstones left";
-  EXPECT_EQ(write([&] { return b.session->Insert(21, 1); }), 24u) << "the rewrite freed one";
+    EXPECT_EQ(write([&] { return b.session->Insert(k, 1); }), slot) << k;
+  EXPECT_EQ(write([&] { return b.session->Insert(19, 1); }), leaf) << "only tombstones left";
+  EXPECT_EQ(write([&] { return b.session->Insert(21, 1); }), slot) << "the rewrite freed one";
   Value v;
   for (Key k : {Key{3}, Key{17}, Key{19}, Key{21}, Key{64}})
     EXPECT_TRUE(b.session->Lookup(k, &v).ok()) << k;
@@ -151,9 +159,10 @@ TEST(TreeVerbs, NaiveReadsEveryLevelAndPaysARoundTripPerVerb) {
     ASSERT_EQ(c.reads, static_cast<uint64_t>(height)) << c.ToString();
     ASSERT_EQ(c.round_trips, static_cast<uint64_t>(height));
     c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
-    // Internal levels, then CAS, READ leaf, WRITE leaf, WRITE unlock: one round trip each.
-    ASSERT_EQ(c.round_trips, static_cast<uint64_t>(height - 1 + 4)) << c.ToString();
-    ASSERT_EQ(c.write_bytes, 1024u + 8u) << "whole-leaf write-back";
+    // Internal levels, then CAS, READ leaf, WRITE redo header, WRITE redo payload, WRITE
+    // leaf, WRITE redo clear, WRITE unlock: one round trip each.
+    ASSERT_EQ(c.round_trips, static_cast<uint64_t>(height - 1 + 7)) << c.ToString();
+    ASSERT_EQ(c.write_bytes, Redo(1024) + 1024u + 8u) << "whole-leaf write-back";
   }
 }
 

@@ -13,6 +13,13 @@
 
 namespace dmindex::testing {
 
+// The default options with the u64 key format (the API's default is bytes).
+inline IndexOptions U64Options() {
+  IndexOptions o;
+  o.key_format = KeyFormat::kU64;
+  return o;
+}
+
 using U64Pair = u64::KeyValue;
 
 inline std::vector<KeyValue> EncodePairs(std::span<const U64Pair> pairs) {

@@ -45,6 +45,7 @@ uint64_t ChunksInUse(fabric::Endpoint& ep, uint16_t node) {
 TEST(UcxMemoryNodeId, SecondServerAcceptsOffloads) {
   auto fabric = testing::MakeTestFabric("ucx-shm", 128ull << 20);
   IndexOptions o;
+  o.key_format = KeyFormat::kU64;
   o.name = "dex-ucx-offload";
   o.node_bytes = 512;
   o.compute_nodes = 1;

@@ -178,20 +178,24 @@ TEST_P(UcxProcessTest, ServerKilledMidRunGivesUnavailableNotAHang) {
   for (const Status& s : outcome) EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
   EXPECT_LT(seconds, 10.0) << "errors must come within a bounded time";
 
-  // The surviving server still serves the old endpoint and new ones; the dead one is
-  // Unavailable for verbs and RPC alike, also on endpoints opened after its death.
+  // Its pool was volatile, so every index with memory on it is lost, and the fabric cannot
+  // tell which those are: every verb and RPC fails, to the surviving server too, on the old
+  // endpoint and on new ones, with one Unavailable naming the dead node.
   uint64_t old = 0;
-  EXPECT_TRUE(main_ep->Faa(word0, 1, &old).ok());
   EXPECT_TRUE(main_ep->Faa(word1, 1, &old).IsUnavailable());
+  Status survivor = main_ep->Faa(word0, 1, &old);
+  EXPECT_TRUE(survivor.IsUnavailable()) << survivor.ToString();
+  EXPECT_NE(survivor.message().find("memory node 1"), std::string::npos) << survivor.ToString();
   auto late = fabric->Connect();
   ASSERT_TRUE(late.ok()) << late.status().ToString();
-  EXPECT_TRUE((*late)->Faa(word0, 1, &old).ok());
-  EXPECT_EQ(old, 1u);
+  EXPECT_TRUE((*late)->Faa(word0, 1, &old).IsUnavailable());
   RpcReply reply;
+  EXPECT_TRUE((*late)->Call(0, rpc_op::kPing, {}, &reply).IsUnavailable());
   EXPECT_TRUE((*late)->Call(1, rpc_op::kPing, {}, &reply).IsUnavailable());
   EXPECT_TRUE((*late)->Read(word1, &old, 8).IsUnavailable());
   EXPECT_TRUE(fabric->IsNodeDown(1));
   EXPECT_FALSE(fabric->IsNodeDown(0));
+  EXPECT_EQ(fabric->LostPool().ToString(), survivor.ToString());
 }
 
 // SIGSTOP is asynchronous: waits until the process is really stopped.
@@ -354,6 +358,9 @@ TEST(UcxMemserverFlags, BadFlagsGiveAMessageAndNonZeroExit) {
       {"memserver --listen no.such.host.invalid:0 --size 64M", "resolve"},
       {"memserver --listen 127.0.0.1:0 --size 64M --transport rdma", "--transport"},
       {"memserver --listen 127.0.0.1:0 --size 64M --rpc-threads 0", "--rpc-threads"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --sync", "--sync needs --data-dir"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --data-dir /proc/no-such-dir", "cannot create data directory"},
+      {"memserver --listen 127.0.0.1:0 --size 64M --data-dir /tmp --sync --sync-period 0", "--sync-period"},
   };
   for (const Case& c : cases) {
     auto r = dmindex::testing::RunTool(c.args);

@@ -64,6 +64,7 @@ class RestartTest : public ::testing::TestWithParam<std::string> {
   }
   Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, bool create_if_missing) {
     IndexOptions o;
+    o.key_format = KeyFormat::kU64;
     o.name = "orders";
     o.create_if_missing = create_if_missing;
     return designs::MakeIndex(GetParam(), fabric, o);

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "api/cluster_access.h"
 #include "bench/runner.h"
 #include "bench_test_index.h"
 #include "check/workload.h"
@@ -179,7 +180,7 @@ TEST(BenchWatchdog, AStuckRunEndsWithAReportOfWhatEachThreadWaitsFor) {
   bench::IndexFactory indexes = [&rec](const IndexOptions&,
                                        std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
     return std::unique_ptr<Index>(std::make_unique<StallingIndex>(
-        std::make_unique<testing::TestIndex>(c->fabric(), testing::TestIndexFaults{}), rec.gate, 3000));
+        std::make_unique<testing::TestIndex>(FabricOf(*c), testing::TestIndexFaults{}), rec.gate, 3000));
   };
   bench::Runner runner(&testing::TestCluster, indexes, interrupt, progress);
   bench::RunConfig c;
@@ -234,7 +235,7 @@ TEST(BenchWatchdogDeathTest, TheCommandExitsWithItsStallCodeAndTheReport) {
             &testing::TestCluster,
             [&](const IndexOptions&, std::shared_ptr<Cluster> c) -> Result<std::unique_ptr<Index>> {
               return std::unique_ptr<Index>(std::make_unique<StallingIndex>(
-                  std::make_unique<testing::TestIndex>(c->fabric(), testing::TestIndexFaults{}), never_opened, 100));
+                  std::make_unique<testing::TestIndex>(FabricOf(*c), testing::TestIndexFaults{}), never_opened, 100));
             },
             interrupt, progress);
         bench::RunConfig c;

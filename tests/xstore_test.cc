@@ -39,6 +39,7 @@
 
 #include <thread>
 
+#include "api/cluster_access.h"
 #include "check/workload.h"
 #include "designs/xstore/pool_format.h"
 #include "fabric/inproc/verb_script.h"
@@ -57,7 +58,7 @@ class XStoreTest : public ::testing::Test {
                               const fabric::FaultOptions& faults = {}) {
     auto f = testing::MakeHarnessFabric(faults, 4 << 20);
     fabric_ = f.get();
-    cluster_ = std::make_shared<Cluster>(std::move(f));
+    cluster_ = ClusterOver(std::move(f));
     IndexOptions o = testing::HarnessIndexOptions("xstore-test", format);
     o.design = "xstore";
     o.knobs = std::move(knobs);
@@ -536,7 +537,7 @@ TEST_F(XStoreTest, ByteKeysOutsideTheTrainedAlphabetStayFound) {
 }
 
 TEST_F(XStoreTest, BadKnobsAreRefused) {
-  cluster_ = std::make_shared<Cluster>(testing::MakeHarnessFabric({}));
+  cluster_ = ClusterOver(testing::MakeHarnessFabric({}));
   IndexOptions o = testing::HarnessIndexOptions("bad");
   o.design = "xstore";
   for (const auto& [knob, value] : std::vector<std::pair<std::string, std::string>>{

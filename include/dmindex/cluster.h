@@ -15,8 +15,8 @@
 
 namespace dmindex {
 
-namespace fabric {
-class Fabric;  // dmindex's internal connection to the memory nodes
+namespace internal {
+struct ClusterAccess;  // dmindex's own layers reach the connection through it (src/api)
 }
 
 struct EmbeddedCluster {
@@ -65,12 +65,12 @@ class Cluster {
   std::optional<uint64_t> GetIntProperty(std::string_view name) const;
   std::vector<std::string> PropertyNames() const;
 
-  // For dmindex's own layers, which hold the fabric's internal header.
-  explicit Cluster(std::shared_ptr<fabric::Fabric> fabric);
-  fabric::Fabric& fabric() const { return *fabric_; }
-
  private:
-  std::shared_ptr<fabric::Fabric> fabric_;
+  friend struct internal::ClusterAccess;
+  struct Connection;  // the internal connection to the memory nodes
+  explicit Cluster(std::unique_ptr<Connection> connection);
+
+  std::unique_ptr<Connection> connection_;
 };
 
 }  // namespace dmindex

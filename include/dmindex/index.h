@@ -26,6 +26,11 @@
 
 namespace dmindex {
 
+namespace internal {
+class IndexHandle;    // what Index::Open returns around a design (src/api/handles.h)
+class SessionHandle;  // its sessions
+}  // namespace internal
+
 // The rules a session checks keys and values against: the index's key format and limits.
 struct KeyRules {
   KeyFormat format = KeyFormat::kU64;
@@ -103,9 +108,13 @@ class Session {
   virtual void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                           std::span<Status> statuses);
 
+  friend class internal::SessionHandle;
+
   KeyRules rules_;
   // The index's count of open sessions (Close refuses while sessions are open).
   std::shared_ptr<std::atomic<uint32_t>> open_sessions_;
+  // False once the session is destroyed: its iterators check it before they read.
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
 };
 
 // Counters every design keeps besides the fabric's verb counts. Design-specific counters
@@ -147,9 +156,11 @@ class Index {
   // A session on logical compute node `compute_node` (< options().compute_nodes).
   Result<std::unique_ptr<Session>> OpenSession(uint32_t compute_node = 0);
 
+  // After Close: the counters as Close found them.
   IndexStats Stats() const;
   // Counters by name, RocksDB-style: "dmindex.cache.hits", "dmindex.dex.offloads", ...
-  // PropertyNames() lists the ones this index has; any other name has no value.
+  // PropertyNames() lists the ones this index has; any other name has no value. After
+  // Close: the values as Close found them.
   std::optional<uint64_t> GetIntProperty(std::string_view name) const;
   std::vector<std::string> PropertyNames() const;
 
@@ -162,6 +173,9 @@ class Index {
   // cached pages back and gives back its compute nodes' host leases. Every session must be
   // destroyed first (InvalidArgument otherwise, and the index stays open). Afterwards
   // OpenSession and BulkLoad are InvalidArgument; a second Close is OK.
+  //
+  // Destroying an index (from Index::Open) with sessions still open is allowed: those
+  // sessions (and their iterators) answer InvalidArgument from then on, and can be destroyed.
   Status Close();
 
  protected:
@@ -178,6 +192,7 @@ class Index {
   virtual Partitioning* DoPartitioning() { return nullptr; }
   virtual Status DoClose() { return Status::Ok(); }
   Properties AllProperties() const;
+  friend class internal::IndexHandle;
 
   const std::string design_;
   const IndexOptions options_;
@@ -185,6 +200,8 @@ class Index {
   std::shared_ptr<Cluster> cluster_;  // set by Open; null for indexes built on a bare fabric
   std::shared_ptr<std::atomic<uint32_t>> open_sessions_;
   bool closed_ = false;
+  Properties final_properties_;  // what Stats and properties answer after Close
+  IndexStats final_stats_;
 };
 
 }  // namespace dmindex

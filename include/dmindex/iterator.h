@@ -12,10 +12,13 @@
 // present for the whole iteration (within the range it covered) is returned, once, in
 // ascending order, and each value was current at some instant while its batch was read
 // (docs/SYNCHRONIZATION.md, "Scans"). It belongs to its session: use it from the session's
-// thread, and destroy it before the session.
+// thread. Used after its session is destroyed it reads nothing: Seek and Next leave it
+// invalid with status() InvalidArgument.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "dmindex/options.h"
@@ -58,7 +61,11 @@ class Iterator {
   // Reads the next batch of `range`; leaves the iterator invalid at the end or on an error.
   void Fill(const KeyRange& range);
 
+  // Whether the session may be used: false once it is destroyed (checked before each read).
+  bool SessionAlive();
+
   Session* session_;
+  std::shared_ptr<const std::atomic<bool>> session_alive_;
   ReadOptions options_;
   std::vector<KeyValue> batch_;
   size_t pos_ = 0;

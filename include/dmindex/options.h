@@ -12,20 +12,32 @@ namespace dmindex {
 
 // The largest IndexOptions::node_bytes (one limit for every design and tool).
 inline constexpr uint32_t kMaxNodeBytes = 64 * 1024;
+// IndexOptions::node_bytes: size the nodes from the key limits.
+inline constexpr uint32_t kAutoNodeBytes = 0;
 
 struct IndexOptions {
-  // The index design (Index::Designs(): local, naive, sherman, dex).
+  // The index design: Index::Designs() lists them (local, naive, sherman, rftree, dex, xstore,
+  // indexy, rocksdb, lmdb, btree-disk; the baseline absl); docs/API.md says where each lives.
   std::string design = "sherman";
-  // The catalog entry on the cluster, so several processes can open one index.
+  // The index's name: its catalog entry on the cluster (designs in the cluster's pool), so
+  // several processes can open one index, or its folder under `directory` (rocksdb, lmdb).
   std::string name = "default";
-  // Create the index if the catalog has none of this name (as RocksDB's option). Off: an
-  // absent index is NotFound, e.g. one lost when its memory server restarted (pools are
-  // volatile), instead of a new empty index.
+  // Create the index if there is none of this name (as RocksDB's option). Off: an absent
+  // index is NotFound, e.g. one lost when its memory server restarted (pools are volatile),
+  // instead of a new empty index. A design whose index cannot outlive its Index object
+  // (local, absl, indexy, btree-disk; rocksdb and lmdb without a directory) refuses it with
+  // InvalidArgument: there is never one to reopen.
   bool create_if_missing = true;
-  // Keys: bytes (1 .. max_key_bytes of any bytes) or u64 (8-byte big-endian integers, the
-  // fixed-size fast path); types.h. Stored with the index: a second opener must ask for the
-  // same format and limits (InvalidArgument naming the stored ones otherwise).
-  KeyFormat key_format = KeyFormat::kU64;
+  // Where rocksdb and lmdb keep the index: the folder <directory>/<name>, created if missing
+  // and reopened by name with its data (and the key format it was created with). Empty: a
+  // fresh temporary folder removed at Close. The other designs keep their data in the
+  // cluster's pool or in this process's memory and refuse a directory (InvalidArgument).
+  std::string directory;
+  // Keys: bytes (1 .. max_key_bytes of any bytes: the default, what an ordered store's user
+  // expects) or u64 (8-byte big-endian integers, the fixed-size fast path of the papers'
+  // figures); types.h. Stored with the index: a second opener must ask for the same format
+  // and limits (InvalidArgument naming the stored ones otherwise).
+  KeyFormat key_format = KeyFormat::kBytes;
   uint32_t max_key_bytes = 255;  // bytes format: 1 .. kMaxKeyBytes; u64: always 8
   // Values of up to inline_value_bytes live in the leaf (a lookup is one READ with the inner
   // nodes cached); larger ones, up to max_value_bytes, out of line in the pool (one READ
@@ -34,7 +46,11 @@ struct IndexOptions {
   uint32_t max_value_bytes = 1u << 20;
   // Tree node size; fan-out follows from it. A multiple of 64 (a cache line) up to
   // kMaxNodeBytes, and room for a few entries (each design names its minimum when refusing).
-  uint32_t node_bytes = 1024;
+  // kAutoNodeBytes (the default): sized from the key limits when the index is opened - 1024
+  // bytes, or the smallest node that holds a few of the longest keys and inline values if
+  // that is more (2304 bytes for the default 255-byte keys and 128-byte inline values);
+  // Index::options() shows the size chosen.
+  uint32_t node_bytes = kAutoNodeBytes;
   uint64_t cache_bytes = 64ull << 20;  // per compute node, for designs that cache
   uint32_t compute_nodes = 1;          // logical compute nodes hosted by this process
   double bulk_fill = 0.8;              // leaf fill factor of BulkLoad

@@ -26,7 +26,9 @@ struct RawEntry {
   uint32_t max_key_bytes;
   uint32_t inline_value_bytes;
   uint32_t max_value_bytes;
-  uint64_t reserved[6];  // for later schema fields; zero
+  // Identities (PoolIdentity::id) of the pools of memory nodes 1..6 when the entry was
+  // created; 0: no such node (or an entry from before they were recorded).
+  uint64_t pools[Catalog::kRecordedPools];
 };
 static_assert(sizeof(RawEntry) == 192);
 
@@ -87,9 +89,36 @@ Status Missing(fabric::Endpoint& ep, std::string_view name) {
   auto pool = fabric::ReadPoolIdentity(ep, 0);
   if (pool.ok())
     m += " of memory node 0 (" + pool->ToString() +
-         "; a memory server starts with an empty pool, so an index created before its last "
-         "restart is gone)";
+         "; a memory server without --data-dir starts with an empty pool, so an index created "
+         "before its last restart is gone)";
   return Status::NotFound(m);
+}
+
+// NotFound if a pool the entry recorded at its creation is not the one there now.
+Status CheckPools(fabric::Endpoint& ep, const RawEntry& raw, std::string_view name) {
+  for (uint16_t k = 0; k < Catalog::kRecordedPools; ++k) {
+    if (raw.pools[k] == 0) continue;
+    const uint16_t node = k + 1;
+    auto pool = fabric::ReadPoolIdentity(ep, node);
+    if (pool.ok() && pool->id == raw.pools[k]) continue;
+    if (!pool.ok() && !pool.status().IsInvalidArgument() && !pool.status().IsCorruption())
+      return pool.status();  // unreachable now: no verdict
+    return Status::NotFound(
+        "index '" + std::string(name) + "' is gone: it had memory in memory node " +
+        std::to_string(node) + "'s pool, and that pool is no longer there (" +
+        (pool.ok() ? "the node now holds " + pool->ToString() : pool.status().message()) +
+        "; a memory server whose pool is volatile starts empty when it restarts)");
+  }
+  return Status::Ok();
+}
+
+Status RecordPools(fabric::Endpoint& ep, uint16_t memory_nodes, RawEntry* raw) {
+  for (uint16_t node = 1; node < memory_nodes && node <= Catalog::kRecordedPools; ++node) {
+    auto pool = fabric::ReadPoolIdentity(ep, node);
+    if (!pool.ok()) return pool.status();
+    raw->pools[node - 1] = pool->id;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -99,8 +128,10 @@ Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) 
   std::vector<RawEntry> table;
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
   for (uint32_t i = 0; i < kEntries; ++i)
-    if (table[i].state == kReady && Field(table[i].name, sizeof table[i].name) == name)
+    if (table[i].state == kReady && Field(table[i].name, sizeof table[i].name) == name) {
+      DMX_RETURN_IF_ERROR(CheckPools(ep, table[i], name));
       return ToEntry(table[i], i);
+    }
   return Missing(ep, name);
 }
 
@@ -164,15 +195,24 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
   std::vector<RawEntry> table;
   for (;;) {
     DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
-    bool pending = false;
+    bool pending = false, dropped = false;
     int first_free = -1;
-    for (uint32_t i = 0; i < kEntries; ++i) {
+    for (uint32_t i = 0; i < kEntries && !dropped; ++i) {
       const RawEntry& raw = table[i];
       if (raw.state == kClaimed) pending = true;
       if (raw.state == kFree && first_free < 0) first_free = static_cast<int>(i);
       if (raw.state != kReady || Field(raw.name, sizeof raw.name) != name) continue;
       auto entry = ToEntry(raw, i);
       if (!entry.ok()) return entry;
+      if (Status gone = CheckPools(ep, raw, name); !gone.ok()) {
+        if (!gone.IsNotFound() || !create_if_missing) return gone;
+        // Its memory is gone with a pool: free the slot and create the index anew (racing
+        // creators each try the CAS; at most one frees it, and the claim below is shared).
+        uint64_t old = 0;
+        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), kReady, kFree, &old));
+        dropped = true;
+        break;
+      }
       if (entry->design != design || entry->node_bytes != spec.node_bytes || !(entry->schema == spec.schema))
         return Status::InvalidArgument("index '" + std::string(name) + "' exists as design " +
                                        entry->design + " with " + std::to_string(entry->node_bytes) +
@@ -182,6 +222,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
                                        spec.schema.ToString());
       return entry;
     }
+    if (dropped) continue;  // read the table again, with the stale entry gone
     // An entry being created may be ours under another creator: wait for it to be ready.
     // Slots are claimed strictly first-free-first, so racing creators contend for one slot.
     if (pending) {
@@ -208,6 +249,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     raw.max_value_bytes = spec.schema.max_value_bytes;
     raw.format = kFormatVersion;
     raw.magic = kMagic;
+    DMX_RETURN_IF_ERROR(RecordPools(ep, spec.memory_nodes, &raw));
     uint64_t ready = kReady;
     GlobalAddress base = EntryAddress(slot);
     // Fields first, then the state word: a reader that sees kReady sees the fields.

@@ -35,6 +35,10 @@ struct CatalogSpec {
   std::string design;
   uint32_t node_bytes = 0;
   KeySchema schema;
+  // The fabric's memory nodes: the entry records the identities of the pools of nodes
+  // 1..kRecordedPools (node 0's is the catalog's own), so an index whose memory was in a pool
+  // that is gone is NotFound, never read as zeroed or foreign memory.
+  uint16_t memory_nodes = 1;
 };
 
 struct CatalogEntry {
@@ -54,16 +58,20 @@ class Catalog {
   static constexpr uint32_t kFormatVersion = 2;  // 2: entries carry the key schema
   static constexpr size_t kMaxNameBytes = 31;
   static constexpr size_t kMaxDesignBytes = 15;
+  static constexpr uint16_t kRecordedPools = 6;  // pools of nodes 1..6 checked on open
 
   // Opens entry `name`, or creates it (root and aux words zero) if absent. Two processes
   // racing to create one name get one entry: exactly one of them sees *created = true.
   // InvalidArgument if it exists with another design, node size or key schema (naming the
-  // stored ones). Without `create_if_missing` an absent entry is NotFound, as from Open.
+  // stored ones). Without `create_if_missing` an absent entry is NotFound, as from Open. An
+  // entry whose memory nodes' pools changed since it was created (a volatile pool's server
+  // restarted) is absent: NotFound saying so, or dropped and created anew.
   static Result<CatalogEntry> OpenOrCreate(fabric::Endpoint& ep, std::string_view name,
                                            const CatalogSpec& spec, bool* created,
                                            bool create_if_missing = true);
   // Opens an existing entry; NotFound if there is none, saying when memory node 0's pool
-  // was created (a memory server that restarted lost every index it held).
+  // was created (a memory server that restarted lost every index it held), or if a pool it
+  // had memory in is gone.
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
   // Every ready entry, in slot order.
   static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "api/cluster_access.h"
+
 #include "designs/registry.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -12,13 +14,23 @@
 
 namespace dmindex {
 
-Cluster::Cluster(std::shared_ptr<fabric::Fabric> fabric) : fabric_(std::move(fabric)) {}
+struct Cluster::Connection {
+  std::shared_ptr<fabric::Fabric> fabric;
+};
+
+Cluster::Cluster(std::unique_ptr<Connection> connection) : connection_(std::move(connection)) {}
 
 Cluster::~Cluster() = default;
 
-uint16_t Cluster::memory_nodes() const { return fabric_->memory_nodes(); }
+std::shared_ptr<Cluster> internal::ClusterAccess::Over(std::shared_ptr<fabric::Fabric> fabric) {
+  return std::shared_ptr<Cluster>(new Cluster(std::make_unique<Cluster::Connection>(std::move(fabric))));
+}
 
-std::string Cluster::backend() const { return fabric_->backend_name(); }
+fabric::Fabric& internal::ClusterAccess::FabricOf(const Cluster& cluster) { return *cluster.connection_->fabric; }
+
+uint16_t Cluster::memory_nodes() const { return connection_->fabric->memory_nodes(); }
+
+std::string Cluster::backend() const { return connection_->fabric->backend_name(); }
 
 namespace {
 
@@ -35,14 +47,14 @@ std::vector<std::pair<std::string, uint64_t>> FabricProperties(const fabric::Fab
 }  // namespace
 
 std::optional<uint64_t> Cluster::GetIntProperty(std::string_view name) const {
-  for (const auto& [n, v] : FabricProperties(*fabric_))
+  for (const auto& [n, v] : FabricProperties(*connection_->fabric))
     if (n == name) return v;
   return std::nullopt;
 }
 
 std::vector<std::string> Cluster::PropertyNames() const {
   std::vector<std::string> names;
-  for (auto& [n, v] : FabricProperties(*fabric_)) names.push_back(std::move(n));
+  for (auto& [n, v] : FabricProperties(*connection_->fabric)) names.push_back(std::move(n));
   return names;
 }
 
@@ -62,7 +74,7 @@ Result<std::shared_ptr<Cluster>> Cluster::Open(const EmbeddedCluster& embedded) 
   o.bandwidth_gbps = embedded.bandwidth_gbps;
   auto f = fabric::InProcFabric::Create(o);
   if (!f.ok()) return f.status();
-  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
+  return ClusterOver(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
 }
 
 Result<std::shared_ptr<Cluster>> Cluster::Open(const MemoryServers& servers) {
@@ -80,7 +92,7 @@ Result<std::shared_ptr<Cluster>> Cluster::Open(const MemoryServers& servers) {
   o.op_timeout = servers.op_timeout;
   auto f = fabric::ucx::UcxFabric::Create(std::move(list), o);
   if (!f.ok()) return f.status();
-  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
+  return ClusterOver(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
 }
 
 }  // namespace dmindex

@@ -1,5 +1,7 @@
 // Index::Open: the design registry behind the public header.
 #include "designs/registry.h"
+#include "api/cluster_access.h"
+#include "api/handles.h"
 #include "dmindex/index.h"
 
 namespace dmindex {
@@ -10,9 +12,10 @@ Result<std::unique_ptr<Index>> Index::Open(const IndexOptions& options, std::sha
     if (!embedded.ok()) return embedded.status();
     cluster = std::move(embedded).value();
   }
-  auto index = designs::MakeIndex(options.design, cluster->fabric(), options);
-  if (!index.ok()) return index.status();
-  (*index)->cluster_ = std::move(cluster);
+  auto design = designs::MakeIndex(options.design, FabricOf(*cluster), options);
+  if (!design.ok()) return design.status();
+  std::unique_ptr<Index> index = std::make_unique<internal::IndexHandle>(std::move(design).value());
+  index->cluster_ = std::move(cluster);
   return index;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/key_text.h"
 #include "common/parse_values.h"
 
 namespace dmindex::bench {
@@ -22,7 +23,8 @@ std::string Trim(std::string_view s) {
 }
 
 Status BadValue(const Property& p, const Status& why) {
-  return Status::InvalidArgument(p.where + ": " + p.key + "=" + p.value + ": " + why.message());
+  // The reason may quote the value too (the parsers' messages do): escape it all.
+  return Status::InvalidArgument(EscapedText(p.where + ": " + p.key + "=" + p.value + ": " + why.message()));
 }
 
 // Java's Double.parseDouble trims blanks; the limits are ours (YCSB would take a negative
@@ -155,9 +157,9 @@ Status Apply(const Property& p, bool unknown_is_error, WorkloadSpec* s) {
     return Status::Ok();
   }
   if (unknown_is_error)
-    return Status::InvalidArgument(p.where + ": unknown property '" + k +
+    return Status::InvalidArgument(p.where + ": unknown property '" + EscapedText(k) +
                                    "' (not one of YCSB 0.17.0's core workload or client properties)");
-  s->warnings.push_back(p.where + ": unknown property '" + k + "' ignored (not YCSB 0.17.0's)");
+  s->warnings.push_back(p.where + ": unknown property '" + EscapedText(k) + "' ignored (not YCSB 0.17.0's)");
   return Status::Ok();
 }
 
@@ -259,7 +261,7 @@ Result<Properties> ParseProperties(std::string_view text, std::string_view sourc
     Property p;
     p.where = std::string(source) + ":" + std::to_string(first_line);
     if (!SplitProperty(line, &p))
-      return Status::InvalidArgument(p.where + ": malformed line '" + line +
+      return Status::InvalidArgument(p.where + ": malformed line '" + EscapedText(line) +
                                      "' (a bad \\u escape; expected key=value, key: value, "
                                      "key value or a # comment)");
     out.push_back(std::move(p));

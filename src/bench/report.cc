@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <utility>
 
 namespace dmindex::bench {
 namespace {
@@ -52,13 +54,28 @@ std::string CsvCell(const nlohmann::ordered_json& v) {
   return quoted + "\"";
 }
 
-}  // namespace
-
-std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline) {
+// The workloads of `results`, in the order they first appear (the table's groups).
+std::vector<std::string> Workloads(const std::vector<RunResult>& results) {
   std::vector<std::string> workloads;
   for (const RunResult& r : results)
     if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end())
       workloads.push_back(r.workload);
+  return workloads;
+}
+
+// The baseline design's throughput on workload `w` (0: the baseline did not run it), and a
+// run's ratio to it as the tables print it.
+double BaselineOps(const std::vector<RunResult>& results, const std::string& w, const std::string& baseline) {
+  for (const RunResult& r : results)
+    if (r.workload == w && r.design == baseline) return r.throughput_ops();
+  return 0;
+}
+std::string Ratio(const RunResult& r, double base) { return base > 0 ? Fixed(r.throughput_ops() / base, 2) : "-"; }
+
+// --columns all: every figure of every run, a column each (columns of figures no run has are
+// left out: offloads, RF-tree's and XStore's caches, IndeXY's ideal hit ratios).
+std::string WideTable(const std::vector<RunResult>& results, const std::string& baseline) {
+  const std::vector<std::string> workloads = Workloads(results);
   // Offload columns only when some design offloads: they would be all zeros otherwise.
   const bool offloading = std::any_of(results.begin(), results.end(), [](const RunResult& r) {
     return r.offloads + r.offload_fallbacks > 0;
@@ -85,15 +102,12 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
   header.insert(header.end(), {"cache MB", "pool MB", "check"});
   std::vector<std::vector<std::string>> rows = {header};
   for (const std::string& w : workloads) {
-    double base = 0;
-    for (const RunResult& r : results)
-      if (r.workload == w && r.design == baseline) base = r.throughput_ops();
+    const double base = BaselineOps(results, w, baseline);
     for (const RunResult& r : results) {
       if (r.workload != w) continue;
       const auto hit = r.cache_hit_ratio();
       std::vector<std::string> row = {
-          w, r.design, Fixed(r.throughput_ops() / 1e6, 3),
-          base > 0 ? Fixed(r.throughput_ops() / base, 2) : "-", Fixed(r.p50_us, 1),
+          w, r.design, Fixed(r.throughput_ops() / 1e6, 3), Ratio(r, base), Fixed(r.p50_us, 1),
           Fixed(r.p99_us, 1), Fixed(r.p999_us, 1), Fixed(r.p9999_us, 1), Fixed(r.PerOp(r.verbs.reads), 2),
           Fixed(r.PerOp(r.verbs.writes), 2), Fixed(r.PerOp(r.verbs.atomics()), 2),
           Fixed(r.PerOp(r.verbs.rpcs), 2), Fixed(r.PerOp(r.verbs.round_trips), 2),
@@ -116,6 +130,88 @@ std::string FormatTable(const std::vector<RunResult>& results, const std::string
     }
   }
   return Align(rows, 2);
+}
+
+// The figures of a run beyond the default table's, as (name, value), only those not zero:
+// the verbs a round trip was made of, the design's own counters, the hit ratios, the pool.
+std::vector<std::pair<std::string, std::string>> NonZeroFigures(const RunResult& r) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto per_op = [&](const char* name, uint64_t count, int decimals) {
+    if (count > 0) out.emplace_back(name, Fixed(r.PerOp(count), decimals));
+  };
+  per_op("READ/op", r.verbs.reads, 2);
+  per_op("WRITE/op", r.verbs.writes, 2);
+  per_op("atomic/op", r.verbs.atomics(), 2);
+  per_op("RPC/op", r.verbs.rpcs, 2);
+  per_op("offl/op", r.offloads, 3);
+  per_op("fallb/op", r.offload_fallbacks, 3);
+  if (r.slc_refreshes > 0) out.emplace_back("refreshes", std::to_string(r.slc_refreshes));
+  per_op("stale/op", r.stale_reads, 3);
+  if (r.model_lookups > 0)
+    out.emplace_back("leaves/get", Fixed(static_cast<double>(r.model_leaves_read) / r.model_lookups, 2));
+  per_op("spec/op", r.speculative_reads, 3);
+  per_op("split/op", r.invalidations, 3);
+  per_op("srv/op", r.model_fallbacks, 3);
+  if (r.retrains > 0) out.emplace_back("retrains", std::to_string(r.retrains));
+  if (r.expansions > 0) out.emplace_back("expand", std::to_string(r.expansions));
+  const std::pair<const char*, std::optional<double>> ratios[] = {
+      {"hit %", r.cache_hit_ratio()}, {"ideal %", r.ideal_hit_ratio}, {"LRU %", r.lru_hit_ratio},
+      {"random %", r.random_hit_ratio}};
+  for (const auto& [name, ratio] : ratios)
+    if (ratio) out.emplace_back(name, Fixed(*ratio * 100, 1));
+  if (r.pool_bytes > 0) out.emplace_back("pool MB", Mb(r.pool_bytes));
+  return out;
+}
+
+// "#   <workload> <design>  name value, name value, ...", the names padded to `name_width`,
+// wrapped before `width` columns.
+std::string FiguresLines(const RunResult& r, size_t name_width, size_t width) {
+  const auto figures = NonZeroFigures(r);
+  if (figures.empty()) return "";
+  std::string head = "#   " + r.workload + " " + r.design;
+  head.resize(std::max(head.size(), name_width), ' ');
+  head += " ";
+  std::string out, line = head;
+  for (const auto& [name, value] : figures) {
+    const std::string item = (line.size() > head.size() ? ", " : " ") + name + " " + value;
+    if (line.size() > head.size() && line.size() + item.size() > width) {
+      out += line + "\n";
+      line.assign(head.size(), ' ');
+      line[0] = '#';
+    }
+    line += item;
+  }
+  return out + line + "\n";
+}
+
+// The first screen: what most people compare, a column each, then a line per run with its
+// other figures that are not zero. Fits 120 columns with the registered designs' names.
+std::string CompactTable(const std::vector<RunResult>& results, const std::string& baseline) {
+  std::vector<std::vector<std::string>> rows = {
+      {"workload", "design", "Mops/s", "x" + baseline, "p50 us", "p99 us", "RTT/op", "bytes/op",
+       "client MB", "check"}};
+  std::string details;
+  size_t name_width = 0;  // of "#   <workload> <design>", so the figures line up
+  for (const RunResult& r : results) name_width = std::max(name_width, 5 + r.workload.size() + r.design.size());
+  for (const std::string& w : Workloads(results)) {
+    const double base = BaselineOps(results, w, baseline);
+    for (const RunResult& r : results) {
+      if (r.workload != w) continue;
+      rows.push_back({w, r.design, Fixed(r.throughput_ops() / 1e6, 3), Ratio(r, base), Fixed(r.p50_us, 1),
+                      Fixed(r.p99_us, 1), Fixed(r.PerOp(r.verbs.round_trips), 2),
+                      Fixed(r.PerOp(r.verbs.bytes()), 0), Mb(r.cache_bytes), CheckText(r)});
+      details += FiguresLines(r, name_width, kCompactWidth);
+    }
+  }
+  if (details.empty()) return Align(rows, 2);
+  return Align(rows, 2) + "# and where not zero (client MB: the caches' memory; --columns all: every figure " +
+         "as a column):\n" + details;
+}
+
+}  // namespace
+
+std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline, TableColumns columns) {
+  return columns == TableColumns::kAll ? WideTable(results, baseline) : CompactTable(results, baseline);
 }
 
 namespace {

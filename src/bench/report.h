@@ -2,6 +2,7 @@
 // baseline design), JSON (one record per design x workload) and CSV with the same fields.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,19 @@
 
 namespace dmindex::bench {
 
+// What the terminal table shows: kDefault, the figures most people compare (design, Mops/s,
+// the ratio to the baseline, p50/p99, round trips and bytes per operation, the client's cache
+// memory, the check), then a line per run with its other figures that are not zero; kAll, every
+// figure as a column (`dmindex bench --columns all`; the JSON and CSV files always have all).
+enum class TableColumns { kDefault, kAll };
+// The default table's width with the registered designs' names (a terminal's 120 columns).
+inline constexpr size_t kCompactWidth = 120;
+
 // Rows grouped by workload; "x<base>" is throughput relative to `baseline` on the same
-// workload ("-" where the baseline did not run it). Offloads/op and fallbacks/op appear only
-// when some run offloaded.
-std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline);
+// workload ("-" where the baseline did not run it). Columns (kAll) or figures (kDefault) of
+// design-specific counters appear only where some run has them.
+std::string FormatTable(const std::vector<RunResult>& results, const std::string& baseline,
+                        TableColumns columns = TableColumns::kDefault);
 
 // Throughput and round trips per operation per interval of every run with a timeline, two
 // columns per run ("*": its

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "api/cluster_access.h"
 #include "bench/measure.h"
 #include "common/runtime.h"
 #include "bench/op_stream.h"
@@ -170,7 +171,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   }
   if (config.trace_out)
     mo.on_completed = [out = config.trace_out](uint32_t t, uint64_t seq, const Operation& op) { out->Record(t, seq, op); };
-  Measurement m = Measure(**index, (*cluster)->fabric(), sources, mo, interrupt_, progress_);
+  Measurement m = Measure(**index, FabricOf(**cluster), sources, mo, interrupt_, progress_);
   r.timeline = std::move(m.timeline);
   if (repartition && m.action) {
     repartition->ran = true;

@@ -26,10 +26,19 @@ Result<Session*> LiveSession(dmindex_session_t* session) {
   return session->state->session.get();
 }
 
-// A key and a value from C.
-Status KeyValueOf(const char* key, size_t key_length, const char* value, size_t value_length, Slice* k, Slice* v) {
-  DMX_RETURN_IF_ERROR(BytesOf(key, key_length, "the key", k));
-  return BytesOf(value, value_length, "the value", v);
+// dmindex_put and dmindex_update: a key and a value from C, written by `write` (Session::Insert
+// or Session::Update).
+using WriteCall = Status (Session::*)(Slice, Slice);
+dmindex_code_t Write(dmindex_session_t* session, const char* key, size_t key_length, const char* value,
+                     size_t value_length, dmindex_status_t* status, WriteCall write) {
+  return Guard(status, [&] {
+    auto s = LiveSession(session);
+    if (!s.ok()) return s.status();
+    Slice k, v;
+    DMX_RETURN_IF_ERROR(BytesOf(key, key_length, "the key", &k));
+    DMX_RETURN_IF_ERROR(BytesOf(value, value_length, "the value", &v));
+    return ((*s)->*write)(k, v);
+  });
 }
 
 // Runs `move` (Seek, Next, ...) on the iterator unless the call is refused (a NULL iterator;
@@ -118,24 +127,12 @@ dmindex_code_t dmindex_get(dmindex_session_t* session, const char* key, size_t k
 
 dmindex_code_t dmindex_put(dmindex_session_t* session, const char* key, size_t key_length, const char* value,
                            size_t value_length, dmindex_status_t* status) {
-  return Guard(status, [&] {
-    auto s = LiveSession(session);
-    if (!s.ok()) return s.status();
-    Slice k, v;
-    DMX_RETURN_IF_ERROR(dmindex::capi::KeyValueOf(key, key_length, value, value_length, &k, &v));
-    return (*s)->Insert(k, v);
-  });
+  return dmindex::capi::Write(session, key, key_length, value, value_length, status, &dmindex::Session::Insert);
 }
 
 dmindex_code_t dmindex_update(dmindex_session_t* session, const char* key, size_t key_length, const char* value,
                               size_t value_length, dmindex_status_t* status) {
-  return Guard(status, [&] {
-    auto s = LiveSession(session);
-    if (!s.ok()) return s.status();
-    Slice k, v;
-    DMX_RETURN_IF_ERROR(dmindex::capi::KeyValueOf(key, key_length, value, value_length, &k, &v));
-    return (*s)->Update(k, v);
-  });
+  return dmindex::capi::Write(session, key, key_length, value, value_length, status, &dmindex::Session::Update);
 }
 
 dmindex_code_t dmindex_delete(dmindex_session_t* session, const char* key, size_t key_length,

@@ -82,6 +82,7 @@ KeyRules RulesOf(const IndexOptions& o) {
 }  // namespace
 
 Session::~Session() {
+  alive_->store(false, std::memory_order_release);
   if (open_sessions_) open_sessions_->fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -193,6 +194,10 @@ Status Index::Close() {
   if (const uint32_t open = open_sessions_->load(std::memory_order_acquire); open > 0)
     return Status::InvalidArgument("Close: " + std::to_string(open) +
                                    " session(s) of this index are still open; destroy them first");
+  // Stats and properties answer from this snapshot afterwards: a closed design may have
+  // released what it counts with (the stores' handles).
+  final_stats_ = DoStats();
+  final_properties_ = AllProperties();
   closed_ = true;
   return Public(DoClose(), "Close");
 }
@@ -217,9 +222,10 @@ Result<std::unique_ptr<Session>> Index::OpenSession(uint32_t compute_node) {
   return session;
 }
 
-IndexStats Index::Stats() const { return DoStats(); }
+IndexStats Index::Stats() const { return closed_ ? final_stats_ : DoStats(); }
 
 Index::Properties Index::AllProperties() const {
+  if (closed_) return final_properties_;
   const IndexStats s = DoStats();
   Properties p = {
       {"dmindex.cache.hits", s.cache_hits},     {"dmindex.cache.misses", s.cache_misses},

@@ -18,7 +18,16 @@ constexpr size_t kLargestBatch = 1024;
 }  // namespace
 
 Iterator::Iterator(Session& session, const ReadOptions& options)
-    : session_(&session), options_(options) {}
+    : session_(&session), session_alive_(session.alive_), options_(options) {}
+
+bool Iterator::SessionAlive() {
+  if (session_alive_ != nullptr && session_alive_->load(std::memory_order_acquire)) return true;
+  batch_.clear();
+  pos_ = 0;
+  more_ = false;
+  status_ = Status::InvalidArgument("iterator used after its session was destroyed (or after it was moved from)");
+  return false;
+}
 
 void Iterator::Seek(Slice target) {
   next_batch_ = options_.readahead > 0 ? options_.readahead : kFirstBatch;
@@ -26,13 +35,14 @@ void Iterator::Seek(Slice target) {
 }
 
 void Iterator::SeekToFirst() {
+  if (!SessionAlive()) return;
   // The first position of the key space: below every key of either format.
   if (session_->rules().format == KeyFormat::kU64) Seek(U64Key(0));
   else Seek(Slice());
 }
 
 void Iterator::Next() {
-  if (!Valid()) return;
+  if (!Valid() || !SessionAlive()) return;
   if (++pos_ < batch_.size()) return;
   if (!more_) {
     status_ = pending_;
@@ -44,6 +54,7 @@ void Iterator::Next() {
 }
 
 void Iterator::Fill(const KeyRange& range) {
+  if (!SessionAlive()) return;
   batch_.clear();
   pos_ = 0;
   more_ = false;

@@ -38,6 +38,12 @@ std::string BytesText(Slice bytes) {
   return out;
 }
 
+std::string EscapedText(Slice bytes) {
+  std::string out;
+  Append(&out, bytes);
+  return out;
+}
+
 std::string KeyText(Slice key, KeyFormat format) {
   if (format == KeyFormat::kU64 && key.size() == kU64KeyBytes) return std::to_string(U64Key::Decode(key));
   return BytesText(key);

@@ -14,5 +14,8 @@ namespace dmindex {
 std::string KeyText(Slice key, KeyFormat format = KeyFormat::kBytes);
 // Bytes as above, without the u64 reading (values, raw keys).
 std::string BytesText(Slice bytes);
+// Bytes of an input file in a message, escaped as above but neither quoted nor cut: what a
+// user typed stays as it was, a binary byte cannot garble the terminal.
+std::string EscapedText(Slice bytes);
 
 }  // namespace dmindex

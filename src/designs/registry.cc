@@ -1,5 +1,6 @@
 #include "designs/registry.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "designs/absl/absl_index.h"
@@ -14,15 +15,25 @@
 #include "designs/sherman/sherman.h"
 #include "designs/xstore/server.h"
 #include "designs/xstore/xstore_index.h"
+#include "tree/slotted_layout.h"
 
 namespace dmindex::designs {
 namespace {
 
 using Factory = std::function<Result<std::unique_ptr<Index>>(fabric::Fabric&, const IndexOptions&)>;
 
+// Where a design keeps an index, which decides what IndexOptions::name, create_if_missing and
+// directory mean for it (options.h).
+enum class Home {
+  kPool,       // the cluster's pool: found by name in the catalog; no directory
+  kProcess,    // this process, for the Index object's life: nothing to reopen; no directory
+  kDirectory,  // <directory>/<name> when a directory is given, else a temporary folder
+};
+
 struct Entry {
   const char* name;
   Factory make;
+  Home home = Home::kPool;
   const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
   // The design's memory-side RPC handlers, registered on a memory node before it serves.
   Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
@@ -33,21 +44,23 @@ struct Entry {
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
-      {"local", MakeLocalIndex, "the index lives in the memory of the process that opens it"},
-      {"absl", MakeAbslIndex, "the map lives in the memory of the process that opens it", nullptr, false,
-       "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
+      {"local", MakeLocalIndex, Home::kProcess, "the index lives in the memory of the process that opens it"},
+      {"absl", MakeAbslIndex, Home::kProcess, "the map lives in the memory of the process that opens it", nullptr,
+       false, "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
       {"naive", MakeNaive},
       {"sherman", MakeSherman},
       {"rftree", MakeRfTree},
       // processes host disjoint compute nodes; keys route to theirs
-      {"dex", MakeDex, nullptr, dex::RegisterOffloadHandler},
-      {"xstore", xstore::MakeXStore, nullptr, xstore::RegisterXStoreHandlers},
-      {"indexy", MakeIndexyIndex, "X lives in the memory of the process that opens it, Y in a directory of its own",
+      {"dex", MakeDex, Home::kPool, nullptr, dex::RegisterOffloadHandler},
+      {"xstore", xstore::MakeXStore, Home::kPool, nullptr, xstore::RegisterXStoreHandlers},
+      {"indexy", MakeIndexyIndex, Home::kProcess,
+       "X lives in the memory of the process that opens it, Y in a directory of its own", nullptr, true},
+      {"rocksdb", MakeRocksDbIndex, Home::kDirectory, "the store lives in a directory of the process that opens it",
        nullptr, true},
-      {"rocksdb", MakeRocksDbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
-      {"lmdb", MakeLmdbIndex, "the store lives in a directory of the process that opens it", nullptr, true},
-      {"btree-disk", MakeBtreeDiskIndex, "the tree lives in a file and a buffer pool of the process that opens it",
+      {"lmdb", MakeLmdbIndex, Home::kDirectory, "the store lives in a directory of the process that opens it",
        nullptr, true},
+      {"btree-disk", MakeBtreeDiskIndex, Home::kProcess,
+       "the tree lives in a file and a buffer pool of the process that opens it", nullptr, true},
   };
   return table;
 }
@@ -83,15 +96,61 @@ Status SharedAcrossProcesses(std::string_view design) {
   return Status::InvalidArgument("unknown design '" + std::string(design) + "'");
 }
 
+namespace {
+
+// What name, create_if_missing and directory mean for a design living at `home`, or why it
+// cannot honour them.
+Status CheckHome(const Entry& e, const IndexOptions& o) {
+  const std::string design = e.name;
+  if (!o.directory.empty() && e.home != Home::kDirectory)
+    return Status::InvalidArgument(
+        design + " does not keep an index in a directory (IndexOptions::directory '" + o.directory + "'): " +
+        (e.home == Home::kPool ? "it lives in the cluster's memory pool, found there by name"
+                               : std::string(e.not_shared_because) + ", for as long as its Index object") +
+        "; rocksdb and lmdb persist under a directory");
+  if (!o.create_if_missing && e.home == Home::kProcess)
+    return Status::InvalidArgument(design + " cannot open an existing index (create_if_missing = false): " +
+                                   e.not_shared_because + ", and none outlives its Index object");
+  if (!o.create_if_missing && e.home == Home::kDirectory && o.directory.empty())
+    return Status::InvalidArgument(design + " without IndexOptions::directory keeps its index in a temporary "
+                                            "folder removed at Close, so there is none to open with "
+                                            "create_if_missing = false: name a directory");
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint32_t NodeBytesFor(const IndexOptions& options) {
+  if (options.node_bytes != kAutoNodeBytes) return options.node_bytes;
+  constexpr uint32_t kDefault = 1024;
+  if (options.key_format == KeyFormat::kU64) return kDefault;
+  // The slotted trees' rule with a node trailer (rftree's lock word), the largest of the
+  // designs' minimums, so one size fits whichever design opens the index.
+  const uint32_t need = tree::SlottedLayout::MinNodeBytes(
+      std::clamp<uint32_t>(options.max_key_bytes, 1, kMaxKeyBytes),
+      std::min<uint32_t>(options.inline_value_bytes, tree::SlottedLayout::kMaxInlineValue), /*trailer=*/true);
+  return std::min(kMaxNodeBytes, std::max(kDefault, need));
+}
+
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
                                          const IndexOptions& options) {
   IndexOptions named = options;
   named.design = std::string(design);
-  for (const Entry& e : Table())
-    if (design == e.name) return e.make(fabric, named);
+  named.node_bytes = NodeBytesFor(options);
+  for (const Entry& e : Table()) {
+    if (design != e.name) continue;
+    DMX_RETURN_IF_ERROR(CheckHome(e, named));
+    return e.make(fabric, named);
+  }
   std::string known;
   for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
   return Status::InvalidArgument("unknown design '" + std::string(design) + "' (known: " + known + ")");
+}
+
+bool IssuesVerbs(std::string_view design) {
+  for (const Entry& e : Table())
+    if (design == e.name) return e.home == Home::kPool;
+  return false;
 }
 
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node) {

@@ -27,13 +27,21 @@ std::string DesignNote(std::string_view design);
 // (e.g. `local` lives in the opening process); InvalidArgument for an unknown design.
 Status SharedAcrossProcesses(std::string_view design);
 
+// Whether the design's operations are verbs on the cluster (its index lives in the pool):
+// the fabric's fault injection (torn verbs, delays) reaches only those designs.
+bool IssuesVerbs(std::string_view design);
+
 // Registers every design's memory-side RPC handlers (DEX offload, ...) on a memory node that
 // is about to serve: the one place a memory node learns about designs, in a memory server
 // process (dmindex memserver) and in the in-process cluster (InProcOptions::prepare_node).
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node);
 
+// options.node_bytes, or for kAutoNodeBytes the size the key limits need (options.h).
+uint32_t NodeBytesFor(const IndexOptions& options);
+
 // Creates (or opens, if the catalog already holds options.name) an index of `design` on
-// `fabric` (options.design is set to it). The fabric must outlive the index. The public
+// `fabric` (options.design is set to it, and node_bytes to NodeBytesFor). InvalidArgument
+// if the design cannot honour options.directory or create_if_missing (options.h). The fabric must outlive the index. The public
 // entry point, Index::Open (src/api/open.cc), comes through here.
 Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric& fabric,
                                          const IndexOptions& options);

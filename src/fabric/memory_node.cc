@@ -18,16 +18,39 @@ std::string Describe(std::optional<uint16_t> id) {
 }  // namespace
 
 MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size,
-                       MemoryNodeOptions options)
+                       MemoryNodeOptions options, std::optional<PoolIdentity> restored)
     : id_(id ? int32_t{*id} : -1),
-      identity_(PoolIdentity::New()),
+      identity_(restored ? *restored : PoolIdentity::New()),
       base_(base),
       size_(size),
       options_(options),
       rpc_slots_(std::max<uint32_t>(1, options.rpc_threads)),
       next_chunk_(kChunkAreaOffset) {
-  WritePoolIdentity(base_, identity_);
+  auto* record = reinterpret_cast<PoolIdentityRecord*>(base_ + kPoolIdentityOffset);
+  if (restored) {
+    next_chunk_ = __atomic_load_n(&record->next_chunk, __ATOMIC_RELAXED);
+    free_head_ = __atomic_load_n(&record->free_head, __ATOMIC_RELAXED);
+    chunks_in_use_ = __atomic_load_n(&record->chunks_in_use, __ATOMIC_RELAXED);
+  } else {
+    WritePoolIdentity(base_, identity_);
+    __atomic_store_n(&record->pool_bytes, size_, __ATOMIC_RELAXED);
+    __atomic_store_n(&record->chunk_bytes, options_.chunk_bytes, __ATOMIC_RELAXED);
+    PersistAllocator();
+  }
   RegisterBuiltins();
+}
+
+void MemoryNode::PersistAllocator() {
+  // Word stores: clients may READ the record (its identity words) at any time.
+  auto* record = reinterpret_cast<PoolIdentityRecord*>(base_ + kPoolIdentityOffset);
+  __atomic_store_n(&record->next_chunk, next_chunk_, __ATOMIC_RELAXED);
+  __atomic_store_n(&record->free_head, free_head_, __ATOMIC_RELAXED);
+  __atomic_store_n(&record->chunks_in_use, chunks_in_use_, __ATOMIC_RELAXED);
+}
+
+bool MemoryNode::IsHandedOutChunk(uint64_t offset) const {
+  return offset >= kChunkAreaOffset && offset < next_chunk_ &&
+         (offset - kChunkAreaOffset) % options_.chunk_bytes == 0;
 }
 
 MemoryNode::~MemoryNode() {
@@ -110,9 +133,18 @@ Status MemoryNode::Execute(const Verb& v) {
 Result<uint64_t> MemoryNode::AllocChunk() {
   std::lock_guard lock(chunk_mu_);
   uint64_t offset;
-  if (!free_chunks_.empty()) {
-    offset = free_chunks_.back();
-    free_chunks_.pop_back();
+  if (free_head_ != 0) {
+    // A server killed between the steps below leaks the chunk at worst: the list's head
+    // moves first, and the chunk is handed out only after its link word is cleared.
+    offset = free_head_;
+    auto* link = reinterpret_cast<uint64_t*>(base_ + offset);
+    const uint64_t next = __atomic_load_n(link, __ATOMIC_RELAXED);
+    if (next != 0 && !IsHandedOutChunk(next))
+      return Status::Corruption(Describe(id()) + ": the free-chunk list is damaged (chunk " +
+                                std::to_string(offset) + " links to " + std::to_string(next) + ")");
+    free_head_ = next;
+    PersistAllocator();
+    __atomic_store_n(link, uint64_t{0}, __ATOMIC_RELAXED);
   } else if (size_ >= options_.chunk_bytes && next_chunk_ <= size_ - options_.chunk_bytes) {
     offset = next_chunk_;
     next_chunk_ += options_.chunk_bytes;
@@ -123,21 +155,26 @@ Result<uint64_t> MemoryNode::AllocChunk() {
                               std::to_string(options_.chunk_bytes >> 20) + " MiB in use)");
   }
   ++chunks_in_use_;
+  PersistAllocator();
   return offset;
 }
 
 Status MemoryNode::FreeChunk(uint64_t offset) {
   std::lock_guard lock(chunk_mu_);
-  if (offset < kChunkAreaOffset || offset >= next_chunk_ ||
-      (offset - kChunkAreaOffset) % options_.chunk_bytes != 0) {
+  if (!IsHandedOutChunk(offset))
     return Status::InvalidArgument("free_chunk: " + std::to_string(offset) + " is not a chunk");
-  }
-  if (std::find(free_chunks_.begin(), free_chunks_.end(), offset) != free_chunks_.end())
-    return Status::InvalidArgument("free_chunk: chunk freed twice");
-  // Hand-outs are always zeroed (fresh pool memory is), so layers above may rely on it.
+  // Bounded by the chunks handed out, should a damaged link word make the list a cycle.
+  uint64_t hops = (next_chunk_ - kChunkAreaOffset) / options_.chunk_bytes;
+  for (uint64_t c = free_head_; c != 0 && IsHandedOutChunk(c) && hops-- > 0;
+       c = __atomic_load_n(reinterpret_cast<const uint64_t*>(base_ + c), __ATOMIC_RELAXED))
+    if (c == offset) return Status::InvalidArgument("free_chunk: chunk freed twice");
+  // Hand-outs are always zeroed (fresh pool memory is), so layers above may rely on it; the
+  // link word is cleared again when the chunk is handed out.
   std::memset(base_ + offset, 0, options_.chunk_bytes);
-  free_chunks_.push_back(offset);
+  __atomic_store_n(reinterpret_cast<uint64_t*>(base_ + offset), free_head_, __ATOMIC_RELAXED);
+  free_head_ = offset;
   --chunks_in_use_;
+  PersistAllocator();
   return Status::Ok();
 }
 

@@ -37,11 +37,15 @@ struct MemoryNodeOptions {
 
 class MemoryNode {
  public:
-  // `base` must stay valid and zero-initialised for the node's lifetime; size >= kMinPoolBytes.
+  // `base` must stay valid for the node's lifetime; size >= kMinPoolBytes.
   // `id`: which memory node this is (the node of GlobalAddresses into it), when known at
-  // construction; a UCX memory server learns it from its clients (AssignId). The pool gets
-  // a new identity, written into it.
-  MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size, MemoryNodeOptions options);
+  // construction; a UCX memory server learns it from its clients (AssignId).
+  // `restored`: empty for a new pool, which must be zero-initialised and gets a new
+  // identity, written into it; else the identity of a persistent pool that already holds a
+  // previous server's bytes (CheckRestoredPool), whose chunk allocator carries on from the
+  // state kept in the pool.
+  MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size, MemoryNodeOptions options,
+             std::optional<PoolIdentity> restored = std::nullopt);
   MemoryNode(const MemoryNode&) = delete;
   MemoryNode& operator=(const MemoryNode&) = delete;
   // Stops the work handlers started on it (OnStop) first, while everything it uses is there.
@@ -90,6 +94,11 @@ class MemoryNode {
 
  private:
   void RegisterBuiltins();
+  // The allocator's state, written through to the pool's identity record (pool_identity.h)
+  // after every change, so a persistent pool's chunks stay handed out across restarts.
+  void PersistAllocator();
+  // Whether `offset` is the start of a chunk the bump pointer has passed (chunk_mu_ held).
+  bool IsHandedOutChunk(uint64_t offset) const;
 
   std::atomic<int32_t> id_;  // -1: not assigned yet
   const PoolIdentity identity_;
@@ -103,8 +112,8 @@ class MemoryNode {
   std::vector<std::function<void()>> stops_;
 
   mutable runtime::Mutex chunk_mu_;
-  uint64_t next_chunk_;              // bump pointer into the chunk area
-  std::vector<uint64_t> free_chunks_;
+  uint64_t next_chunk_;     // bump pointer into the chunk area
+  uint64_t free_head_ = 0;  // freed chunks, linked through their word 0; 0 ends the list
   uint64_t chunks_in_use_ = 0;
 };
 

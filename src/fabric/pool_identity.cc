@@ -41,8 +41,25 @@ std::string PoolIdentity::ToString() const {
 }
 
 void WritePoolIdentity(std::byte* pool, const PoolIdentity& identity) {
-  const PoolIdentityRecord r{PoolIdentityRecord::kMagic, identity.id, identity.created_unix_ms};
-  std::memcpy(pool + kPoolIdentityOffset, &r, sizeof r);
+  const uint64_t words[3] = {PoolIdentityRecord::kMagic, identity.id, identity.created_unix_ms};
+  std::memcpy(pool + kPoolIdentityOffset, words, sizeof words);
+}
+
+Result<PoolIdentity> CheckRestoredPool(const std::byte* pool, uint64_t pool_bytes,
+                                       uint64_t chunk_bytes, const std::string& where) {
+  PoolIdentityRecord r;
+  std::memcpy(&r, pool + kPoolIdentityOffset, sizeof r);
+  const auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
+  if (r.magic != PoolIdentityRecord::kMagic || r.id == 0 || r.pool_bytes != pool_bytes ||
+      r.chunk_bytes == 0 || r.next_chunk < kChunkAreaOffset || r.next_chunk > pool_bytes ||
+      (r.next_chunk - kChunkAreaOffset) % r.chunk_bytes != 0)
+    return Status::Corruption(where + " holds no valid pool identity (not a dmindex pool, or "
+                              "damaged): refusing to serve it; move it away to start a new pool");
+  if (r.chunk_bytes != chunk_bytes)
+    return Status::InvalidArgument(where + " was created with chunks of " + mib(r.chunk_bytes) +
+                                   ", not " + mib(chunk_bytes) + ": start it with --chunk-size " +
+                                   std::to_string(r.chunk_bytes));
+  return PoolIdentity{r.id, r.created_unix_ms};
 }
 
 Result<PoolIdentity> ReadPoolIdentity(Endpoint& ep, uint16_t node) {

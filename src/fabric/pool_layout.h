@@ -3,8 +3,10 @@
 //
 //   [0, 64)                 never handed out: keeps GlobalAddress{n, 0} unambiguous with null
 //   [64, 4032)              node 0: the catalog superblock (catalog.h); other nodes: unused
-//   [4032, 4096)            every node: the pool's identity (pool_identity.h), written by
-//                           MemoryNode when the pool is created; new on every server start
+//   [4032, 4096)            every node: the pool's identity and chunk allocator state
+//                           (pool_identity.h), written by MemoryNode when the pool is created:
+//                           new on every start of a volatile pool's server, kept by a
+//                           persistent one (memserver --data-dir)
 //   [4096, 4096+kLockBytes) lock table: stands in for the NIC's on-chip memory that Sherman's
 //                           global lock table lives in (RDMA CAS on it never touches host DRAM)
 //   [kLeaseTableOffset, +kLeaseTableBytes) node 0: the lease table (lease/lease_table.h), one

@@ -20,6 +20,11 @@ int64_t Ns(runtime::Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+uint64_t WallMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(runtime::WallNow().time_since_epoch()).count());
+}
+
 uint32_t NextEpoch(uint32_t epoch) {
   const uint32_t next = (epoch + 1) & 0xffffff;
   return next == 0 ? 1 : next;  // epoch 0 never names a live lease
@@ -34,6 +39,18 @@ Result<std::vector<uint64_t>> ReadStates(fabric::Endpoint& ep) {
 
 }  // namespace
 
+namespace {
+std::atomic<const ClockFn*> g_test_clock{nullptr};
+}  // namespace
+
+ScopedTestClock::ScopedTestClock(ClockFn clock) : clock_(std::move(clock)) { g_test_clock.store(&clock_); }
+ScopedTestClock::~ScopedTestClock() { g_test_clock.store(nullptr); }
+
+ClockFn DefaultClock() {
+  const ClockFn* test = g_test_clock.load();
+  return test != nullptr ? *test : ClockFn();
+}
+
 Status ValidateLeaseOptions(const LeaseOptions& o) {
   if (o.length.count() < 10 || o.length.count() > 10 * kMaxLength10ms)
     return Status::InvalidArgument("lease length " + std::to_string(o.length.count()) +
@@ -45,8 +62,13 @@ Status ValidateLeaseOptions(const LeaseOptions& o) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseOptions& options) {
-  DMX_RETURN_IF_ERROR(ValidateLeaseOptions(options));
+Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseOptions& given) {
+  DMX_RETURN_IF_ERROR(ValidateLeaseOptions(given));
+  LeaseOptions options = given;
+  if (!options.clock && g_test_clock.load() != nullptr) {
+    options.clock = DefaultClock();
+    options.renew_in_background = false;  // the test's clock decides when renewals are due
+  }
   auto connected = fabric.Connect();
   if (!connected.ok()) return connected.status();
   std::unique_ptr<fabric::Endpoint> ep = std::move(connected).value();
@@ -81,10 +103,7 @@ Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseO
       uint64_t seen = 0;
       DMX_RETURN_IF_ERROR(ep->Cas(SlotAddress(slot), old, mine.Encode(), &seen));
       if (seen != old) continue;  // another claimant won it
-      const uint64_t info[2] = {
-          static_cast<uint64_t>(getpid()),
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    runtime::WallNow().time_since_epoch()).count())};
+      const uint64_t info[3] = {static_cast<uint64_t>(getpid()), WallMs(), WallMs()};
       DMX_RETURN_IF_ERROR(ep->Write(SlotAddress(slot) + 8, info, sizeof info));
       return std::unique_ptr<Lease>(new Lease(fabric, options, std::move(ep), slot, mine, began));
     }
@@ -148,7 +167,9 @@ Status Lease::Renew() {
   }
   state_word_ = next.Encode();
   live_until_ns_.store(Ns(began + options_.length), std::memory_order_release);
-  return Status::Ok();
+  // For listings only (dmindex indexes --locks): when, by the wall clock, it was renewed.
+  const uint64_t wall = WallMs();
+  return ep_->Write(SlotAddress(id_.slot) + 24, &wall, 8);
 }
 
 void Lease::RenewLoop() {
@@ -179,7 +200,9 @@ Result<std::pair<uint64_t, runtime::Clock::duration>> LeaseObserver::Look(fabric
 }
 
 Result<bool> LeaseObserver::FenceIfExpired(fabric::Endpoint& ep, HolderId holder) {
-  if (!holder.valid() || holder.slot >= kSlots) return true;  // names no lease: nobody to wait for
+  // Epoch 0 names no lease (a holder that takes locks without one): it is waited for, never
+  // fenced.
+  if (!holder.valid()) return false;
   auto looked = Look(ep, holder.slot);
   if (!looked.ok()) return looked.status();
   const auto& look = *looked;
@@ -208,7 +231,7 @@ Result<std::vector<SlotInfo>> ReadLeaseTable(fabric::Endpoint& ep) {
   for (uint32_t slot = 0; slot < kSlots; ++slot) {
     const uint64_t* w = &(*table)[slot * (kSlotBytes / 8)];
     const SlotState s = SlotState::Decode(w[0]);
-    if (s.phase != Phase::kFree) held.push_back({slot, s, w[1], w[2]});
+    if (s.phase != Phase::kFree) held.push_back({slot, s, w[1], w[2], w[3]});
   }
   return held;
 }

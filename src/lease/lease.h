@@ -44,6 +44,23 @@ using ClockFn = std::function<runtime::Clock::time_point()>;
 // landing of the write it then posts, plus the clock-rate drift over one lease.
 inline std::chrono::milliseconds TakeoverWait(std::chrono::milliseconds length) { return length + length / 4; }
 
+// Tests: while one is alive, leases claimed and observers made without a clock of their own
+// read `clock` instead of runtime::Now, and such leases renew only when CheckLive finds them
+// due (no background thread), so a test decides with its clock when a holder that stopped
+// working expires. One at a time.
+class ScopedTestClock {
+ public:
+  explicit ScopedTestClock(ClockFn clock);
+  ~ScopedTestClock();
+  ScopedTestClock(const ScopedTestClock&) = delete;
+  ScopedTestClock& operator=(const ScopedTestClock&) = delete;
+
+ private:
+  const ClockFn clock_;
+};
+// The installed test clock, or null.
+ClockFn DefaultClock();
+
 struct LeaseOptions {
   // How long the lease lasts without a renewal (at most 40.95 s; kept in 10 ms units).
   std::chrono::milliseconds length{2000};
@@ -101,11 +118,13 @@ class Lease {
 // so call it again and again on the same observer (one per process or per waiting thread).
 class LeaseObserver {
  public:
-  explicit LeaseObserver(ClockFn clock = nullptr) : clock_(std::move(clock)) {}
+  // null clock: DefaultClock(), else runtime::Now.
+  explicit LeaseObserver(ClockFn clock = nullptr) : clock_(clock ? std::move(clock) : DefaultClock()) {}
 
   // True if `holder` can never write again: its slot was released or reclaimed (epoch moved
   // on), or revoked, or its state stood still for TakeoverWait(its length) on this observer's
-  // clock and this call revoked it. False: it may be alive (look again later).
+  // clock and this call revoked it. False: it may be alive (look again later), or it names no
+  // lease (epoch 0: a holder without one is waited for as before leases).
   Result<bool> FenceIfExpired(fabric::Endpoint& ep, HolderId holder);
 
   // How long this observer has seen `holder`'s slot unchanged (0 if it changed or just now
@@ -132,6 +151,7 @@ struct SlotInfo {
   SlotState state;
   uint64_t pid = 0;
   uint64_t claimed_unix_ms = 0;
+  uint64_t renewed_unix_ms = 0;  // the holder's wall clock at its last renewal
 };
 // Every slot that is not free (held or revoked).
 Result<std::vector<SlotInfo>> ReadLeaseTable(fabric::Endpoint& ep);

@@ -6,6 +6,7 @@
 //   word 0  state: epoch (24 bits) | lease length in 10 ms units (12) | beat (26) | phase (2)
 //   word 1  the holder's pid            } written after the claim, for listings only
 //   word 2  the claim's wall clock, ms  } (dmindex indexes --locks); never decide anything
+//   word 3  the last renewal's, ms      }
 //
 // Everything that decides is in word 0, changed only by CAS: a claim (free/revoked -> held,
 // epoch + 1), a renewal (held beat b -> b + 1, by the holder only), a release (held -> free),

@@ -30,6 +30,9 @@ struct ColdStoreOptions {
   // temporary directory. The directory is removed on Close unless `keep`.
   std::string parent_dir;
   bool keep = false;
+  // The store's own directory, used as it is (created if missing, its data reopened) and
+  // kept; set, it replaces parent_dir and keep.
+  std::string dir;
 
   // RocksDB (paper §III.A, its code's RocksdbY): no WAL, no compression, bloom filters of
   // 10 bits per key, universal compaction, every file kept open.

@@ -68,7 +68,7 @@ class LmdbIterator final : public ColdIterator {
 }  // namespace
 
 Result<std::unique_ptr<ColdStore>> LmdbStore::Open(const ColdStoreOptions& o) {
-  auto dir = StoreDir::Create(o.parent_dir, "dmindex-lmdb", o.keep);
+  auto dir = o.dir.empty() ? StoreDir::Create(o.parent_dir, "dmindex-lmdb", o.keep) : StoreDir::Use(o.dir);
   if (!dir.ok()) return dir.status();
   auto env = std::make_unique<Env>();
   DMX_RETURN_IF_ERROR(FromMdb(mdb_env_create(&env->env), "env create"));

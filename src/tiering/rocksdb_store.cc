@@ -64,13 +64,13 @@ Result<std::unique_ptr<ColdStore>> RocksDbStore::Open(const ColdStoreOptions& o)
   if (o.block_bytes < 512 || o.block_bytes > (1u << 20))
     return Status::InvalidArgument("rocksdb block size " + std::to_string(o.block_bytes) +
                                    ": expected [512, 1 MiB]");
-  auto dir = StoreDir::Create(o.parent_dir, "dmindex-rocksdb", o.keep);
+  auto dir = o.dir.empty() ? StoreDir::Create(o.parent_dir, "dmindex-rocksdb", o.keep) : StoreDir::Use(o.dir);
   if (!dir.ok()) return dir.status();
   auto db = std::make_unique<Db>();
 
   rocksdb::Options options;
   options.create_if_missing = true;
-  options.error_if_exists = true;
+  options.error_if_exists = o.dir.empty();  // a fresh directory must be empty; a named one is reopened
   // Universal compaction as the paper's code; its memtable budget is then overridden by ours.
   options.OptimizeUniversalStyleCompaction(o.write_buffer_bytes);
   options.IncreaseParallelism(static_cast<int>(o.background_threads));
@@ -98,7 +98,10 @@ Result<std::unique_ptr<ColdStore>> RocksDbStore::Open(const ColdStoreOptions& o)
     db->row_cache = rocksdb::NewLRUCache(o.row_cache_bytes);
     options.row_cache = db->row_cache;
   }
-  db->write_options.disableWAL = true;
+  // A fresh store is as volatile as the pool (the paper's code runs without a WAL); a store in
+  // a directory the user named keeps its writes through a crash of this process (the WAL,
+  // unsynced: not through a crash of the machine, as LMDB's MDB_NOSYNC).
+  db->write_options.disableWAL = o.dir.empty();
   db->write_options.sync = false;
 
   rocksdb::DB* raw = nullptr;

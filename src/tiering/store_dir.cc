@@ -28,6 +28,16 @@ Result<StoreDir> StoreDir::Create(std::string_view parent, std::string_view pref
   return d;
 }
 
+Result<StoreDir> StoreDir::Use(std::string_view path) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path), ec);
+  if (ec) return Status::IoError("cannot create store directory '" + std::string(path) + "': " + ec.message());
+  StoreDir d;
+  d.path_ = std::string(path);
+  d.keep_ = true;
+  return d;
+}
+
 StoreDir& StoreDir::operator=(StoreDir&& other) noexcept {
   if (this != &other) {
     Status ignored = Remove();

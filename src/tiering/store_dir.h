@@ -17,6 +17,8 @@ class StoreDir {
   // A new directory named "<prefix>-XXXXXX" inside `parent` (created if missing; empty: the
   // system temporary directory). IoError naming the path if it cannot be created.
   static Result<StoreDir> Create(std::string_view parent, std::string_view prefix, bool keep);
+  // The directory `path` itself (created if missing), kept: a store that outlives its process.
+  static Result<StoreDir> Use(std::string_view path);
 
   StoreDir() = default;
   StoreDir(StoreDir&& other) noexcept { *this = std::move(other); }

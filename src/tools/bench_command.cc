@@ -30,6 +30,7 @@ struct BenchFlags {
   bench::BenchOptions options;
   FabricFlags fabric;
   std::string json_path, csv_path, trace_out_path, calibrate_out;
+  std::string columns = "default";  // the terminal table: default (the first screen) or all
   bool list = false;
   double stall_s = 60;
   double progress_s = 0;  // > 0: a progress line this often when stderr is no terminal
@@ -72,8 +73,8 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   const bench::RunConfig& c = plan.runs.front().config;
   char line[1024];
   std::snprintf(line, sizeof line,
-                "# dmindex bench: %s, %llu keys, %u threads, %u compute node(s), cache %.2f MB per "
-                "compute node, %u B nodes, warmup %llu ops, %s per run, seed %llu\n",
+                "# dmindex bench: %s, %llu keys, %u threads, %u compute node(s),\n"
+                "#   cache %.2f MB per compute node, %u B nodes, warmup %llu ops, %s per run, seed %llu\n",
                 f.fabric.Describe().c_str(),
                 static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
                 c.index.cache_bytes / 1048576.0, c.index.node_bytes,
@@ -243,7 +244,8 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
       if (Status s = bench::WriteTextFile(f.trace_out_path, text); !s.ok()) Fail(s.message(), 1);
     }
   }
-  std::cout << bench::FormatTable(results, plan->baseline) << bench::FormatTimeline(results);
+  const auto columns = f.columns == "all" ? bench::TableColumns::kAll : bench::TableColumns::kDefault;
+  std::cout << bench::FormatTable(results, plan->baseline, columns) << bench::FormatTimeline(results);
   if (*simulation) {
     std::cout << DescribeSimulation(results);
     for (const auto& [label, profile] : profiles)
@@ -355,6 +357,11 @@ void AddBenchCommand(CLI::App& app) {
   f->fabric.latency_us = 2;
   f->fabric.AddTo(*cmd);
   AddOutputFile(*cmd, "--json", &f->json_path, "Also write the results as JSON to this file");
+  cmd->add_option("--columns", f->columns,
+                  "The table on stdout: default (Mops/s, p50/p99, round trips, bytes, client memory, "
+                  "check; other figures a line per run where not zero) or all (every figure a column; "
+                  "--json and --csv always have every figure)")
+      ->check(CLI::IsMember({"default", "all"}));
   AddOutputFile(*cmd, "--csv", &f->csv_path, "Also write the results as CSV to this file");
   AddOutputFile(*cmd, "--calibrate-out", &f->calibrate_out,
                 "--fabric sim --compute measured: write each design's mean cycles per segment, the "

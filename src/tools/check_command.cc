@@ -19,6 +19,7 @@
 #include <iostream>
 
 #include "common/runtime.h"
+#include "api/cluster_access.h"
 #include "alloc/catalog.h"
 #include "bench/runner.h"
 #include "check/final_read.h"
@@ -153,6 +154,10 @@ void RunWorkload(CheckFlags& f) {
     Fail("--no-create is for joining a shared index that exists (--index-name, without --load)", 2);
   if (f.workload.process > check::kMaxWorkloadProcess)
     Fail("--compute-node must be at most " + std::to_string(check::kMaxWorkloadProcess), 2);
+  if ((f.tear || f.delay > 0) && !designs::IssuesVerbs(design->name))
+    Fail("--tear and --delay inject faults into verbs, and design " + design->name +
+             " issues none (its index lives in this process): nothing would be torn or delayed",
+         2);
   f.fabric.faults.tear = f.tear;
   f.fabric.faults.delay_probability = f.delay;
   f.fabric.faults.seed = f.workload.seed;
@@ -165,7 +170,7 @@ void RunWorkload(CheckFlags& f) {
                                   : f.fabric.simulation != nullptr ? "check-sim" : "check-" + std::to_string(getpid());
   // A process joining a shared index that is not there probably lost it to a memory-server
   // restart (or misspelled it): say so (and with --no-create, refuse).
-  const bool existed = shared && !f.load && IndexExists((*cluster)->fabric(), name);
+  const bool existed = shared && !f.load && IndexExists(FabricOf(**cluster), name);
   IndexOptions keyed;
   keyed.key_format = f.key_format == "bytes" ? KeyFormat::kBytes : KeyFormat::kU64;
   keyed.max_key_bytes = f.max_key_bytes;
@@ -252,7 +257,7 @@ void RunMerge(CheckFlags& f) {
     FailIfError(choice.status(), "design recorded in the histories", 2);
     auto cluster = f.fabric.OpenCluster();
     FailIfError(cluster.status(), "fabric", 2);
-    auto ep = (*cluster)->fabric().Connect();
+    auto ep = FabricOf(**cluster).Connect();
     FailIfError(ep.status(), "fabric", 2);
     // Open, never create: reading back an index that does not exist is a mistake.
     auto entry = alloc::Catalog::Open(**ep, index);

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/cluster_access.h"
 #include "common/parse_values.h"
 #include "dmindex/global_address.h"
 #include "designs/registry.h"
@@ -57,7 +58,8 @@ void FabricFlags::AddTo(CLI::App& cmd) {
       ->check(CLI::IsMember({"inproc", "sim"}))
       ->capture_default_str();
   cmd.add_option("--platform", platform,
-                 "--fabric sim: SimGrid platform file (default: the DEX testbed's, platforms/dex-vldb24.xml)");
+                 "--fabric sim: SimGrid platform file (default: the DEX testbed's, platforms/dex-vldb24.xml)")
+      ->check(CLI::ExistingFile);  // SimGrid's own message for a directory is a flex scanner's
   cmd.add_option("--compute", compute,
                  "--fabric sim: compute time of the simulated threads: measured (their CPU time) or "
                  "modelled[:kind=cycles:...] (calibrated costs; a run is a function of its seed)" +
@@ -68,7 +70,14 @@ void FabricFlags::AddTo(CLI::App& cmd) {
                  "platforms/compute-calibration.txt; docs/SIMULATION.md, \"Calibration\")");
   cmd.add_option("--memservers", memservers,
                  "Run over UCX against these running memory servers (HOST:PORT,...); "
-                 "default: the embedded in-process cluster");
+                 "default: the embedded in-process cluster")
+      ->check(CLI::Validator(
+          [](std::string& list) {
+            return list.empty() ? std::string("an empty list of memory servers (HOST:PORT,...); "
+                                              "leave --memservers out for the embedded cluster")
+                                : std::string();
+          },
+          "HOST:PORT,..."));
   cmd.add_option("--transport", transport, "With --memservers: UCX transport of the servers")
       ->check(CLI::IsMember({"shm", "tcp"}))
       ->capture_default_str();
@@ -218,7 +227,7 @@ std::string FabricFlags::Describe() const {
 Result<std::shared_ptr<Cluster>> FabricFlags::OpenCluster(const std::string& backend) const {
   auto fabric = Open(backend);
   if (!fabric.ok()) return fabric.status();
-  return std::make_shared<Cluster>(std::shared_ptr<fabric::Fabric>(std::move(fabric).value()));
+  return ClusterOver(std::shared_ptr<fabric::Fabric>(std::move(fabric).value()));
 }
 
 }  // namespace dmindex::tools

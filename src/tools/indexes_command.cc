@@ -1,5 +1,5 @@
 // `dmindex indexes`: the indexes in the memory servers' catalog (--drop frees one's slot),
-// and what an operator may
+// the leases and node locks held (--locks), and what an operator may
 // repair of a DEX index after a compute process died: its host leases (--release-host) and
 // the partition map's change lock (--unlock-map).
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "tools/commands.h"
 #include "tools/fabric_flags.h"
 #include "tools/flag_values.h"
+#include "tools/lock_listing.h"
 
 namespace dmindex::tools {
 namespace {
@@ -23,6 +24,7 @@ struct IndexesFlags {
   uint64_t token = 0;
   bool unlock_map = false;
   std::string drop;
+  bool locks = false;
 };
 
 [[noreturn]] void Fail(const std::string& message, int code) {
@@ -44,6 +46,10 @@ void Run(IndexesFlags& f) {
   FailIfError(fabric.status(), "fabric", 2);
   auto ep = (*fabric)->Connect();
   FailIfError(ep.status(), "fabric", 2);
+  if (f.locks) {
+    FailIfError(ListLocks(**ep, (*fabric)->memory_nodes(), std::cout), "--locks", 1);
+    return;
+  }
   if (!f.drop.empty()) {
     FailIfError(alloc::Catalog::Drop(**ep, f.drop), "--drop", 1);
     std::cout << "dropped " << f.drop << " from the catalog (its nodes stay in the pool)\n";
@@ -104,6 +110,9 @@ void AddIndexesCommand(CLI::App& app) {
   cmd->add_option("--drop", f->drop,
                   "Free this index's catalog slot (no process may have it open; its nodes stay in "
                   "the pool until the memory servers restart)");
+  cmd->add_flag("--locks", f->locks,
+                "List the leases of the processes that take node locks and every node lock held, "
+                "with its holder's lease and how long ago that lease was renewed");
   cmd->add_flag("--unlock-map", f->unlock_map,
                 "DEX: release the partition map's change lock left by a process that died");
   cmd->callback([f] { Run(*f); });

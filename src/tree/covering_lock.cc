@@ -27,7 +27,9 @@ Status CoveringLocker<KV>::Lock(Ctx& c, KeyRef key, uint8_t level, NodeLockGuard
     RetryBudget hops(retry_limits::kLevelHops, "move right to the node covering");
     for (int moved = 0;; ++moved) {
       uint64_t cas_failures = 0;
-      Status s = t_.lock.LockAndRead(c.ep, c.cn.local_locks.get(), c.owner_tag, at, c.node(),
+      auto owner = c.LockOwnerOn(at.node());
+      if (!owner.ok()) return owner.status();
+      Status s = t_.lock.LockAndRead(c.ep, c.cn.local_locks.get(), *owner, at, c.node(),
                                      t_.layout.node_bytes, guard.held(), &cas_failures);
       c.CountRetry(cas_failures);
       DMX_RETURN_IF_ERROR(s);

@@ -4,49 +4,66 @@
 
 #include "common/retry.h"
 #include "tree/lock_table.h"
+#include "tree/redo_log.h"
 
 namespace dmindex::tree {
 namespace {
 
 constexpr uint64_t kUnlocked = 0;
+// A waiter asks the lease table about the holder once per this many failed CASes: a READ of
+// node 0 per few milliseconds of waiting, nothing while locks change hands quickly.
+constexpr uint64_t kHolderCheckEvery = 16;
 
 }  // namespace
 
-Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64_t owner,
+Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
                              GlobalAddress node, void* buf, uint32_t len, Held* held,
                              uint64_t* cas_failures) const {
   held->word = LockWordFor(node);
+  held->node = node;
+  held->node_bytes = len;
+  held->owner = owner;
+  held->rename = false;
   held->local = local;
   if (local != nullptr && local->Acquire(held->word)) {
     // Handed over: the global lock is already ours and the previous owner's writes landed.
+    // The word still names the thread that took it: our first write renames it (redo_log.h).
     held->held = true;
+    held->rename = owner.lease != nullptr;
     Status s = ep.Read(node, buf, len);
     if (!s.ok()) (void)Unlock(ep, held);
     return s;
   }
-  Status s = Acquire(ep, owner, node, buf, len, held, cas_failures);
+  Status s = Acquire(ep, node, buf, len, held, cas_failures);
   if (!s.ok() && local != nullptr) local->Release(held->word, false);
   return s;
 }
 
-Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node,
+Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node,
                                 void* buf, uint32_t len, Held* held, uint64_t* holder) const {
   held->word = LockWordFor(node);
+  held->node = node;
+  held->node_bytes = len;
+  held->owner = owner;
+  held->rename = false;
   held->local = nullptr;
-  return TryOnce(ep, owner, node, buf, len, held, holder);
+  return TryOnce(ep, node, buf, len, held, holder);
 }
 
-Status NodeLock::TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
-                         uint32_t len, Held* held, uint64_t* holder) const {
+Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len,
+                         Held* held, uint64_t* holder) const {
   uint64_t old = ~kUnlocked;
-  if (combine_) {
-    // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
-    DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
-                                 fabric::Verb::Read(node, buf, len)},
-                                fabric::Ordering::kInOrder));
-  } else {
-    DMX_RETURN_IF_ERROR(ep.Cas(held->word, kUnlocked, owner, &old));
+  const uint64_t owner = held->owner.word;
+  // The READ lands after the CAS (in-order batch); it is only used if the CAS won.
+  Status cas = combine_ ? ep.Post({fabric::Verb::Cas(held->word, kUnlocked, owner, &old),
+                                   fabric::Verb::Read(node, buf, len)},
+                                  fabric::Ordering::kInOrder)
+                        : ep.Cas(held->word, kUnlocked, owner, &old);
+  if (cas.IsUnavailable() && StillOurs(ep, held->word, owner)) {
+    static const uint64_t kZero = kUnlocked;
+    (void)ep.Write(held->word, &kZero, 8);
   }
+  DMX_RETURN_IF_ERROR(cas);
   *holder = old;
   if (old != kUnlocked) return Status::Ok();
   held->held = true;
@@ -56,18 +73,56 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress nod
   return s;
 }
 
-Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
-                         uint32_t len, Held* held, uint64_t* cas_failures) const {
-  // A lock held for longer than its limit is reported instead of waited on forever (a crashed
-  // holder would otherwise hang every writer of that node). The backoff (backoff::kLockHeld)
-  // keeps waiting threads off the holder's CPU and off the memory node's NIC.
+Status NodeLock::TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
+                                uint32_t len, uint64_t holder, Held* held, bool* took) const {
+  *took = false;
+  if (owner.lease == nullptr || holder == kUnlocked) return Status::Ok();
+  auto fenced = observer_.FenceIfExpired(ep, LockWordHolder(holder));
+  if (!fenced.ok()) return fenced.status();
+  if (!*fenced) return Status::Ok();
+  // The holder can never write again (its lease is revoked or gone). We write next, so we
+  // must be live ourselves.
+  DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
+  held->word = LockWordFor(node);
+  held->node = node;
+  held->node_bytes = len;
+  held->owner = owner;
+  held->rename = false;
+  uint64_t old = kUnlocked;
+  DMX_RETURN_IF_ERROR(ep.Cas(held->word, holder, owner.word, &old));
+  if (old != holder) return Status::Ok();  // released meanwhile, or another waiter took it over
+  held->held = true;
+  takeovers_.fetch_add(1, std::memory_order_relaxed);
+  bool replayed = false;
+  Status s = ReplayRedoRecord(ep, holder, held->word, len, &replayed);
+  if (replayed) repairs_.fetch_add(1, std::memory_order_relaxed);
+  if (s.ok()) s = ep.Read(node, buf, len);
+  if (!s.ok()) {
+    (void)Unlock(ep, held);
+    return s;
+  }
+  *took = true;
+  return Status::Ok();
+}
+
+Status NodeLock::Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
+                         uint64_t* cas_failures) const {
+  // A holder whose lease expired is taken over; one that holds no lease (or a live one that
+  // never lets go: a bug) is reported after the limit instead of waited on forever. The
+  // backoff (backoff::kLockHeld) keeps waiting threads off the holder's CPU and off the
+  // memory node's NIC.
   RetryBudget budget(retry_limits::kNodeLockHeld, "lock node");
   Backoff backoff(backoff::kLockHeld, "the node lock", held->word);
-  for (;;) {
+  for (uint64_t failed = 1;; ++failed) {
     uint64_t holder = 0;
-    DMX_RETURN_IF_ERROR(TryOnce(ep, owner, node, buf, len, held, &holder));
+    DMX_RETURN_IF_ERROR(TryOnce(ep, node, buf, len, held, &holder));
     if (held->held) return Status::Ok();
     ++*cas_failures;
+    if (failed % kHolderCheckEvery == 0) {
+      bool took = false;
+      DMX_RETURN_IF_ERROR(TakeOverIfDead(ep, held->owner, node, buf, len, holder, held, &took));
+      if (took) return Status::Ok();
+    }
     if (!budget.Spend())
       return budget.Exhausted(node.ToString() + " (lock word " + held->word.ToString() +
                               ", held by owner " + std::to_string(holder) + ")");
@@ -75,16 +130,55 @@ Status NodeLock::Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress nod
   }
 }
 
+Status NodeLock::PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock,
+                            uint64_t (&header)[8], std::vector<fabric::Verb>* verbs) const {
+  static const uint64_t kZero = kUnlocked;
+  RedoRecord redo;
+  if (held.owner.lease != nullptr && !writes.empty()) {
+    const GlobalAddress block = LockWordRedoBlock(held.owner.word, held.word.node());
+    DMX_RETURN_IF_ERROR(BuildRedoRecord(block, held.owner.word, held.word, held.node, held.node_bytes,
+                                        writes, header, &redo));
+  }
+  bool recorded = redo.empty();
+  for (const fabric::Verb& w : writes) {
+    // Just before the first piece of the node: a fresh sibling on another memory node keeps
+    // its own round trip, the record shares the node's.
+    if (!recorded && w.remote.node() == held.node.node() && w.remote.offset() >= held.node.offset() &&
+        w.remote.offset() < held.node.offset() + held.node_bytes) {
+      if (held.rename) verbs->push_back(fabric::Verb::Write(held.word, &held.owner.word, 8));
+      verbs->insert(verbs->end(), redo.record.begin(), redo.record.end());
+      recorded = true;
+    }
+    verbs->push_back(w);
+  }
+  if (!redo.empty()) verbs->push_back(redo.clear);
+  if (unlock) verbs->push_back(fabric::Verb::Write(held.word, &kZero, 8));
+  return Status::Ok();
+}
+
 Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
                                 std::span<fabric::Verb> writes) const {
-  static const uint64_t kZero = kUnlocked;
   const bool hand_over = held->local != nullptr && held->local->ShouldHandOver(held->word);
-  std::vector<fabric::Verb> verbs(writes.begin(), writes.end());
-  if (!hand_over) verbs.push_back(fabric::Verb::Write(held->word, &kZero, 8));
-  Status s = PostInOrder(ep, verbs);
+  Status s;
+  if (held->owner.lease != nullptr) s = held->owner.lease->CheckLive();
+  std::vector<fabric::Verb> verbs;
+  uint64_t header[8];
+  if (s.ok()) s = PlanWrites(*held, writes, !hand_over, header, &verbs);
+  // Revoked (or a write that cannot be recorded): nothing is written and the word stays
+  // held; a live process takes it over after our lease and finds no record to replay.
+  if (s.ok()) s = PostInOrder(ep, verbs);
+  // In flight when the memory server went away and it came back with its pool: a word that
+  // still names us means nobody took the node since, so the same verbs go again.
+  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
   return s;
+}
+
+bool NodeLock::StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
+  // Owner tags are random per session (tree_state.h): a word holding ours was written by us.
+  uint64_t now = 0;
+  return owner != kUnlocked && ep.Read(word, &now, 8).ok() && now == owner;
 }
 
 Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {

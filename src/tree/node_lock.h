@@ -3,36 +3,49 @@
 //            queueing and hand-over of a held global lock to the next local waiter;
 //   combine  "CAS lock + READ node" and "WRITE node(s) + WRITE unlock" each go in one in-order
 //            batch (one round trip) instead of one round trip per verb.
-// The global lock word is in the lock table of the node's memory node (lock_table.h).
+// The global lock word is in the lock table of the node's memory node (lock_table.h). It names
+// its holder's lease and redo block (lock_word.h); a waiter that sees the holder's lease expire
+// takes the word over and replays the holder's half-done write first (redo_log.h,
+// docs/SYNCHRONIZATION.md "Lock takeover and repair").
 //
 // Writers hold the lock of every node they write (lock-free readers validate instead), and a
 // thread holds at most one node lock at a time, so there is no deadlock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
+#include "lease/lease.h"
 #include "tree/local_lock_table.h"
+#include "tree/lock_word.h"
 
 namespace dmindex::tree {
 
 class NodeLock {
  public:
-  NodeLock(bool combine) : combine_(combine) {}
+  // `clock`: what the holder checks read (null: the lease layer's default).
+  explicit NodeLock(bool combine, lease::ClockFn clock = nullptr) : combine_(combine), observer_(std::move(clock)) {}
 
-  // What a holder needs to release the lock.
+  // What a holder needs to write under the lock and release it.
   struct Held {
     GlobalAddress word;
+    GlobalAddress node;
+    uint32_t node_bytes = 0;          // the node's extent: writes inside it get a redo record
+    LockOwner owner;
+    bool rename = false;              // handed over locally: the word names the previous holder
     LocalLockTable* local = nullptr;  // null: no local layer (hocl off)
     bool held = false;
   };
 
-  // Takes the lock of `node` and then reads `len` bytes of it into `buf`. `local` is the
-  // compute node's local lock table, or null. `owner` (non-zero) is written into the lock
-  // word. *cas_failures counts failed remote attempts.
-  Status LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, uint64_t owner,
+  // Takes the lock of `node` and then reads `len` bytes of it (the whole node) into `buf`.
+  // `local` is the compute node's local lock table, or null. `owner.word` (non-zero) is
+  // written into the lock word. *cas_failures counts failed remote attempts. With a lease,
+  // a holder whose lease expired is taken over (its write repaired) instead of waited for.
+  Status LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
                      GlobalAddress node, void* buf, uint32_t len, Held* held,
                      uint64_t* cas_failures) const;
 
@@ -40,25 +53,49 @@ class NodeLock {
   // under it; otherwise *holder is the lock word's owner (non-zero) and nothing is held.
   // Only the global word is tried (no local queueing): for a reader that needs the node quiet
   // for one READ (TreeReader::ReadTorn), not for a writer.
-  Status TryLockAndRead(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
+  Status TryLockAndRead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, Held* held, uint64_t* holder) const;
+  // If `holder` (a value TryLockAndRead saw in the word) names a lease that expired, takes
+  // the word over as `owner` (lease required), finishes the dead holder's write and reads the
+  // node: *took says whether it did.
+  Status TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
+                        uint32_t len, uint64_t holder, Held* held, bool* took) const;
 
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
-  // waiter). Writes on the lock's memory node share the unlock's batch when combine is on.
+  // waiter). Writes on the lock's memory node share the unlock's batch when combine is on;
+  // those inside the node are recorded first (redo_log.h). A holder whose lease was revoked
+  // writes nothing and leaves the word to its taker: Unavailable.
+  // If they were in flight when a memory server went away (Unavailable) and the server came
+  // back with its pool (memserver --data-dir), a lock word that still names us means no one
+  // took the node since: the writes and the unlock are posted again.
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
   Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
 
+  // Locks taken over from expired holders, and how many of them had a write to finish.
+  uint64_t takeovers() const { return takeovers_.load(std::memory_order_relaxed); }
+  uint64_t repairs() const { return repairs_.load(std::memory_order_relaxed); }
+
  private:
-  Status Acquire(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
-                 uint32_t len, Held* held, uint64_t* cas_failures) const;
-  // One CAS on held->word (with the READ of the node when combining); *holder as above.
-  Status TryOnce(fabric::Endpoint& ep, uint64_t owner, GlobalAddress node, void* buf,
-                 uint32_t len, Held* held, uint64_t* holder) const;
+  Status Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
+                 uint64_t* cas_failures) const;
+  // One CAS on held->word (with the READ of the node when combining); *holder as above. A
+  // CAS in flight when its memory server went away may have landed: if the word names us
+  // once the server is back, it is released again before the Unavailable is returned.
+  Status TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
+                 uint64_t* holder) const;
+  // The verbs of WriteAndUnlock, in posting order; `header` backs the redo record.
+  Status PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock, uint64_t (&header)[8],
+                    std::vector<fabric::Verb>* verbs) const;
   // Posts verbs so that they land in order: one in-order batch per run of verbs on one
   // memory node when combining, one round trip per verb otherwise.
   Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
+  // Whether the lock word `word` holds `owner` (read once the memory node answers again).
+  static bool StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner);
 
   const bool combine_;
+  mutable lease::LeaseObserver observer_;
+  mutable std::atomic<uint64_t> takeovers_{0};
+  mutable std::atomic<uint64_t> repairs_{0};
 };
 
 // RAII holder: releases a still-held lock when it goes out of scope (error paths).

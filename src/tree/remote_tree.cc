@@ -5,8 +5,8 @@ namespace dmindex::tree {
 template <KeyValueTraits KV>
 RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
                            const NodeLayout<KV>& layout, GlobalAddress root_word,
-                           const TreeHooks<KV>& hooks)
-    : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split),
+                           const TreeHooks<KV>& hooks, std::unique_ptr<lease::Lease> lease)
+    : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split, std::move(lease)),
       reader_(shared_),
       scanner_(shared_, reader_),
       batch_(shared_, reader_),
@@ -29,7 +29,15 @@ Result<std::unique_ptr<RemoteTree<KV>>> RemoteTree<KV>::Create(fabric::Fabric& f
   if (options.compute_nodes == 0) return Status::InvalidArgument("compute_nodes must be >= 1");
   if (root_word.is_null() || root_word.offset() % 8 != 0)
     return Status::InvalidArgument("root word must be an aligned remote word");
-  return std::unique_ptr<RemoteTree>(new RemoteTree(fabric, options, *layout, root_word, hooks));
+  std::unique_ptr<lease::Lease> lease;
+  if (options.lease.count() > 0) {
+    lease::LeaseOptions lo;
+    lo.length = options.lease;
+    auto claimed = lease::Lease::Claim(fabric, lo);
+    if (!claimed.ok()) return claimed.status();
+    lease = std::move(claimed).value();
+  }
+  return std::unique_ptr<RemoteTree>(new RemoteTree(fabric, options, *layout, root_word, hooks, std::move(lease)));
 }
 
 template <KeyValueTraits KV>
@@ -41,7 +49,7 @@ Result<std::unique_ptr<TreeContext<KV>>> RemoteTree<KV>::NewContext(uint32_t com
   auto ep = shared_.fabric.Connect();
   if (!ep.ok()) return ep.status();
   return std::make_unique<Ctx>(std::move(ep).value(), compute_nodes_[compute_node].get(),
-                               shared_.layout.node_bytes);
+                               shared_.layout.node_bytes, shared_.lease.get());
 }
 
 template <KeyValueTraits KV>

@@ -90,7 +90,7 @@ class RemoteTree {
 
  private:
   RemoteTree(fabric::Fabric& fabric, const TreeOptions& options, const NodeLayout<KV>& layout,
-             GlobalAddress root_word, const TreeHooks<KV>& hooks);
+             GlobalAddress root_word, const TreeHooks<KV>& hooks, std::unique_ptr<lease::Lease> lease);
 
   TreeShared<KV> shared_;
   std::vector<std::unique_ptr<ComputeNodeState<KV>>> compute_nodes_;

@@ -15,7 +15,7 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const std::string& d
   if (!ep.ok()) return ep.status();
   bool created = false;
   auto entry = alloc::Catalog::OpenOrCreate(
-      **ep, options.name, {design, options.node_bytes, alloc::KeySchema::Of(options)}, &created,
+      **ep, options.name, {design, options.node_bytes, alloc::KeySchema::Of(options), fabric.memory_nodes()}, &created,
       options.create_if_missing);
   if (!entry.ok()) return entry.status();
   auto tree = RemoteTree<KV>::Create(fabric, resolved, entry->root_word);

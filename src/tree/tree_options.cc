@@ -40,6 +40,13 @@ const Knob kKnobs[] = {
      }},
     {"combine", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->combine); }},
     {"two_level", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->two_level); }},
+    {"lease_ms",
+     [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) {
+       uint64_t ms = 0;
+       DMX_RETURN_IF_ERROR(KnobCount(k, v, 0, 40'950, &ms));
+       o->lease = std::chrono::milliseconds(ms);
+       return Status::Ok();
+     }},
     {"validation", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->validate); }},
 };
 

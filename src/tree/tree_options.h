@@ -71,6 +71,11 @@ struct TreeOptions {
   // long of starting the READ of the leaf that pointed at it (else it reads again), and a
   // replaced block is reused only twice this long after it was unlinked (value_store.h).
   std::chrono::microseconds value_lease{50000};
+  // The lease this tree's locks are held under (knob lease_ms; docs/SYNCHRONIZATION.md
+  // "Leases"): a lock whose holder went this long plus a quarter without renewing is taken
+  // over and its half-done write finished. 0: no lease (locks as before: a dead holder's lock
+  // is never taken over; no redo record).
+  std::chrono::milliseconds lease{2000};
   // Leaf splits choose the shortest separator between the halves (suffix truncation); off:
   // the right half's first key, to measure what truncation buys. Not a knob.
   bool suffix_truncation = true;

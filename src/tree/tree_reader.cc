@@ -81,7 +81,9 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     std::memcpy(before.data(), buf, nb);
     if (owner == 0 && !changed) {  // equal bytes prove nothing: read once under the lock
       NodeLockGuard guard(t_.lock, c.ep);
-      DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, c.owner_tag, addr, buf, nb, guard.held(), &owner));
+      auto me = c.LockOwnerOn(addr.node());
+      if (!me.ok()) return me.status();
+      DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, *me, addr, buf, nb, guard.held(), &owner));
       // With trailer locks an inline writer takes no lock-table word: hold the trailer too.
       if (guard.holds() && t_.options.trailer_lock) {
         DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, &owner));
@@ -99,7 +101,20 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
       }
       // Taken since the lock word was read: its holder is writing.
     }
-    if (owner != 0) {  // being written by the lock holder: wait for it
+    if (owner != 0) {  // being written by the lock holder: wait for it, unless it is dead
+      if (owner != trailer && under_lock.spent() % 16 == 15) {
+        // A holder whose lease expired is taken over: its write is finished (redo_log.h) and
+        // the image read again.
+        auto me = c.LockOwnerOn(addr.node());
+        if (!me.ok()) return me.status();
+        NodeLockGuard guard(t_.lock, c.ep);
+        bool took = false;
+        DMX_RETURN_IF_ERROR(t_.lock.TakeOverIfDead(c.ep, *me, addr, buf, nb, owner, guard.held(), &took));
+        if (took) {
+          DMX_RETURN_IF_ERROR(guard.Unlock());
+          continue;
+        }
+      }
       if (!under_lock.Spend())
         return under_lock.Exhausted(addr.ToString() + " (lock word " + lock_word.ToString() +
                                     " held by owner " + std::to_string(owner) + ")");

@@ -19,11 +19,14 @@
 #include "alloc/node_allocator.h"
 #include "fabric/endpoint.h"
 #include "fabric/fabric.h"
+#include "lease/lease.h"
 #include "tree/internal_cache.h"
 #include "tree/local_lock_table.h"
+#include "tree/lock_word.h"
 #include "tree/node_lock.h"
 #include "tree/node_placer.h"
 #include "tree/node_validation.h"
+#include "tree/redo_log.h"
 #include "tree/retired_blocks.h"
 #include "tree/tree_options.h"
 
@@ -38,9 +41,11 @@ using LeafSplitObserver = std::function<void(const typename KV::Key& low, const 
 template <KeyValueTraits KV>
 struct TreeShared {
   TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root,
-             std::shared_ptr<NodePlacer> p = nullptr, LeafSplitObserver<KV> split_observer = nullptr)
+             std::shared_ptr<NodePlacer> p = nullptr, LeafSplitObserver<KV> split_observer = nullptr,
+             std::unique_ptr<lease::Lease> held_under = nullptr)
       : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
-        root_word(root), placer(std::move(p)), on_leaf_split(std::move(split_observer)) {}
+        root_word(root), placer(std::move(p)), on_leaf_split(std::move(split_observer)),
+        lease(std::move(held_under)) {}
 
   // A block for a new node at `level` (the placer's choice, else the allocator's chunk).
   Result<GlobalAddress> PlaceNode(fabric::Endpoint& ep, alloc::NodeAllocator& a, uint8_t level) const {
@@ -62,6 +67,9 @@ struct TreeShared {
   const GlobalAddress root_word;  // remote word holding the root node's address (0: empty)
   const std::shared_ptr<NodePlacer> placer;  // null: NodeAllocator::Allocate
   const LeafSplitObserver<KV> on_leaf_split;  // null: nobody asked
+  // The lease this process holds the tree's locks under (null: none, options.lease = 0 or a
+  // design that does not take them over, e.g. DEX).
+  const std::unique_ptr<lease::Lease> lease;
 };
 
 template <KeyValueTraits KV>
@@ -87,13 +95,37 @@ struct ComputeNodeState {
 
 template <KeyValueTraits KV>
 struct TreeContext {
+  // `held_under`: the lease the context's locks name (null: none, owner_tag is written).
   TreeContext(std::unique_ptr<fabric::Endpoint> endpoint, ComputeNodeState<KV>* node,
-              uint32_t node_bytes)
+              uint32_t node_bytes, lease::Lease* held_under = nullptr)
       : ep_owner(std::move(endpoint)), ep(*ep_owner), cn(*node),
         rng((uint64_t{node->id} << 32) ^ node->next_session.fetch_add(1) ^ runtime::Entropy()),
-        owner_tag(((uint64_t{node->id} + 1) << 32) | (rng() & 0xffffffffu) | 1) {
+        owner_tag((uint64_t{node->id} + 1) << lease::HolderId::kBits | (rng() & 0x3ff) | 1),
+        lease(held_under) {
     for (auto& b : buf) b.resize(node_bytes);
     leaf_entries_avg = node_bytes / 64.0;
+  }
+  ~TreeContext() {
+    // A revoked holder leaves its blocks: a taker may still read the record in one.
+    if (lease == nullptr || !lease->CheckLive().ok()) return;
+    for (GlobalAddress b : redo_blocks)
+      if (!b.is_null()) cn.allocator.Free(b, RedoBlockBytes(static_cast<uint32_t>(buf[0].size())));
+  }
+
+  // Who this context is when it locks a node on `memory_node`: its lease and its redo block
+  // there (allocated the first time).
+  Result<LockOwner> LockOwnerOn(uint16_t memory_node) {
+    if (lease == nullptr) return LockOwner{nullptr, owner_tag};
+    if (redo_blocks.size() <= memory_node) redo_blocks.resize(memory_node + 1);
+    GlobalAddress& block = redo_blocks[memory_node];
+    if (block.is_null()) {
+      auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(static_cast<uint32_t>(buf[0].size())));
+      if (!got.ok()) return got.status();
+      if (!RedoBlockNameable(*got))
+        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (64 GiB)");
+      block = *got;
+    }
+    return LockOwner{lease, EncodeLockWord(lease->id(), block)};
   }
 
   // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
@@ -120,7 +152,9 @@ struct TreeContext {
   fabric::Endpoint& ep;
   ComputeNodeState<KV>& cn;
   std::mt19937_64 rng;
-  const uint64_t owner_tag;  // written into lock words we hold (non-zero)
+  const uint64_t owner_tag;  // written into lock words we hold without a lease (epoch bits 0)
+  lease::Lease* const lease;                // null: none
+  std::vector<GlobalAddress> redo_blocks;   // per memory node (LockOwnerOn)
   std::vector<std::byte> buf[3];
   std::vector<std::byte> scan_buf;          // leaves read in one batch by a scan
   std::vector<LeafEntry<KV>> leaf_entries;  // entries of one leaf, sorted

@@ -132,7 +132,7 @@ static void TestOptions(void) {
   dmindex_options_destroy(o);
   dmindex_options_destroy(NULL);
 
-  /* NULL options and cluster: the defaults (sherman, u64 keys) on an embedded cluster. */
+  /* NULL options and cluster: the defaults (sherman, byte keys) on an embedded cluster. */
   EXPECT_OK(dmindex_index_open(NULL, NULL, &index, st), st);
   char* design = NULL;
   EXPECT_OK(dmindex_index_design(index, &design, st), st);
@@ -376,6 +376,7 @@ static void TestU64(dmindex_cluster_t* cluster) {
   dmindex_status_t* st = dmindex_status_create();
   dmindex_options_t* o = dmindex_options_create();
   EXPECT_OK(dmindex_options_set(o, "name", "u64", st), st);
+  EXPECT_OK(dmindex_options_set(o, "key_format", "u64", st), st); /* the default is bytes */
   dmindex_index_t* index = NULL;
   EXPECT_OK(dmindex_index_open(o, cluster, &index, st), st);
   dmindex_session_t* s = NULL;

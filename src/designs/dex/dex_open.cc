@@ -99,7 +99,7 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, c
   if (!ep.ok()) return ep.status();
   bool created = false;
   auto entry = alloc::Catalog::OpenOrCreate(
-      **ep, index.name, {"dex", index.node_bytes, alloc::KeySchema::Of(index)}, &created,
+      **ep, index.name, {"dex", index.node_bytes, alloc::KeySchema::Of(index), fabric.memory_nodes()}, &created,
       index.create_if_missing);
   if (!entry.ok()) return entry.status();
   // This process's lease: its id is the host token, so an opener that finds the compute

@@ -240,7 +240,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid) {
   uint64_t cas_failures = 0;
   Status s = shared_.lock.LockAndRead(w.ctx.ep, compute_node(w.cn).core.local_locks.get(),
-                                      w.ctx.owner_tag, addr, w.ctx.node(), layout_.node_bytes,
+                                      tree::LockOwner{nullptr, w.ctx.owner_tag}, addr, w.ctx.node(), layout_.node_bytes,
                                       guard.held(), &cas_failures);
   w.ctx.CountRetry(cas_failures);
   DMX_RETURN_IF_ERROR(s);

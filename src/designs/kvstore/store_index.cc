@@ -1,10 +1,13 @@
 #include "designs/kvstore/store_index.h"
 
+#include <filesystem>
 #include <functional>
 #include <mutex>
+#include <system_error>
 
 #include "common/knobs.h"
 #include "common/option_checks.h"
+#include "designs/kvstore/store_home.h"
 #include "tiering/cold_store_options.h"
 
 namespace dmindex::designs {
@@ -135,6 +138,16 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
                                      "y_block_kb, y_page_kb, y_direct, y_meta_cached)");
   }
   DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
+  StoreHome home;
+  if (!options.directory.empty()) {
+    if (!so.parent_dir.empty() || so.keep)
+      return Status::InvalidArgument(std::string(kind) + ": the knobs y_dir and y_keep place a temporary store; "
+                                     "IndexOptions::directory names the index's own folder: set one or the other");
+    auto found = FindStoreHome(options, kind);
+    if (!found.ok()) return found.status();
+    home = std::move(found).value();
+    so.dir = home.path;
+  }
   auto store = tiering::OpenColdStore(so);
   if (!store.ok()) return store.status();
   if (options.key_format == KeyFormat::kBytes && options.max_key_bytes > (*store)->max_key_bytes()) {
@@ -143,8 +156,13 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
                             " (IndexOptions::max_key_bytes)";
     Status closed = (*store)->Close();
     (void)closed;
+    if (!home.path.empty() && !home.exists) {
+      std::error_code ignored;  // the folder this call created: nothing of the user's is in it
+      std::filesystem::remove_all(home.path, ignored);
+    }
     return Status::NotSupported(why);
   }
+  if (!home.path.empty() && !home.exists) DMX_RETURN_IF_ERROR(DescribeStoreHome(home, options, kind));
   return std::unique_ptr<Index>(std::make_unique<StoreIndex>(options, std::move(store).value()));
 }
 

@@ -1,7 +1,8 @@
 // The store baselines of IndeXY's experiments (docs/INDEXY.md): `rocksdb` and `lmdb`, a cold
 // store (tiering/) alone as the whole index - the paper's "RocksDB" system of Table I, and LMDB
-// as a B+-tree on disk. Like `local` and `indexy` they live in the opening process (a fresh
-// store in a directory of its own, removed on Close unless y_keep) and issue no verbs.
+// as a B+-tree on disk. Like `local` and `indexy` they live in the opening process and issue no
+// verbs: in <IndexOptions::directory>/<name>, reopened by name (store_home.h), or without a
+// directory in a fresh one of their own, removed on Close unless y_keep.
 //
 // Knobs: limit_mb (real > 0) splits a memory budget over the store's own memory - RocksDB: a
 // quarter to the memtables (two of limit/8), half to a row cache (the paper's RocksDB ran with

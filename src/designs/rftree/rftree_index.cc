@@ -34,7 +34,7 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   if (!ep.ok()) return ep.status();
   bool created = false;
   auto entry = alloc::Catalog::OpenOrCreate(
-      **ep, options.name, {"rftree", options.node_bytes, alloc::KeySchema::Of(options)}, &created,
+      **ep, options.name, {"rftree", options.node_bytes, alloc::KeySchema::Of(options), fabric.memory_nodes()}, &created,
       options.create_if_missing);
   if (!entry.ok()) return entry.status();
   DMX_RETURN_IF_ERROR(AgreeOnLockMode(**ep, entry->aux_word(kLockWord), resolved.lock));

@@ -55,6 +55,9 @@ class PartitionServerT final : public PartitionServer {
     o.inline_value_bytes = config.inline_value_bytes;
     o.max_value_bytes = config.max_value_bytes;
     o.home_node = descriptor.node();
+    // The memory server's own CPU is the tree's only writer: its locks die with its pool, so
+    // they need no lease (and a server reaches no other node's lease table).
+    o.lease = std::chrono::milliseconds(0);
     tree::TreeHooks<KV> hooks;
     hooks.placer = s->placer_;
     PartitionServerT* self = s.get();

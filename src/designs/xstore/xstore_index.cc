@@ -253,7 +253,7 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   bool created = false;
-  auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, {"xstore", xo.tree.node_bytes, alloc::KeySchema::Of(options)},
+  auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, {"xstore", xo.tree.node_bytes, alloc::KeySchema::Of(options), fabric.memory_nodes()},
                                             &created, options.create_if_missing);
   if (!entry.ok()) return entry.status();
   return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, xo, entry->root_word));

@@ -76,6 +76,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, u
   out.pool_base = w.pool_base;
   out.pool_bytes = w.pool_bytes;
   out.pool = PoolIdentity{w.pool_id, w.pool_created_unix_ms};
+  out.persistent = (w.pool_flags & wire::kPoolPersistent) != 0;
   return out;
 }
 

@@ -25,7 +25,8 @@ struct ServerWelcome {
   uint32_t connection_id = 0;
   uint64_t pool_base = 0;
   uint64_t pool_bytes = 0;
-  PoolIdentity pool;                      // changes when the server restarts
+  PoolIdentity pool;                      // changes when a volatile pool's server restarts
+  bool persistent = false;                // the pool survives its server (--data-dir)
   std::vector<std::byte> rkey;            // packed; unpack per endpoint
   std::vector<std::byte> worker_address;  // the server's UCP worker
 };

@@ -59,6 +59,10 @@ Result<std::unique_ptr<MemserverProcess>> MemserverProcess::Start(const Memserve
     args.push_back("--cluster-key");
     args.push_back(spec.cluster_key_file);
   }
+  if (!spec.data_dir.empty()) {
+    args.push_back("--data-dir");
+    args.push_back(spec.data_dir);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

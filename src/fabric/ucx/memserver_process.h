@@ -25,6 +25,7 @@ struct MemserverSpec {
   UcxTransport transport = UcxTransport::kShm;
   std::string cluster_key_file;  // --cluster-key; empty: the default key
   std::string stderr_path;       // where the server's log goes; empty: this process's stderr
+  std::string data_dir;          // --data-dir: a persistent pool there; empty: volatile
   std::chrono::milliseconds start_timeout{10000};
 };
 

@@ -15,10 +15,15 @@ namespace {
 constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
 // How long a departing client's endpoint may take to close before the server moves on.
 constexpr auto kCloseTimeout = std::chrono::milliseconds(100);
-// Connections still in their handshake: beyond this many the oldest is dropped, so a flood
-// of idle connections cannot exhaust the server's descriptors and memory, and a real
-// client (which completes its handshake within a round trip or two) still gets through.
+// Connections still in their handshake - peers that have not proven the key: beyond this
+// many one is dropped, so a flood of idle connections cannot exhaust the server's
+// descriptors and memory. Which one: see DropOldestPendingIfFull. A peer that proved the
+// key is established at once and counts no more, so unsigned peers hold at most these
+// slots and never one of a signed client's.
 constexpr size_t kMaxPendingHandshakes = 64;
+// Connections accepted per Service() call: between batches the server goes back to poll()
+// and reads the handshakes that arrived, instead of accepting a whole flood first.
+constexpr size_t kAcceptsPerService = kMaxPendingHandshakes / 4;
 
 }  // namespace
 
@@ -77,7 +82,7 @@ void ServerConnections::Service(std::span<const pollfd> polled) {
 }
 
 void ServerConnections::Accept() {
-  for (;;) {
+  for (size_t accepted = 0; accepted < kAcceptsPerService; ++accepted) {
     std::string peer;
     Socket s = AcceptTcp(listener_, &peer);
     if (!s.valid()) return;
@@ -99,17 +104,32 @@ void ServerConnections::Accept() {
 }
 
 void ServerConnections::DropOldestPendingIfFull() {
-  Connection* oldest = nullptr;
-  size_t pending = 0;
+  auto pending = [this] {
+    return std::count_if(connections_.begin(), connections_.end(),
+                         [](const auto& c) { return !c->established && c->socket.valid(); });
+  };
+  if (static_cast<size_t>(pending()) < kMaxPendingHandshakes) return;
+  // Full. First read what the pending peers have sent: a signed Hello already here (in the
+  // socket, not yet polled) completes now rather than being dropped with its connection.
+  // So no handshake whose signature reached the server is ever dropped for a newcomer.
+  for (auto& c : connections_)
+    if (!c->established && c->socket.valid() && Receive(*c) == Step::kDrop) Drop(*c);
+  std::erase_if(connections_, [](const auto& c) { return !c->socket.valid(); });
+  const size_t still = static_cast<size_t>(pending());
+  if (still < kMaxPendingHandshakes) return;
+  // Still full of peers that have not proven the key: drop the oldest of those that sent
+  // nothing at all (a flood's idle connections), else the oldest partial handshake.
+  Connection* victim = nullptr;
   for (auto& c : connections_) {
-    if (c->established || !c->socket.valid()) continue;
-    ++pending;
-    if (oldest == nullptr || c->accepted < oldest->accepted) oldest = c.get();
+    if (c->established) continue;
+    const bool silent = c->inbox.empty();
+    const bool victim_silent = victim != nullptr && victim->inbox.empty();
+    if (victim == nullptr || (silent && !victim_silent) || (silent == victim_silent && c->accepted < victim->accepted))
+      victim = c.get();
   }
-  if (pending < kMaxPendingHandshakes) return;
-  Log("dropping connection from " + oldest->peer + ": " + std::to_string(pending) +
-      " handshakes pending, this one the oldest");
-  Drop(*oldest);
+  Log("dropping connection from " + victim->peer + ": " + std::to_string(still) +
+      " handshakes pending, this one the oldest " + (victim->inbox.empty() ? "silent one" : "partial one"));
+  Drop(*victim);
   std::erase_if(connections_, [](const auto& c) { return !c->socket.valid(); });
 }
 
@@ -188,6 +208,7 @@ ServerConnections::Step ServerConnections::SendWelcome(Connection& c, const wire
   w.rkey_bytes = static_cast<uint32_t>(pool_.rkey.size());
   w.worker_address_bytes = static_cast<uint32_t>(worker_.address().size());
   w.pool_id = pool_.identity.id;
+  w.pool_flags = pool_.persistent ? wire::kPoolPersistent : 0;
   w.pool_created_unix_ms = pool_.identity.created_unix_ms;
   Nonce client_nonce;
   std::memcpy(client_nonce.data(), hello.client_nonce, client_nonce.size());

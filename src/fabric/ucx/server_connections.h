@@ -27,6 +27,7 @@ struct PoolExport {
   uint64_t bytes = 0;
   std::vector<std::byte> rkey;
   PoolIdentity identity;
+  bool persistent = false;  // kept in a file (--data-dir): it survives a restart
 };
 
 class ServerConnections {

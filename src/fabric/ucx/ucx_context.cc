@@ -63,16 +63,26 @@ Result<std::unique_ptr<UcxContext>> UcxContext::Create(const UcxContextOptions& 
   std::unique_ptr<ucp_config_t, ConfigDeleter> config(raw);
   // Only the transport asked for: with "all", UCX may put shared-memory traffic on TCP lanes
   // or the reverse, and the shm/tcp comparison would measure a mix.
-  DMX_RETURN_IF_ERROR(
-      Modify(config.get(), "TLS", options.transport == UcxTransport::kShm ? "sm" : "tcp"));
+  //
+  // A memory server over shared memory leaves out UCX's System V transport ("sm" without
+  // "sysv"): UCX 1.13 creates its segments with the fixed mode 0660 (UCT_MM_SYSV_PERM), so
+  // any process of the server's group could attach the pool - or the server's receive
+  // FIFO - and read or write it without the cluster key. The posix transport's segments
+  // are files created 0600 and unlinked at once, reached by clients through
+  // /proc/<server>/fd/<n>, which only the server's user may open (docs/UCX.md, "Who can
+  // reach the pool"). Clients keep "sm": they reach the server's posix segments with it.
+  const char* tls = options.transport == UcxTransport::kTcp ? "tcp" : options.memory_server ? "posix,cma" : "sm";
+  DMX_RETURN_IF_ERROR(Modify(config.get(), "TLS", tls));
   if (!options.net_devices.empty())
     DMX_RETURN_IF_ERROR(Modify(config.get(), "NET_DEVICES", options.net_devices));
   // The memory server's pool is allocated by UCX (see ucx_memory_server.cc) and must come
   // back zeroed, as MemoryNode requires: only methods that map fresh pages qualify, so not
   // "heap" (malloc) and not "thp" (posix_memalign plus madvise: a reused heap block; under
   // AddressSanitizer its first 4 KB, the catalog, came back filled with 0xbe). Shared-memory
-  // methods come first so the pool can be exported over shm.
-  DMX_RETURN_IF_ERROR(Modify(config.get(), "ALLOC_PRIO", "md:sysv,md:posix,huge,md:*,mmap"));
+  // methods come first so the pool can be exported over shm; not sysv (mode 0660, above),
+  // and no "md:*" that could fall back to it. A persistent pool (--data-dir over shm) must be
+  // a posix segment: its descriptor is what the pool file replaces (pool_dir.cc).
+  DMX_RETURN_IF_ERROR(Modify(config.get(), "ALLOC_PRIO", options.pool_on_posix ? "md:posix" : "md:posix,huge,mmap"));
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;

@@ -32,6 +32,9 @@ struct UcxContextOptions {
   std::string net_devices;
   // Memory-server side: needs the wake-up feature (event fd) for its sleeping progress loop.
   bool memory_server = false;
+  // Memory-server side with a persistent pool over shm: the pool must be UCX's posix segment
+  // (pool_dir.h puts the pool file under it), never a System V one.
+  bool pool_on_posix = false;
 };
 
 // Turns a UCX status into a dmindex Status: lost or unreachable peers are Unavailable.

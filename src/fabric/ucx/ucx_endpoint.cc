@@ -27,8 +27,9 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
     r.node = n;
     // A server that is down (or refuses) breaks only its own node: the endpoint still
     // works with the others, as with the in-process fabric.
+    r.generation = fabric.monitor().generation(n);
     if (fabric.IsNodeDown(n))
-      r.broken = fabric.NodeDownError(n);
+      r.broken = fabric.NodeDownError(n);  // Ready() reconnects if it comes back
     else
       r.broken = ep->ConnectRemote(r);
   }
@@ -88,17 +89,62 @@ UcxEndpoint::~UcxEndpoint() {
   worker_.reset();
 }
 
-Status UcxEndpoint::Usable(uint16_t node) const {
+Status UcxEndpoint::Ready(uint16_t node) {
   if (node >= remotes_.size())
     return Status::InvalidArgument("no memory node " + std::to_string(node));
-  const Remote& r = *remotes_[node];
+  DMX_RETURN_IF_ERROR(fabric_.LostPool());
+  Remote& r = *remotes_[node];
+  const LivenessMonitor& monitor = fabric_.monitor();
+  // Restarting: the server went away (the monitor saw it, or UCX did first) and its pool
+  // comes back with it. Wait for it rather than fail: an operation not yet issued has done
+  // nothing, so it can go ahead once the server is back.
+  const auto restarting = [&] {
+    const auto state = monitor.state(node);
+    return state == LivenessMonitor::State::kReconnecting ||
+           (r.peer_failed && state == LivenessMonitor::State::kUp &&
+            monitor.generation(node) == r.generation && fabric_.pool_persistent(node));
+  };
+  if (restarting()) {
+    RetryBudget budget(AnswerLimit(), "waiting for a restarting memory server");
+    Backoff pause(backoff::kPoll, "a restarting memory server");
+    while (restarting()) {
+      if (!budget.Spend()) return fabric_.NodeDownError(node);
+      pause.Pause();
+    }
+    DMX_RETURN_IF_ERROR(fabric_.LostPool());
+  }
+  if (monitor.generation(node) != r.generation) DMX_RETURN_IF_ERROR(Reattach(r));
   if (!r.broken.ok()) return r.broken;
   if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
 }
 
-Status UcxEndpoint::CheckTarget(const Verb& v) const {
-  DMX_RETURN_IF_ERROR(Usable(v.remote.node()));
+Status UcxEndpoint::StillServing(uint16_t node) const {
+  DMX_RETURN_IF_ERROR(fabric_.LostPool());
+  const Remote& r = *remotes_[node];
+  if (!r.broken.ok()) return r.broken;
+  if (fabric_.IsNodeDown(node) || fabric_.monitor().generation(node) != r.generation)
+    return fabric_.NodeDownError(node);
+  return Status::Ok();
+}
+
+Status UcxEndpoint::Reattach(Remote& r) {
+  const bool peer_mode = fabric_.context_->err_mode() == UCP_ERR_HANDLING_MODE_PEER;
+  if (r.rkey != nullptr) ucp_rkey_destroy(r.rkey);
+  r.rkey = nullptr;
+  if (r.ep != nullptr) worker_->Close(r.ep, peer_mode, kCloseTimeout);
+  r.ep = nullptr;
+  r.socket.Close();
+  r.peer_failed = false;
+  // The generation first: should the server go away again meanwhile, the next operation
+  // sees it moved and reattaches once more.
+  r.generation = fabric_.monitor().generation(r.node);
+  r.broken = ConnectRemote(r);
+  return r.broken;
+}
+
+Status UcxEndpoint::CheckTarget(const Verb& v) {
+  DMX_RETURN_IF_ERROR(Ready(v.remote.node()));
   const Remote& r = *remotes_[v.remote.node()];
   const uint64_t off = v.remote.offset();
   if (off < 64 || v.length > r.bytes || off > r.bytes - v.length)
@@ -201,7 +247,7 @@ Status UcxEndpoint::KeepWaiting(uint32_t round, std::span<const uint16_t> nodes,
   // Share the core: on a small machine the server (or the peer thread we wait for) may need it.
   runtime::Yield();
   if (round % 16 != 0) return Status::Ok();
-  for (uint16_t n : nodes) DMX_RETURN_IF_ERROR(Usable(n));
+  for (uint16_t n : nodes) DMX_RETURN_IF_ERROR(StillServing(n));
   if (!budget->Spend())
     return budget->Exhausted("memory node " + std::to_string(nodes.empty() ? 0 : nodes[0]));
   return Status::Ok();
@@ -232,6 +278,7 @@ void UcxEndpoint::FreePending() {
 void UcxEndpoint::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
   auto* r = static_cast<Remote*>(arg);
   if (r->broken.ok()) r->broken = FromUcs(status, "connection to memory node " + std::to_string(r->node));
+  r->peer_failed = true;
 }
 
 }  // namespace dmindex::fabric::ucx

@@ -37,13 +37,23 @@ class UcxEndpoint final : public Endpoint {
     uint64_t base = 0;           // remote address of pool offset 0
     uint64_t bytes = 0;
     Status broken;               // non-OK once unusable (handshake failed, peer error, timeout)
+    bool peer_failed = false;    // broken by UCX's peer error (the server died, TCP)
+    uint32_t generation = 0;     // the monitor's generation of the node when connected
   };
   struct Call;  // an RPC in flight (ucx_endpoint_rpc.cc)
 
   explicit UcxEndpoint(UcxFabric& fabric) : fabric_(fabric) {}
   Status ConnectRemote(Remote& r);
-  Status Usable(uint16_t node) const;
-  Status CheckTarget(const Verb& v) const;
+  // Before an operation on `node`: fails it if the fabric lost a pool; waits (up to
+  // op_timeout) while a persistent pool's server is restarting; reconnects to a server that
+  // came back since this endpoint last used it. OK when the node can be used.
+  Status Ready(uint16_t node);
+  // While an operation waits for its answer: Unavailable once the node went away, came back
+  // (what was in flight may or may not have taken effect) or broke, or a pool was lost.
+  Status StillServing(uint16_t node) const;
+  // Drops the connection to a server that went away and connects to it again.
+  Status Reattach(Remote& r);
+  Status CheckTarget(const Verb& v);
   ucs_status_ptr_t Issue(Verb& v);
   // Progresses the worker until done() holds. Unavailable once a server in `nodes` is
   // down or broken, or after op_timeout.

@@ -21,7 +21,7 @@ struct UcxEndpoint::Call {
 };
 
 Status UcxEndpoint::DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) {
-  DMX_RETURN_IF_ERROR(Usable(node));
+  DMX_RETURN_IF_ERROR(Ready(node));
   Remote& r = *remotes_[node];
   auto call = std::make_shared<Call>();
   call->sequence = next_sequence_++;

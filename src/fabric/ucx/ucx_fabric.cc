@@ -36,17 +36,49 @@ Result<std::unique_ptr<UcxFabric>> UcxFabric::Create(std::vector<HostPort> serve
   // One monitor connection per server: proves it is there, speaks our transport and agrees
   // to be memory node i now (rather than at the first Connect), tells the pool size, then
   // watches for its death.
-  std::vector<Socket> sockets;
+  std::vector<LivenessMonitor::Watched> watched;
   for (uint16_t i = 0; i < servers.size(); ++i) {
     const HostPort& s = servers[i];
     auto welcome = Handshake(s, f->key_, i, wire::ConnectionKind::kMonitor, options.transport, {},
                              options.connect_timeout);
     if (!welcome.ok()) return welcome.status();
-    f->servers_.push_back({s, welcome->pool_bytes, welcome->pool});
-    sockets.push_back(std::move(welcome->socket));
+    f->servers_.push_back({s, welcome->pool_bytes, welcome->pool, welcome->persistent});
+    watched.push_back({std::move(welcome->socket), welcome->persistent, f->ServerName(i)});
   }
-  f->monitor_ = std::make_unique<LivenessMonitor>(std::move(sockets));
+  UcxFabric* self = f.get();
+  f->monitor_ = std::make_unique<LivenessMonitor>(
+      std::move(watched), [self](uint16_t node) { return self->Reconnect(node); },
+      options.restart_wait);
   return f;
+}
+
+std::string UcxFabric::ServerName(uint16_t node) const {
+  return "memory server " + server(node).ToString() + " (memory node " + std::to_string(node) + ")";
+}
+
+LivenessMonitor::Attempt UcxFabric::Reconnect(uint16_t node) const {
+  // A short wait per attempt: while the server is down the port refuses at once; a server
+  // that accepts but is slow to answer is tried again on the next attempt.
+  const auto timeout = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
+  auto welcome = Handshake(server(node), key_, node, wire::ConnectionKind::kMonitor,
+                           options_.transport, {}, timeout);
+  LivenessMonitor::Attempt a;
+  if (!welcome.ok()) {
+    // Not there yet, or not answering yet; a refusal (another cluster key, another numbering)
+    // will not go away by waiting.
+    if (!welcome.status().IsUnavailable())
+      a.lost = Status::Unavailable(ServerName(node) + " came back but refuses this process: " +
+                                   welcome.status().ToString());
+    return a;
+  }
+  if (welcome->pool != pool_identity(node) || welcome->pool_bytes != pool_bytes(node)) {
+    a.lost = Status::Unavailable(ServerName(node) + " restarted with another pool: it now serves " +
+                                 welcome->pool.ToString() + ", this process was using " +
+                                 pool_identity(node).ToString() + "; every index it held is lost");
+    return a;
+  }
+  a.socket = std::move(welcome->socket);
+  return a;
 }
 
 UcxFabric::~UcxFabric() {
@@ -55,10 +87,10 @@ UcxFabric::~UcxFabric() {
 }
 
 Status UcxFabric::NodeDownError(uint16_t node) const {
-  return Status::Unavailable(
-      "memory server " + server(node).ToString() + " (memory node " + std::to_string(node) +
-      ") is gone: its process exited or closed the connection. Its pool was volatile: if it "
-      "restarts, it starts empty and every index it held is lost");
+  if (Status lost = LostPool(); !lost.ok()) return lost;
+  return Status::Unavailable(ServerName(node) + " is down; its pool is persistent and this "
+                             "process reconnects when it is back (an operation in flight now "
+                             "may or may not have taken effect)");
 }
 
 const char* UcxFabric::backend_name() const {

@@ -2,8 +2,10 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -65,6 +67,7 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
   UcxContextOptions co;
   co.transport = options.transport;
   co.memory_server = true;
+  co.pool_on_posix = !options.data_dir.empty() && options.transport == UcxTransport::kShm;
   co.net_devices = options.net_devices;
   if (co.net_devices.empty() && options.transport == UcxTransport::kTcp &&
       IsLoopbackHost(at->host))
@@ -75,10 +78,19 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
 
   PoolExport pool;
   DMX_RETURN_IF_ERROR(s->AllocatePool(&pool));
+  std::optional<PoolIdentity> restored;
+  if (s->pool_dir_ && !s->pool_dir_->created()) {
+    auto identity = CheckRestoredPool(reinterpret_cast<std::byte*>(pool.base), options.pool_bytes,
+                                      options.node.chunk_bytes, s->pool_dir_->pool_path());
+    if (!identity.ok()) return identity.status();
+    restored = *identity;
+    s->restored_ = true;
+  }
   // Which memory node this server is comes from the clients' handshakes (AssignId).
   s->node_ = std::make_unique<MemoryNode>(std::nullopt, reinterpret_cast<std::byte*>(pool.base),
-                                          options.pool_bytes, options.node);
+                                          options.pool_bytes, options.node, restored);
   pool.identity = s->node_->identity();
+  pool.persistent = s->pool_dir_ != nullptr;
   auto worker = UcxWorker::Create(*s->context_);
   if (!worker.ok()) return worker.status();
   s->worker_ = std::move(worker).value();
@@ -96,6 +108,10 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
 }
 
 Status UcxMemoryServer::AllocatePool(PoolExport* pool) {
+  if (!options_.data_dir.empty()) {
+    DMX_RETURN_IF_ERROR(MapPoolFile(&pool_base_));
+    return PackPool(pool_base_, pool);
+  }
   // UCX must allocate the pool itself: a region it did not allocate cannot be exported by
   // the posix/sysv transports, and UCX then silently emulates every verb with messages.
   ucp_mem_map_params_t mp{};
@@ -108,19 +124,75 @@ Status UcxMemoryServer::AllocatePool(PoolExport* pool) {
   if (st != UCS_OK)
     return FromUcs(st, "allocating a pool of " + std::to_string(options_.pool_bytes >> 20) + " MiB");
   ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+  st = ucp_mem_query(pool_memh_, &attr);
+  if (st != UCS_OK) return FromUcs(st, "querying the pool");
+  pool_base_ = attr.address;
+  return PackPool(pool_base_, pool);
+}
+
+Status UcxMemoryServer::MapPoolFile(void** base) {
+  auto dir = PoolDir::Open(options_.data_dir, options_.pool_bytes);
+  if (!dir.ok()) return dir.status();
+  pool_dir_ = std::move(dir).value();
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                  UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  mp.length = options_.pool_bytes;
+  if (options_.transport == UcxTransport::kTcp) {
+    // Over TCP the server's CPU carries out every verb (UCX emulates them with messages on
+    // any memory), so registering the file's own mapping costs nothing.
+    auto mapping = pool_dir_->Map(options_.pool_bytes);
+    if (!mapping.ok()) return mapping.status();
+    own_mapping_ = *mapping;
+    mp.address = own_mapping_;
+    mp.flags = 0;
+  } else {
+    // Over shm only a segment UCX allocated is exported (a registered file mapping makes
+    // UCX emulate every verb with messages, docs/UCX.md): allocate UCX's posix segment,
+    // then put the pool file under it.
+    mp.address = nullptr;
+    mp.flags = UCP_MEM_MAP_ALLOCATE;
+  }
+  ucs_status_t st = ucp_mem_map(context_->get(), &mp, &pool_memh_);
+  if (st != UCS_OK) return FromUcs(st, "mapping the pool of " + pool_dir_->pool_path());
+  ucp_mem_attr_t attr{};
   attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
   st = ucp_mem_query(pool_memh_, &attr);
   if (st != UCS_OK) return FromUcs(st, "querying the pool");
+  if (options_.transport == UcxTransport::kShm)
+    DMX_RETURN_IF_ERROR(pool_dir_->AdoptUcxSegment(attr.address, attr.length));
+  *base = attr.address;
+  return Status::Ok();
+}
+
+Status UcxMemoryServer::PackPool(void* base, PoolExport* pool) {
   void* rkey = nullptr;
   size_t rkey_bytes = 0;
-  st = ucp_rkey_pack(context_->get(), pool_memh_, &rkey, &rkey_bytes);
+  ucs_status_t st = ucp_rkey_pack(context_->get(), pool_memh_, &rkey, &rkey_bytes);
   if (st != UCS_OK) return FromUcs(st, "packing the pool's remote key");
-  pool->base = reinterpret_cast<uint64_t>(attr.address);
+  pool->base = reinterpret_cast<uint64_t>(base);
   pool->bytes = options_.pool_bytes;
   auto* r = static_cast<const std::byte*>(rkey);
   pool->rkey.assign(r, r + rkey_bytes);
   ucp_rkey_buffer_release(rkey);
   return Status::Ok();
+}
+
+void UcxMemoryServer::SyncPool() {
+  if (msync(pool_base_, options_.pool_bytes, MS_SYNC) != 0)
+    std::fprintf(stderr, "%s: warning: msync of %s failed: %s\n", log_prefix_.c_str(),
+                 pool_dir_->pool_path().c_str(), std::strerror(errno));
+}
+
+void UcxMemoryServer::SyncLoop() {
+  std::unique_lock lock(sync_mu_);
+  while (!sync_cv_.WaitUntil(lock, runtime::Now() + options_.sync_period,
+                             [this] { return stopping_.load(); })) {
+    lock.unlock();
+    SyncPool();
+    lock.lock();
+  }
 }
 
 UcxMemoryServer::~UcxMemoryServer() {
@@ -129,7 +201,10 @@ UcxMemoryServer::~UcxMemoryServer() {
   connections_.reset();  // closes client endpoints on worker_
   node_.reset();
   worker_.reset();
+  if (pool_dir_ && pool_base_ != nullptr) SyncPool();  // a clean shutdown loses nothing
   if (pool_memh_ != nullptr) ucp_mem_unmap(context_->get(), pool_memh_);
+  if (own_mapping_ != nullptr) munmap(own_mapping_, options_.pool_bytes);
+  pool_dir_.reset();  // last: its lock keeps another server off the pool until here
   if (stop_fd_ >= 0) close(stop_fd_);
 }
 
@@ -140,6 +215,8 @@ Status UcxMemoryServer::Start() {
   executor_ = std::make_unique<RpcExecutor>(*node_, options_.node.rpc_threads,
                                             [w] { ucp_worker_signal(w); });
   progress_thread_ = runtime::Thread([this] { ProgressLoop(); });
+  if (pool_dir_ && options_.sync_period.count() > 0)
+    sync_thread_ = runtime::Thread([this] { SyncLoop(); });
   return Status::Ok();
 }
 
@@ -148,6 +225,11 @@ void UcxMemoryServer::Stop() {
   uint64_t one = 1;
   if (stop_fd_ >= 0) (void)!write(stop_fd_, &one, sizeof one);
   if (progress_thread_.joinable()) progress_thread_.join();
+  {
+    std::lock_guard lock(sync_mu_);
+    sync_cv_.NotifyAll();
+  }
+  if (sync_thread_.joinable()) sync_thread_.join();
 }
 
 void UcxMemoryServer::ProgressLoop() {

@@ -15,6 +15,7 @@
 
 #include "common/runtime.h"
 #include "fabric/memory_node.h"
+#include "fabric/ucx/pool_dir.h"
 #include "fabric/ucx/rpc_executor.h"
 #include "fabric/ucx/server_connections.h"
 #include "fabric/ucx/tcp_socket.h"
@@ -33,6 +34,13 @@ struct UcxServerOptions {
   std::string cluster_key_file;
   // Polling continues this long after the last event before the thread sleeps.
   std::chrono::microseconds spin{50};
+  // Non-empty: the pool is persistent, in DATA_DIR/pool (pool_dir.h); restarted on the same
+  // directory, the server serves the same bytes under the same identity.
+  std::string data_dir;
+  // With data_dir: write the pool's dirty pages to disk (msync) this often; 0 = only at a
+  // clean shutdown, leaving the rest to the kernel's writeback (docs/UCX.md says what a
+  // machine crash loses either way).
+  std::chrono::milliseconds sync_period{0};
 };
 
 class UcxMemoryServer {
@@ -47,6 +55,8 @@ class UcxMemoryServer {
   MemoryNode& node() { return *node_; }
   // The address clients connect to, with the port actually bound.
   const HostPort& address() const { return address_; }
+  // Whether the pool was restored from data_dir (false: new, or volatile).
+  bool restored() const { return restored_; }
 
   // Starts serving on background threads.
   Status Start();
@@ -56,6 +66,12 @@ class UcxMemoryServer {
  private:
   explicit UcxMemoryServer(const UcxServerOptions& o) : options_(o) {}
   Status AllocatePool(PoolExport* pool);
+  // With data_dir: maps DATA_DIR/pool as the pool (see pool_dir.h) at *base.
+  Status MapPoolFile(void** base);
+  Status PackPool(void* base, PoolExport* pool);
+  // Writes the pool's dirty pages to its file; logs a failure.
+  void SyncPool();
+  void SyncLoop();
   void ProgressLoop();
   void ServiceControl(int timeout_ms);
   void SendReplies();
@@ -68,6 +84,13 @@ class UcxMemoryServer {
   std::string log_prefix_;
   std::unique_ptr<UcxContext> context_;
   ucp_mem_h pool_memh_ = nullptr;
+  std::unique_ptr<PoolDir> pool_dir_;
+  void* pool_base_ = nullptr;
+  void* own_mapping_ = nullptr;  // the pool file's mapping when UCX registered it (TCP)
+  bool restored_ = false;
+  runtime::Mutex sync_mu_;
+  runtime::CondVar sync_cv_;
+  runtime::Thread sync_thread_;
   std::unique_ptr<UcxWorker> worker_;
   std::unique_ptr<MemoryNode> node_;
   std::unique_ptr<ServerConnections> connections_;

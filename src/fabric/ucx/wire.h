@@ -26,7 +26,8 @@
 namespace dmindex::fabric::ucx::wire {
 
 // 02: Hello carries the memory-node position (01 had a reserved word there).
-// 03: the Challenge, signatures, and the pool's identity in the Welcome.
+// 03: the Challenge, signatures, and the pool's identity in the Welcome; later within 03,
+//     Welcome::pool_flags in what was a reserved word (zero from an older server: volatile).
 inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '3'};
 // Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
 inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
@@ -59,6 +60,10 @@ struct Hello {
 // Server -> client, followed by the message, the packed rkey and the server's worker address.
 // A non-zero status_code refuses the connection; the message says why. Refusals are not
 // signed (the peer may not hold the key, and a refusal hands nothing to UCX).
+// Welcome::pool_flags: the pool outlives the server process (`memserver --data-dir`): a
+// client whose server restarts waits for it and carries on with the same pool.
+inline constexpr uint32_t kPoolPersistent = 1;
+
 struct Welcome {
   char magic[8];
   uint32_t status_code;  // Status::Code
@@ -68,7 +73,7 @@ struct Welcome {
   uint32_t message_bytes;
   uint32_t rkey_bytes;
   uint32_t worker_address_bytes;
-  uint32_t reserved;
+  uint32_t pool_flags;   // kPoolPersistent
   uint64_t pool_id;      // PoolIdentity: new on every start of the server
   uint64_t pool_created_unix_ms;
   uint8_t mac[kMacBytes];  // WelcomeMac; zero in refusals

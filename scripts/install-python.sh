@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds and installs the Python package `dmindex` (docs/PYTHON.md) the way a user does,
+# `pip install .`, into a virtual environment: build/python-venv (Debian's python3 refuses
+# `pip install` outside one: PEP 668, "externally-managed-environment"). Also installs what
+# the package's tests use there (pytest, pandas). The CMake build of the extension is kept in
+# build/python/ (pyproject.toml), so a second run rebuilds only what changed; compiles go
+# through ccache like scripts/build.sh's.
+#   scripts/install-python.sh          then: build/python-venv/bin/python -c 'import dmindex'
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=build/python-venv
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"  # Debian's python3 (install-deps.sh: python3-venv, python3-dev)
+fi
+# The build backend and the tests' libraries, from PyPI. Installed once into the venv, and the
+# package built without pip's build isolation, so an install does not fetch them again.
+"$venv/bin/pip" install -q --disable-pip-version-check \
+  'scikit-build-core>=0.10' 'nanobind>=2.0' pytest pandas
+source scripts/compiler-cache.sh
+export CMAKE_ARGS="${compiler_cache[*]}"
+started=$SECONDS
+"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation .
+echo "install-python: dmindex installed into $venv in $(( SECONDS - started )) s"

@@ -1,0 +1,213 @@
+// Lock takeover with repair (docs/SYNCHRONIZATION.md, "Lock takeover and repair"), crash point
+// by crash point: a writer of one index "dies" at its k-th READ or WRITE of an insert, an
+// update, a leaf split and an internal split (the WRITE cut after half its bytes; every later
+// READ and WRITE of that thread fails, so whatever lock it held stays held, as in a killed
+// process), for every k. Then a writer of another opening of the same index (another lease)
+// writes into the same leaf, which makes it take the lock over once the dead lease expired and
+// finish the dead write first, and a reader looks up every key. The index must hold every
+// acknowledged write (the dead operation's key: its old or its new value) and scan in order.
+//
+// Time is the lease layer's test clock, moved 20 ms by every read, so a dead lease expires
+// after a fixed number of looks: no sleeps, no real timeouts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "designs/registry.h"
+#include "fabric/inproc/inproc_fabric.h"
+#include "fabric/inproc/verb_script.h"
+#include "fabric/pool_layout.h"
+#include "lease/lease.h"
+#include "u64_api.h"
+
+namespace dmindex {
+namespace {
+
+using fabric::VerbCopy;
+using fabric::VerbScript;
+
+// Counts the READs and WRITEs of one thread; from the `die_at`-th on (1-based; 0: never) it
+// fails them, landing the first half of the `die_at`-th's words if it is a WRITE.
+class DyingThread final : public VerbScript {
+ public:
+  DyingThread(std::thread::id who, uint64_t die_at) : who_(who), die_at_(die_at) {}
+  Outcome Run(const VerbCopy& copy) override {
+    if (std::this_thread::get_id() != who_) return Outcome::kPass;
+    const uint64_t n = ++seen_;
+    if (die_at_ == 0 || n < die_at_) return Outcome::kPass;
+    // Half the words of a WRITE land (an aligned 8-byte word never tears: none of a lock word).
+    if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
+    return Outcome::kFail;
+  }
+  uint64_t seen() const { return seen_; }
+
+ private:
+  const std::thread::id who_;
+  const uint64_t die_at_;
+  std::atomic<uint64_t> seen_{0};
+};
+
+enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit };
+
+struct Case {
+  std::string design;
+  Op op;
+};
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  static const char* kOps[] = {"Insert", "Update", "LeafSplit", "InternalSplit"};
+  return info.param.design + "_" + kOps[static_cast<int>(info.param.op)];
+}
+
+constexpr uint32_t kNodeBytes = 256;
+
+struct Bed {
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  std::unique_ptr<Index> dead;   // the process that dies
+  std::unique_ptr<Index> taker;  // another process on the same index
+  std::unique_ptr<Session> dead_session;  // never used after the death
+  std::map<uint64_t, uint64_t> acknowledged;
+  uint64_t key = 0, old_value = 0, new_value = 0;  // the dead operation's
+  bool key_existed = false;
+};
+
+IndexOptions Options(double fill) {
+  IndexOptions o;
+  o.name = "t";
+  o.node_bytes = kNodeBytes;
+  o.bulk_fill = fill;
+  o.knobs["lease_ms"] = "100";
+  return o;
+}
+
+// The tree and the dead operation for `op`: even keys loaded, the operation writes an odd key
+// (insert, splits) or an existing one (update).
+Bed MakeBed(const Case& c) {
+  Bed b;
+  fabric::InProcOptions fo;
+  fo.memory_nodes = 1;
+  fo.pool_bytes = 64ull << 20;
+  fo.node.chunk_bytes = 1 << 20;
+  b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  const bool full = c.op == Op::kLeafSplit || c.op == Op::kInternalSplit;
+  const uint64_t keys = c.op == Op::kLeafSplit ? 6 : 400;  // one full leaf / a tree of height 3+
+  b.taker = std::move(designs::MakeIndex(c.design, *b.fabric, Options(full ? 1.0 : 0.5))).value();
+  std::vector<testing::U64Pair> data;
+  for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, 2 * k * 10});
+  EXPECT_TRUE(testing::BulkLoadU64(*b.taker, data).ok());
+  for (const auto& kv : data) b.acknowledged[kv.key] = kv.value;
+  b.dead = std::move(designs::MakeIndex(c.design, *b.fabric, Options(full ? 1.0 : 0.5))).value();
+  b.key = c.op == Op::kUpdate ? 2 * (keys / 2) : 2 * (keys / 2) + 1;
+  b.key_existed = b.acknowledged.count(b.key) > 0;
+  b.old_value = b.key_existed ? b.acknowledged[b.key] : 0;
+  b.new_value = 7'000'000 + b.key;
+  return b;
+}
+
+// Runs the dead operation with the process dying at READ/WRITE `die_at` (0: never); returns
+// how many READs and WRITEs it posted and whether it was acknowledged.
+uint64_t RunDying(Bed& b, uint64_t die_at, bool* acknowledged) {
+  auto session = std::move(b.dead->OpenSession(0)).value();
+  DyingThread script(std::this_thread::get_id(), die_at);
+  b.fabric->SetVerbScript(&script);
+  *acknowledged = session->Insert(b.key, b.new_value).ok();
+  b.fabric->SetVerbScript(nullptr);
+  b.dead_session = std::move(session);  // closed only at the end (before the fabric goes)
+  return script.seen();
+}
+
+// After the death: the other process writes the dead operation's neighbour (the same leaf),
+// then reads everything.
+void CheckAfter(Bed& b, bool dead_acknowledged, uint64_t die_at) {
+  SCOPED_TRACE("died at verb " + std::to_string(die_at));
+  if (dead_acknowledged) b.acknowledged[b.key] = b.new_value;
+  auto s = std::move(b.taker->OpenSession(0)).value();
+  const uint64_t neighbour = b.key_existed ? b.key + 1 : b.key - 1;  // in the same leaf
+  { const Status st = s->Insert(neighbour, 1); ASSERT_TRUE(st.ok()) << st.ToString(); }
+  b.acknowledged[neighbour] = 1;
+  for (const auto& [k, v] : b.acknowledged) {
+    uint64_t got = 0;
+    const Status st = s->Lookup(k, &got);
+    if (k == b.key && !dead_acknowledged) {
+      // In flight when it died: either outcome, nothing else.
+      if (b.key_existed) ASSERT_TRUE(st.ok()) << st.ToString();
+      if (st.ok()) EXPECT_TRUE(got == b.old_value || got == b.new_value) << got;
+      else EXPECT_TRUE(st.IsNotFound()) << st.ToString();
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << "key " << k << ": " << st.ToString();
+    EXPECT_EQ(got, v) << "key " << k;
+  }
+  std::vector<testing::U64Pair> all;
+  ASSERT_TRUE(testing::ScanU64(*s, 0, 1 << 20, &all).ok());
+  for (size_t i = 1; i < all.size(); ++i) ASSERT_LT(all[i - 1].key, all[i].key);
+  EXPECT_GE(all.size(), b.acknowledged.size() - (dead_acknowledged ? 0 : 1));
+  EXPECT_LE(all.size(), b.acknowledged.size() + 1);
+  // A write into every leaf (splitting the full ones, so every parent is written too):
+  // whatever lock the dead process held is taken over on the way.
+  std::vector<uint64_t> loaded;
+  for (const auto& [k, v] : b.acknowledged)
+    if (k % 2 == 0) loaded.push_back(k);
+  for (uint64_t k : loaded) {
+    if (k + 1 == b.key || b.acknowledged.count(k + 1) > 0) continue;
+    const Status st = s->Insert(k + 1, k);
+    ASSERT_TRUE(st.ok()) << "key " << k + 1 << ": " << st.ToString();
+  }
+}
+
+// Lock words held anywhere in the pool's lock table.
+uint64_t HeldLocks(Bed& b) {
+  auto ep = std::move(b.fabric->Connect()).value();
+  std::vector<uint64_t> table(fabric::kLockTableBytes / 8);
+  EXPECT_TRUE(ep->Read(GlobalAddress(0, fabric::kLockTableOffset), table.data(),
+                       static_cast<uint32_t>(fabric::kLockTableBytes)).ok());
+  uint64_t held = 0;
+  for (uint64_t w : table) held += w != 0;
+  return held;
+}
+
+class LockTakeover : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LockTakeover, EveryCrashPointIsRepairedAndLosesNothingAcknowledged) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ScopedTestClock clock([&] {
+    return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.fetch_add(20)));
+  });
+  uint64_t verbs = 0;
+  {
+    Bed dry = MakeBed(GetParam());
+    bool ok = false;
+    verbs = RunDying(dry, 0, &ok);
+    ASSERT_TRUE(ok);
+  }
+  ASSERT_GT(verbs, 1u);
+  uint64_t left_held = 0;  // crash points that left a lock held for the other process
+  for (uint64_t k = 1; k <= verbs; ++k) {
+    Bed b = MakeBed(GetParam());
+    bool ok = true;
+    RunDying(b, k, &ok);
+    left_held += HeldLocks(b) > 0;
+    CheckAfter(b, ok, k);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(HeldLocks(b), 0u) << "a lock stayed held after the other process wrote everywhere";
+  }
+  std::cout << GetParam().design << ": " << verbs << " crash points, " << left_held
+            << " left a lock held\n";
+  EXPECT_GT(left_held, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Designs, LockTakeover,
+                         ::testing::Values(Case{"naive", Op::kInsert}, Case{"naive", Op::kUpdate},
+                                           Case{"naive", Op::kLeafSplit}, Case{"naive", Op::kInternalSplit},
+                                           Case{"sherman", Op::kInsert}, Case{"sherman", Op::kUpdate},
+                                           Case{"sherman", Op::kLeafSplit}, Case{"sherman", Op::kInternalSplit}),
+                         CaseName);
+
+}  // namespace
+}  // namespace dmindex
