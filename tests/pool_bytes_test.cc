@@ -40,6 +40,8 @@ class PoolBytesTest : public ::testing::TestWithParam<std::string> {
     IndexOptions o;
     o.name = "pool-bytes";
     o.node_bytes = kNodeBytes;
+    o.key_format = KeyFormat::kU64;  // u64 keys, 8-byte values (byte keys are the default now)
+    o.max_key_bytes = kU64KeyBytes;
     auto index = designs::MakeIndex(GetParam(), *fabric_, o);
     ASSERT_TRUE(index.ok()) << index.status().ToString();
     index_ = std::move(index).value();
