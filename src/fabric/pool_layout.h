@@ -7,6 +7,8 @@
 //                           MemoryNode when the pool is created; new on every server start
 //   [4096, 4096+kLockBytes) lock table: stands in for the NIC's on-chip memory that Sherman's
 //                           global lock table lives in (RDMA CAS on it never touches host DRAM)
+//   [kLeaseTableOffset, +kLeaseTableBytes) node 0: the lease table (lease/lease_table.h), one
+//                           64-byte slot per compute process; other nodes: reserved
 //   [kChunkAreaOffset, end) chunks handed out by RPC (kAllocChunk) and sub-allocated by
 //                           compute processes into index nodes
 #pragma once
@@ -21,7 +23,9 @@ inline constexpr uint64_t kPoolIdentityBytes = 64;
 inline constexpr uint64_t kSuperblockBytes = kPoolIdentityOffset - kSuperblockOffset;
 inline constexpr uint64_t kLockTableOffset = 4096;
 inline constexpr uint64_t kLockTableBytes = 256 * 1024;  // 32 K eight-byte lock words
-inline constexpr uint64_t kChunkAreaOffset = kLockTableOffset + kLockTableBytes;
+inline constexpr uint64_t kLeaseTableOffset = kLockTableOffset + kLockTableBytes;
+inline constexpr uint64_t kLeaseTableBytes = 64 * 1024;  // 1024 slots of 64 bytes
+inline constexpr uint64_t kChunkAreaOffset = kLeaseTableOffset + kLeaseTableBytes;
 inline constexpr uint64_t kDefaultChunkBytes = 32ull << 20;
 inline constexpr uint64_t kMinPoolBytes = kChunkAreaOffset + (1ull << 20);
 
