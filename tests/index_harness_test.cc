@@ -43,9 +43,9 @@ namespace {
 using testing::SoakFactor;
 
 // Designs that keep their data outside the pool's tree core (this process's memory, a store on
-// disk), so byte keys need no big tree nodes: local, IndeXY, the store baselines.
+// disk), so byte keys need no big tree nodes: local, the absl baseline, IndeXY, the store baselines.
 bool InProcessMemory(const std::string& design) {
-  return design == "local" || design == "indexy" || design == "rocksdb" || design == "lmdb" || design == "btree-disk";
+  return design == "local" || design == "absl" || design == "indexy" || design == "rocksdb" || design == "lmdb" || design == "btree-disk";
 }
 
 // A design under test and the key format it runs with.
