@@ -285,6 +285,7 @@ TEST(RfTree, OptionsAreChecked) {
     o.key_format = KeyFormat::kU64;
     o.name = "opts";
     o.key_format = format;
+    o.node_bytes = 1024;  // the u64 format's default size, too small for byte keys (below)
     o.knobs = std::move(knobs);
     return designs::MakeIndex("rftree", *fabric, o);
   };

@@ -333,7 +333,7 @@ TEST(TreeOptions, KnobErrorsNameTheKnobValueAndRange) {
   EXPECT_EQ(message("handover", "2000000"), "knob handover: '2000000': expected a whole number in [0, 1048576]");
   EXPECT_NE(message("cache_mb", "-1").find("knob cache_mb: '-1': expected a whole number"), std::string::npos);
   EXPECT_EQ(message("nope", "1"),
-            "unknown knob 'nope' (known: cache_mb, hocl, handover, combine, two_level, validation)");
+            "unknown knob 'nope' (known: cache_mb, hocl, handover, combine, two_level, lease_ms, validation)");
 }
 
 }  // namespace

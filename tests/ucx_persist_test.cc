@@ -318,7 +318,9 @@ TEST_P(MemserverRestart, AVolatilePoolsRestartFailsEveryOperationAndReopeningIsN
   // fabric cannot fail (docs/FAILURES.md); every other design needs the pool for each one.
   std::printf("%s after the loss: %d operations failed, %d answered without the pool\n",
               GetParam().c_str(), failed, answered);
-  if (GetParam() != "dex") EXPECT_EQ(answered, 0);
+  if (GetParam() != "dex") {
+    EXPECT_EQ(answered, 0);
+  }
   EXPECT_GT(failed, 0);
   EXPECT_EQ(messages.size(), 1u) << "one Unavailable, naming the node and the restart";
   for (const std::string& m : messages)

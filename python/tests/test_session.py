@@ -63,7 +63,7 @@ def test_iterators_seek_and_upper_bound(index, session):
 
 
 def test_u64_format_takes_integer_keys():
-    with dmindex.open_index(design="dex") as idx, idx.session() as s:
+    with dmindex.open_index(design="dex", key_format="u64") as idx, idx.session() as s:
         assert idx.options["key_format"] == "u64"
         for k in range(1, 101):
             s.put(k, k.to_bytes(8, "big"))
