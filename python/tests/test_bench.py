@@ -36,8 +36,10 @@ def test_bench_frame_has_a_row_per_run_and_every_field(bench_json):
         else:
             assert field in frame.columns, field
     sherman_c = frame[(frame.design == "sherman") & (frame.workload == "ycsb-c")].iloc[0]
-    assert sherman_c["round_trips_per_op"] == 1.0  # one leaf READ per lookup: exact
-    assert sherman_c["bytes_per_op"] == 1024.0
+    # One leaf READ per lookup, plus the process's lease renewals (a CAS and an 8-byte WRITE
+    # every 500 ms, docs/SYNCHRONIZATION.md "Leases"), which the run's verb counts include.
+    assert sherman_c["round_trips_per_op"] == pytest.approx(1.0, abs=0.01)
+    assert sherman_c["bytes_per_op"] == pytest.approx(1024.0, abs=10)
     assert (frame["throughput_ops"] > 0).all()
 
 
