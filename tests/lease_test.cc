@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "fabric/inproc/inproc_fabric.h"
+#include "fabric/inproc/verb_script.h"
 #include "lease/lease.h"
 
 namespace dmindex::lease {
@@ -122,6 +123,69 @@ TEST_F(LeaseTest, ARenewalThatWinsTheRaceKeepsTheHolderAndTheRevocationFails) {
   // The observer's next look sees a new beat: the wait starts again, no revocation.
   EXPECT_FALSE(*watcher.FenceIfExpired(*ep_, holder->id()));
   EXPECT_TRUE(holder->CheckLive().ok());
+}
+
+// Loses the reply of the next CAS on one lease slot: the CAS lands, its poster gets
+// Unavailable (memory node 0 died with the reply in flight, its pool kept the word).
+class LoseOneCasReply final : public fabric::VerbScript {
+ public:
+  explicit LoseOneCasReply(uint32_t slot) : slot_(SlotAddress(slot)) {}
+  Outcome Run(const fabric::VerbCopy&) override { return Outcome::kPass; }
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
+    if (v.kind != fabric::VerbKind::kCas || v.remote != slot_ || armed_.exchange(false) == false)
+      return AtomicOutcome::kPass;
+    return AtomicOutcome::kLostReply;
+  }
+  void Arm() { armed_ = true; }
+
+ private:
+  const GlobalAddress slot_;
+  std::atomic<bool> armed_{true};
+};
+
+TEST_F(LeaseTest, ARenewalWhoseReplyWasLostIsRecognisedAsOurOwnNotARevocation) {
+  auto holder = Claim();
+  auto* inproc = static_cast<fabric::InProcFabric*>(fabric_.get());
+  LoseOneCasReply lose(holder->id().slot);
+  inproc->SetVerbScript(&lose);
+  Status lost = holder->Renew();
+  inproc->SetVerbScript(nullptr);
+  EXPECT_TRUE(lost.IsUnavailable()) << lost.ToString();
+  // The word in the slot is the lost renewal's; the next renewal must build on it.
+  clock_.Advance(milliseconds(2100));
+  Status next = holder->CheckLive();
+  EXPECT_TRUE(next.ok()) << next.ToString();
+  EXPECT_TRUE(holder->CheckLive().ok());
+  // Observers see a live holder, and the release frees the slot (no wait for a fence).
+  LeaseObserver watcher(clock_.Fn());
+  EXPECT_FALSE(*watcher.FenceIfExpired(*ep_, holder->id()));
+  const HolderId id = holder->id();
+  lose.Arm();
+  inproc->SetVerbScript(&lose);
+  EXPECT_TRUE(holder->Renew().IsUnavailable());  // in doubt again, then released
+  inproc->SetVerbScript(nullptr);
+  holder.reset();
+  auto table = ReadLeaseTable(*ep_);
+  ASSERT_TRUE(table.ok());
+  for (const SlotInfo& s : *table) EXPECT_NE(s.slot, id.slot) << "the released slot is still held";
+}
+
+TEST_F(LeaseTest, ARevocationAfterALostRenewalReplyStillFencesTheHolder) {
+  auto holder = Claim();
+  LeaseObserver watcher(clock_.Fn());
+  ASSERT_FALSE(*watcher.FenceIfExpired(*ep_, holder->id()));
+  auto* inproc = static_cast<fabric::InProcFabric*>(fabric_.get());
+  LoseOneCasReply lose(holder->id().slot);
+  inproc->SetVerbScript(&lose);
+  EXPECT_TRUE(holder->Renew().IsUnavailable());
+  inproc->SetVerbScript(nullptr);
+  // The observer saw the landed renewal change the slot, then silence for length + margin.
+  ASSERT_FALSE(*watcher.FenceIfExpired(*ep_, holder->id()));
+  clock_.Advance(milliseconds(2500));
+  ASSERT_TRUE(*watcher.FenceIfExpired(*ep_, holder->id()));
+  Status s = holder->CheckLive();
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_NE(s.message().find("revoked"), std::string::npos) << s.ToString();
 }
 
 TEST_F(LeaseTest, ReleasedAndRevokedSlotsAreClaimedWithANewEpoch) {

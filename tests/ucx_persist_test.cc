@@ -217,13 +217,16 @@ void RestartFixture::RideThroughRestarts() {
   std::atomic<uint64_t> acked{0};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> unavailable{0};
+  std::string first_unavailable, thousandth_unavailable;  // the writer's, read after it joined
   Status failure;
   std::thread writer([&] {
     auto session = std::move((*index)->OpenSession()).value();
     for (uint64_t k = 1; !stop.load(); ++k) {
       Status s = session->Insert(k, k * 7);
       while (s.IsUnavailable() && !stop.load()) {
-        unavailable.fetch_add(1);
+        const uint64_t seen = unavailable.fetch_add(1);
+        if (seen == 0) first_unavailable = s.ToString();
+        if (seen == 1000) thousandth_unavailable = s.ToString();  // a writer stuck on one error
         s = session->Insert(k, k * 7);
       }
       if (!s.ok()) {
@@ -255,6 +258,8 @@ void RestartFixture::RideThroughRestarts() {
               design_.c_str(), fabric::ucx::UcxTransportName(transport_), static_cast<unsigned long long>(after_first),
               static_cast<unsigned long long>(after_second), static_cast<unsigned long long>(last),
               static_cast<unsigned long long>(unavailable.load()));
+  if (unavailable.load() > 0) std::printf("the first: %s\n", first_unavailable.c_str());
+  if (unavailable.load() > 1000) std::printf("the 1001st: %s\n", thousandth_unavailable.c_str());
   EXPECT_TRUE(fabric->LostPool().ok()) << fabric->LostPool().ToString();
 
   // Every acknowledged write is there: for the writer's process, and (after it closed the

@@ -128,10 +128,14 @@ Lease::~Lease() {
   if (renewer_.joinable()) renewer_.join();
   std::lock_guard<runtime::Mutex> g(mu_);
   if (fenced_.load()) return;  // a revoked slot is its taker's to leave
-  SlotState s = SlotState::Decode(state_word_);
-  s.phase = Phase::kFree;
-  uint64_t seen = 0;
-  (void)ep_->Cas(SlotAddress(id_.slot), state_word_, s.Encode(), &seen);  // fails only if revoked
+  // Fails only if revoked, or if a renewal whose reply was lost landed: then free from there.
+  for (uint64_t expected : {state_word_, in_doubt_word_}) {
+    if (expected == 0) continue;
+    SlotState s = SlotState::Decode(expected);
+    s.phase = Phase::kFree;
+    uint64_t seen = 0;
+    if (!ep_->Cas(SlotAddress(id_.slot), expected, s.Encode(), &seen).ok() || seen == expected) return;
+  }
 }
 
 runtime::Clock::time_point Lease::Now() const { return options_.clock ? options_.clock() : runtime::Now(); }
@@ -157,15 +161,32 @@ Status Lease::Renew() {
   // Taken before the CAS is posted: the renewal lands later, so observers that see it start
   // their wait after this instant, and live_until is never later than they allow.
   const runtime::Clock::time_point began = Now();
-  SlotState next = SlotState::Decode(state_word_);
-  next.beat = (next.beat + 1) & 0x3ffffff;
-  uint64_t seen = 0;
-  DMX_RETURN_IF_ERROR(ep_->Cas(SlotAddress(id_.slot), state_word_, next.Encode(), &seen));
-  if (seen != state_word_) {
+  for (;;) {
+    SlotState next = SlotState::Decode(state_word_);
+    next.beat = (next.beat + 1) & 0x3ffffff;
+    uint64_t seen = 0;
+    if (Status cas = ep_->Cas(SlotAddress(id_.slot), state_word_, next.Encode(), &seen); !cas.ok()) {
+      // Its outcome is unknown: memory node 0 may have gone away with the CAS landed (a
+      // persistent pool keeps it) and the reply lost. Remember what it would have left, so
+      // that finding exactly that word later is known for our own renewal, not a revocation.
+      in_doubt_word_ = next.Encode();
+      return cas;
+    }
+    if (seen == state_word_) {
+      state_word_ = next.Encode();
+      break;
+    }
+    // Only this process writes beats under its epoch, and a revocation changes the phase,
+    // so the in-doubt word there means our lost renewal landed and nobody revoked us since.
+    if (in_doubt_word_ != 0 && seen == in_doubt_word_) {
+      state_word_ = seen;
+      in_doubt_word_ = 0;
+      continue;  // renew on top of it: this renewal's CAS lands after `began`
+    }
     fenced_.store(true);
     return Fenced("was revoked");
   }
-  state_word_ = next.Encode();
+  in_doubt_word_ = 0;
   live_until_ns_.store(Ns(began + options_.length), std::memory_order_release);
   // For listings only (dmindex indexes --locks): when, by the wall clock, it was renewed.
   const uint64_t wall = WallMs();

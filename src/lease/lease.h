@@ -108,6 +108,7 @@ class Lease {
   runtime::CondVar wake_;
   std::unique_ptr<fabric::Endpoint> ep_;
   uint64_t state_word_;  // the slot's word 0 as our last successful CAS left it
+  uint64_t in_doubt_word_ = 0;  // what a renewal whose CAS failed would have left; 0: none
   std::atomic<int64_t> live_until_ns_;  // clock: last successful renewal's start + length
   std::atomic<bool> fenced_{false};
   bool stop_ = false;

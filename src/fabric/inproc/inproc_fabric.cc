@@ -82,9 +82,14 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
 }
 
 Status InProcEndpoint::Execute(const Verb& v, MemoryNode& node, bool tear) {
-  if (v.is_atomic()) return node.Execute(v);
+  VerbScript* script = fabric_->script_.load(std::memory_order_acquire);
+  if (v.is_atomic()) {
+    if (script == nullptr || script->RunAtomic(v) == VerbScript::AtomicOutcome::kPass) return node.Execute(v);
+    DMX_RETURN_IF_ERROR(node.Execute(v));
+    return Status::Unavailable("the reply of the atomic verb on " + v.remote.ToString() + " was lost by a test script");
+  }
   std::byte* target = node.base() + v.remote.offset();
-  if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) {
+  if (script != nullptr) {
     VerbScript::Outcome o = script->Run(VerbCopy(v, target));
     if (o == VerbScript::Outcome::kFail)
       return Status::Unavailable("verb on " + v.remote.ToString() + " failed by a test script");

@@ -12,7 +12,9 @@
 //   * a writer that dies mid-WRITE: land part of it and fail the verb, the rest never lands.
 // HeldVerb below is the script for one such pause; other schedules are other VerbScripts.
 //
-// Atomic verbs (CAS, FAA) are never offered: they are single words and cannot tear.
+// Atomic verbs (CAS, FAA) cannot tear (single words); they are offered to RunAtomic, whose one
+// fault is the one a real fabric shows for them: the verb lands and its completion is lost
+// (the server died with the reply in flight), so the poster cannot know it landed.
 #pragma once
 
 #include <chrono>
@@ -49,9 +51,15 @@ class VerbScript {
     kDone,  // the script copied what it meant to: the verb completes
     kFail,  // the verb fails (Unavailable) after whatever the script copied
   };
+  enum class AtomicOutcome {
+    kPass,       // carried out as usual
+    kLostReply,  // carried out, then fails (Unavailable): its poster cannot tell it landed
+  };
   virtual ~VerbScript() = default;
   // Called concurrently from every thread that posts a READ or WRITE.
   virtual Outcome Run(const VerbCopy& copy) = 0;
+  // Called concurrently from every thread that posts a CAS or FAA.
+  virtual AtomicOutcome RunAtomic(const Verb&) { return AtomicOutcome::kPass; }
 };
 
 // Holds one verb in the middle of its copy. The first READ or WRITE that `match` accepts
