@@ -55,14 +55,15 @@ class InlineLockWriter {
   // With the leaf at `addr` locked (its trailer h.version|1) and its new content `entries`:
   // writes the new value block `block` (if not null: `block_write`) and the leaf (split if it
   // no longer fits), which releases the lock; then retires `old`, the block it unlinked.
-  Status WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
+  Status WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddress addr, const tree::NodeHeader<KV>& h,
                      const std::vector<tree::LeafEntry<KV>>& entries, const tree::ValueBlockRef& block,
                      const fabric::Verb& block_write, const tree::ValueBlockRef& old) const;
   // Releases the lock of a leaf nothing was written to: its version back in the trailer.
   void Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const;
-  // The verbs that write a whole image of the leaf at `addr` and release its lock.
-  void WriteAndUnlockVerbs(GlobalAddress addr, const std::byte* image,
-                           std::vector<fabric::Verb>* verbs) const;
+  // Posts `verbs` (fresh blocks: a value block, a split's right leaf), then the session's
+  // image of the leaf at `addr` with its redo record (held under a lease: `me`), and last the
+  // trailer, which releases the lock - one in-order batch on the leaf's memory node.
+  Status PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, std::vector<fabric::Verb>* verbs) const;
 
   const tree::TreeShared<KV>& t_;
   const tree::TreeReader<KV>& reader_;
