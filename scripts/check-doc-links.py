@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks that the docs' references resolve (ctest Docs.LinksResolve).
+
+    check-doc-links.py REPO_ROOT
+
+Reads README.md and every docs/**/*.md and reports, one a line, every reference that does not
+resolve, exiting 1 if there is one:
+  - Markdown links and images [text](target): target relative to the page (http(s) and mailto
+    links are not fetched); a #fragment must name a heading of the target page (GitHub's slugs).
+  - Repository paths named in the text (docs/..., src/..., tests/..., scripts/..., ...) that name
+    a file (they end in an extension): relative to the repository root, as the docs write them.
+    Paths with wildcards or braces (`offload*.{h,cc}`) and build outputs (build/...) are not paths.
+"""
+import glob
+import os
+import re
+import sys
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:docs|src|tests|scripts|include|examples|bindings|python|benchmarks|platforms|cmake|\.ci)"
+    r"/[\w./+-]*\.[A-Za-z]\w*)(?![\w*{/-])")
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces to '-'."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path, cache={}):
+    if path not in cache:
+        seen, out = {}, set()
+        fenced = False
+        for line in open(path, encoding="utf-8"):
+            if line.strip().startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+            if m:
+                s = slug(m.group(1))
+                n = seen.get(s, 0)
+                seen[s] = n + 1
+                out.add(s if n == 0 else f"{s}-{n}")
+        cache[path] = out
+    return cache[path]
+
+
+def check_page(root, page):
+    errors = []
+    text = open(page, encoding="utf-8").read()
+    where = os.path.relpath(page, root)
+    for n, line in enumerate(text.split("\n"), 1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, fragment = target.partition("#")
+            resolved = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
+            if not os.path.exists(resolved):
+                errors.append(f"{where}:{n}: link to {target}: no such file")
+            elif fragment and resolved.endswith(".md") and fragment not in anchors(resolved):
+                errors.append(f"{where}:{n}: link to {target}: no heading #{fragment} in {path or where}")
+        for path in REPO_PATH.findall(line):
+            path = path.rstrip(".")
+            if not os.path.exists(os.path.join(root, path)):
+                errors.append(f"{where}:{n}: {path}: no such file in the repository")
+    return errors
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = os.path.abspath(sys.argv[1])
+    pages = [os.path.join(root, "README.md")] + sorted(
+        glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True))
+    errors = [e for page in pages for e in check_page(root, page)]
+    print("\n".join(errors) if errors else f"{len(pages)} pages: every reference resolves")
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
