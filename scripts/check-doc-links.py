@@ -10,6 +10,9 @@ resolve, exiting 1 if there is one:
   - Repository paths named in the text (docs/..., src/..., tests/..., scripts/..., ...) that name
     a file (they end in an extension): relative to the repository root, as the docs write them.
     Paths with wildcards or braces (`offload*.{h,cc}`) and build outputs (build/...) are not paths.
+  - Sections named after a page, as the docs write them (docs/UCX.md, "Persistent pools"): the
+    page must have a heading, or a paragraph's bold lead (**Fan-out.**), that begins with that
+    text (case and backquotes aside).
 """
 import glob
 import os
@@ -17,6 +20,7 @@ import re
 import sys
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+SECTION = re.compile(r"(docs/[\w/-]+\.md)`?,? \"([^\"]+)\"")
 REPO_PATH = re.compile(
     r"(?<![\w./-])((?:docs|src|tests|scripts|include|examples|bindings|python|benchmarks|platforms|cmake|\.ci)"
     r"/[\w./+-]*\.[A-Za-z]\w*)(?![\w*{/-])")
@@ -26,6 +30,15 @@ def slug(heading):
     """GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces to '-'."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
     return text.replace(" ", "-")
+
+
+def headings(path, cache={}):
+    """The page's headings and bold paragraph leads, lower case, without backquotes."""
+    if path not in cache:
+        text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+        names = re.findall(r"^#{1,6}\s+(.*)$", text, re.M) + re.findall(r"^\*\*([^*]+)\*\*", text, re.M)
+        cache[path] = [h.replace("`", "").strip().lower() for h in names]
+    return cache[path]
 
 
 def anchors(path, cache={}):
@@ -59,6 +72,11 @@ def check_page(root, page):
                 errors.append(f"{where}:{n}: link to {target}: no such file")
             elif fragment and resolved.endswith(".md") and fragment not in anchors(resolved):
                 errors.append(f"{where}:{n}: link to {target}: no heading #{fragment} in {path or where}")
+        for path, section in SECTION.findall(line):
+            full = os.path.join(root, path)
+            wanted = section.replace("`", "").strip().lower()
+            if os.path.exists(full) and not any(h.startswith(wanted) for h in headings(full)):
+                errors.append(f"{where}:{n}: {path} has no section \"{section}\"")
         for path in REPO_PATH.findall(line):
             path = path.rstrip(".")
             if not os.path.exists(os.path.join(root, path)):
