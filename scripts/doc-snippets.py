@@ -54,7 +54,7 @@ def main():
         with open(path, encoding="utf-8") as f:
             fenced, indented = blocks(f.read())
         stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-        if fenced and stems.setdefault(stem, path) != path:  # docs/X.md, docs/results/X.md: one name
+        if fenced and stems.setdefault(stem, path) != path:  # a page and its namesake in results/
             errors.append(f"{path}: its snippets would be named like those of {stems[stem]}: rename one")
         for line in indented:
             errors.append(f"{path}:{line}: C++ in an indented block is not compiled: fence it as ```cpp")
