@@ -36,8 +36,13 @@ def slug(heading):
 def headings(path, cache={}):
     """The page's headings and bold paragraph leads, lower case, without backquotes."""
     if path not in cache:
-        text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
-        names = re.findall(r"^#{1,6}\s+(.*)$", text, re.M) + re.findall(r"^\*\*([^*]+)\*\*", text, re.M)
+        names, fenced = [], False
+        for line in open(path, encoding="utf-8"):
+            if line.strip().startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"#{1,6}\s+(.*)$|\*\*([^*]+)\*\*", line)
+            if m:
+                names.append(m.group(1) or m.group(2))
         cache[path] = [h.replace("`", "").strip().lower() for h in names]
     return cache[path]
 
