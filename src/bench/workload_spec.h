@@ -35,7 +35,7 @@ const char* DistributionName(Distribution d);
 //     (the loaded records), hashed into it; uniform over every record that exists.
 enum class Generators : uint8_t { kYcsb, kDex };
 
-// Which records a zipfian request's rank names (the `zipfianranks` property; docs/BENCH.md).
+// Which records a zipfian request's rank names (the `zipfianranks` property; docs/BENCHMARKS.md).
 //   kYcsb: YCSB's ScrambledZipfianGenerator - ranks over 10^10 items, FNV-hashed into the
 //     key range. Most of the mass lies beyond the records' count and lands evenly on them, so
 //     the records' popularity is far flatter than the theta says (at theta 0.7 over 500 k
