@@ -39,7 +39,7 @@ struct BenchOptions {
   std::optional<uint64_t> ops;              // else --duration, else a file's operationcount
   std::optional<double> seconds;            // else kDefaultSeconds
   std::optional<uint64_t> warmup_ops;       // else kDefaultWarmupOps, or none for a file's operationcount
-  std::optional<uint32_t> threads;          // else a file's threadcount, else kDefaultThreads
+  std::optional<uint32_t> threads;          // else a -P file's threadcount (YCSB's default 1), else kDefaultThreads
   uint32_t compute_nodes = 1;
   // --memory-limit: the memory of designs that hold an index larger than memory (indexy,
   // rocksdb, lmdb, btree-disk: `memory_limited`, from the registry), given to them as their
