@@ -35,6 +35,9 @@ Result<IndexOptions> SoakIndexOptions(const SoakWriterSpec& spec, uint32_t first
 Result<std::unique_ptr<Index>> OpenSoakIndex(const SoakWriterSpec& spec, const std::shared_ptr<Cluster>& cluster,
                                              uint32_t first, uint32_t compute_nodes);
 
+// <dir>/ready.<incarnation>: created by a writer once it opened the index.
+std::string SoakReadyPath(const std::string& dir, uint32_t incarnation);
+
 // <dir>/journal.<incarnation>.<thread>
 std::string SoakJournalPath(const std::string& dir, uint32_t incarnation, uint32_t thread);
 

@@ -52,6 +52,9 @@ constexpr uint32_t kMemoryServers = 2;  // node 0 holds the catalog and lease ta
 // and a DEX takeover takes a few seconds. Anything longer is a hang the soak reports.
 constexpr auto kWriterStopWait = std::chrono::seconds(60);
 
+constexpr RetryLimit kWritersReady{"polls", 0, std::chrono::seconds(60), Status::Code::kUnavailable,
+                                   "a writer never opened the index"};
+
 struct SoakFlags {
   std::vector<std::string> designs = {"naive", "sherman", "rftree", "dex", "xstore"};
   uint32_t trials = 10;
@@ -195,6 +198,15 @@ Status Trial::Start() {
   DMX_RETURN_IF_ERROR((*index)->Close());
   writers_.assign(f_.writers, -1);
   for (uint32_t slot = 0; slot < f_.writers; ++slot) DMX_RETURN_IF_ERROR(SpawnWriter(slot));
+  // The writing phase starts once every writer opened the index: starting processes and
+  // connecting take a variable while on a loaded machine, and kills before that test less.
+  RetryBudget budget(kWritersReady, "waiting for the soak's writers to open the index");
+  Backoff poll(backoff::kPoll, "the soak's writers to open the index");
+  for (uint32_t incarnation = 1; incarnation <= f_.writers; ++incarnation)
+    while (!fs::exists(SoakReadyPath(dir_, incarnation))) {
+      if (!budget.Spend()) return budget.Exhausted("writer " + std::to_string(incarnation - 1) + " (see its log)");
+      poll.Pause();
+    }
   return Status::Ok();
 }
 
@@ -422,6 +434,7 @@ int RunSoak(const SoakFlags& f) {
     const double took = std::chrono::duration<double>(runtime::Now() - started).count();
     std::printf("trial %u seed %llu %s: %s (%.1f s): %s\n", i + 1, static_cast<unsigned long long>(seed), design.c_str(),
                 out.ok ? "ok" : "FAILED", took, out.summary.c_str());
+    std::fflush(stdout);  // a log of a long soak shows each trial as it ends
     if (out.ok && !f.keep) {
       std::error_code ec;
       fs::remove_all(dir, ec);
@@ -430,6 +443,7 @@ int RunSoak(const SoakFlags& f) {
     if (out.ok) continue;
     ++failed;
     std::printf("%s  kept: %s\n  replay: %s\n", out.details.c_str(), dir.c_str(), ReplayCommand(f, seed, design).c_str());
+    std::fflush(stdout);
   }
   std::fflush(stdout);
   if (failed == 0 && !f.keep) {

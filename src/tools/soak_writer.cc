@@ -163,7 +163,8 @@ int RunWriter(const SoakWriterSpec& spec) {
       failure = index.status();
       break;
     }
-    ++opens;
+    if (++opens == 1)  // tells `dmindex soak` this writer runs (the trial's clock starts when all do)
+      if (std::FILE* ready = std::fopen(SoakReadyPath(spec.journal_dir, spec.incarnation).c_str(), "w")) std::fclose(ready);
     counts.reopen.store(false);
     std::vector<Status> results(spec.threads);
     std::vector<runtime::Thread> threads;
@@ -211,6 +212,10 @@ Result<IndexOptions> SoakIndexOptions(const SoakWriterSpec& spec, uint32_t first
     o.knobs["first_node"] = std::to_string(first);
   }
   return o;
+}
+
+std::string SoakReadyPath(const std::string& dir, uint32_t incarnation) {
+  return dir + "/ready." + std::to_string(incarnation);
 }
 
 std::string SoakJournalPath(const std::string& dir, uint32_t incarnation, uint32_t thread) {
