@@ -20,7 +20,7 @@ struct SoakWriterSpec {
   uint32_t writers = 2;         // writer slots of the trial (DEX: the index's compute nodes)
   uint32_t incarnation = 1;     // unique per started process of a trial: stamps its values
   uint32_t threads = 2;
-  uint32_t keys = 64;           // the key space: u64 keys 1 .. keys
+  uint32_t keys = 64;           // the key space: `keys` u64 keys spread evenly over all u64 keys
   uint64_t seed = 1;
   std::string journal_dir;      // journals go to <dir>/journal.<incarnation>.<thread>
   std::string stop_file;        // the writer stops (and closes the index) once it exists

@@ -442,6 +442,12 @@ int RunSoak(const SoakFlags& f) {
     }
     if (out.ok) continue;
     ++failed;
+    // The journals and logs say what went wrong; the pools (two 64 MiB files, in memory under
+    // /dev/shm) are dropped unless asked for: a long soak must not fill the machine.
+    for (uint32_t node = 0; node < kMemoryServers && !f.keep; ++node) {
+      std::error_code ec;
+      fs::remove_all(dir + "/node" + std::to_string(node), ec);
+    }
     std::printf("%s  kept: %s\n  replay: %s\n", out.details.c_str(), dir.c_str(), ReplayCommand(f, seed, design).c_str());
     std::fflush(stdout);
   }
@@ -470,7 +476,7 @@ void AddSoakCommand(CLI::App& app) {
   AddCount(*cmd, "--kills", &f->kills, 0, 100, "Kills per trial, of writers and memory servers (default 2)");
   AddCount(*cmd, "--writers", &f->writers, 1, 8, "Writer processes (default 2)");
   AddCount(*cmd, "--threads", &f->threads, 1, 16, "Threads per writer (default 2)");
-  AddCount(*cmd, "--keys", &f->keys, 1, 1u << 20, "Keys 1..N the writers race on (default 64)");
+  AddCount(*cmd, "--keys", &f->keys, 1, 1u << 20, "Keys the writers race on, spread over the u64 key space (default 64)");
   cmd->add_option("--transport", f->transport, "Memory servers' transport")
       ->check(CLI::IsMember({"shm", "tcp"}))
       ->capture_default_str();
@@ -478,7 +484,7 @@ void AddSoakCommand(CLI::App& app) {
   AddReal(*cmd, "--max-wait", &f->max_wait_s, {0, 3600},
           "Longest wait of an answered operation, seconds, memory servers' down time not counted (default: the "
           "design's lease plus 1 s)");
-  cmd->add_flag("--keep", f->keep, "Keep the directories of trials that passed too");
+  cmd->add_flag("--keep", f->keep, "Keep the directories of trials that passed too, and the pools of failed ones");
   cmd->callback([f] {
     if (const int code = RunSoak(*f); code != 0) throw CLI::RuntimeError(code);
   });

@@ -46,14 +46,18 @@ struct WriterCounts {
 
 bool StopRequested(const std::string& stop_file) { return access(stop_file.c_str(), F_OK) == 0; }
 
+// Key n of 1..keys: spread evenly over the u64 key space, so that DEX's compute nodes,
+// which split the key space evenly, each serve some.
+std::string KeyOf(uint64_t n, const SoakWriterSpec& spec) { return U64Key(n * (kMaxU64Key / (spec.keys + 1))).str(); }
+
 // A key this process serves (DEX: keys of other compute nodes answer NotOwner).
-uint64_t DrawKey(std::mt19937_64& rng, const SoakWriterSpec& spec, const Partitioning* partitioning) {
-  uint64_t n = 1 + rng() % spec.keys;
+std::string DrawKey(std::mt19937_64& rng, const SoakWriterSpec& spec, const Partitioning* partitioning) {
+  std::string key = KeyOf(1 + rng() % spec.keys, spec);
   for (int attempt = 0; partitioning != nullptr && attempt < 16; ++attempt) {
-    if (partitioning->RouteKey(U64Key(n).str()).hosted) break;
-    n = 1 + rng() % spec.keys;
+    if (partitioning->RouteKey(key).hosted) break;
+    key = KeyOf(1 + rng() % spec.keys, spec);
   }
-  return n;
+  return key;
 }
 
 // One thread's operations until the stop file appears (or the lease was revoked).
@@ -64,7 +68,7 @@ Status RunThread(Index& index, const SoakWriterSpec& spec, uint32_t thread, chec
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + spec.incarnation * 1'000'003ull + thread + *sequence);
   const Partitioning* partitioning = index.partitioning();
   while (!StopRequested(spec.stop_file) && !counts.reopen.load()) {
-    const std::string key = U64Key(DrawKey(rng, spec, partitioning)).str();
+    const std::string key = DrawKey(rng, spec, partitioning);
     // Values: incarnation, thread and sequence number, unique in the trial.
     const std::string value = U64Key(uint64_t{spec.incarnation} << 40 | uint64_t{thread} << 32 | ++*sequence).str();
     const uint32_t dice = static_cast<uint32_t>(rng() % 100);
@@ -236,7 +240,7 @@ void AddSoakWriterCommand(CLI::App& app) {
   AddCount(*cmd, "--writers", &spec->writers, 1, 64, "Writer slots");
   AddCount(*cmd, "--incarnation", &spec->incarnation, 1, 1u << 23, "Unique number of this process in the trial");
   AddCount(*cmd, "--threads", &spec->threads, 1, 255, "Threads");
-  AddCount(*cmd, "--keys", &spec->keys, 1, 1u << 20, "Keys 1..N");
+  AddCount(*cmd, "--keys", &spec->keys, 1, 1u << 20, "Keys");
   AddCount(*cmd, "--seed", &spec->seed, 0, UINT64_MAX, "Seed");
   cmd->add_option("--journal-dir", spec->journal_dir, "Directory of the journals")->required();
   cmd->add_option("--stop-file", spec->stop_file, "Stop once this file exists")->required();
