@@ -42,6 +42,7 @@ struct WriterCounts {
   std::atomic<bool> reopen{false};
   runtime::Mutex mu;
   std::string first_error;
+  std::string first_unknown;  // the first answer whose effect is unknown (Unavailable...)
 };
 
 bool StopRequested(const std::string& stop_file) { return access(stop_file.c_str(), F_OK) == 0; }
@@ -97,7 +98,10 @@ Status RunThread(Index& index, const SoakWriterSpec& spec, uint32_t thread, chec
     counts.ops.fetch_add(1);
     counts.acknowledged.fetch_add(outcome != check::Outcome::kUnknown);
     if (outcome != check::Outcome::kUnknown) continue;
-    counts.unknown.fetch_add(1);
+    if (counts.unknown.fetch_add(1) == 0) {
+      std::lock_guard lock(counts.mu);
+      counts.first_unknown = s.ToString();
+    }
     if (s.message().find("revoked") != std::string::npos) counts.reopen.store(true);
     if (s.IsUnavailable()) continue;
     if (counts.errors.fetch_add(1) == 0) {
@@ -186,6 +190,8 @@ int RunWriter(const SoakWriterSpec& spec) {
               spec.writer, spec.incarnation, static_cast<unsigned long long>(counts.ops.load()),
               static_cast<unsigned long long>(counts.acknowledged.load()),
               static_cast<unsigned long long>(counts.unknown.load()), opens);
+  if (counts.unknown.load() > 0)
+    std::printf("soak-writer %u: the first answer whose effect is unknown: %s\n", spec.writer, counts.first_unknown.c_str());
   if (!failure.ok()) {
     std::cerr << "dmindex soak-writer: " << failure.ToString() << "\n";
     return 2;
