@@ -11,6 +11,8 @@ void AddCommands(CLI::App& app) {
   AddPlotCommand(app);
   AddCheckCommand(app);
   AddIndexesCommand(app);
+  AddSoakCommand(app);
+  AddSoakWriterCommand(app);
 }
 
 }  // namespace dmindex::tools

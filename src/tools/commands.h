@@ -17,5 +17,7 @@ void AddBenchCommand(CLI::App& app);
 void AddPlotCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);
 void AddIndexesCommand(CLI::App& app);
+void AddSoakCommand(CLI::App& app);        // soak_command.cc
+void AddSoakWriterCommand(CLI::App& app);  // soak_writer.cc
 
 }  // namespace dmindex::tools
