@@ -121,7 +121,7 @@ dmindex_code_t dmindex_cluster_property_names(const dmindex_cluster_t* cluster, 
 dmindex_options_t* dmindex_options_create(void);
 void dmindex_options_destroy(dmindex_options_t* options);
 /* Sets a field of IndexOptions by its C++ name, from text: design, name, create_if_missing
- * (true/false), key_format (bytes/u64), max_key_bytes, inline_value_bytes, max_value_bytes,
+ * (true/false), directory, key_format (bytes/u64), max_key_bytes, inline_value_bytes, max_value_bytes,
  * node_bytes, cache_bytes, compute_nodes, bulk_fill. INVALID_ARGUMENT for another name or a
  * value that is not one of the field (the option is then unchanged). */
 dmindex_code_t dmindex_options_set(dmindex_options_t* options, const char* name, const char* value,
