@@ -344,6 +344,39 @@ TEST(LinearizabilityChecker, AgreesWithBruteForceOnSmallRandomHistories) {
   EXPECT_GT(not_linearizable, 300);
 }
 
+// --- CompareAndSwap ---
+
+// CompareAndSwap(k, expected, desired): swapped, or not swapped having found `found`.
+Operation Cas(uint64_t k, uint64_t expected, uint64_t desired, int64_t from, int64_t to, uint32_t t,
+              std::optional<uint64_t> found = std::nullopt) {
+  Operation op = Op(OpKind::kCompareAndSwap, k, 0, Outcome::kOk, from, to, t);
+  op.expected = V(expected);
+  op.swapped = !found;
+  op.value = V(found ? *found : desired);
+  return op;
+}
+
+TEST(LinearizabilityChecker, CompareAndSwapReadsWhatItReplaces) {
+  // Two swaps from 1 in sequence: only the first can find 1 (the second must fail).
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Cas(1, 1, 3, 20, 30, 1)}, {{1, 1}})).ok());
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Cas(1, 1, 3, 20, 30, 1, 2)}, {{1, 1}})).ok());
+  // Overlapping: one wins, the other finds its value.
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 30, 0), Cas(1, 1, 3, 5, 25, 1, 2), Get(1, 2, 40, 50)},
+                                        {{1, 1}})).ok());
+  // Both swapped from 1, overlapping: not linearizable (each needs 1 in place).
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 30, 0), Cas(1, 1, 3, 5, 25, 1)}, {{1, 1}})).ok());
+  // A failed swap must have found a value that was there.
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 5, 6, 0, 10, 0, 7)}, {{1, 1}})).ok());
+  // The swapped value is read afterwards; reading the old one after the swap returned is stale.
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Get(1, 2, 20, 30)}, {{1, 1}})).ok());
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Get(1, 1, 20, 30)}, {{1, 1}})).ok());
+  // NotFound only while absent.
+  Operation miss = Cas(1, 1, 2, 20, 30, 0);
+  miss.outcome = Outcome::kNotFound;
+  EXPECT_FALSE(CheckLinearizability(Hist({miss}, {{1, 1}})).ok());
+  EXPECT_TRUE(CheckLinearizability(Hist({Del(1, 0, 10), miss}, {{1, 1}})).ok());
+}
+
 // --- Scans ---
 
 TEST(ScanChecker, AcceptsCorrectScans) {
@@ -370,6 +403,40 @@ TEST(ScanChecker, ReportsLostKey) {
   EXPECT_TRUE(CheckScans(Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), ScanOp(5, 1, {{10, 1}}, 10, 20)})).ok());
   // Keys present from the initial state count too.
   EXPECT_TRUE(HasViolation(CheckScans(Hist({ScanOp(1, 5, {}, 10, 20)}, {{7, 1}})), "scan missed a key", 7));
+}
+
+Operation ReverseScanOp(uint64_t start, std::optional<uint64_t> end, bool inclusive, uint32_t count,
+                        const IntPairs& result, int64_t from, int64_t to) {
+  Operation op = ScanOp(start, count, result, from, to);
+  op.scan_reverse = true;
+  if (end) op.scan_end = K(*end);
+  op.scan_after = inclusive;
+  return op;
+}
+
+TEST(ScanChecker, ChecksReverseScans) {
+  const std::vector<Operation> puts = {Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1)};
+  auto with = [&](Operation scan) {
+    std::vector<Operation> ops = puts;
+    ops.push_back(std::move(scan));
+    return CheckScans(Hist(std::move(ops)));
+  };
+  EXPECT_TRUE(with(ReverseScanOp(1, std::nullopt, false, 5, {{30, 3}, {20, 2}, {10, 1}}, 10, 20)).ok());
+  EXPECT_TRUE(with(ReverseScanOp(1, 30, true, 2, {{30, 3}, {20, 2}}, 10, 20)).ok());
+  EXPECT_TRUE(with(ReverseScanOp(1, 30, false, 1, {{20, 2}}, 10, 20)).ok());
+  // Ascending order, a key missed below the last one returned, a key beyond the end.
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, std::nullopt, false, 5, {{10, 1}, {20, 2}, {30, 3}}, 10, 20)),
+                           "scan out of order", 1));
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, std::nullopt, false, 3, {{30, 3}, {10, 1}}, 10, 20)),
+                           "scan missed a key", 20));
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, 30, false, 5, {{30, 3}, {20, 2}}, 10, 20)), "scan out of order", 1));
+  // A full reverse scan covered only down to its last key: 10 is not lost.
+  EXPECT_TRUE(with(ReverseScanOp(1, std::nullopt, false, 2, {{30, 3}, {20, 2}}, 10, 20)).ok());
+  // Stale values are found as in forward scans.
+  std::vector<Operation> ops = puts;
+  ops.push_back(Put(20, 22, 5, 6));
+  ops.push_back(ReverseScanOp(1, std::nullopt, false, 5, {{30, 3}, {20, 2}, {10, 1}}, 10, 20));
+  EXPECT_TRUE(HasViolation(CheckScans(Hist(ops)), "scan returned a stale value", 20));
 }
 
 TEST(ScanChecker, ReportsStaleAndPhantomValues) {

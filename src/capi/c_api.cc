@@ -241,6 +241,14 @@ dmindex_code_t dmindex_options_set(dmindex_options_t* options, const char* name,
   });
 }
 
+dmindex_code_t dmindex_options_parse(dmindex_options_t* options, const char* text, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    DMX_RETURN_IF_ERROR(NotNull(options, "the options"));
+    DMX_RETURN_IF_ERROR(NotNull(text, "the options text"));
+    return dmindex::ParseIndexOptions(text, &options->options);
+  });
+}
+
 dmindex_code_t dmindex_options_set_knob(dmindex_options_t* options, const char* knob, const char* value,
                                         dmindex_status_t* status) {
   return Guard(status, [&] {
@@ -282,6 +290,16 @@ dmindex_code_t dmindex_index_close(dmindex_index_t* index, dmindex_status_t* sta
 }
 
 void dmindex_index_destroy(dmindex_index_t* index) { delete index; }
+
+dmindex_code_t dmindex_index_drop(dmindex_index_t* index, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    DMX_RETURN_IF_ERROR(NotNull(index, "the index"));
+    Status s = index->state->index->Drop();
+    // Dropped, or closed by Drop though this design cannot free its memory.
+    if (s.ok() || s.IsNotSupported()) index->state->closed.store(true);
+    return s;
+  });
+}
 
 dmindex_code_t dmindex_index_bulk_load(dmindex_index_t* index, size_t count, const char* const* keys,
                                        const size_t* key_lengths, const char* const* values,
