@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "check/checker.h"
 #include "check/workload.h"
@@ -492,6 +493,8 @@ struct Lies {
   uint32_t stale_lookups = 0;     // Lookup answers the key's previous value
   uint32_t dropped_scan_keys = 0; // Scan leaves out one pair
   uint32_t stale_scan_values = 0; // Scan reports one key's previous value
+  bool unlocked_compare_and_swap = false;  // CompareAndSwap: a Lookup, then an Insert
+  uint32_t dropped_reverse_keys = 0;       // a reverse scan leaves out one pair
 };
 
 // `local` behind a wrapper that lies as told - the kind of history a design without
@@ -556,6 +559,24 @@ class LyingSession final : public Session {
     return s;
   }
 
+  // Honest: the inner session's compare; the lie: the read-then-write that lets another
+  // write land between the compare and the swap.
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped, std::string* current) override {
+    if (!index_.lies().unlocked_compare_and_swap) return inner_->CompareAndSwap(key, expected, desired, swapped, current);
+    DMX_RETURN_IF_ERROR(inner_->Lookup(key, current));
+    if (Slice(*current) != expected) return Status::Ok();
+    std::this_thread::yield();  // widens the window the lie opens; correctness needs none
+    DMX_RETURN_IF_ERROR(Wrote(key, desired, inner_->Insert(key, desired)));
+    *swapped = true;
+    return Status::Ok();
+  }
+  Status DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) override {
+    Status s = ScanReverseOf(*inner_, range, count, out);
+    if (s.ok() && out->size() > 1 && Roll(index_.lies().dropped_reverse_keys))
+      out->erase(out->begin() + static_cast<long>(rng_() % (out->size() - 1)));
+    return s;
+  }
+
   bool Roll(uint32_t percent) { return rng_() % 100 < percent; }
   Status Wrote(Slice key, Slice value, Status s) {
     if (s.ok()) index_.NoteWrite(Key(key), Value(value));
@@ -576,7 +597,8 @@ Result<std::unique_ptr<Session>> LyingIndex::DoOpenSession(uint32_t compute_node
 // The harness's concurrent phase (same settings as index_harness_test) on `design` with
 // `knobs`, optionally behind lies; up to `max_rounds` rounds, stopping at the first violation.
 CheckReport RunHarnessPhase(const std::string& design, std::map<std::string, std::string> knobs,
-                            const Lies* lies, uint32_t max_rounds) {
+                            const Lies* lies, uint32_t max_rounds,
+                            const WorkloadOptions& workload_options = testing::HarnessWorkload()) {
   auto fabric = testing::MakeHarnessFabric(testing::HarnessFaults());
   IndexOptions options = testing::HarnessIndexOptions("broken");
   options.knobs = std::move(knobs);
@@ -585,7 +607,7 @@ CheckReport RunHarnessPhase(const std::string& design, std::map<std::string, std
   if (!made.ok()) return {};
   std::unique_ptr<Index> index = std::move(made).value();
   if (lies != nullptr) index = std::make_unique<LyingIndex>(std::move(index), *lies);
-  ConcurrentWorkload workload(*index, testing::HarnessWorkload());
+  ConcurrentWorkload workload(*index, workload_options);
   EXPECT_TRUE(workload.Preload().ok());
   auto report = RunCheckedRounds(workload, max_rounds);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
@@ -606,8 +628,9 @@ TEST(BrokenDesign, HonestWrapperPasses) {
 
 // Runs the harness phase on `local` behind `lies` (up to 20 rounds) and expects violations
 // of `kind`, and of no kind the lies cannot cause.
-CheckReport ExpectCaught(const Lies& lies, const std::string& kind) {
-  CheckReport r = RunHarnessPhase("local", {}, &lies, 20);
+CheckReport ExpectCaught(const Lies& lies, const std::string& kind,
+                         const WorkloadOptions& options = testing::HarnessWorkload()) {
+  CheckReport r = RunHarnessPhase("local", {}, &lies, 20, options);
   EXPECT_GT(CountKind(r, kind), 0u) << r.ToString();
   std::cout << "[ caught   ] " << r.ToString(1);
   return r;
@@ -621,6 +644,32 @@ TEST(BrokenDesign, StaleLookupsAreCaught) {
 TEST(BrokenDesign, ScansDroppingKeysAreCaught) {
   CheckReport r = ExpectCaught({.dropped_scan_keys = 30}, "scan missed a key");
   EXPECT_EQ(CountKind(r, "not linearizable"), 0u);  // point operations were honest
+}
+
+// The workload of the harness's CompareAndSwap, DeleteRange and reverse-scan test.
+WorkloadOptions OrderedStoreWorkload() {
+  WorkloadOptions w = testing::HarnessWorkload();
+  w.cas_pct = 20;
+  w.delete_range_pct = 2;
+  w.scan_pct = 16;
+  w.reverse_scans = true;
+  return w;
+}
+
+TEST(BrokenDesign, HonestOrderedStoreOperationsPass) {
+  const Lies none;
+  CheckReport r = RunHarnessPhase("local", {}, &none, testing::HarnessRounds(), OrderedStoreWorkload());
+  EXPECT_TRUE(r.ok()) << r.ToString();
+}
+
+TEST(BrokenDesign, CompareAndSwapWithoutTheLockIsCaught) {
+  CheckReport r = ExpectCaught({.unlocked_compare_and_swap = true}, "not linearizable", OrderedStoreWorkload());
+  EXPECT_EQ(r.violations.size(), CountKind(r, "not linearizable")) << r.ToString();
+}
+
+TEST(BrokenDesign, ReverseScansDroppingKeysAreCaught) {
+  CheckReport r = ExpectCaught({.dropped_reverse_keys = 30}, "scan missed a key", OrderedStoreWorkload());
+  EXPECT_EQ(CountKind(r, "not linearizable"), 0u);
 }
 
 TEST(BrokenDesign, ScansReturningStaleValuesAreCaught) {

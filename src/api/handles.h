@@ -67,16 +67,17 @@ class IndexHandle final : public Index {
  private:
   Status DoBulkLoad(std::span<const KeyValue> sorted) override { return design_->DoBulkLoad(sorted); }
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override;
+  // After a Drop the design is gone, but the index is closed then: Stats and properties
+  // answer from what Close recorded, and nothing else reaches the design.
   IndexStats DoStats() const override { return design_->DoStats(); }
   void AddProperties(Properties* out) const override { design_->AddProperties(out); }
-  Partitioning* DoPartitioning() override { return design_->DoPartitioning(); }
+  Partitioning* DoPartitioning() override { return design_ ? design_->DoPartitioning() : nullptr; }
   Status DoClose() override { return design_->Close(); }
   Status DoDrop() override;
 
-  std::unique_ptr<Index> design_;
+  std::unique_ptr<Index> design_;  // null once dropped
   std::shared_ptr<OpenSessions> sessions_ = std::make_shared<OpenSessions>();
   std::shared_ptr<KeyStripes> stripes_;
-  bool dropped_ = false;
 };
 
 }  // namespace dmindex::internal

@@ -196,7 +196,7 @@ dmindex_code_t dmindex_write_batch(dmindex_session_t* session, size_t count, con
     if (applied != nullptr) *applied = 0;
     auto s = LiveSession(session);
     if (!s.ok()) return s.status();
-    WriteBatch batch;
+    dmindex::WriteBatch batch;
     if (count != 0) {
       DMX_RETURN_IF_ERROR(NotNull(keys, "the key array"));
       DMX_RETURN_IF_ERROR(NotNull(key_lengths, "the key length array"));

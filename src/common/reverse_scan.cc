@@ -1,17 +1,19 @@
 // The generic reverse scan (Session::DoScanReverse's default) for designs without a reverse
-// path of their own: forward scans over windows [w, end) that widen below the end until one
-// holds `count` pairs or reaches the range's start, keeping its last `count` pairs.
+// path of their own: forward scans of windows below the end, each reaching down further than
+// the one before, until the pairs found hold `count` or the range's start is reached; the
+// last `count` of them are returned, descending.
 //
-// The windows' starts are the end position cut short: for byte keys end[0, L) for L = |end|-1
-// down to 0; for u64 keys the end with its last bytes zeroed (both are <= every key of the
-// window they open, and no key arithmetic is needed). Each window is a prefix of the
-// key space below the end, about 256 times wider than the one before, so the scans read at
-// most about 256 times the pairs a step needs where keys are dense, and every pair from the
-// range's start where they are sparse (docs/API.md, "Reverse iteration"). Each window is read
-// whole with DoScan, so each returned value was current at some instant of its read, and a
-// key present for the whole call is returned (as a forward scan's).
+// A window's start is the end position with one byte lowered: the last byte first, by 1, 4,
+// 16 and 64, then to zero, then the byte before it the same way (byte keys: cut after that
+// byte, u64 keys: the bytes after it zeroed). Each start is at or below every key between it
+// and the one before, and no key arithmetic is needed. Each window scans only what the one
+// before did not cover ([new start, old start)), so a batch reads the pairs between its
+// lowest key and the first start below it: where keys are dense about 4 times the batch, plus
+// one forward scan per window tried (empty ones where keys are sparse below the position);
+// where nothing lies below for long, every pair from the range's start (docs/API.md, "Reverse
+// iteration"). Each window is read with DoScan: each returned value was current at some
+// instant of its read, and a key present for the whole call is returned (as a forward scan's).
 #include <algorithm>
-#include <deque>
 
 #include "dmindex/index.h"
 
@@ -19,15 +21,23 @@ namespace dmindex {
 namespace {
 
 constexpr size_t kWindowBatch = 512;
+constexpr unsigned kSteps[] = {1, 4, 16, 64, 256};  // how far a byte is lowered; 256: to zero
 
-// The start of the window `level` bytes shorter than the end.
-std::string WindowStart(const KeyRules& rules, const std::string& end, size_t level) {
-  if (rules.format == KeyFormat::kU64) {
-    std::string s = end;
-    for (size_t i = s.size() > level ? s.size() - level : 0; i < s.size(); ++i) s[i] = '\0';
-    return s;
+// The window starts below `end`, highest first, ending with the lowest position.
+std::vector<std::string> WindowStarts(const KeyRules& rules, const std::string& end) {
+  std::vector<std::string> starts;
+  const bool u64 = rules.format == KeyFormat::kU64;
+  for (size_t i = end.size(); i-- > 0;) {
+    const unsigned byte = static_cast<unsigned char>(end[i]);
+    for (unsigned step : kSteps) {
+      if (step > byte && step != 256) continue;
+      std::string s = end.substr(0, i);
+      if (step != 256) s.push_back(static_cast<char>(byte - step));
+      if (u64) s.resize(kU64KeyBytes, '\0');
+      if (starts.empty() || s < starts.back()) starts.push_back(std::move(s));
+    }
   }
-  return end.substr(0, end.size() > level ? end.size() - level : 0);
+  return starts;
 }
 
 // The position above every key: the end of a range without one.
@@ -42,32 +52,36 @@ Status Session::DoScanReverse(const ReverseRange& range, size_t count, std::vect
   // Without an end the top position is included only in the bytes format, where it can be
   // a key; the u64 format's top (2^64-1) is reserved.
   const bool inclusive = range.end ? range.end_inclusive : rules().format == KeyFormat::kBytes;
-  std::deque<KeyValue> last;  // the last `count` pairs of the window read so far
-  for (size_t level = 1;; ++level) {
-    std::string from = std::max(WindowStart(rules(), end, level), range.start);
-    const bool whole = from == range.start;
-    last.clear();
-    KeyRange window{from, false, inclusive ? std::nullopt : std::optional<std::string>(end)};
-    std::vector<KeyValue> batch;
+  std::vector<KeyValue> found;  // the pairs of [covered, end), ascending
+  std::optional<std::string> covered;  // where the windows read so far start
+  std::vector<KeyValue> window, batch;
+  for (const std::string& candidate : WindowStarts(rules(), end)) {
+    const std::string from = std::max(candidate, range.start);
+    // [from, covered): the pairs below what earlier windows read (the first: up to the end).
+    KeyRange part{from, false, covered ? covered : (inclusive ? std::nullopt : std::optional<std::string>(end))};
+    window.clear();
     for (bool more = true; more;) {
       batch.clear();
-      DMX_RETURN_IF_ERROR(DoScan(window, kWindowBatch, &batch));
+      DMX_RETURN_IF_ERROR(DoScan(part, kWindowBatch, &batch));
       more = batch.size() == kWindowBatch;
       for (KeyValue& kv : batch) {
-        if (inclusive ? Slice(kv.key) > Slice(end) : Slice(kv.key) >= Slice(end)) {
+        if (inclusive && !covered && Slice(kv.key) > Slice(end)) {
           more = false;
           break;
         }
-        window.start = kv.key;
-        last.push_back(std::move(kv));
-        if (last.size() > count) last.pop_front();
+        part.start = kv.key;
+        window.push_back(std::move(kv));
       }
-      window.after_start = true;
+      part.after_start = true;
     }
-    if (last.size() == count || whole) break;
+    window.insert(window.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+    found.swap(window);
+    covered = from;
+    if (found.size() >= count || from == range.start) break;
   }
-  out->reserve(last.size());
-  for (auto it = last.rbegin(); it != last.rend(); ++it) out->push_back(std::move(*it));
+  const size_t take = std::min(count, found.size());
+  out->reserve(take);
+  for (size_t i = 0; i < take; ++i) out->push_back(std::move(found[found.size() - 1 - i]));
   return Status::Ok();
 }
 
