@@ -97,6 +97,8 @@ struct IndexState {
   void Close();
   // The same, then Index::Drop: the index is deleted (NotSupported: closed only).
   void Drop();
+  // Closes every session, or InvalidArgument naming `call` if one is in use.
+  void CloseSessions(const char* call);
 };
 
 // The Python objects: a handle on a state.

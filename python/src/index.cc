@@ -225,14 +225,18 @@ Index& IndexState::Get() const {
   return *index;
 }
 
-void IndexState::Drop() {
-  if (!index) Misuse("drop: the index is closed");
-  if (busy) Misuse("drop: the index is in use by another thread");
+void IndexState::CloseSessions(const char* call) {
+  if (busy) Misuse(std::string(call) + ": the index is in use by another thread");
   for (auto& weak : sessions)
-    if (auto s = weak.lock(); s && s->busy) Misuse("drop: a session of the index is in use by another thread");
+    if (auto s = weak.lock(); s && s->busy) Misuse(std::string(call) + ": a session of the index is in use by another thread");
   for (auto& weak : sessions)
     if (auto s = weak.lock()) s->Close();
   sessions.clear();
+}
+
+void IndexState::Drop() {
+  if (!index) Misuse("drop: the index is closed");
+  CloseSessions("drop");
   const Status st = index->Drop();
   if (st.ok() || st.IsNotSupported()) index.reset();  // closed by Drop either way
   Check(st);
@@ -240,12 +244,7 @@ void IndexState::Drop() {
 
 void IndexState::Close() {
   if (!index) return;  // a second close, as the C++ Close
-  if (busy) Misuse("close: the index is in use by another thread");
-  for (auto& weak : sessions)
-    if (auto s = weak.lock(); s && s->busy) Misuse("close: a session of the index is in use by another thread");
-  for (auto& weak : sessions)
-    if (auto s = weak.lock()) s->Close();
-  sessions.clear();
+  CloseSessions("close");
   const Status st = index->Close();
   index.reset();
   Check(st);
