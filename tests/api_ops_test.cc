@@ -226,6 +226,7 @@ TEST_P(ApiOpsTest, CompareAndSwapSwapsOnlyTheExpectedValue) {
   ASSERT_TRUE(session_->Lookup(Key('k', 10), &v).ok());
   EXPECT_EQ(v, "new");
   EXPECT_TRUE(session_->CompareAndSwap("absent", "a", "b", &swapped).IsNotFound());
+  EXPECT_TRUE(session_->CompareAndSwap(Key('k', 20), "a", "b", nullptr).IsInvalidArgument());
   EXPECT_FALSE(swapped);
   // A value out of line (larger than inline_value_bytes) compares as one inline does.
   const std::string big(1000, 'b');

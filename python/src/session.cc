@@ -118,7 +118,8 @@ nb::tuple CompareAndSwap(PySession& self, nb::handle key, nb::handle expected, n
     st = session->CompareAndSwap(k.slice(), e.slice(), d.slice(), &swapped, &current);
   }
   Check(st);
-  return nb::make_tuple(swapped, swapped ? nb::none() : ToBytes(current));
+  if (swapped) return nb::make_tuple(true, nb::none());
+  return nb::make_tuple(false, ToBytes(current));
 }
 
 uint64_t DeleteRange(PySession& self, nb::handle begin, nb::handle end) {

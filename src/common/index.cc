@@ -148,6 +148,7 @@ Status Session::ScanReverseOf(Session& inner, const ReverseRange& range, size_t 
 
 Status Session::CompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
                                std::string* current) {
+  if (swapped == nullptr) return Status::InvalidArgument("CompareAndSwap: `swapped` is null (it says whether the swap happened)");
   *swapped = false;
   DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
   DMX_RETURN_IF_ERROR(rules_.CheckValue(expected));
