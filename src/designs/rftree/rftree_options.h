@@ -17,8 +17,8 @@
 //                   batch (correct on this fabric); `with_node` is the paper's single WRITE
 //                   of leaf and lock word, which pieces landing in any order break (trap T1,
 //                   docs/RFTREE.md) - only to show the test catches it
-//   scan_batch      on: scans READ the leaves a cached level-1 node lists in one batch
-//                   (Sherman's); off (the paper's): leaf by leaf along sibling links
+//   scan_batch      on (default): scans READ the leaves a cached level-1 node lists in one
+//                   batch (Sherman's); off (the paper's): leaf by leaf along sibling links
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,7 @@ struct RfTreeOptions {
   uint64_t refresh_min_us = 0;
   LockMode lock = LockMode::kInline;
   UnlockMode unlock = UnlockMode::kAfterNode;
-  bool scan_batch = false;
+  bool scan_batch = true;  // the paper reads leaf by leaf; a user wants the round trips saved
 
   std::string ToString() const;
 };
