@@ -7,7 +7,9 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
+#include "api/cluster_access.h"
 #include "check/checker.h"
 #include "check/workload.h"
 #include "designs/registry.h"
@@ -344,6 +346,39 @@ TEST(LinearizabilityChecker, AgreesWithBruteForceOnSmallRandomHistories) {
   EXPECT_GT(not_linearizable, 300);
 }
 
+// --- CompareAndSwap ---
+
+// CompareAndSwap(k, expected, desired): swapped, or not swapped having found `found`.
+Operation Cas(uint64_t k, uint64_t expected, uint64_t desired, int64_t from, int64_t to, uint32_t t,
+              std::optional<uint64_t> found = std::nullopt) {
+  Operation op = Op(OpKind::kCompareAndSwap, k, 0, Outcome::kOk, from, to, t);
+  op.expected = V(expected);
+  op.swapped = !found;
+  op.value = V(found ? *found : desired);
+  return op;
+}
+
+TEST(LinearizabilityChecker, CompareAndSwapReadsWhatItReplaces) {
+  // Two swaps from 1 in sequence: only the first can find 1 (the second must fail).
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Cas(1, 1, 3, 20, 30, 1)}, {{1, 1}})).ok());
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Cas(1, 1, 3, 20, 30, 1, 2)}, {{1, 1}})).ok());
+  // Overlapping: one wins, the other finds its value.
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 30, 0), Cas(1, 1, 3, 5, 25, 1, 2), Get(1, 2, 40, 50)},
+                                        {{1, 1}})).ok());
+  // Both swapped from 1, overlapping: not linearizable (each needs 1 in place).
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 30, 0), Cas(1, 1, 3, 5, 25, 1)}, {{1, 1}})).ok());
+  // A failed swap must have found a value that was there.
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 5, 6, 0, 10, 0, 7)}, {{1, 1}})).ok());
+  // The swapped value is read afterwards; reading the old one after the swap returned is stale.
+  EXPECT_TRUE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Get(1, 2, 20, 30)}, {{1, 1}})).ok());
+  EXPECT_FALSE(CheckLinearizability(Hist({Cas(1, 1, 2, 0, 10, 0), Get(1, 1, 20, 30)}, {{1, 1}})).ok());
+  // NotFound only while absent.
+  Operation miss = Cas(1, 1, 2, 20, 30, 0);
+  miss.outcome = Outcome::kNotFound;
+  EXPECT_FALSE(CheckLinearizability(Hist({miss}, {{1, 1}})).ok());
+  EXPECT_TRUE(CheckLinearizability(Hist({Del(1, 0, 10), miss}, {{1, 1}})).ok());
+}
+
 // --- Scans ---
 
 TEST(ScanChecker, AcceptsCorrectScans) {
@@ -370,6 +405,40 @@ TEST(ScanChecker, ReportsLostKey) {
   EXPECT_TRUE(CheckScans(Hist({Put(10, 1, 0, 1), Put(20, 2, 0, 1), ScanOp(5, 1, {{10, 1}}, 10, 20)})).ok());
   // Keys present from the initial state count too.
   EXPECT_TRUE(HasViolation(CheckScans(Hist({ScanOp(1, 5, {}, 10, 20)}, {{7, 1}})), "scan missed a key", 7));
+}
+
+Operation ReverseScanOp(uint64_t start, std::optional<uint64_t> end, bool inclusive, uint32_t count,
+                        const IntPairs& result, int64_t from, int64_t to) {
+  Operation op = ScanOp(start, count, result, from, to);
+  op.scan_reverse = true;
+  if (end) op.scan_end = K(*end);
+  op.scan_after = inclusive;
+  return op;
+}
+
+TEST(ScanChecker, ChecksReverseScans) {
+  const std::vector<Operation> puts = {Put(10, 1, 0, 1), Put(20, 2, 0, 1), Put(30, 3, 0, 1)};
+  auto with = [&](Operation scan) {
+    std::vector<Operation> ops = puts;
+    ops.push_back(std::move(scan));
+    return CheckScans(Hist(std::move(ops)));
+  };
+  EXPECT_TRUE(with(ReverseScanOp(1, std::nullopt, false, 5, {{30, 3}, {20, 2}, {10, 1}}, 10, 20)).ok());
+  EXPECT_TRUE(with(ReverseScanOp(1, 30, true, 2, {{30, 3}, {20, 2}}, 10, 20)).ok());
+  EXPECT_TRUE(with(ReverseScanOp(1, 30, false, 1, {{20, 2}}, 10, 20)).ok());
+  // Ascending order, a key missed below the last one returned, a key beyond the end.
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, std::nullopt, false, 5, {{10, 1}, {20, 2}, {30, 3}}, 10, 20)),
+                           "scan out of order", 1));
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, std::nullopt, false, 3, {{30, 3}, {10, 1}}, 10, 20)),
+                           "scan missed a key", 20));
+  EXPECT_TRUE(HasViolation(with(ReverseScanOp(1, 30, false, 5, {{30, 3}, {20, 2}}, 10, 20)), "scan out of order", 1));
+  // A full reverse scan covered only down to its last key: 10 is not lost.
+  EXPECT_TRUE(with(ReverseScanOp(1, std::nullopt, false, 2, {{30, 3}, {20, 2}}, 10, 20)).ok());
+  // Stale values are found as in forward scans.
+  std::vector<Operation> ops = puts;
+  ops.push_back(Put(20, 22, 5, 6));
+  ops.push_back(ReverseScanOp(1, std::nullopt, false, 5, {{30, 3}, {20, 2}, {10, 1}}, 10, 20));
+  EXPECT_TRUE(HasViolation(CheckScans(Hist(ops)), "scan returned a stale value", 20));
 }
 
 TEST(ScanChecker, ReportsStaleAndPhantomValues) {
@@ -425,6 +494,8 @@ struct Lies {
   uint32_t stale_lookups = 0;     // Lookup answers the key's previous value
   uint32_t dropped_scan_keys = 0; // Scan leaves out one pair
   uint32_t stale_scan_values = 0; // Scan reports one key's previous value
+  bool unlocked_compare_and_swap = false;  // CompareAndSwap: a Lookup, then an Insert
+  uint32_t dropped_reverse_keys = 0;       // a reverse scan leaves out one pair
 };
 
 // `local` behind a wrapper that lies as told - the kind of history a design without
@@ -489,6 +560,24 @@ class LyingSession final : public Session {
     return s;
   }
 
+  // Honest: the inner session's compare; the lie: the read-then-write that lets another
+  // write land between the compare and the swap.
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped, std::string* current) override {
+    if (!index_.lies().unlocked_compare_and_swap) return inner_->CompareAndSwap(key, expected, desired, swapped, current);
+    DMX_RETURN_IF_ERROR(inner_->Lookup(key, current));
+    if (Slice(*current) != expected) return Status::Ok();
+    std::this_thread::yield();  // widens the window the lie opens; correctness needs none
+    DMX_RETURN_IF_ERROR(Wrote(key, desired, inner_->Insert(key, desired)));
+    *swapped = true;
+    return Status::Ok();
+  }
+  Status DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) override {
+    Status s = ScanReverseOf(*inner_, range, count, out);
+    if (s.ok() && out->size() > 1 && Roll(index_.lies().dropped_reverse_keys))
+      out->erase(out->begin() + static_cast<long>(rng_() % (out->size() - 1)));
+    return s;
+  }
+
   bool Roll(uint32_t percent) { return rng_() % 100 < percent; }
   Status Wrote(Slice key, Slice value, Status s) {
     if (s.ok()) index_.NoteWrite(Key(key), Value(value));
@@ -509,19 +598,26 @@ Result<std::unique_ptr<Session>> LyingIndex::DoOpenSession(uint32_t compute_node
 // The harness's concurrent phase (same settings as index_harness_test) on `design` with
 // `knobs`, optionally behind lies; up to `max_rounds` rounds, stopping at the first violation.
 CheckReport RunHarnessPhase(const std::string& design, std::map<std::string, std::string> knobs,
-                            const Lies* lies, uint32_t max_rounds) {
-  auto fabric = testing::MakeHarnessFabric(testing::HarnessFaults());
+                            const Lies* lies, uint32_t max_rounds,
+                            const WorkloadOptions& workload_options = testing::HarnessWorkload()) {
+  std::shared_ptr<fabric::Fabric> fabric = testing::MakeHarnessFabric(testing::HarnessFaults());
   IndexOptions options = testing::HarnessIndexOptions("broken");
   options.knobs = std::move(knobs);
-  auto made = designs::MakeIndex(design, *fabric, options);
+  options.design = design;
+  // Through Index::Open, as a user opens it: CompareAndSwap of the designs in this process
+  // is the API's (src/api/handles.h), which the design's own index does not have.
+  auto made = Index::Open(options, ClusterOver(fabric));
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   if (!made.ok()) return {};
   std::unique_ptr<Index> index = std::move(made).value();
   if (lies != nullptr) index = std::make_unique<LyingIndex>(std::move(index), *lies);
-  ConcurrentWorkload workload(*index, testing::HarnessWorkload());
+  ConcurrentWorkload workload(*index, workload_options);
   EXPECT_TRUE(workload.Preload().ok());
   auto report = RunCheckedRounds(workload, max_rounds);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
+  // Every operation answered (a CompareAndSwap refused as NotSupported would be an unknown
+  // outcome in the history, not the operation under test).
+  EXPECT_EQ(workload.errors(), 0u) << workload.first_error();
   return report.ok() ? *report : CheckReport{};
 }
 
@@ -539,8 +635,9 @@ TEST(BrokenDesign, HonestWrapperPasses) {
 
 // Runs the harness phase on `local` behind `lies` (up to 20 rounds) and expects violations
 // of `kind`, and of no kind the lies cannot cause.
-CheckReport ExpectCaught(const Lies& lies, const std::string& kind) {
-  CheckReport r = RunHarnessPhase("local", {}, &lies, 20);
+CheckReport ExpectCaught(const Lies& lies, const std::string& kind,
+                         const WorkloadOptions& options = testing::HarnessWorkload()) {
+  CheckReport r = RunHarnessPhase("local", {}, &lies, 20, options);
   EXPECT_GT(CountKind(r, kind), 0u) << r.ToString();
   std::cout << "[ caught   ] " << r.ToString(1);
   return r;
@@ -554,6 +651,32 @@ TEST(BrokenDesign, StaleLookupsAreCaught) {
 TEST(BrokenDesign, ScansDroppingKeysAreCaught) {
   CheckReport r = ExpectCaught({.dropped_scan_keys = 30}, "scan missed a key");
   EXPECT_EQ(CountKind(r, "not linearizable"), 0u);  // point operations were honest
+}
+
+// The workload of the harness's CompareAndSwap, DeleteRange and reverse-scan test.
+WorkloadOptions OrderedStoreWorkload() {
+  WorkloadOptions w = testing::HarnessWorkload();
+  w.cas_pct = 20;
+  w.delete_range_pct = 2;
+  w.scan_pct = 16;
+  w.reverse_scans = true;
+  return w;
+}
+
+TEST(BrokenDesign, HonestOrderedStoreOperationsPass) {
+  const Lies none;
+  CheckReport r = RunHarnessPhase("local", {}, &none, testing::HarnessRounds(), OrderedStoreWorkload());
+  EXPECT_TRUE(r.ok()) << r.ToString();
+}
+
+TEST(BrokenDesign, CompareAndSwapWithoutTheLockIsCaught) {
+  CheckReport r = ExpectCaught({.unlocked_compare_and_swap = true}, "not linearizable", OrderedStoreWorkload());
+  EXPECT_EQ(r.violations.size(), CountKind(r, "not linearizable")) << r.ToString();
+}
+
+TEST(BrokenDesign, ReverseScansDroppingKeysAreCaught) {
+  CheckReport r = ExpectCaught({.dropped_reverse_keys = 30}, "scan missed a key", OrderedStoreWorkload());
+  EXPECT_EQ(CountKind(r, "not linearizable"), 0u);
 }
 
 TEST(BrokenDesign, ScansReturningStaleValuesAreCaught) {

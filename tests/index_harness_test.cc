@@ -264,6 +264,29 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
   ExpectTieringRan(*index);
 }
 
+// The operations beyond point calls, under the same faults: CompareAndSwap (on the designs
+// that have it) checked for linearizability with the point operations, DeleteRange checked as
+// the scans and Deletes it is made of, and half the iterations backwards, each batch a reverse
+// scan checked as forward scans are (no key present for the whole scan missed, no stale value).
+TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreChecked) {
+  if (GetParam().format == KeyFormat::kBytes && !InProcessMemory(Options("").design))
+    GTEST_SKIP() << "1 KiB keys need 7 KiB tree nodes: over the CI budget (see ConcurrentOpsAreLinearizable)";
+  if (GetParam().design.find(':') != std::string::npos)
+    GTEST_SKIP() << "the knobs of design variants change no path of these operations (the plain design runs them)";
+  auto index = Open(testing::HarnessFaults());
+  ASSERT_NE(index, nullptr);
+  check::WorkloadOptions options = testing::HarnessWorkload();
+  options.ops_per_thread = 250 * SoakFactor();  // 16 runs in the CI's x10 concurrency step
+  const std::string design = Options("").design;
+  const bool cas = design != "dex" && design != "xstore" && design != "rftree";  // docs/API.md
+  options.cas_pct = cas ? 20 : 0;
+  options.delete_range_pct = 2;
+  options.scan_pct = 16;
+  options.reverse_scans = true;
+  std::cout << "[ harness  ] " << Name() << " (compare-and-swap " << (cas ? "on" : "NotSupported")
+            << ", delete-range, reverse scans): " << RunCheckedWorkload(*index, options) << "\n";
+}
+
 // Designs with logical partitions (DEX) move them while the threads run: a hosted compute
 // node hands half of its hot keys to a neighbour every 2 ms (flushing its dirty pages).
 TEST_P(IndexHarnessTest, ConcurrentOpsWithRepartitioningAreLinearizable) {

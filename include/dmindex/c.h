@@ -121,11 +121,14 @@ dmindex_code_t dmindex_cluster_property_names(const dmindex_cluster_t* cluster, 
 dmindex_options_t* dmindex_options_create(void);
 void dmindex_options_destroy(dmindex_options_t* options);
 /* Sets a field of IndexOptions by its C++ name, from text: design, name, create_if_missing
- * (true/false), key_format (bytes/u64), max_key_bytes, inline_value_bytes, max_value_bytes,
+ * (true/false), directory, key_format (bytes/u64), max_key_bytes, inline_value_bytes, max_value_bytes,
  * node_bytes, cache_bytes, compute_nodes, bulk_fill. INVALID_ARGUMENT for another name or a
  * value that is not one of the field (the option is then unchanged). */
 dmindex_code_t dmindex_options_set(dmindex_options_t* options, const char* name, const char* value,
                                    dmindex_status_t* status);
+/* Options from a string, "design=sherman;node_bytes=2048;hocl=off" (ParseIndexOptions: the
+ * fields above by name, any other name a design knob); INVALID_ARGUMENT leaves them unchanged. */
+dmindex_code_t dmindex_options_parse(dmindex_options_t* options, const char* text, dmindex_status_t* status);
 /* A design knob (IndexOptions::knobs, e.g. "hocl" = "off"); dmindex_index_open checks it. */
 dmindex_code_t dmindex_options_set_knob(dmindex_options_t* options, const char* knob, const char* value,
                                         dmindex_status_t* status);
@@ -143,6 +146,9 @@ dmindex_code_t dmindex_index_close(dmindex_index_t* index, dmindex_status_t* sta
 /* Frees the handle; the index closes once its last session is gone (errors unreported: call
  * dmindex_index_close to see them). */
 void dmindex_index_destroy(dmindex_index_t* index);
+/* Index::Drop: closes the index and deletes it, freeing its memory; INVALID_ARGUMENT while
+ * sessions are open; NOT_SUPPORTED for designs that cannot free theirs. */
+dmindex_code_t dmindex_index_drop(dmindex_index_t* index, dmindex_status_t* status);
 /* Loads `count` pairs, keys strictly ascending, into an empty index (Index::BulkLoad). */
 dmindex_code_t dmindex_index_bulk_load(dmindex_index_t* index, size_t count, const char* const* keys,
                                        const size_t* key_lengths, const char* const* values,
@@ -207,6 +213,25 @@ dmindex_code_t dmindex_multi_get(dmindex_session_t* session, size_t count, const
                                  const size_t* key_lengths, char** values, size_t* value_lengths,
                                  dmindex_code_t* codes, dmindex_status_t* status);
 
+/* Sets key's value to `desired` if it is `expected`, atomically (Session::CompareAndSwap):
+ * *swapped is 1 if it did, 0 if not; then, if `current` is not NULL, *current is a new buffer
+ * of *current_length bytes holding the value found (dmindex_free). NOT_FOUND if absent;
+ * NOT_SUPPORTED on designs without an atomic compare (dex, xstore, rftree). */
+dmindex_code_t dmindex_compare_and_swap(dmindex_session_t* session, const char* key, size_t key_length,
+                                        const char* expected, size_t expected_length, const char* desired,
+                                        size_t desired_length, int* swapped, char** current,
+                                        size_t* current_length, dmindex_status_t* status);
+/* Deletes every key in [begin, end) (Session::DeleteRange); *deleted (if not NULL) counts them. */
+dmindex_code_t dmindex_delete_range(dmindex_session_t* session, const char* begin, size_t begin_length,
+                                    const char* end, size_t end_length, uint64_t* deleted,
+                                    dmindex_status_t* status);
+/* A write batch (Session::Write, atomic per write): write i puts keys[i] = values[i], or deletes
+ * keys[i] where values[i] is NULL. Every key and value is checked first (an invalid one changes
+ * nothing); *applied (if not NULL) counts the writes applied. */
+dmindex_code_t dmindex_write_batch(dmindex_session_t* session, size_t count, const char* const* keys,
+                                   const size_t* key_lengths, const char* const* values,
+                                   const size_t* value_lengths, size_t* applied, dmindex_status_t* status);
+
 /* --- Scan results --- */
 
 size_t dmindex_pairs_count(const dmindex_pairs_t* pairs);
@@ -222,11 +247,21 @@ void dmindex_pairs_destroy(dmindex_pairs_t* pairs);
 dmindex_code_t dmindex_iterator_create(dmindex_session_t* session, const char* upper_bound,
                                        size_t upper_bound_length, size_t readahead, dmindex_iterator_t** iterator,
                                        dmindex_status_t* status);
+/* The same with ReadOptions' lower bound (NULL: none; it is included) and prefix mode
+ * (prefix_bytes > 0: a seek confines the iteration to the target's first prefix_bytes bytes). */
+dmindex_code_t dmindex_iterator_create_bounded(dmindex_session_t* session, const char* lower_bound,
+                                               size_t lower_bound_length, const char* upper_bound,
+                                               size_t upper_bound_length, uint32_t prefix_bytes, size_t readahead,
+                                               dmindex_iterator_t** iterator, dmindex_status_t* status);
 void dmindex_iterator_destroy(dmindex_iterator_t* iterator);
 void dmindex_iterator_seek(dmindex_iterator_t* iterator, const char* target, size_t target_length);
 void dmindex_iterator_seek_to_first(dmindex_iterator_t* iterator);
-/* Moves on; a no-op on an invalid iterator (its status says INVALID_ARGUMENT). */
+/* Backwards: the last key <= target, the last key (within the bounds). */
+void dmindex_iterator_seek_for_prev(dmindex_iterator_t* iterator, const char* target, size_t target_length);
+void dmindex_iterator_seek_to_last(dmindex_iterator_t* iterator);
+/* Moves on (prev: back); a no-op on an invalid iterator (its status says INVALID_ARGUMENT). */
 void dmindex_iterator_next(dmindex_iterator_t* iterator);
+void dmindex_iterator_prev(dmindex_iterator_t* iterator);
 /* 1 while positioned at a pair, 0 at the end, after an error or for a NULL iterator. */
 int dmindex_iterator_valid(const dmindex_iterator_t* iterator);
 /* The current pair, valid until the iterator moves; NULL (length 0) when not valid. */

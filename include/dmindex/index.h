@@ -23,6 +23,7 @@
 #include "dmindex/partitioning.h"
 #include "dmindex/status.h"
 #include "dmindex/types.h"
+#include "dmindex/write_batch.h"
 
 namespace dmindex {
 
@@ -73,6 +74,23 @@ class Session {
   // within the call, as a Lookup's.
   std::vector<Status> MultiGet(std::span<const Slice> keys, std::vector<std::string>* values);
 
+  // Sets the value of `key` to `desired` if it is `expected`, atomically (linearizable with
+  // every other point operation): *swapped says whether it did; when it did not, *current
+  // (if given) receives the value found. NotFound if the key is absent. The tree designs
+  // (naive, sherman) compare under the leaf's lock; the designs that live in this process
+  // (local, absl, indexy, btree-disk, rocksdb, lmdb) under a per-key lock every write of the
+  // index takes; dex, xstore and rftree answer NotSupported (docs/API.md).
+  Status CompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                        std::string* current = nullptr);
+  // Deletes every key in [begin, end), one Delete each (a key inserted into the range while
+  // it runs may stay); *deleted (if given) counts the keys it removed. Costs a scan of the
+  // range and a Delete per key present.
+  Status DeleteRange(Slice begin, Slice end, uint64_t* deleted = nullptr);
+  // Applies the batch's writes in order (write_batch.h: atomic per write, not per batch).
+  // Every key and value is checked first: an invalid one is InvalidArgument and changes
+  // nothing. *applied (if given) counts the writes applied (all of them when OK).
+  Status Write(const WriteBatch& batch, size_t* applied = nullptr);
+
   // Integer convenience for the u64 format: the key is U64Key(key), the value the 8-byte
   // big-endian encoding of the integer (a stored value of another size is InvalidArgument
   // for the integer Lookup).
@@ -90,6 +108,8 @@ class Session {
   // as an iterator of `inner` would run it (arguments checked, restarts kept internal).
   static Status ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
                             std::vector<KeyValue>* out);
+  static Status ScanReverseOf(Session& inner, const ReverseRange& range, size_t count,
+                              std::vector<KeyValue>* out);
   // A wrapper checks what its inner session checks.
   void AdoptRules(const Session& inner) { rules_ = inner.rules_; }
 
@@ -104,6 +124,13 @@ class Session {
   // Up to `count` pairs of `range` (never empty, keys valid), ascending, appended to the
   // empty *out. Fewer than `count` only when the range holds no more (or NotOwner, above).
   virtual Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) = 0;
+  // Up to `count` pairs of `range` (never empty, positions valid), descending from its end,
+  // appended to the empty *out. The default (reverse_scan.cc) reads forward with DoScan over
+  // windows that widen below the end; its cost is in docs/API.md.
+  virtual Status DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out);
+  // CompareAndSwap on a valid key and values. The default is NotSupported.
+  virtual Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                                  std::string* current);
   // Fills values[i] and statuses[i] for keys[i] (valid keys). The default looks each key up.
   virtual void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                           std::span<Status> statuses);
@@ -178,6 +205,13 @@ class Index {
   // sessions (and their iterators) answer InvalidArgument from then on, and can be destroyed.
   Status Close();
 
+  // Closes the index and deletes it: its nodes go back to the pool (Stats().pool_bytes and
+  // the cluster's memory return to what they were before it was created) and its name leaves
+  // the catalog (rocksdb, lmdb: its folder is removed). Every session must be destroyed
+  // first (InvalidArgument otherwise, and nothing is dropped). NotSupported for designs
+  // that cannot free their memory (the message says which); afterwards the index is closed.
+  Status Drop();
+
  protected:
   using Properties = std::vector<std::pair<std::string, uint64_t>>;
   Index(std::string design, IndexOptions options);
@@ -191,6 +225,8 @@ class Index {
   virtual void AddProperties(Properties* out) const { (void)out; }
   virtual Partitioning* DoPartitioning() { return nullptr; }
   virtual Status DoClose() { return Status::Ok(); }
+  // After DoClose: gives the index's memory back and removes its name. Default NotSupported.
+  virtual Status DoDrop();
   Properties AllProperties() const;
   friend class internal::IndexHandle;
 

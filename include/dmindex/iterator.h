@@ -1,4 +1,5 @@
-// Ordered iteration over an index, RocksDB-style: Seek to a key, then Next until !Valid().
+// Ordered iteration over an index, RocksDB-style: Seek to a key, then Next until !Valid();
+// or backwards: SeekToLast / SeekForPrev, then Prev. Direction may change at any position.
 //
 //   dmindex::ReadOptions ro;
 //   ro.upper_bound = "user2000";                   // stop before this key
@@ -14,6 +15,10 @@
 // (docs/SYNCHRONIZATION.md, "Scans"). It belongs to its session: use it from the session's
 // thread. Used after its session is destroyed it reads nothing: Seek and Next leave it
 // invalid with status() InvalidArgument.
+//
+// Backwards, batches are read by the design's reverse scan (Session::DoScanReverse): a
+// design with a reverse path of its own uses it; the others read forward over windows that
+// widen below the position (the cost is in docs/API.md, "Reverse iteration").
 #pragma once
 
 #include <atomic>
@@ -44,6 +49,12 @@ class Iterator {
   void SeekToFirst();
   // Moves to the next key. Valid() must be true.
   void Next();
+  // Positions at the last key <= target (and not below the lower bound), or invalid.
+  void SeekForPrev(Slice target);
+  // Positions at the last key of the index (below the upper bound).
+  void SeekToLast();
+  // Moves to the previous key. Valid() must be true.
+  void Prev();
 
   // True while positioned at a pair. False at the end of the range, or after an error.
   bool Valid() const { return pos_ < batch_.size(); }
@@ -60,6 +71,13 @@ class Iterator {
   Iterator(Session& session, const ReadOptions& options);
   // Reads the next batch of `range`; leaves the iterator invalid at the end or on an error.
   void Fill(const KeyRange& range);
+  void FillReverse(const ReverseRange& range);
+  // The bounds of an iteration around `target` (prefix mode confines them to its prefix).
+  void SetBounds(const std::optional<std::string>& target);
+  // The first position below every key of the index's format.
+  std::string Lowest() const;
+  // Keeps an error's status and empties the batch; true if `s` is not OK.
+  bool Failed(Status s);
 
   // Whether the session may be used: false once it is destroyed (checked before each read).
   bool SessionAlive();
@@ -67,6 +85,9 @@ class Iterator {
   Session* session_;
   std::shared_ptr<const std::atomic<bool>> session_alive_;
   ReadOptions options_;
+  std::string lower_;                  // the iteration's bounds: lower_ inclusive,
+  std::optional<std::string> upper_;   // upper_ exclusive (none: the end of the key space)
+  bool reverse_ = false;               // the batch is in descending order
   std::vector<KeyValue> batch_;
   size_t pos_ = 0;
   bool more_ = false;  // the range may hold keys after the batch

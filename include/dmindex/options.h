@@ -5,7 +5,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "dmindex/status.h"
 #include "dmindex/types.h"
 
 namespace dmindex {
@@ -59,10 +61,27 @@ struct IndexOptions {
   std::map<std::string, std::string> knobs;
 };
 
+// Options from a string, "design=sherman;node_bytes=2048;hocl=off": `name=value` items
+// separated by ';' applied on top of *options. The names are IndexOptions' fields (design,
+// name, create_if_missing, directory, key_format, max_key_bytes, inline_value_bytes,
+// max_value_bytes, node_bytes, cache_bytes, compute_nodes, bulk_fill; numbers in bytes),
+// read by the parser of the command line's flags and of the C API's dmindex_options_set; any
+// other name is a design knob, checked by the design when the index is opened.
+// InvalidArgument naming the bad item; *options is unchanged then.
+Status ParseIndexOptions(std::string_view text, IndexOptions* options);
+
 struct ReadOptions {
   // Iteration stops before this key: the range is [Seek target, upper_bound), half-open as
   // RocksDB's iterate_upper_bound. Designs do not read past it.
   std::optional<std::string> upper_bound;
+  // Iteration stops at this key going backwards (it is included), as RocksDB's
+  // iterate_lower_bound: SeekToFirst starts here, Prev and SeekForPrev do not go below it.
+  std::optional<std::string> lower_bound;
+  // Prefix mode (RocksDB's prefix_same_as_start with a fixed-length prefix extractor): with
+  // prefix_bytes > 0, a Seek or SeekForPrev to a target confines the iteration to the keys
+  // that share the target's first prefix_bytes bytes (within the bounds above). The iterator
+  // reads no key outside the prefix. SeekToFirst and SeekToLast are not confined.
+  uint32_t prefix_bytes = 0;
   // How many entries the caller expects to read: designs that can fetch several leaves in
   // one round trip fetch enough for this many (0: one leaf at a time).
   size_t readahead = 0;

@@ -79,4 +79,17 @@ struct KeyRange {
   bool Empty() const { return end && Slice(*end) <= Slice(start); }
 };
 
+// A range as a reverse scan covers it: downwards from `end` (itself included when
+// end_inclusive; none: from the last key of the index), down to `start`, inclusive.
+struct ReverseRange {
+  std::string start;
+  std::optional<std::string> end;
+  bool end_inclusive = false;
+
+  bool Contains(Slice k) const {
+    return k >= Slice(start) && (!end || (end_inclusive ? k <= Slice(*end) : k < Slice(*end)));
+  }
+  bool Empty() const { return end && (end_inclusive ? Slice(*end) < Slice(start) : Slice(*end) <= Slice(start)); }
+};
+
 }  // namespace dmindex

@@ -60,6 +60,7 @@ struct IteratorState {
   std::shared_ptr<SessionState> session;
   std::optional<Iterator> it;  // destroyed before `session` (declared after it)
   std::optional<std::string> start;
+  bool reverse = false;  // SeekForPrev(start) or SeekToLast, then Prev
   bool positioned = false;
 };
 
@@ -94,6 +95,10 @@ struct IndexState {
   // Closes every session (and their iterators), then the index; InvalidArgument if any of
   // them is in use by another thread (nothing is closed then).
   void Close();
+  // The same, then Index::Drop: the index is deleted (NotSupported: closed only).
+  void Drop();
+  // Closes every session, or InvalidArgument naming `call` if one is in use.
+  void CloseSessions(const char* call);
 };
 
 // The Python objects: a handle on a state.

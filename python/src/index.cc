@@ -53,10 +53,14 @@ KeyFormat KeyFormatNamed(const std::string& name) {
 
 // IndexOptions from keyword arguments of the same names; an option not given keeps the C++
 // default (IndexOptions{}), an unknown one is InvalidArgument naming it.
+// `options`: a string as ParseIndexOptions reads it ("design=sherman;node_bytes=2048"), applied
+// before the keyword arguments.
 IndexOptions OptionsFrom(const nb::kwargs& kwargs) {
   IndexOptions o;
+  if (kwargs.contains("options")) Check(ParseIndexOptions(Option<std::string>(kwargs["options"], "options"), &o));
   for (auto [key, value] : kwargs) {
     const std::string k = nb::cast<std::string>(key);
+    if (k == "options") continue;
     if (k == "design") o.design = Option<std::string>(value, "design");
     else if (k == "name") o.name = Option<std::string>(value, "name");
     else if (k == "create_if_missing") o.create_if_missing = Option<bool>(value, "create_if_missing");
@@ -72,7 +76,7 @@ IndexOptions OptionsFrom(const nb::kwargs& kwargs) {
     else
       Misuse("unknown option '" + k + "' (the options: design, name, create_if_missing, key_format, "
              "max_key_bytes, inline_value_bytes, max_value_bytes, node_bytes, cache_bytes, "
-             "compute_nodes, bulk_fill, knobs)");
+             "compute_nodes, bulk_fill, knobs; options: a string of them)");
   }
   return o;
 }
@@ -221,14 +225,26 @@ Index& IndexState::Get() const {
   return *index;
 }
 
-void IndexState::Close() {
-  if (!index) return;  // a second close, as the C++ Close
-  if (busy) Misuse("close: the index is in use by another thread");
+void IndexState::CloseSessions(const char* call) {
+  if (busy) Misuse(std::string(call) + ": the index is in use by another thread");
   for (auto& weak : sessions)
-    if (auto s = weak.lock(); s && s->busy) Misuse("close: a session of the index is in use by another thread");
+    if (auto s = weak.lock(); s && s->busy) Misuse(std::string(call) + ": a session of the index is in use by another thread");
   for (auto& weak : sessions)
     if (auto s = weak.lock()) s->Close();
   sessions.clear();
+}
+
+void IndexState::Drop() {
+  if (!index) Misuse("drop: the index is closed");
+  CloseSessions("drop");
+  const Status st = index->Drop();
+  if (st.ok() || st.IsNotSupported()) index.reset();  // closed by Drop either way
+  Check(st);
+}
+
+void IndexState::Close() {
+  if (!index) return;  // a second close, as the C++ Close
+  CloseSessions("close");
   const Status st = index->Close();
   index.reset();
   Check(st);
@@ -248,6 +264,7 @@ void BindIndex(nb::module_& m) {
         return cluster ? Properties(*cluster) : std::map<std::string, uint64_t>{};
       })
       .def("close", [](PyIndex& self) { self.s->Close(); })
+      .def("drop", [](PyIndex& self) { self.s->Drop(); })
       .def_prop_ro("closed", [](PyIndex& self) { return !self.s->index; })
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyIndex& self, nb::args) { self.s->Close(); });

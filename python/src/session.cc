@@ -106,11 +106,63 @@ nb::list Scan(PySession& self, nb::handle start, size_t count) {
   return out;
 }
 
-PyIterator NewIterator(PySession& self, nb::handle start, nb::handle upper_bound, size_t readahead) {
+// CompareAndSwap: (True, None) if swapped, else (False, the value found).
+nb::tuple CompareAndSwap(PySession& self, nb::handle key, nb::handle expected, nb::handle desired) {
+  const Bytes k = Bytes::Key(key), e = Bytes::Value(expected), d = Bytes::Value(desired);
+  SessionState::Use session(*self.s);
+  bool swapped = false;
+  std::string current;
+  Status st;
+  {
+    Release nogil;
+    st = session->CompareAndSwap(k.slice(), e.slice(), d.slice(), &swapped, &current);
+  }
+  Check(st);
+  if (swapped) return nb::make_tuple(true, nb::none());
+  return nb::make_tuple(false, ToBytes(current));
+}
+
+uint64_t DeleteRange(PySession& self, nb::handle begin, nb::handle end) {
+  const Bytes b = Bytes::Key(begin), e = Bytes::Key(end);
+  SessionState::Use session(*self.s);
+  uint64_t deleted = 0;
+  Status st;
+  {
+    Release nogil;
+    st = session->DeleteRange(b.slice(), e.slice(), &deleted);
+  }
+  Check(st);
+  return deleted;
+}
+
+// A batch of (key, value) puts and (key, None) deletes, applied by Session::Write.
+void WriteBatchOf(PySession& self, nb::iterable writes) {
+  WriteBatch batch;
+  for (nb::handle w : writes) {
+    nb::tuple pair;
+    if (!nb::try_cast(w, pair) || pair.size() != 2) Misuse("write: each write is a (key, value or None) tuple");
+    const Bytes k = Bytes::Key(pair[0]);
+    if (pair[1].is_none()) batch.Delete(k.slice());
+    else batch.Put(k.slice(), Bytes::Value(pair[1]).slice());
+  }
+  SessionState::Use session(*self.s);
+  Status st;
+  {
+    Release nogil;
+    st = session->Write(batch);
+  }
+  Check(st);
+}
+
+PyIterator NewIterator(PySession& self, nb::handle start, nb::handle upper_bound, size_t readahead,
+                       nb::handle lower_bound, uint32_t prefix_bytes, bool reverse) {
   ReadOptions ro;
   ro.readahead = readahead;
   if (!upper_bound.is_none()) ro.upper_bound = std::string(Bytes::Key(upper_bound).slice());
+  if (!lower_bound.is_none()) ro.lower_bound = std::string(Bytes::Key(lower_bound).slice());
+  ro.prefix_bytes = prefix_bytes;
   auto it = std::make_shared<IteratorState>();
+  it->reverse = reverse;
   if (!start.is_none()) it->start = std::string(Bytes::Key(start).slice());
   SessionState::Use session(*self.s);
   it->session = self.s;
@@ -133,7 +185,9 @@ void Position(IteratorState& s, Move move) {
 
 nb::tuple Next(PyIterator& self) {
   IteratorState& s = *self.s;
-  if (!s.positioned)
+  if (!s.positioned && s.reverse)
+    Position(s, [&](Iterator& it) { s.start ? it.SeekForPrev(*s.start) : it.SeekToLast(); });
+  else if (!s.positioned)
     Position(s, [&](Iterator& it) { s.start ? it.Seek(*s.start) : it.SeekToFirst(); });
   if (!s.it) Misuse("the iterator is closed (its session or index was closed)");
   if (!s.it->Valid()) {
@@ -141,7 +195,8 @@ nb::tuple Next(PyIterator& self) {
     throw nb::stop_iteration();
   }
   nb::tuple pair = nb::make_tuple(ToBytes(s.it->key()), ToBytes(s.it->value()));
-  Position(s, [](Iterator& it) { it.Next(); });
+  if (s.reverse) Position(s, [](Iterator& it) { it.Prev(); });
+  else Position(s, [](Iterator& it) { it.Next(); });
   return pair;
 }
 
@@ -161,8 +216,12 @@ void BindSession(nb::module_& m) {
       .def("delete", &Delete, nb::arg("key"))
       .def("multi_get", &MultiGet, nb::arg("keys"))
       .def("scan", &Scan, nb::arg("start"), nb::arg("count"))
+      .def("compare_and_swap", &CompareAndSwap, nb::arg("key"), nb::arg("expected"), nb::arg("desired"))
+      .def("delete_range", &DeleteRange, nb::arg("begin"), nb::arg("end"))
+      .def("write", &WriteBatchOf, nb::arg("writes"))
       .def("iterator", &NewIterator, nb::arg("start") = nb::none(), nb::arg("upper_bound") = nb::none(),
-           nb::arg("readahead") = 0)
+           nb::arg("readahead") = 0, nb::arg("lower_bound") = nb::none(), nb::arg("prefix_bytes") = 0,
+           nb::arg("reverse") = false)
       .def("close", [](PySession& self) { self.s->Close(); })
       .def_prop_ro("closed", [](PySession& self) { return !self.s->session; })
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })

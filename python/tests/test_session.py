@@ -97,3 +97,39 @@ def test_threads_each_with_a_session(index):
     with index.session() as s:
         assert len(list(s.iterator())) == 800
         assert s.get(b"t3-0199") == b"199"
+
+
+def test_ordered_store_operations(session):
+    for i in range(0, 100, 10):
+        session.put(b"k%03d" % i, b"v%d" % i)
+    session.put(b"other", b"x")
+    # Backwards from a target (SeekForPrev, then Prev), and from the end.
+    back = [k for k, _ in session.iterator(start=b"k055", reverse=True)]
+    assert back == [b"k050", b"k040", b"k030", b"k020", b"k010", b"k000"]
+    assert [k for k, _ in session.iterator(reverse=True)][0] == b"other"
+    # Bounds and prefix mode.
+    assert [k for k, _ in session.iterator(lower_bound=b"k030", upper_bound=b"k060", reverse=True)] == [
+        b"k050", b"k040", b"k030"]
+    assert len(list(session.iterator(start=b"k", prefix_bytes=1))) == 10
+    # CompareAndSwap.
+    assert session.compare_and_swap(b"k010", b"wrong", b"new") == (False, b"v10")
+    assert session.compare_and_swap(b"k010", b"v10", b"new") == (True, None)
+    assert session.get(b"k010") == b"new"
+    with pytest.raises(dmindex.NotFound):
+        session.compare_and_swap(b"absent", b"a", b"b")
+    # DeleteRange and a write batch.
+    assert session.delete_range(b"k020", b"k050") == 3
+    assert session.get(b"k020") is None and session.get(b"k050") == b"v50"
+    session.write([(b"b1", b"1"), (b"k000", None), (b"b2", b"2")])
+    assert session.get(b"b1") == b"1" and session.get(b"k000") is None
+    with pytest.raises(dmindex.InvalidArgument):
+        session.write([(b"b3", b"3"), (b"", b"empty key")])
+    assert session.get(b"b3") is None
+
+
+def test_options_from_a_string():
+    with dmindex.open_index(options="design=local;max_key_bytes=16") as index:
+        assert index.design == "local"
+        assert index.options["max_key_bytes"] == 16
+    with pytest.raises(dmindex.InvalidArgument):
+        dmindex.open_index(options="node_bytes=lots")

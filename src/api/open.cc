@@ -14,7 +14,8 @@ Result<std::unique_ptr<Index>> Index::Open(const IndexOptions& options, std::sha
   }
   auto design = designs::MakeIndex(options.design, FabricOf(*cluster), options);
   if (!design.ok()) return design.status();
-  std::unique_ptr<Index> index = std::make_unique<internal::IndexHandle>(std::move(design).value());
+  std::unique_ptr<Index> index = std::make_unique<internal::IndexHandle>(
+      std::move(design).value(), !designs::SharedAcrossProcesses(options.design).ok());
   index->cluster_ = std::move(cluster);
   return index;
 }

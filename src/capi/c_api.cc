@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capi/handles.h"
+#include "common/option_fields.h"
 #include "common/parse_values.h"
 
 namespace dmindex::capi {
@@ -71,62 +72,10 @@ Result<Partitioning*> PartitioningOf(const dmindex_index_t* index) {
   return p;
 }
 
-// IndexOptions' fields by name, set from text (dmindex_options_set).
-struct OptionField {
-  const char* name;
-  Status (*set)(const std::string& value, IndexOptions* o);
-};
-
-template <typename T>
-Status SetCount(const std::string& value, uint64_t min, uint64_t max, T* field) {
-  auto n = ParseCount(value, min, max);
-  if (!n.ok()) return n.status();
-  *field = static_cast<T>(*n);
-  return Status::Ok();
-}
-
-const OptionField kOptionFields[] = {
-    {"design", [](const std::string& v, IndexOptions* o) { o->design = v; return Status::Ok(); }},
-    {"name", [](const std::string& v, IndexOptions* o) { o->name = v; return Status::Ok(); }},
-    {"create_if_missing",
-     [](const std::string& v, IndexOptions* o) {
-       if (v != "true" && v != "false") return Status::InvalidArgument("'" + v + "': expected true or false");
-       o->create_if_missing = v == "true";
-       return Status::Ok();
-     }},
-    {"key_format",
-     [](const std::string& v, IndexOptions* o) {
-       if (v != "bytes" && v != "u64") return Status::InvalidArgument("'" + v + "': expected bytes or u64");
-       o->key_format = v == "bytes" ? KeyFormat::kBytes : KeyFormat::kU64;
-       return Status::Ok();
-     }},
-    {"max_key_bytes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 1, kMaxKeyBytes, &o->max_key_bytes); }},
-    {"inline_value_bytes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 0, UINT32_MAX, &o->inline_value_bytes); }},
-    {"max_value_bytes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 0, UINT32_MAX, &o->max_value_bytes); }},
-    {"node_bytes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 64, kMaxNodeBytes, &o->node_bytes); }},
-    {"cache_bytes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 0, UINT64_MAX, &o->cache_bytes); }},
-    {"compute_nodes", [](const std::string& v, IndexOptions* o) { return SetCount(v, 1, UINT32_MAX, &o->compute_nodes); }},
-    {"bulk_fill",
-     [](const std::string& v, IndexOptions* o) {
-       auto f = ParseReal(v, RealRange{0, 1, true, false});
-       if (!f.ok()) return f.status();
-       o->bulk_fill = *f;
-       return Status::Ok();
-     }},
-};
-
 Status SetOption(IndexOptions* o, const std::string& name, const std::string& value) {
-  for (const OptionField& f : kOptionFields) {
-    if (name != f.name) continue;
-    IndexOptions changed = *o;  // a refused value leaves the options as they were
-    const Status s = f.set(value, &changed);
-    if (!s.ok()) return Status::InvalidArgument("option " + name + ": " + s.message());
-    *o = std::move(changed);
-    return Status::Ok();
-  }
-  std::vector<std::string> known;
-  for (const OptionField& f : kOptionFields) known.emplace_back(f.name);
-  std::string list = Lines(known);
+  Status s = SetIndexOptionField(o, name, value);  // common/option_fields.h
+  if (!s.IsNotFound()) return s;
+  std::string list = Lines(IndexOptionFieldNames());
   std::replace(list.begin(), list.end(), '\n', ' ');
   return Status::InvalidArgument("unknown option '" + name + "' (known: " + list + "; design knobs: dmindex_options_set_knob)");
 }
@@ -292,6 +241,14 @@ dmindex_code_t dmindex_options_set(dmindex_options_t* options, const char* name,
   });
 }
 
+dmindex_code_t dmindex_options_parse(dmindex_options_t* options, const char* text, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    DMX_RETURN_IF_ERROR(NotNull(options, "the options"));
+    DMX_RETURN_IF_ERROR(NotNull(text, "the options text"));
+    return dmindex::ParseIndexOptions(text, &options->options);
+  });
+}
+
 dmindex_code_t dmindex_options_set_knob(dmindex_options_t* options, const char* knob, const char* value,
                                         dmindex_status_t* status) {
   return Guard(status, [&] {
@@ -333,6 +290,16 @@ dmindex_code_t dmindex_index_close(dmindex_index_t* index, dmindex_status_t* sta
 }
 
 void dmindex_index_destroy(dmindex_index_t* index) { delete index; }
+
+dmindex_code_t dmindex_index_drop(dmindex_index_t* index, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    DMX_RETURN_IF_ERROR(NotNull(index, "the index"));
+    Status s = index->state->index->Drop();
+    // Dropped, or closed by Drop though this design cannot free its memory.
+    if (s.ok() || s.IsNotSupported()) index->state->closed.store(true);
+    return s;
+  });
+}
 
 dmindex_code_t dmindex_index_bulk_load(dmindex_index_t* index, size_t count, const char* const* keys,
                                        const size_t* key_lengths, const char* const* values,

@@ -146,6 +146,77 @@ dmindex_code_t dmindex_delete(dmindex_session_t* session, const char* key, size_
   });
 }
 
+dmindex_code_t dmindex_compare_and_swap(dmindex_session_t* session, const char* key, size_t key_length,
+                                        const char* expected, size_t expected_length, const char* desired,
+                                        size_t desired_length, int* swapped, char** current,
+                                        size_t* current_length, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    auto s = LiveSession(session);
+    if (!s.ok()) return s.status();
+    DMX_RETURN_IF_ERROR(NotNull(swapped, "the swapped output pointer"));
+    *swapped = 0;
+    if (current != nullptr) {
+      DMX_RETURN_IF_ERROR(NotNull(current_length, "the current value's length output pointer"));
+      *current = nullptr;
+      *current_length = 0;
+    }
+    Slice k, e, d;
+    DMX_RETURN_IF_ERROR(BytesOf(key, key_length, "the key", &k));
+    DMX_RETURN_IF_ERROR(BytesOf(expected, expected_length, "the expected value", &e));
+    DMX_RETURN_IF_ERROR(BytesOf(desired, desired_length, "the desired value", &d));
+    bool done = false;
+    std::string found;
+    DMX_RETURN_IF_ERROR((*s)->CompareAndSwap(k, e, d, &done, &found));
+    *swapped = done ? 1 : 0;
+    if (!done && current != nullptr) {
+      DMX_RETURN_IF_ERROR(CopyOut(found, current));
+      *current_length = found.size();
+    }
+    return Status::Ok();
+  });
+}
+
+dmindex_code_t dmindex_delete_range(dmindex_session_t* session, const char* begin, size_t begin_length,
+                                    const char* end, size_t end_length, uint64_t* deleted,
+                                    dmindex_status_t* status) {
+  return Guard(status, [&] {
+    auto s = LiveSession(session);
+    if (!s.ok()) return s.status();
+    Slice b, e;
+    DMX_RETURN_IF_ERROR(BytesOf(begin, begin_length, "the range's begin", &b));
+    DMX_RETURN_IF_ERROR(BytesOf(end, end_length, "the range's end", &e));
+    return (*s)->DeleteRange(b, e, deleted);
+  });
+}
+
+dmindex_code_t dmindex_write_batch(dmindex_session_t* session, size_t count, const char* const* keys,
+                                   const size_t* key_lengths, const char* const* values,
+                                   const size_t* value_lengths, size_t* applied, dmindex_status_t* status) {
+  return Guard(status, [&] {
+    if (applied != nullptr) *applied = 0;
+    auto s = LiveSession(session);
+    if (!s.ok()) return s.status();
+    dmindex::WriteBatch batch;
+    if (count != 0) {
+      DMX_RETURN_IF_ERROR(NotNull(keys, "the key array"));
+      DMX_RETURN_IF_ERROR(NotNull(key_lengths, "the key length array"));
+      DMX_RETURN_IF_ERROR(NotNull(values, "the value array"));
+      DMX_RETURN_IF_ERROR(NotNull(value_lengths, "the value length array"));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      Slice k, v;
+      DMX_RETURN_IF_ERROR(BytesOf(keys[i], key_lengths[i], "a key", &k));
+      if (values[i] == nullptr) {
+        batch.Delete(k);
+        continue;
+      }
+      DMX_RETURN_IF_ERROR(BytesOf(values[i], value_lengths[i], "a value", &v));
+      batch.Put(k, v);
+    }
+    return (*s)->Write(batch, applied);
+  });
+}
+
 dmindex_code_t dmindex_scan(dmindex_session_t* session, const char* start, size_t start_length, size_t count,
                             dmindex_pairs_t** pairs, dmindex_status_t* status) {
   return Guard(status, [&] {
@@ -236,6 +307,23 @@ dmindex_code_t dmindex_iterator_create(dmindex_session_t* session, const char* u
   });
 }
 
+dmindex_code_t dmindex_iterator_create_bounded(dmindex_session_t* session, const char* lower_bound,
+                                               size_t lower_bound_length, const char* upper_bound,
+                                               size_t upper_bound_length, uint32_t prefix_bytes, size_t readahead,
+                                               dmindex_iterator_t** iterator, dmindex_status_t* status) {
+  dmindex_code_t code = dmindex_iterator_create(session, upper_bound, upper_bound_length, readahead, iterator, status);
+  if (code != DMINDEX_OK) return code;
+  return Guard(status, [&] {
+    dmindex::ReadOptions ro;
+    ro.readahead = readahead;
+    if (lower_bound != nullptr) ro.lower_bound = std::string(lower_bound, lower_bound_length);
+    if (upper_bound != nullptr) ro.upper_bound = std::string(upper_bound, upper_bound_length);
+    ro.prefix_bytes = prefix_bytes;
+    (*iterator)->it.emplace(session->state->session->NewIterator(ro));
+    return Status::Ok();
+  });
+}
+
 void dmindex_iterator_destroy(dmindex_iterator_t* iterator) {
   if (iterator == nullptr) return;
   --iterator->session->iterators;
@@ -289,3 +377,26 @@ dmindex_code_t dmindex_iterator_status(const dmindex_iterator_t* iterator, dmind
 }
 
 }  // extern "C"
+
+void dmindex_iterator_seek_for_prev(dmindex_iterator_t* iterator, const char* target, size_t target_length) {
+  dmindex::capi::Move(iterator, false, "SeekForPrev", [&](dmindex::Iterator& it) {
+    Slice t;
+    DMX_RETURN_IF_ERROR(BytesOf(target, target_length, "the seek target", &t));
+    it.SeekForPrev(t);
+    return Status::Ok();
+  });
+}
+
+void dmindex_iterator_seek_to_last(dmindex_iterator_t* iterator) {
+  dmindex::capi::Move(iterator, false, "SeekToLast", [](dmindex::Iterator& it) {
+    it.SeekToLast();
+    return Status::Ok();
+  });
+}
+
+void dmindex_iterator_prev(dmindex_iterator_t* iterator) {
+  dmindex::capi::Move(iterator, true, "Prev", [](dmindex::Iterator& it) {
+    it.Prev();
+    return Status::Ok();
+  });
+}

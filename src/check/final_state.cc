@@ -10,7 +10,8 @@ namespace dmindex::check {
 namespace {
 
 bool IsWrite(const Operation& op) {
-  return op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kDelete;
+  return op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kDelete ||
+         (op.kind == OpKind::kCompareAndSwap && MayWriteValue(op));
 }
 
 // What `write` leaves in the key: its value, or nullopt (absent) for a Delete.

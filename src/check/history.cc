@@ -15,6 +15,7 @@ const char* KindName(OpKind k) {
     case OpKind::kUpdate: return "Update";
     case OpKind::kDelete: return "Delete";
     case OpKind::kScan: return "Scan";
+    case OpKind::kCompareAndSwap: return "CompareAndSwap";
   }
   return "?";
 }
@@ -52,7 +53,14 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
   s.append("T").append(std::to_string(op.thread)).append(" ").append(KindName(op.kind)).append("(");
   s.append(KeyStr(op.key));
   if (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) s += ", " + ValueStr(op.value);
-  if (op.kind == OpKind::kScan) {
+  if (op.kind == OpKind::kCompareAndSwap) {
+    s.append(", ").append(ValueStr(op.expected));
+    if (op.swapped || op.outcome == Outcome::kUnknown) s.append(", ").append(ValueStr(op.value));
+  }
+  if (op.kind == OpKind::kScan && op.scan_reverse) {
+    s += ", " + std::to_string(op.scan_count) + ", reverse";
+    if (op.scan_end) s.append(op.scan_after ? ", from " : ", below ").append(KeyStr(*op.scan_end));
+  } else if (op.kind == OpKind::kScan) {
     s += ", " + std::to_string(op.scan_count);
     if (op.scan_after) s += ", after start";
     if (op.scan_end) s += ", below " + KeyStr(*op.scan_end);
@@ -64,6 +72,8 @@ std::string Describe(const Operation& op, int64_t origin_ns) {
     s += "error (effect unknown)";
   } else if (op.kind == OpKind::kLookup) {
     s += ValueStr(op.value);
+  } else if (op.kind == OpKind::kCompareAndSwap) {
+    s += op.swapped ? std::string("swapped") : "not swapped, found " + ValueStr(op.value);
   } else if (op.kind == OpKind::kScan) {
     s += "[";
     for (size_t i = 0; i < op.scan_result.size(); ++i) {
@@ -219,6 +229,27 @@ Status RecordingSession::DoScan(const KeyRange& range, size_t count, std::vector
     Log(std::move(op), Status::Ok());
     return s;
   }
+  return Record(std::move(op), s);
+}
+
+Status RecordingSession::DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                                          std::string* current) {
+  Operation op = Begin(OpKind::kCompareAndSwap, key, desired);
+  op.expected = std::string(expected);
+  Status s = inner_.CompareAndSwap(key, expected, desired, swapped, current);
+  op.swapped = s.ok() && *swapped;
+  if (s.ok() && !*swapped) op.value = *current;
+  return Record(std::move(op), s);
+}
+
+Status RecordingSession::DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) {
+  Operation op = Begin(OpKind::kScan, range.start, {});
+  op.scan_count = static_cast<uint32_t>(count);
+  op.scan_reverse = true;
+  op.scan_after = range.end_inclusive;
+  op.scan_end = range.end;
+  Status s = ScanReverseOf(inner_, range, count, out);
+  if (s.ok()) op.scan_result = *out;
   return Record(std::move(op), s);
 }
 

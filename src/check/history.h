@@ -29,7 +29,7 @@ namespace dmindex::check {
 using Key = std::string;
 using Value = std::string;
 
-enum class OpKind : uint8_t { kLookup, kInsert, kUpdate, kDelete, kScan };
+enum class OpKind : uint8_t { kLookup, kInsert, kUpdate, kDelete, kScan, kCompareAndSwap };
 
 // What an operation's Status tells a checker. kUnknown: any error other than NotFound - the
 // operation may or may not have taken effect, at any time after its invocation.
@@ -41,7 +41,10 @@ struct Operation {
   uint32_t thread = 0;
   uint32_t process = 0;  // the compute process (dmindex check --compute-node) in merged histories
   Key key;           // Scan: the start key
-  Value value;       // Insert/Update: the argument; Lookup: the result (if kOk)
+  Value value;       // Insert/Update: the argument; Lookup: the result (if kOk);
+                     // CompareAndSwap: the desired value, or the value found if not swapped
+  Value expected;    // CompareAndSwap: the value it expected
+  bool swapped = false;  // CompareAndSwap (kOk): the value was `expected` and is now `value`
   int64_t invoke_ns = 0;
   int64_t response_ns = 0;
   uint32_t scan_count = 0;              // Scan: requested pairs
@@ -50,9 +53,27 @@ struct Operation {
   // stop at an upper bound): key excluded, and the exclusive end (none: no bound).
   bool scan_after = false;
   std::optional<Key> scan_end;
+  // Scan: a reverse scan (Session::DoScanReverse), descending from scan_end (included when
+  // scan_after) down to `key` (included); scan_end none: from the last key.
+  bool scan_reverse = false;
 
   KeyRange scan_range() const { return KeyRange{key, scan_after, scan_end}; }
 };
+
+// The value `op` read, if it read one: a Lookup's result, or a CompareAndSwap's comparison
+// (the expected value if it swapped, the value it found if not).
+inline const Value* ValueRead(const Operation& op) {
+  if (op.outcome != Outcome::kOk) return nullptr;
+  if (op.kind == OpKind::kLookup) return &op.value;
+  if (op.kind == OpKind::kCompareAndSwap) return op.swapped ? &op.expected : &op.value;
+  return nullptr;
+}
+// `op` may have set the key's value to op.value (an Insert or Update not answered NotFound,
+// a CompareAndSwap that swapped or whose outcome is unknown).
+inline bool MayWriteValue(const Operation& op) {
+  if (op.kind == OpKind::kCompareAndSwap) return op.swapped || op.outcome == Outcome::kUnknown;
+  return (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) && op.outcome != Outcome::kNotFound;
+}
 
 // Keys and values as reports print them: a u64-format key (8 bytes starting below 0x20) as
 // its integer, a byte key as text with escapes; an 8-byte value (the workload's unique
@@ -135,6 +156,9 @@ class RecordingSession final : public Session {
   Status DoUpdate(Slice key, Slice value) override;
   Status DoDelete(Slice key) override;
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override;
+  Status DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) override;
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                          std::string* current) override;
   // Each key is recorded as a Lookup spanning the whole call (it is linearizable within it).
   void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override;

@@ -38,14 +38,21 @@ std::string Bytes(const json& j) {
 }
 
 // [kind, outcome, process, thread, key, value, invoke_ns, response_ns, scan_count, [[k, v]...],
-//  scan_after, scan_end (null: none)]; keys and values in hex.
+//  scan_after, scan_end (null: none)], and for a CompareAndSwap or a reverse scan three more:
+//  expected, swapped, scan_reverse; keys and values in hex.
 json OpToJson(const Operation& op) {
   json pairs = json::array();
   for (const KeyValue& kv : op.scan_result) pairs.push_back({Hex(kv.key), Hex(kv.value)});
-  return json::array({static_cast<int>(op.kind), static_cast<int>(op.outcome), op.process,
-                      op.thread, Hex(op.key), Hex(op.value), op.invoke_ns, op.response_ns,
-                      op.scan_count, std::move(pairs), op.scan_after,
-                      op.scan_end ? json(Hex(*op.scan_end)) : json(nullptr)});
+  json j = json::array({static_cast<int>(op.kind), static_cast<int>(op.outcome), op.process,
+                        op.thread, Hex(op.key), Hex(op.value), op.invoke_ns, op.response_ns,
+                        op.scan_count, std::move(pairs), op.scan_after,
+                        op.scan_end ? json(Hex(*op.scan_end)) : json(nullptr)});
+  if (op.kind == OpKind::kCompareAndSwap || op.scan_reverse) {
+    j.push_back(Hex(op.expected));
+    j.push_back(op.swapped);
+    j.push_back(op.scan_reverse);
+  }
+  return j;
 }
 
 template <typename E>
@@ -56,9 +63,10 @@ E EnumAt(const json& j, int max) {
 }
 
 Operation OpFromJson(const json& j) {
-  if (!j.is_array() || j.size() != 12) throw std::invalid_argument("an operation is not a 12-element array");
+  if (!j.is_array() || (j.size() != 12 && j.size() != 15))
+    throw std::invalid_argument("an operation is not a 12- or 15-element array");
   Operation op;
-  op.kind = EnumAt<OpKind>(j[0], static_cast<int>(OpKind::kScan));
+  op.kind = EnumAt<OpKind>(j[0], static_cast<int>(OpKind::kCompareAndSwap));
   op.outcome = EnumAt<Outcome>(j[1], static_cast<int>(Outcome::kUnknown));
   op.process = j[2].get<uint32_t>();
   op.thread = j[3].get<uint32_t>();
@@ -70,6 +78,11 @@ Operation OpFromJson(const json& j) {
   for (const json& kv : j[9]) op.scan_result.push_back({Bytes(kv.at(0)), Bytes(kv.at(1))});
   op.scan_after = j[10].get<bool>();
   if (!j[11].is_null()) op.scan_end = Bytes(j[11]);
+  if (j.size() == 15) {
+    op.expected = Bytes(j[12]);
+    op.swapped = j[13].get<bool>();
+    op.scan_reverse = j[14].get<bool>();
+  }
   return op;
 }
 

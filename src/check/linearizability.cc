@@ -70,6 +70,14 @@ std::optional<Register> Step(Register r, const Operation& op) {
       if (unknown) return Register{};
       if (ok) return r.present ? std::optional(Register{}) : std::nullopt;
       return r.present ? std::nullopt : std::optional(r);
+    case OpKind::kCompareAndSwap: {
+      const bool holds = r.present && !r.unread && r.value == op.expected;
+      if (unknown) return holds ? Register{true, op.value} : r;
+      if (!ok) return r.present ? std::nullopt : std::optional(r);
+      if (op.swapped) return holds ? std::optional(Register{true, op.value}) : std::nullopt;
+      // Not swapped: it found op.value, which was not the one expected.
+      return r.present && !r.unread && r.value == op.value ? std::optional(r) : std::nullopt;
+    }
     case OpKind::kScan:
       break;
   }
@@ -78,16 +86,14 @@ std::optional<Register> Step(Register r, const Operation& op) {
 
 // Leaves the register as it is wherever it can take effect.
 bool ReadOnly(const Operation& op) {
-  return op.kind == OpKind::kLookup || op.outcome == Outcome::kNotFound;
+  return op.kind == OpKind::kLookup || op.outcome == Outcome::kNotFound ||
+         (op.kind == OpKind::kCompareAndSwap && op.outcome == Outcome::kOk && !op.swapped);
 }
-// Returns the key's value (a successful lookup).
-bool ReadsValue(const Operation& op) { return op.kind == OpKind::kLookup && op.outcome == Outcome::kOk; }
+// Needs the key to hold a value (ValueRead: a lookup's, a compare-and-swap's comparison).
+bool ReadsValue(const Operation& op) { return ValueRead(op) != nullptr; }
 // Can only take effect while the key is absent (NotFound answers).
 bool ReadsAbsence(const Operation& op) { return ReadOnly(op) && op.outcome == Outcome::kNotFound; }
-// May store op.value (an acknowledged or unknown upsert or update).
-bool MayWriteValue(const Operation& op) {
-  return (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) && op.outcome != Outcome::kNotFound;
-}
+// May store op.value: MayWriteValue (history.h).
 // May make the key absent (an acknowledged or unknown delete).
 bool MayDelete(const Operation& op) { return op.kind == OpKind::kDelete && op.outcome != Outcome::kNotFound; }
 
@@ -109,7 +115,7 @@ class KeySearch {
     std::unordered_map<Value, int64_t> first_read_return;
     for (const Operation* op : ops_)
       if (ReadsValue(*op)) {
-        auto [it, fresh] = first_read_return.emplace(op->value, op->response_ns);
+        auto [it, fresh] = first_read_return.emplace(*ValueRead(*op), op->response_ns);
         if (!fresh) it->second = std::min(it->second, op->response_ns);
       }
     for (const Operation* op : ops_) {
@@ -168,7 +174,7 @@ class KeySearch {
 
   // Unplaced operations that read, or may write, each value / absence (see the top).
   void Count(const Operation& op, int delta) {
-    if (ReadsValue(op)) unplaced_readers_[op.value] += delta;
+    if (ReadsValue(op)) unplaced_readers_[*ValueRead(op)] += delta;
     if (ReadsAbsence(op)) unplaced_absence_readers_ += delta;
     if (MayWriteValue(op)) unplaced_writers_[op.value] += delta;
     if (MayDelete(op)) unplaced_deleters_ += delta;
@@ -272,7 +278,7 @@ void KeySearch::NoteDeadEnd(int blocked_op, Register state) {
   if (!after || !Strands(Canonical(*after))) return;
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Operation& op = *ops_[i];
-    const bool stranded = state_.present ? ReadsValue(op) && op.value == state_.value : ReadsAbsence(op);
+    const bool stranded = state_.present ? ReadsValue(op) && *ValueRead(op) == state_.value : ReadsAbsence(op);
     if (stranded && !(placed_[i / 64] >> (i % 64) & 1)) {
       blocked_op_ = static_cast<int>(i);
       return;
@@ -293,15 +299,21 @@ bool KeySearch::Strands(const Register& after) const {
 bool KeySearch::Place(int call, Register after, bool forced) {
   const int op = events_[call].op;
   after = Canonical(after);
-  if (!forced && Strands(after)) return false;
+  // Not counted while it is placed: a compare-and-swap reads the value it replaces and must
+  // not count as a reader that replacing it strands.
+  Count(*ops_[op], -1);
+  if (!forced && Strands(after)) {
+    Count(*ops_[op], +1);
+    return false;
+  }
   SetPlaced(op, true);
   if (!forced && !seen_.insert(Config{placed_, after}).second) {
     SetPlaced(op, false);
+    Count(*ops_[op], +1);
     return false;
   }
   stack_.push_back({call, state_, forced});
   state_ = after;
-  Count(*ops_[op], -1);
   Lift(call);
   return true;
 }
@@ -431,8 +443,8 @@ std::optional<std::string> ObviousViolation(const std::vector<const Operation*>&
   for (size_t i = changers.size(); i-- > 0;)
     min_response_from[i] = std::min(min_response_from[i + 1], changers[i]->response_ns);
   for (const Operation* look : ops) {
-    if (!ReadsValue(*look) || (initial.present && initial.value == look->value)) continue;
-    const auto it = writers.find(look->value);
+    if (!ReadsValue(*look) || (initial.present && initial.value == *ValueRead(*look))) continue;
+    const auto it = writers.find(*ValueRead(*look));
     const bool possible = it != writers.end() && std::any_of(it->second.begin(), it->second.end(), [&](const Operation* w) {
       return w->invoke_ns <= look->response_ns;
     });

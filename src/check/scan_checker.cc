@@ -26,17 +26,16 @@ int64_t ResponseOf(const Operation& op) {
   return op.outcome == Outcome::kUnknown ? kNever : op.response_ns;
 }
 
-bool Writes(const Operation& op) {  // may have set the key's value to op.value
-  return (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate) &&
-         op.outcome != Outcome::kNotFound;
-}
+bool Writes(const Operation& op) { return MayWriteValue(op); }  // may have set the value to op.value
 bool SurelyChanges(const Operation& op) {  // certainly replaced or removed the value
   return op.outcome == Outcome::kOk &&
-         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kDelete);
+         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kDelete ||
+          (op.kind == OpKind::kCompareAndSwap && op.swapped));
 }
 bool ShowsPresent(const Operation& op) {
   return op.outcome == Outcome::kOk &&
-         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kLookup);
+         (op.kind == OpKind::kInsert || op.kind == OpKind::kUpdate || op.kind == OpKind::kLookup ||
+          op.kind == OpKind::kCompareAndSwap);
 }
 bool MayDelete(const Operation& op) {
   return op.kind == OpKind::kDelete && op.outcome != Outcome::kNotFound;
@@ -158,6 +157,12 @@ const Operation* SurelyPresentWitness(const KeyHistory& kh, const Operation& sca
   return witness;
 }
 
+// Whether `k` is in the scan's range (a reverse scan's: ReverseRange, history.h).
+bool InScanRange(const Operation& scan, const Key& k) {
+  if (!scan.scan_reverse) return scan.scan_range().Contains(k);
+  return ReverseRange{scan.key, scan.scan_end, scan.scan_after}.Contains(k);
+}
+
 std::string CheckOrder(const Operation& scan) {
   const auto& r = scan.scan_result;
   if (r.size() > scan.scan_count)
@@ -165,11 +170,11 @@ std::string CheckOrder(const Operation& scan) {
            std::to_string(scan.scan_count) + " asked for";
   for (size_t i = 0; i < r.size(); ++i) {
     if (r[i].key.empty()) return "returned an empty key";
-    if (!scan.scan_range().Contains(r[i].key))
+    if (!InScanRange(scan, r[i].key))
       return "returned key " + KeyStr(r[i].key) + " outside the scanned range";
-    if (i > 0 && r[i].key <= r[i - 1].key)
-      return "keys not strictly ascending at position " + std::to_string(i) + " (" +
-             KeyStr(r[i - 1].key) + " then " + KeyStr(r[i].key) + ")";
+    if (i > 0 && (scan.scan_reverse ? r[i].key >= r[i - 1].key : r[i].key <= r[i - 1].key))
+      return std::string("keys not strictly ") + (scan.scan_reverse ? "descending" : "ascending") +
+             " at position " + std::to_string(i) + " (" + KeyStr(r[i - 1].key) + " then " + KeyStr(r[i].key) + ")";
   }
   return {};
 }
@@ -209,15 +214,18 @@ CheckReport CheckScans(const History& history) {
     }
     const bool full = scan.scan_result.size() == scan.scan_count;
     if (full && scan.scan_count == 0) continue;
-    // A full scan covered its range up to its last key; a short one all of it.
-    const Key* covered_end = full ? &scan.scan_result.back().key : nullptr;
-    const KeyRange range = scan.scan_range();
-    auto returned = scan.scan_result.begin();
-    for (auto it = keys.lower_bound(scan.key);
+    // A full scan covered its range up to its last key (a reverse one down to it); a short
+    // one all of it. Walked in ascending order, over the result in ascending order.
+    std::vector<KeyValue> ascending = scan.scan_result;
+    if (scan.scan_reverse) std::reverse(ascending.begin(), ascending.end());
+    const Key* covered_end = full && !scan.scan_reverse ? &ascending.back().key : nullptr;
+    const Key& covered_start = full && scan.scan_reverse ? ascending.front().key : scan.key;
+    auto returned = ascending.cbegin();
+    for (auto it = keys.lower_bound(covered_start);
          it != keys.end() && (covered_end == nullptr || it->first <= *covered_end); ++it) {
-      if (!range.Contains(it->first)) continue;
-      while (returned != scan.scan_result.end() && returned->key < it->first) ++returned;
-      if (returned != scan.scan_result.end() && returned->key == it->first) continue;
+      if (!InScanRange(scan, it->first)) continue;
+      while (returned != ascending.cend() && returned->key < it->first) ++returned;
+      if (returned != ascending.cend() && returned->key == it->first) continue;
       bool initially = false;
       const Operation* witness = SurelyPresentWitness(it->second, scan, &initially);
       if (witness == nullptr) continue;

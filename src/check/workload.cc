@@ -101,7 +101,13 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
     } else if ((dice -= options_.update_pct) < options_.delete_pct) {
       activity.Begin("delete", number);
       s = session.Delete(key);
-    } else if ((dice -= options_.delete_pct) < options_.scan_pct) {
+    } else if ((dice -= options_.delete_pct) < options_.cas_pct) {
+      activity.Begin("compare-and-swap", number);
+      s = CompareAndSwap(session, key, ValueOf(value_base | ++sequence));
+    } else if ((dice -= options_.cas_pct) < options_.delete_range_pct) {
+      activity.Begin("delete-range", number);
+      s = session.DeleteRange(key, KeyOf(number + 1 + rng() % (4 * options_.key_stride)));
+    } else if ((dice -= options_.delete_range_pct) < options_.scan_pct) {
       const uint64_t start = DrawKey(rng, true);
       const size_t count = 1 + rng() % options_.max_scan_count;
       activity.Begin("scan", start);
@@ -133,8 +139,27 @@ Status ConcurrentWorkload::Iterate(Session& session, std::mt19937_64& rng, uint6
   if (rng() % 2 == 0) ro.upper_bound = KeyOf(start + 1 + rng() % (count * options_.key_stride));
   Iterator it = session.NewIterator(ro);
   size_t n = 0;
+  if (options_.reverse_scans && rng() % 2 == 0) {
+    // Backwards from `start`, in batches that each continue below the last key of the one
+    // before (a reverse scan each); sometimes with a lower bound.
+    if (rng() % 2 == 0 && start > count * options_.key_stride) ro.lower_bound = KeyOf(start - count * options_.key_stride);
+    ro.upper_bound.reset();
+    it = session.NewIterator(ro);
+    for (it.SeekForPrev(KeyOf(start)); it.Valid() && n < count; it.Prev()) ++n;
+    return it.status();
+  }
   for (it.Seek(KeyOf(start)); it.Valid() && n < count; it.Next()) ++n;
   return it.status();
+}
+
+Status ConcurrentWorkload::CompareAndSwap(Session& session, const Key& key, const Value& desired) const {
+  Value expected;
+  Status s = session.Lookup(key, &expected);
+  if (s.IsNotFound()) expected = desired;  // a value no key holds: the swap finds NotFound or another value
+  else if (!s.ok()) return s;
+  bool swapped = false;
+  std::string current;
+  return session.CompareAndSwap(key, expected, desired, &swapped, &current);
 }
 
 uint64_t ConcurrentWorkload::DrawKey(std::mt19937_64& rng, bool start) const {

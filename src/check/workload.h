@@ -41,6 +41,12 @@ struct WorkloadOptions {
   uint32_t delete_pct = 15;
   uint32_t scan_pct = 10;
   uint32_t max_scan_count = 24;
+  // CompareAndSwap (a Lookup, then a swap of the value it read for a new one) and
+  // DeleteRange (recorded as the scans and Deletes it is made of), in percent of the mix.
+  uint32_t cas_pct = 0;
+  uint32_t delete_range_pct = 0;
+  // Half of the iterations go backwards (SeekForPrev, then Prev), recorded as reverse scans.
+  bool reverse_scans = false;
   uint32_t compute_nodes = 1;    // sessions are spread round-robin over compute nodes
   uint64_t seed = 1;
   // This compute process's number (0-255) when several processes share the index: written
@@ -103,6 +109,8 @@ class ConcurrentWorkload {
   // Reads up to `count` pairs from `start` through an iterator (random batch size, sometimes
   // an upper bound); its status.
   Status Iterate(Session& session, std::mt19937_64& rng, uint64_t start, size_t count) const;
+  // A Lookup of `key`, then CompareAndSwap from the value found to `desired`.
+  Status CompareAndSwap(Session& session, const Key& key, const Value& desired) const;
   // The number of a key drawn as above.
   uint64_t DrawKey(std::mt19937_64& rng, bool start) const;
   // Moves one partition boundary (see WorkloadOptions::repartition_ms).

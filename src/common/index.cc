@@ -137,6 +137,68 @@ Status Session::ScanRangeOf(Session& inner, const KeyRange& range, size_t count,
   return Public(inner.DoScan(range, count, out), "Scan");
 }
 
+Status Session::ScanReverseOf(Session& inner, const ReverseRange& range, size_t count,
+                              std::vector<KeyValue>* out) {
+  out->clear();
+  DMX_RETURN_IF_ERROR(CheckPosition(inner.rules_, range.start, "lower bound"));
+  if (range.end) DMX_RETURN_IF_ERROR(CheckPosition(inner.rules_, *range.end, "reverse scan start"));
+  if (count == 0 || range.Empty()) return Status::Ok();
+  return Public(inner.DoScanReverse(range, count, out), "Scan");
+}
+
+Status Session::CompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                               std::string* current) {
+  if (swapped == nullptr) return Status::InvalidArgument("CompareAndSwap: `swapped` is null (it says whether the swap happened)");
+  *swapped = false;
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(key));
+  DMX_RETURN_IF_ERROR(rules_.CheckValue(expected));
+  DMX_RETURN_IF_ERROR(rules_.CheckValue(desired));
+  std::string found;
+  Status s = Public(DoCompareAndSwap(key, expected, desired, swapped, &found), "CompareAndSwap");
+  if (s.ok() && !*swapped && current != nullptr) *current = std::move(found);
+  return s;
+}
+
+Status Session::DoCompareAndSwap(Slice, Slice, Slice, bool*, std::string*) {
+  return Status::NotSupported("CompareAndSwap: this design has no atomic compare of a value (docs/API.md)");
+}
+
+Status Session::DeleteRange(Slice begin, Slice end, uint64_t* deleted) {
+  if (deleted != nullptr) *deleted = 0;
+  DMX_RETURN_IF_ERROR(rules_.CheckKey(begin));
+  DMX_RETURN_IF_ERROR(CheckPosition(rules_, end, "DeleteRange end"));
+  // Batches of the range, each read after the keys deleted so far: a key the scan returns
+  // was present at some instant, and its Delete is NotFound only if someone else removed it.
+  KeyRange range{std::string(begin), false, std::string(end)};
+  std::vector<KeyValue> batch;
+  for (;;) {
+    DMX_RETURN_IF_ERROR(ScanRangeOf(*this, range, 256, &batch));
+    for (const KeyValue& kv : batch) {
+      Status s = Public(DoDelete(kv.key), "DeleteRange");
+      if (s.ok() && deleted != nullptr) ++*deleted;
+      if (!s.ok() && !s.IsNotFound()) return s;
+    }
+    if (batch.size() < 256) return Status::Ok();
+    range.start = std::move(batch.back().key);
+    range.after_start = true;
+  }
+}
+
+Status Session::Write(const WriteBatch& batch, size_t* applied) {
+  if (applied != nullptr) *applied = 0;
+  for (const WriteBatch::Write& w : batch.writes()) {
+    DMX_RETURN_IF_ERROR(rules_.CheckKey(w.key));
+    DMX_RETURN_IF_ERROR(rules_.CheckValue(w.value));
+  }
+  for (const WriteBatch::Write& w : batch.writes()) {
+    Status s = w.kind == WriteBatch::Kind::kPut ? Public(DoInsert(w.key, w.value), "Write")
+                                                : Public(DoDelete(w.key), "Write");
+    if (!s.ok() && !(s.IsNotFound() && w.kind == WriteBatch::Kind::kDelete)) return s;
+    if (applied != nullptr) ++*applied;
+  }
+  return Status::Ok();
+}
+
 Iterator Session::NewIterator(const ReadOptions& options) { return Iterator(*this, options); }
 
 std::vector<Status> Session::MultiGet(std::span<const Slice> keys, std::vector<std::string>* values) {
@@ -200,6 +262,15 @@ Status Index::Close() {
   final_properties_ = AllProperties();
   closed_ = true;
   return Public(DoClose(), "Close");
+}
+
+Status Index::Drop() {
+  DMX_RETURN_IF_ERROR(Close());
+  return Public(DoDrop(), "Drop");
+}
+
+Status Index::DoDrop() {
+  return Status::NotSupported("Drop: the " + design_ + " design cannot free an index's memory yet (docs/API.md)");
 }
 
 Status Index::BulkLoad(std::span<const KeyValue> sorted) {

@@ -66,6 +66,10 @@ class RemoteTree {
     return writer_.Write(c, WriteOp::kUpdate, key, value);
   }
   Status Delete(Ctx& c, KeyRef key) const { return writer_.Write(c, WriteOp::kDelete, key, ValueRef{}); }
+  // Update to `desired` if the value is cas.expected, compared under the leaf's lock.
+  Status CompareAndSwap(Ctx& c, KeyRef key, ValueRef desired, const CompareValue& cas) const {
+    return writer_.Write(c, WriteOp::kUpdate, key, desired, &cas);
+  }
   void MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                    std::span<Status> statuses) const {
     batch_.Run(c, keys, values, statuses);

@@ -45,6 +45,15 @@ class TreeSession final : public Session {
     for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});
     return Status::Ok();
   }
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
+                          std::string* current) override {
+    if constexpr (requires { tree_.CompareAndSwap(*ctx_, Codec::Tree(key), desired, CompareValue{}); }) {
+      return tree_.CompareAndSwap(*ctx_, Codec::Tree(key), desired, CompareValue{expected, swapped, current});
+    } else {
+      (void)swapped, (void)current;
+      return Status::NotSupported("CompareAndSwap: this tree has no compare under its leaf lock (docs/API.md)");
+    }
+  }
   void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override {
     keys_.clear();

@@ -4,11 +4,13 @@
 #include <vector>
 
 #include "common/retry.h"
+#include "common/retry_status.h"
+#include "common/runtime.h"
 
 namespace dmindex::tree {
 
 template <KeyValueTraits KV>
-Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const {
+Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value, const CompareValue* cas) const {
   // The node format's limits (key and value sizes): refused before anything is locked.
   if (op != WriteOp::kDelete) DMX_RETURN_IF_ERROR(CheckValue<KV>(t_.options, value));
   if (op != WriteOp::kDelete) DMX_RETURN_IF_ERROR(t_.validator.leaf().CheckEntry(key, value));
@@ -21,8 +23,21 @@ Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) con
     typename CoveringLocker<KV>::Outcome outcome;
     DMX_RETURN_IF_ERROR(locker_.Lock(c, key, 0, guard, &addr, &h, &outcome));
     switch (outcome) {
-      case CoveringLocker<KV>::Outcome::kLocked:
-        return ApplyLocked(c, op, key, value, guard, addr, h);
+      case CoveringLocker<KV>::Outcome::kLocked: {
+        if (cas != nullptr) {
+          bool equal = false;
+          Status compared = CompareLocked(c, key, h, *cas, &equal);
+          if (!compared.ok() || !equal) {
+            DMX_RETURN_IF_ERROR(guard.Unlock());
+            if (!IsRetry(compared)) return compared;
+            if (!budget.Spend()) return budget.Exhausted("compare of " + DescribeKey(key));
+            continue;
+          }
+        }
+        DMX_RETURN_IF_ERROR(ApplyLocked(c, op, key, value, guard, addr, h));
+        if (cas != nullptr) *cas->swapped = true;
+        return Status::Ok();
+      }
       case CoveringLocker<KV>::Outcome::kEmpty:
         if (op != WriteOp::kUpsert) return Status::NotFound();
         DMX_RETURN_IF_ERROR(smo_.CreateRoot(c));
@@ -31,6 +46,39 @@ Status TreeWriter<KV>::Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) con
       case CoveringLocker<KV>::Outcome::kRootBelow:
         return Status::Corruption("tree has no leaf level");
     }
+  }
+}
+
+template <KeyValueTraits KV>
+Status TreeWriter<KV>::CompareLocked(Ctx& c, KeyRef key, const NodeHeader<KV>& h, const CompareValue& cas,
+                                     bool* equal) const {
+  if constexpr (!std::is_same_v<Value, std::string>) {
+    (void)c, (void)key, (void)h, (void)cas, (void)equal;
+    return Status::NotSupported("CompareAndSwap on a tree of integer values");
+  } else {
+    const auto& leaf = t_.validator.leaf();
+    const std::byte* image = c.node();
+    const int slot = leaf.Find(image, h, key);
+    if (slot < 0) return Status::NotFound();
+    Value found;
+    bool fetched = true;
+    if constexpr (KV::kValueBlocks) {
+      // The block cannot be replaced while we hold the leaf's lock; it is read as a lookup
+      // reads it (validated, within the lease).
+      const ValueBlockRef ref = leaf.BlockAt(image, h, static_cast<uint32_t>(slot));
+      if (!ref.is_null()) {
+        typename ValueStore<KV>::Fetch fetch{ref, KV::Owner(key), &found};
+        DMX_RETURN_IF_ERROR(values_.FetchAll(c, {&fetch, 1}, runtime::Now(), &fetched));
+        if (!fetched) return RetryStatus("value block of a compare-and-swap");
+      } else {
+        found = leaf.ValueAt(image, h, static_cast<uint32_t>(slot));
+      }
+    } else {
+      found = leaf.ValueAt(image, h, static_cast<uint32_t>(slot));
+    }
+    *equal = std::string_view(found) == cas.expected;
+    if (!*equal && cas.current != nullptr) *cas.current = std::move(found);
+    return Status::Ok();
   }
 }
 

@@ -30,12 +30,17 @@ class TreeWriter {
              const StructureModifier<KV>& smo)
       : t_(tree), locker_(locker), smo_(smo), values_(tree) {}
 
-  // NotFound for an update or delete of an absent key.
-  Status Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value) const;
+  // NotFound for an update or delete of an absent key. With `cas` (a kUpdate only), the
+  // update is applied only if the key's value is cas->expected, checked under the lock.
+  Status Write(Ctx& c, WriteOp op, KeyRef key, ValueRef value, const CompareValue* cas = nullptr) const;
 
  private:
   Status ApplyLocked(Ctx& c, WriteOp op, KeyRef key, ValueRef value,
                      NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h) const;
+  // The compare of a CompareAndSwap on the locked leaf image: OK and *equal, or NotFound,
+  // or Retry (its value block did not validate: read the leaf again).
+  Status CompareLocked(Ctx& c, KeyRef key, const NodeHeader<KV>& h, const CompareValue& cas,
+                       bool* equal) const;
 
   const TreeShared<KV>& t_;
   const CoveringLocker<KV>& locker_;

@@ -4,11 +4,21 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace dmindex::tree {
 
 // Upsert inserts or overwrites; Update and Delete need the key.
 enum class WriteOp { kUpsert, kUpdate, kDelete };
+
+// CompareAndSwap's condition on a kUpdate: the key's value must be `expected`, compared
+// under the leaf's lock (TreeWriter::Write), so no write lands between compare and swap.
+struct CompareValue {
+  std::string_view expected;
+  bool* swapped = nullptr;         // set: the update was applied
+  std::string* current = nullptr;  // the value found when it was not `expected`
+};
 
 struct EntryWrite {
   enum class Outcome {

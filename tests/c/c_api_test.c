@@ -114,6 +114,12 @@ static void TestOptions(void) {
   EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_options_set(o, "create_if_missing", "yes", st), st);
   EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_options_set(NULL, "design", "naive", st), st);
   EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_options_set(o, "design", NULL, st), st);
+  /* From a string: the same fields, other names are design knobs; a bad item changes nothing. */
+  dmindex_options_t* parsed = dmindex_options_create();
+  EXPECT_OK(dmindex_options_parse(parsed, "design=naive;node_bytes=2048;hocl=off", st), st);
+  EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_options_parse(parsed, "design=sherman;node_bytes=lots", st), st);
+  CHECK(Contains(dmindex_status_message(st), "node_bytes"));
+  dmindex_options_destroy(parsed);
 
   /* create_if_missing=false on a new cluster: the index is absent. */
   dmindex_index_t* index = NULL;
@@ -312,6 +318,56 @@ static void TestIndexCalls(dmindex_index_t* index, dmindex_status_t* st) {
 }
 
 /* Sessions, iterators, bulk load and closing on one cluster (embedded or memory servers). */
+/* Reverse iteration, bounds, prefix mode, CompareAndSwap, DeleteRange and a write batch. */
+static void TestOrderedOps(dmindex_session_t* s, dmindex_status_t* st) {
+  for (int i = 0; i < 10; ++i) {
+    char k[16];
+    snprintf(k, sizeof k, "ord%d", i);
+    EXPECT_OK(dmindex_put(s, k, strlen(k), "v", 1, st), st);
+  }
+  dmindex_iterator_t* it = NULL;
+  EXPECT_OK(dmindex_iterator_create_bounded(s, "ord2", 4, "ord8", 4, 3, 0, &it, st), st);
+  if (it == NULL) return;
+  dmindex_iterator_seek_for_prev(it, "ord5", 4);
+  size_t n = 0;
+  const char* k = dmindex_iterator_key(it, &n);
+  CHECK(dmindex_iterator_valid(it) && n == 4 && memcmp(k, "ord5", 4) == 0);
+  int count = 0;
+  for (; dmindex_iterator_valid(it); dmindex_iterator_prev(it)) ++count;
+  CHECK(count == 4); /* ord5 .. ord2: the lower bound holds */
+  dmindex_iterator_seek_to_last(it);
+  k = dmindex_iterator_key(it, &n);
+  CHECK(dmindex_iterator_valid(it) && memcmp(k, "ord7", 4) == 0); /* below the upper bound */
+  EXPECT_OK(dmindex_iterator_status(it, st), st);
+  dmindex_iterator_destroy(it);
+
+  int swapped = 1;
+  char* current = NULL;
+  EXPECT_OK(dmindex_compare_and_swap(s, "ord1", 4, "x", 1, "y", 1, &swapped, &current, &n, st), st);
+  CHECK(swapped == 0 && current != NULL && n == 1 && current[0] == 'v');
+  dmindex_free(current);
+  EXPECT_OK(dmindex_compare_and_swap(s, "ord1", 4, "v", 1, "y", 1, &swapped, NULL, NULL, st), st);
+  CHECK(swapped == 1);
+  EXPECT_CODE(DMINDEX_NOT_FOUND, dmindex_compare_and_swap(s, "none", 4, "v", 1, "y", 1, &swapped, NULL, NULL, st), st);
+  EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_compare_and_swap(s, "ord1", 4, "v", 1, "y", 1, NULL, NULL, NULL, st), st);
+
+  uint64_t deleted = 0;
+  EXPECT_OK(dmindex_delete_range(s, "ord3", 4, "ord6", 4, &deleted, st), st);
+  CHECK(deleted == 3);
+  const char* keys[3] = {"ord3", "ord4", "ord9"};
+  const size_t lengths[3] = {4, 4, 4};
+  const char* values[3] = {"a", "b", NULL};
+  const size_t value_lengths[3] = {1, 1, 0};
+  size_t applied = 0;
+  EXPECT_OK(dmindex_write_batch(s, 3, keys, lengths, values, value_lengths, &applied, st), st);
+  CHECK(applied == 3);
+  char* v = NULL;
+  EXPECT_OK(dmindex_get(s, "ord4", 4, &v, &n, st), st);
+  CHECK(v != NULL && n == 1 && v[0] == 'b');
+  dmindex_free(v);
+  EXPECT_CODE(DMINDEX_NOT_FOUND, dmindex_get(s, "ord9", 4, &v, &n, st), st);
+}
+
 static void TestData(dmindex_cluster_t* cluster, const char* design) {
   dmindex_status_t* st = dmindex_status_create();
   dmindex_index_t* index = OpenBytesIndex(cluster, design, "data", st);
@@ -324,6 +380,7 @@ static void TestData(dmindex_cluster_t* cluster, const char* design) {
   TestPointCalls(s, st);
   TestScanAndMultiGet(s, st);
   TestIterator(s, st);
+  TestOrderedOps(s, st);
   TestIndexCalls(index, st);
 
   /* Close: not under an open session; then every call on a closed handle is refused. */

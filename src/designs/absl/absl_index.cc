@@ -140,6 +140,22 @@ class LockedMap {
     }
     return Status::Ok();
   }
+  // The map's own reverse path: from the end of `range` down (no windows, as the generic
+  // reverse scan needs).
+  Status ScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) const {
+    std::shared_lock lock(mu_);
+    auto it = !range.end ? map_.end()
+              : range.end_inclusive ? map_.upper_bound(K::From(*range.end))
+                                    : map_.lower_bound(K::From(*range.end));
+    while (it != map_.begin() && out->size() < count) {
+      --it;
+      std::string key = K::Bytes(it->first);
+      if (Slice(key) < Slice(range.start)) break;
+      out->push_back({std::move(key), ""});
+      it->second.Read(&out->back().value);
+    }
+    return Status::Ok();
+  }
   Status BulkLoad(std::span<const KeyValue> sorted) {
     std::unique_lock lock(mu_);
     if (!map_.empty()) return Status::InvalidArgument("BulkLoad needs an empty index");
@@ -184,6 +200,9 @@ class AbslSession final : public Session {
   Status DoDelete(Slice key) override { return map_.Delete(key); }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     return map_.Scan(range, count, out);
+  }
+  Status DoScanReverse(const ReverseRange& range, size_t count, std::vector<KeyValue>* out) override {
+    return map_.ScanReverse(range, count, out);
   }
 
   LockedMap<K>& map_;

@@ -70,8 +70,9 @@ class StoreSession final : public Session {
 
 class StoreIndex final : public Index {
  public:
-  StoreIndex(const IndexOptions& options, std::unique_ptr<tiering::ColdStore> store)
-      : Index(options.design, options), store_(std::move(store)) {}
+  // `home`: the folder of an index under IndexOptions::directory (empty: a temporary store).
+  StoreIndex(const IndexOptions& options, std::unique_ptr<tiering::ColdStore> store, std::string home)
+      : Index(options.design, options), store_(std::move(store)), home_(std::move(home)) {}
   ~StoreIndex() override { CloseForDestructor(); }
 
  private:
@@ -108,8 +109,16 @@ class StoreIndex final : public Index {
     out->emplace_back(p + "seeks", c.seeks);
   }
   Status DoClose() override { return store_->Close(); }
+  // After Close: the folder goes (a temporary store's went with Close).
+  Status DoDrop() override {
+    std::error_code error;
+    if (!home_.empty()) std::filesystem::remove_all(home_, error);
+    if (error) return Status::IoError("Drop: removing " + home_ + ": " + error.message());
+    return Status::Ok();
+  }
 
   std::unique_ptr<tiering::ColdStore> store_;
+  std::string home_;
   KeyStripes stripes_;
   bool loaded_ = false;
 };
@@ -163,7 +172,7 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
     return Status::NotSupported(why);
   }
   if (!home.path.empty() && !home.exists) DMX_RETURN_IF_ERROR(DescribeStoreHome(home, options, kind));
-  return std::unique_ptr<Index>(std::make_unique<StoreIndex>(options, std::move(store).value()));
+  return std::unique_ptr<Index>(std::make_unique<StoreIndex>(options, std::move(store).value(), home.path));
 }
 
 }  // namespace
