@@ -11,6 +11,7 @@ void AddCommands(CLI::App& app) {
   AddPlotCommand(app);
   AddCheckCommand(app);
   AddIndexesCommand(app);
+  AddKnobsCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -17,5 +17,6 @@ void AddBenchCommand(CLI::App& app);
 void AddPlotCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);
 void AddIndexesCommand(CLI::App& app);
+void AddKnobsCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

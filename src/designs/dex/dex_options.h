@@ -39,6 +39,7 @@
 
 #include <string>
 
+#include "common/knob_table.h"
 #include "common/u64.h"
 #include "dmindex/index.h"
 #include "tree/tree_options.h"
@@ -69,6 +70,8 @@ struct DexOptions {
 };
 
 Result<DexOptions> ResolveDexOptions(const IndexOptions& index);
+// DEX's knobs with their defaults, for `dmindex knobs` and docs/DEX.md.
+std::vector<KnobDoc> DexKnobDocs();
 // The boundaries of a new index of `parts` compute nodes (public keys): the knob's, or equal
 // widths (integers up to key_space in the u64 format, first bytes in the bytes format).
 std::vector<std::string> InitialBoundaries(const DexOptions& o, uint32_t parts);

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/knob_table.h"
 #include "dmindex/options.h"
 #include "dmindex/status.h"
 #include "tiering/cold_store_options.h"
@@ -66,6 +67,8 @@ struct IndexyOptions {
 
 // InvalidArgument naming the knob for an unknown knob or a bad value (low above high, ...).
 Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index);
+// IndeXY's knobs with their defaults, for `dmindex knobs` and docs/INDEXY.md.
+std::vector<KnobDoc> IndexyKnobDocs();
 
 const char* XKindName(XKind x);
 const char* ReleasePolicyName(ReleasePolicy p);

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/knob_table.h"
 #include "dmindex/index.h"
 #include "tree/tree_options.h"
 
@@ -49,5 +50,7 @@ struct RfTreeOptions {
 // RF-tree's defaults, then IndexOptions (node size, cache size, compute nodes, knobs).
 // InvalidArgument for an unknown knob, a bad value or a combination that cannot work.
 Result<RfTreeOptions> ResolveRfTreeOptions(const IndexOptions& index);
+// RF-tree's knobs with their defaults, for `dmindex knobs` and docs/RFTREE.md.
+std::vector<KnobDoc> RfTreeKnobDocs();
 
 }  // namespace dmindex::designs::rftree

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/knob_table.h"
 #include "dmindex/index.h"
 #include "tree/tree_options.h"
 
@@ -64,5 +65,7 @@ uint32_t U64LeafBytes(uint32_t slots);
 // bad value or one that does not apply (the core's lock and cache knobs: XStore's writes run
 // on the memory server and its clients cache models, not nodes).
 Result<XStoreOptions> ResolveXStoreOptions(const IndexOptions& index, uint16_t memory_nodes);
+// XStore's knobs with their defaults, for `dmindex knobs` and docs/XSTORE.md.
+std::vector<KnobDoc> XStoreKnobDocs();
 
 }  // namespace dmindex::designs::xstore
