@@ -1,7 +1,5 @@
 #include "tree/tree_options.h"
 
-#include <sstream>
-
 #include "tree/tree_knobs.h"
 #include "tree/value_block.h"
 
@@ -75,15 +73,6 @@ Result<TreeOptions> ResolveTreeOptions(const IndexOptions& index, TreeOptions de
   if (o.cache_bytes != 0) o.cache_bytes = index.cache_bytes;
   DMX_RETURN_IF_ERROR(TreeKnobs().ApplyAll(index.knobs, &index, &o));
   return o;
-}
-
-std::string TreeOptions::ToString() const {
-  auto onoff = [](bool b) { return b ? "on" : "off"; };
-  std::ostringstream s;
-  s << "node_bytes=" << node_bytes << " cache_mb=" << (cache_bytes >> 20)
-    << " hocl=" << onoff(hocl) << " handover=" << handover_max << " combine=" << onoff(combine)
-    << " two_level=" << onoff(two_level) << " validation=" << onoff(validate);
-  return s.str();
 }
 
 }  // namespace dmindex::tree

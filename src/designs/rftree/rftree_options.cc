@@ -1,7 +1,5 @@
 #include "designs/rftree/rftree_options.h"
 
-#include <sstream>
-
 #include "tree/tree_knobs.h"
 
 namespace dmindex::designs::rftree {
@@ -82,16 +80,6 @@ std::vector<KnobDoc> RfTreeKnobDocs() {
   RfTreeOptions defaults;
   defaults.tree = CoreDefaults();
   return RfTreeKnobs().Describe(defaults);
-}
-
-std::string RfTreeOptions::ToString() const {
-  std::ostringstream s;
-  s << tree.ToString() << " slc=" << (slc ? "on" : "off") << " slc_chunk_kb=" << (slc_chunk_bytes >> 10)
-    << " refresh_hops=" << (refresh_auto ? "auto" : refresh_hops == 0 ? "off" : std::to_string(refresh_hops))
-    << " refresh_min_us=" << refresh_min_us << " lock=" << (lock == LockMode::kInline ? "inline" : "table")
-    << " unlock=" << (unlock == UnlockMode::kAfterNode ? "after" : "with_node")
-    << " scan_batch=" << (scan_batch ? "on" : "off");
-  return s.str();
 }
 
 }  // namespace dmindex::designs::rftree

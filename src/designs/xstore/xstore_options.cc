@@ -1,7 +1,5 @@
 #include "designs/xstore/xstore_options.h"
 
-#include <sstream>
-
 #include "common/knobs.h"
 #include "tree/node_layout.h"
 #include "tree/tree_knobs.h"
@@ -107,17 +105,6 @@ std::vector<KnobDoc> XStoreKnobDocs() {
   XStoreOptions defaults;
   defaults.tree = CoreDefaults();
   return XStoreKnobs().Describe(defaults);
-}
-
-std::string XStoreOptions::ToString() const {
-  std::ostringstream s;
-  s << "node_bytes=" << tree.node_bytes << " leaf_slots=" << leaf_slots << " partitions=" << partitions
-    << " keys_per_model=" << keys_per_model << " top_segments=" << top_segments << " expand_at=" << (expand_at == 0 ? std::string("off") : std::to_string(expand_at))
-    << " retrain=" << (retrain ? "on" : "off") << " train_threads=" << train_threads
-    << " speculate=" << speculate << " slot_read=" << (slot_read ? "on" : "off")
-    << " max_read_leaves=" << max_read_leaves << " prefetch=" << (prefetch ? "on" : "off")
-    << " validation=" << (tree.validate ? "on" : "off");
-  return s.str();
 }
 
 }  // namespace dmindex::designs::xstore
