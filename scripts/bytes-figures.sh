@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The byte-record figures of docs/BYTE_KEYS.md (issue 12): every design on YCSB A, C and E
+# The byte-record figures of docs/results/byte-keys.md (issue 12): every design on YCSB A, C and E
 # with binary and YCSB keys of 8..128 bytes and values of 8, 100 and 1000 bytes, side by side
 # with `local` (the throughput baseline) in one bench run per record shape, and the u64 fast
 # path for comparison. Writes OUT/<shape>.json and OUT/<shape>.txt; tables by

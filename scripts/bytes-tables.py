@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of docs/BYTE_KEYS.md from scripts/bytes-figures.sh's JSON.
+"""Tables of docs/results/byte-keys.md from scripts/bytes-figures.sh's JSON.
 
     python3 scripts/bytes-tables.py OUT      # markdown on stdout
 

@@ -49,10 +49,13 @@ def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     errors = []
+    stems = {}
     for path in sys.argv[2:]:
         with open(path, encoding="utf-8") as f:
             fenced, indented = blocks(f.read())
         stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+        if fenced and stems.setdefault(stem, path) != path:  # a page and its namesake in results/
+            errors.append(f"{path}: its snippets would be named like those of {stems[stem]}: rename one")
         for line in indented:
             errors.append(f"{path}:{line}: C++ in an indented block is not compiled: fence it as ```cpp")
         for n, code in enumerate(fenced, 1):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The IndeXY figures of docs/INDEXY.md, scaled to a 2-core machine: the paper's ratios (a memory
+# The IndeXY figures of docs/results/indexy.md, scaled to a 2-core machine: the paper's ratios (a memory
 # limit of about 40% of the raw data; X holds ~14% of the keys), its four systems, direct I/O
 # for every store as the authors' code runs RocksDB and LeanStore runs its B-tree.
 #   scripts/indexy-figures.sh [OUT_DIR] [SECTION...]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of docs/INDEXY.md from scripts/indexy-figures.sh's JSON files.
+"""The tables of docs/results/indexy.md from scripts/indexy-figures.sh's JSON files.
 
   scripts/indexy-tables.py [OUT_DIR]        (default build/indexy-figures)
 

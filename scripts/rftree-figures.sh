@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The figures of docs/RFTREE.md: RF-tree beside naive (the uncached B-link tree), Sherman and
+# The figures of docs/results/rftree.md: RF-tree beside naive (the uncached B-link tree), Sherman and
 # DEX on the embedded in-process cluster, in one bench run per configuration, as the RF-tree
 # paper's Fig. 6-7 (Load A and YCSB A-E, zipfian and uniform, a thread sweep), Fig. 9 (tails,
 # p99.99), the search-layer cache's refresh threshold and client memory. Writes
 # OUT/<figure>[-<threads>].txt (the bench tables) and .json; scripts/rftree-tables.py turns
-# them into docs/RFTREE.md's tables.
+# them into docs/results/rftree.md's tables.
 #   scripts/rftree-figures.sh OUT [figure...]   figures: zipf uniform threshold memory bytes
 # Environment: KEYS (200000), OPS (100000 per run), THREAD_COUNTS ("1 2 4 8"), DESIGNS.
 set -euo pipefail

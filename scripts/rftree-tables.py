@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of docs/RFTREE.md from scripts/rftree-figures.sh's JSON.
+"""The tables of docs/results/rftree.md from scripts/rftree-figures.sh's JSON.
 
     python3 scripts/rftree-tables.py OUT          # markdown on stdout
 """

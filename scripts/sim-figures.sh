@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The macro figures of docs/SIMULATION.md: DEX vs Sherman and P-Sherman on the simulated DEX
+# The macro figures of docs/results/simulation.md: DEX vs Sherman and P-Sherman on the simulated DEX
 # testbed (platforms/dex-vldb24.xml: 4 x 36 client threads, 4 memory servers of 4 cores,
 # ConnectX-5), cache 8% of the data, as the DEX paper's Table 2, Fig. 6 (skewed), Fig. 7
 # (uniform) and Fig. 11 (threads 36..144). Modelled compute unless COMPUTE says otherwise.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables and the thread-scaling plot of docs/SIMULATION.md from scripts/sim-figures.sh's JSON.
+"""Tables and the thread-scaling plot of docs/results/simulation.md from scripts/sim-figures.sh's JSON.
 
     python3 scripts/sim-tables.py OUT            # markdown on stdout, OUT/threads.png
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The figures of docs/XSTORE.md: one `dmindex bench` run per figure, side by side with sherman
+# The figures of docs/results/xstore.md: one `dmindex bench` run per figure, side by side with sherman
 # and dex where the issue asks for it. Writes OUT/<figure>.txt and OUT/<figure>.json.
 #   scripts/xstore-figures.sh OUT
 # Environment: DMINDEX (build/dmindex), KEYS (200000), OPS (20000), WARMUP (5000),

@@ -109,15 +109,83 @@ TEST(BenchCli, YcsbPropertyFileRunsUnchanged) {
                          "insertproportion=0.05\n\nrequestdistribution=latest\n\n";
   ToolRun r = RunTool("bench --design " + designs.front() + " -P " + file + " --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // YCSB's records, key names and one thread by default, and the header says so.
+  EXPECT_NE(r.output.find(", 1 threads,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# records: bytes: ycsb keys user<FNV-64 of the record>, YCSB records of 10 x "
+                          "100-byte fields (1140 bytes serialized as the YCSB binding does)"),
+            std::string::npos) << r.output;
   nlohmann::json all = nlohmann::json::parse(std::ifstream(json));
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0]["workload"], "dmx_cli_" + std::to_string(getpid()) + "_workloadd");
+  EXPECT_EQ(all[0]["threads"], 1);
   EXPECT_EQ(all[0]["keys"], 3000);  // recordcount
   EXPECT_EQ(all[0]["ops"], 2000);   // operationcount
   EXPECT_GT(all[0]["inserted"].get<int>(), 0);
   EXPECT_EQ(all[0]["verified"], true);
   std::filesystem::remove(file);
   std::filesystem::remove(json);
+}
+
+// --trace-out writes the run's own key names and every field of a write, each its length.
+TEST(BenchCli, TraceOutWritesYcsbsKeysAndFields) {
+  const std::string file = TempPath("workloada"), out = TempPath("a.trace");
+  std::ofstream(file) << "recordcount=200\noperationcount=300\nreadproportion=0.5\nupdateproportion=0.5\n"
+                         "requestdistribution=zipfian\nfieldcount=2\nfieldlength=3\n"
+                         "insertorder=ordered\nzeropadding=24\n";
+  ToolRun r = RunTool("bench --design local -P " + file + " --trace-out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("# records: bytes: ycsb keys user<record> zero-padded to 24 digits, YCSB records "
+                          "of 2 x 3-byte fields (34 bytes serialized"), std::string::npos) << r.output;
+  std::ifstream in(out);
+  std::string line;
+  int updates = 0, lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    std::istringstream words(line);
+    std::string kind, table, key, open, f0, f1, close;
+    words >> kind >> table >> key >> open >> f0 >> f1 >> close;
+    EXPECT_EQ(key.size(), 28u) << line;  // user + 24 digits, zeros kept
+    EXPECT_EQ(key.substr(0, 8), "user0000") << line;
+    if (kind != "UPDATE") continue;
+    ++updates;
+    EXPECT_EQ(f0.substr(0, 7), "field0=") << line;
+    EXPECT_EQ(f0.size(), 10u) << line;
+    EXPECT_EQ(f1.substr(0, 7), "field1=") << line;
+    EXPECT_EQ(f1.size(), 10u) << line;
+    EXPECT_EQ(close, "]") << line;
+  }
+  EXPECT_EQ(lines, 300);
+  EXPECT_GT(updates, 100);
+  std::filesystem::remove(file);
+  std::filesystem::remove(out);
+}
+
+// A replayed trace's keys are byte strings as written: any word, zeros kept, string order.
+TEST(BenchCli, TraceKeysReplayVerbatim) {
+  const std::string trace = TempPath("verbatim.trace"), out = TempPath("verbatim.out");
+  std::ofstream(trace) << "INSERT usertable user000017 [ field0=abc ]\n"
+                          "INSERT usertable user17 [ field0=abc ]\n"
+                          "INSERT usertable apple [ field0=x ]\n"
+                          "READ usertable user000017 [ <all fields>]\n"
+                          "SCAN usertable user0 3 [ <all fields>]\n"
+                          "READ usertable apple [ <all fields>]\n"
+                          "UPDATE usertable user17 [ field0=q ]\n"
+                          "DELETE usertable apple\n";
+  ToolRun r = RunTool("bench --design local --trace " + trace + " --trace-out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the trace's 8 operations per run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# records: bytes: the trace's keys verbatim"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" ok"), std::string::npos) << r.output;  // both user000017 and user17 at the end
+  std::stringstream written;
+  written << std::ifstream(out).rdbuf();
+  for (const char* line : {"INSERT usertable user000017 [ field0=", "INSERT usertable apple [ field0=",
+                           "SCAN usertable user0 3 [ <all fields>]", "DELETE usertable apple\n"})
+    EXPECT_NE(written.str().find(line), std::string::npos) << line << "\n" << written.str().substr(0, 2000);
+  // The integer mapping, on request: user<N> is N + 1, so other keys are refused.
+  ExpectError("bench --design local --key-format u64 --trace " + trace, "key 'apple' is not user<number>");
+  ExpectError("bench --design local --key-bytes 30 --trace " + trace, "replays its keys verbatim");
+  std::filesystem::remove(trace);
+  std::filesystem::remove(out);
 }
 
 }  // namespace

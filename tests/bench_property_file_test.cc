@@ -175,7 +175,13 @@ TEST(BenchPropertyFile, YcsbQuirksAndPropertiesYcsbDoesNotHave) {
   EXPECT_EQ(sizes->zero_padding, 7u);
   EXPECT_EQ(sizes->thread_count, 3u);
   EXPECT_FALSE(FromText("insertstart=900\ninsertcount=200\nrecordcount=1000\n").ok());
-  EXPECT_FALSE(FromText("zeropadding=19\n").ok());
+  // Any zeropadding a key can hold (YCSB takes any int; an index's keys are at most 1024 bytes).
+  auto wide = FromText("zeropadding=40\n");
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(wide->zero_padding, 40u);
+  EXPECT_FALSE(FromText("zeropadding=1021\n").ok());
+  // A file without threadcount runs YCSB's one thread.
+  EXPECT_EQ(FromText("readproportion=1\n")->thread_count, 1u);
   auto target = FromText("target=1000\nreadallfields=false\n");
   ASSERT_TRUE(target.ok());
   EXPECT_EQ(target->warnings.size(), 2u);
@@ -186,6 +192,11 @@ TEST(BenchPropertyFile, YcsbQuirksAndPropertiesYcsbDoesNotHave) {
   EXPECT_EQ(fields->field_count, 4u);
   EXPECT_EQ(fields->field_length, 25u);
   EXPECT_EQ(fields->field_length_distribution, "uniform");
+  auto names = FromText("fieldnameprefix=col\nminfieldlength=5\n");
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  EXPECT_TRUE(names->warnings.empty());
+  EXPECT_EQ(names->field_name_prefix, "col");
+  EXPECT_EQ(names->min_field_length, 5u);
   EXPECT_FALSE(FromText("fieldlengthdistribution=histogram\n").ok());
 }
 

@@ -176,7 +176,12 @@ TEST(BenchYcsbGenerators, OrderedKeysSortAsYcsbsStrings) {
   EXPECT_LT(key(9, 2), key(10, 2));          // "user09" < "user10"
   EXPECT_LT(key(99999, 6), key(100000, 6));  // padded: numeric order
   EXPECT_EQ(YcsbKeyName(42, InsertOrder::kOrdered, 5), "user00042");
-  EXPECT_EQ(YcsbKeyName(12, InsertOrder::kHashed, 1), "user" + std::to_string(KeyOfRecord(12, InsertOrder::kHashed) - 1));
+  // Hashed: Utils.hash of the record (FNV-64), padded too.
+  EXPECT_EQ(YcsbKeyName(12, InsertOrder::kHashed, 1), "user" + std::to_string(FnvHash64(12)));
+  EXPECT_EQ(YcsbKeyName(0, InsertOrder::kHashed, 21), "user006284781860667377211");
+  // Beyond 18 digits the u64 keys keep the string order (every name has the same length).
+  EXPECT_LT(key(99999, 25), key(100000, 25));
+  EXPECT_LT(key(100000, 25), key(100001, 25));
   std::vector<Key> keys;
   for (uint64_t r = 0; r < 200'000; ++r) keys.push_back(key(r, 3));
   std::sort(keys.begin(), keys.end());

@@ -153,6 +153,56 @@ std::vector<KeyValue> Records(Key n) {
 
 // A cache far smaller than the tree and one compute node (every node owned): misses at low
 // levels are offloaded to the memory servers; results must match, and the RPCs must show up.
+// A scan READs the leaves its cached level-1 node lists in one batch (dex_scan.cc): with the
+// internal nodes cached and no leaf cached (the index reopened: an empty cache; batch READs
+// admit nothing), a 100-entry scan over ~7 leaves takes one round trip of READs per level-1
+// node it spans - at most two here (512-byte nodes: 14 children of ~14 entries per level-1
+// node), where leaf by leaf it took one per leaf.
+TEST(Dex, AScanReadsTheLeavesOfItsLevel1NodeInOneBatch) {
+  auto fabric = MakeFabric();
+  std::map<Key, Value> model;
+  {
+    auto index = designs::MakeIndex("dex", *fabric, Options(1));
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    auto s = std::move((*index)->OpenSession()).value();
+    for (Key k = 1; k <= 4000; ++k) {
+      ASSERT_TRUE(s->Insert(k * 3, k).ok());
+      model[k * 3] = k;
+    }
+  }  // closed: its dirty pages written back
+  IndexOptions again = Options(1);
+  again.create_if_missing = false;
+  auto index = designs::MakeIndex("dex", *fabric, again);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto s = std::move((*index)->OpenSession()).value();
+  const auto scan = [&](Key from) {
+    std::vector<KeyValue> got;
+    ASSERT_TRUE(::dmindex::testing::ScanU64(*s, from, 100, &got).ok());
+    ASSERT_EQ(got.size(), 100u);
+    auto it = model.lower_bound(from);
+    for (const KeyValue& kv : got) {
+      ASSERT_EQ(kv.key, it->first);
+      ASSERT_EQ(kv.value, it->second);
+      ++it;
+    }
+  };
+  uint64_t batches = 0;
+  for (Key from : {3000, 6001, 9000, 9600, 11000}) {
+    scan(from);  // caches the path (the root and the level-1 nodes)
+    // Only READ batches are the scan's: the lease's renewals in the background are single
+    // CASes and WRITEs, each its own round trip.
+    const fabric::VerbCounts before = fabric->TotalCounts();
+    scan(from);
+    const fabric::VerbCounts d = fabric->TotalCounts() - before;
+    const uint64_t read_round_trips = d.round_trips - d.writes - d.atomics();
+    EXPECT_GE(read_round_trips, 1u) << "from " << from;
+    EXPECT_LE(read_round_trips, 2u) << "from " << from << ": " << d.reads << " READs";
+    EXPECT_GE(d.reads, 7u) << "from " << from;  // every leaf of the 100 entries
+    batches += read_round_trips;
+  }
+  EXPECT_LT(batches, 10u) << "every scan spanned two level-1 nodes";
+}
+
 TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   auto fabric = MakeFabric();
   IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"durability", "none"}});

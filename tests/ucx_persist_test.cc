@@ -3,7 +3,7 @@
 // afterwards, for it and for a new opener); without it the pool is volatile, and a restart
 // fails every operation of the process that used it and makes the index NotFound for a new
 // opener, on every design shared across processes. Real `dmindex memserver` processes over
-// shared memory (docs/FAILURES.md, "Memory servers").
+// shared memory (docs/FAILURES.md, "A memory server dies or restarts").
 #include <gtest/gtest.h>
 
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // Value blocks over a long update-heavy run (docs/SYNCHRONIZATION.md, "Out-of-line values"):
 // every block an update unlinks is retired and, after its grace period, reused, so the pool
 // stops growing. Prints pool bytes, bytes in use and retired bytes over the run (the figures
-// of docs/BENCHMARKS.md, "Value blocks over a long update run"); DMINDEX_SOAK=<n> makes the
+// of docs/results/values.md, "Value blocks over a long update run"); DMINDEX_SOAK=<n> makes the
 // run n times longer.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 """The results of `dmindex bench --json FILE` in Python: one record (dict) per design x
-workload run, with every field of the JSON (docs/BENCHMARKS.md, "JSON and CSV")."""
+workload run, with every field of the JSON (docs/BENCHMARKS.md, "Columns and JSON fields")."""
 
 import json
 

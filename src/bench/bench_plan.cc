@@ -83,40 +83,62 @@ uint64_t CacheBytes(const BenchOptions& o, uint64_t keys, const RecordShape& sha
   return static_cast<uint64_t>(std::llround(pct / 100.0 * static_cast<double>(keys) * shape.MeanRecordBytes()));
 }
 
-// The record shape of a run: the flags, else the workload file's fields, else defaults.
-Result<RecordShape> ShapeFor(const BenchOptions& o, const WorkloadSpec& spec) {
-  const bool from_file = spec.ycsb_records;
-  RecordShape shape;
-  const bool bytes = o.key_format == "bytes";
-  if (!bytes && (o.key_style || o.key_bytes || o.value_bytes || o.value_dist))
-    return Status::InvalidArgument("--key-style, --key-bytes, --value-bytes and --value-dist shape a "
-                                   "bytes-format run: give --key-format bytes (u64 keys and values are 8 bytes)");
-  if (!bytes) return shape;
-  shape.format = KeyFormat::kBytes;
-  const std::string style = o.key_style.value_or(from_file ? "ycsb" : "binary");
-  if (style != "binary" && style != "ycsb")
-    return Status::InvalidArgument("--key-style " + style + ": expected binary or ycsb");
-  shape.style = style == "ycsb" ? KeyStyle::kYcsb : KeyStyle::kBinary;
-  if (shape.style == KeyStyle::kYcsb && spec.insert_order != InsertOrder::kHashed &&
-      spec.insert_order != InsertOrder::kOrdered)
-    return Status::InvalidArgument(std::string("--key-dist ") + InsertOrderName(spec.insert_order) +
-                                   ": YCSB's user<n> keys are hashed or ordered (use --key-style binary)");
-  shape.key_bytes = o.key_bytes.value_or(shape.style == KeyStyle::kBinary ? 16 : 0);
+// The key format of a run: the flag, else YCSB's records for -P files and traces.
+KeyFormat FormatFor(const BenchOptions& o, const WorkloadSpec& spec) {
+  return o.key_format.value_or(spec.ycsb_records ? "bytes" : "u64") == "bytes" ? KeyFormat::kBytes : KeyFormat::kU64;
+}
+
+// The values of a bytes-format run: --value-bytes (raw), else the file's YCSB record shape.
+Status ValuesFor(const BenchOptions& o, const WorkloadSpec& spec, RecordShape* shape) {
   if (o.value_bytes) {
-    shape.fields = 1;
-    shape.field_bytes = *o.value_bytes;
-  } else if (spec.field_count > 0 || spec.field_length > 0) {
-    // YCSB's defaults for the one given: 10 fields of 100 bytes.
-    shape.fields = spec.field_count > 0 ? spec.field_count : 10;
-    shape.field_bytes = spec.field_length > 0 ? spec.field_length : 100;
-  } else if (from_file) {
-    shape.fields = 10;
-    shape.field_bytes = 100;
+    shape->fields = 1;
+    shape->field_bytes = *o.value_bytes;
+  } else if (spec.ycsb_records || spec.field_count > 0 || spec.field_length > 0) {
+    // YCSB's record, its defaults for what is not given: 10 fields of 100 bytes.
+    shape->ycsb_fields = true;
+    shape->fields = spec.field_count > 0 ? spec.field_count : 10;
+    shape->field_bytes = spec.field_length > 0 ? spec.field_length : 100;
+    shape->min_field_bytes = spec.min_field_length.value_or(1);
+    shape->field_prefix = spec.field_name_prefix.value_or("field");
   }
   const std::string dist = o.value_dist.value_or(spec.field_length_distribution.value_or("constant"));
   auto lengths = ParseFieldLengths(dist);
   if (!lengths.ok()) return Status::InvalidArgument("--value-dist: " + lengths.status().message());
-  shape.field_lengths = *lengths;
+  shape->field_lengths = *lengths;
+  return Status::Ok();
+}
+
+// The record shape of a run: the flags, else the workload file's YCSB records, else u64.
+Result<RecordShape> ShapeFor(const BenchOptions& o, const WorkloadSpec& spec, const Trace* trace) {
+  RecordShape shape;
+  shape.order = trace ? InsertOrder::kOrdered : spec.insert_order;  // a trace's u64 keys: user<N>
+  shape.zero_padding = spec.zero_padding;
+  if (FormatFor(o, spec) == KeyFormat::kU64) {
+    if (o.key_style || o.key_bytes || o.value_bytes || o.value_dist)
+      return Status::InvalidArgument(std::string("--key-style, --key-bytes, --value-bytes and --value-dist shape a "
+                                                 "bytes-format run: ") +
+                                     (o.key_format ? "--key-format u64 has 8-byte keys and values"
+                                                   : "give --key-format bytes (" + spec.name +
+                                                         "'s keys and values are 8-byte integers by default)"));
+    return shape;
+  }
+  shape.format = KeyFormat::kBytes;
+  if (trace) {
+    if (o.key_style || o.key_bytes)
+      return Status::InvalidArgument("--trace replays its keys verbatim: it takes no --key-style or --key-bytes "
+                                     "(--key-format u64 maps user<N> to the integer N + 1)");
+    shape.style = KeyStyle::kTrace;
+    shape.key_bytes = trace->longest_key;
+  } else {
+    const std::string style = o.key_style.value_or(spec.ycsb_records ? "ycsb" : "binary");
+    shape.style = style == "ycsb" ? KeyStyle::kYcsb : KeyStyle::kBinary;
+    if (shape.style == KeyStyle::kYcsb && spec.insert_order != InsertOrder::kHashed &&
+        spec.insert_order != InsertOrder::kOrdered)
+      return Status::InvalidArgument(std::string("--key-dist ") + InsertOrderName(spec.insert_order) +
+                                     ": YCSB's user<n> keys are hashed or ordered (use --key-style binary)");
+    shape.key_bytes = o.key_bytes.value_or(shape.style == KeyStyle::kBinary ? 16 : 0);
+  }
+  DMX_RETURN_IF_ERROR(ValuesFor(o, spec, &shape));
   if (Status s = shape.Validate(); !s.ok()) return s;
   return shape;
 }
@@ -213,7 +235,7 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
     if (o.keys || o.ops || o.seconds)
       return Status::InvalidArgument("--trace runs its stream to the end on the keys of --trace-load: "
                                      "it takes no --keys, --ops or --duration");
-    auto t = ReadTrace(o.trace, o.trace_load);
+    auto t = ReadTrace(o.trace, o.trace_load, o.key_format == "u64");
     if (!t.ok()) return Status::InvalidArgument("--trace: " + t.status().message());
     trace = std::make_shared<const Trace>(std::move(t).value());
   }
@@ -253,7 +275,7 @@ Result<BenchPlan> MakeBenchPlan(const BenchOptions& o, const std::vector<std::st
       c.seed = o.seed;
       c.index.node_bytes = o.node_bytes;
       c.index.compute_nodes = o.compute_nodes;
-      auto shape = ShapeFor(o, spec);
+      auto shape = ShapeFor(o, spec, trace.get());
       if (!shape.ok()) return shape.status();
       c.shape = *shape;
       c.index.cache_bytes = CacheBytes(o, c.keys, c.shape);

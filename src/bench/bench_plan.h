@@ -39,7 +39,7 @@ struct BenchOptions {
   std::optional<uint64_t> ops;              // else --duration, else a file's operationcount
   std::optional<double> seconds;            // else kDefaultSeconds
   std::optional<uint64_t> warmup_ops;       // else kDefaultWarmupOps, or none for a file's operationcount
-  std::optional<uint32_t> threads;          // else a file's threadcount, else kDefaultThreads
+  std::optional<uint32_t> threads;          // else a -P file's threadcount (YCSB's default 1), else kDefaultThreads
   uint32_t compute_nodes = 1;
   // --memory-limit: the memory of designs that hold an index larger than memory (indexy,
   // rocksdb, lmdb, btree-disk: `memory_limited`, from the registry), given to them as their
@@ -49,11 +49,14 @@ struct BenchOptions {
   std::optional<double> cache_mb;           // per compute node
   std::optional<double> cache_pct;          // of keys x record bytes; default kDefaultCachePct
   uint32_t node_bytes = 1024;
-  // Keys and values as bytes (record_shape.h). u64: 8-byte integer keys and values (the
-  // benchmark's default, unlike the API's bytes: the papers' figures are of 8-byte keys, and
-  // so are the results in docs/ it reproduces; node_bytes too stays the papers' 1024). bytes: binary keys of key_bytes, or YCSB's "user..." keys (a -P file's shape
-  // by default), values of value_bytes (else a file's fieldcount x fieldlength, else 8).
-  std::string key_format = "u64";
+  // Keys and values as bytes (record_shape.h). u64: 8-byte integer keys and values, the
+  // default of the named workloads (the papers' figures are of 8-byte keys, and so are the
+  // results in docs/ they reproduce; node_bytes too stays the papers' 1024). bytes, the default
+  // of -P files and --trace: YCSB's records - "user..." keys as YCSB names them (a trace's
+  // verbatim) and YCSB records of fieldcount x fieldlength serialized as the YCSB binding
+  // does - or binary keys of key_bytes and raw values of value_bytes. u64 with --trace: user<N>
+  // is integer N + 1 (trace.h).
+  std::optional<std::string> key_format;
   std::optional<std::string> key_style;     // binary | ycsb
   std::optional<uint32_t> key_bytes;
   std::optional<uint32_t> value_bytes;

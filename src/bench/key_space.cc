@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bench/random.h"
+#include "bench/zipfian.h"
 
 namespace dmindex::bench {
 namespace {
@@ -50,9 +51,9 @@ bool ParseKeyDistribution(std::string_view name, InsertOrder* out) {
 
 namespace {
 
-std::string Padded(uint64_t record, uint32_t zero_padding) {
-  std::string digits = std::to_string(record);
-  if (digits.size() < zero_padding) digits.insert(0, zero_padding - digits.size(), '0');
+// YCSB's zeropadding: zeros in front of the digits up to `width` characters.
+std::string Padded(std::string digits, uint32_t width) {
+  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
   return digits;
 }
 
@@ -76,7 +77,8 @@ Key KeyOfRecord(uint64_t record, InsertOrder order, uint32_t zero_padding) {
     case InsertOrder::kLognormal: return (LognormalBucket(record) << 34 | (record % kLow)) + 1;
     case InsertOrder::kOrdered: break;
   }
-  const std::string digits = Padded(record, std::min(zero_padding, kMaxZeroPadding));
+  // Records below 10^18 padded to 18 digits all have 18: wider padding keeps their order.
+  const std::string digits = Padded(std::to_string(record), std::min(zero_padding, 18u));
   Key key = 0, weight = 1;
   for (int i = 0; i < 17; ++i) weight *= 11;
   for (char c : digits) {
@@ -87,8 +89,9 @@ Key KeyOfRecord(uint64_t record, InsertOrder order, uint32_t zero_padding) {
 }
 
 std::string YcsbKeyName(uint64_t record, InsertOrder order, uint32_t zero_padding) {
-  if (order == InsertOrder::kHashed) return "user" + std::to_string(Permute62(record));
-  return "user" + Padded(record, zero_padding);
+  if (order != InsertOrder::kHashed) return "user" + Padded(std::to_string(record), zero_padding);
+  // Math.abs(Long.MIN_VALUE) stays negative in Java, and Long.toString prints its sign.
+  return "user" + Padded(std::to_string(static_cast<int64_t>(FnvHash64(record))), zero_padding);
 }
 
 Value MakeValue(Key key, uint32_t stamp) {

@@ -38,15 +38,17 @@ bool ParseKeyDistribution(std::string_view name, InsertOrder* out);
 // Record numbers must stay below this so that both orders give distinct valid keys (ordered
 // keys have at most 18 digits, see KeyOfRecord).
 inline constexpr uint64_t kMaxRecords = 1'000'000'000'000'000'000;
-inline constexpr uint32_t kMaxZeroPadding = 18;
 
 // Distinct records always get distinct keys, and no key is one of the reserved fence keys.
 // hashed: a bijection on [0, 2^62), plus one. ordered: the zero-padded decimal digits of the
 // record, as an integer that sorts as the string does (digit d at position i weighs
-// (d + 1) * 11^(17 - i), a shorter string weighs 0 beyond its end), so key order is YCSB's
-// string order until byte-string keys exist.
+// (d + 1) * 11^(17 - i), a shorter string weighs 0 beyond its end), so integer key order is
+// YCSB's string order (a padding beyond 18 digits orders records below 10^18 as 18 does).
+// These are the u64 format's keys; byte-string runs name records with YcsbKeyName.
 Key KeyOfRecord(uint64_t record, InsertOrder order, uint32_t zero_padding = 1);
-// YCSB's key text of a record: "user" + the decimal number (zero-padded when ordered).
+// YCSB 0.17.0's key of a record, as CoreWorkload.buildKeyName builds it: "user" + the record
+// number - hashed: Utils.hash of it (FnvHash64, printed as Java prints the signed long);
+// any other order: the number itself - left-padded with zeros to `zero_padding` characters.
 std::string YcsbKeyName(uint64_t record, InsertOrder order, uint32_t zero_padding);
 
 // value = stamp << 32 | fingerprint(key). The stamp says who wrote it (0 = bulk load).

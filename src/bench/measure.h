@@ -50,7 +50,7 @@ struct MeasureOptions {
   WatchdogOptions watchdog;
   // How the operations' keys and values become bytes (default: the u64 format's integers).
   std::shared_ptr<const RecordCodec> codec =
-      std::make_shared<const RecordCodec>(RecordShape{}, InsertOrder::kHashed, 1);
+      std::make_shared<const RecordCodec>(RecordShape{});
 };
 
 // Each thread's operations; a source that runs dry ends that thread's part of the phase.

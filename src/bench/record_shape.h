@@ -3,32 +3,42 @@
 // The workload generators (op_stream.h) think in integer keys: a record number names a key
 // (key_space.h), and a value is a stamp (who wrote it) with a fingerprint of its key. A
 // RecordCodec turns those into the index's byte strings and checks what comes back:
-//  * u64 format: the key is U64Key(key), the value the 8-byte integer - today's fast path,
+//  * u64 format: the key is U64Key(key), the value the 8-byte integer - the papers' fast path,
 //    byte for byte what the fixed-size designs store;
 //  * bytes format, binary keys: the key's 8 big-endian bytes followed by bytes derived from
 //    it, `key_bytes` long in all (uniformly spread bytes, unique, the key order kept);
-//  * bytes format, YCSB keys: "user" + the record's number (hashed or ordered, YCSB's
-//    insertorder) zero-padded to `key_bytes` (YCSB's zeropadding), as YCSB's CoreWorkload
-//    builds them;
-//  * bytes-format values: the stamp and a fingerprint of the key's bytes (8 bytes), then bytes
-//    derived from them, as long as the value-size distribution draws for this write (YCSB's
-//    fieldcount x fieldlength with its fieldlengthdistribution).
+//  * bytes format, YCSB keys: integer key r + 1 is record r, named as YCSB's
+//    CoreWorkload.buildKeyName names it (YcsbKeyName: "user" + FNV-64 of r, or r itself when
+//    ordered, zero-padded), so the index holds the real client's key strings in string order;
+//  * bytes format, trace keys: integer key i + 1 is the i-th distinct key of a replayed trace,
+//    whose bytes are kept verbatim (trace.h);
+//  * bytes-format values, raw: the stamp and a fingerprint of the key's bytes (8 bytes), then
+//    bytes derived from them, as long as the value-size distribution draws for this write;
+//  * bytes-format values, YCSB records: `fields` fields named field0, field1, ... serialized as
+//    the YCSB binding stores a record (bindings/ycsb Records.java: per field a 4-byte
+//    big-endian name length, the name, a 4-byte big-endian value length, the value), their
+//    lengths YCSB's fieldlength / fieldlengthdistribution; the values' bytes, in field order,
+//    are the key's fingerprint, the stamp, then bytes derived from them.
 // So a value that belongs to another key, or is torn between two writes, or is cut short, is
-// caught by Check whatever its size.
+// caught by Check whatever its size (a record whose fields hold fewer than 8 bytes in all
+// carries only as much of the fingerprint as fits, and no stamp).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/key_space.h"
+#include "bench/random.h"
 #include "bench/zipfian.h"
 #include "dmindex/status.h"
 #include "dmindex/types.h"
 
 namespace dmindex::bench {
 
-enum class KeyStyle : uint8_t { kBinary, kYcsb };
+enum class KeyStyle : uint8_t { kBinary, kYcsb, kTrace };
 // YCSB's fieldlengthdistribution.
 enum class FieldLengths : uint8_t { kConstant, kUniform, kZipfian };
 Result<FieldLengths> ParseFieldLengths(std::string_view name);
@@ -38,12 +48,19 @@ struct RecordShape {
   KeyFormat format = KeyFormat::kU64;
   KeyStyle style = KeyStyle::kBinary;
   // Bytes format. Binary keys: exactly this long (8 .. kMaxKeyBytes). YCSB keys: the number
-  // zero-padded to key_bytes - 4 digits (0: YCSB's own zeropadding only).
+  // zero-padded to key_bytes - 4 digits (or zero_padding, the wider). Trace keys: the longest.
   uint32_t key_bytes = 0;
+  // YCSB's insertorder and zeropadding: how YCSB keys (and --trace-out lines) name records.
+  InsertOrder order = InsertOrder::kHashed;
+  uint32_t zero_padding = 1;
   // Bytes-format values: `fields` fields of `field_bytes` each (constant), or each field's
-  // length drawn from [1, field_bytes] (uniform, zipfian) - YCSB's record. A value is at
-  // least 8 bytes (its stamp and fingerprint).
+  // length drawn from [min_field_bytes, field_bytes] (uniform, zipfian). Raw values are the
+  // fields' bytes, at least 8 (the stamp and fingerprint); YCSB records serialize the fields
+  // with their names, field_prefix + 0, 1, ... (YCSB's fieldnameprefix).
+  bool ycsb_fields = false;
+  std::string field_prefix = "field";
   uint32_t fields = 1;
+  uint32_t min_field_bytes = 1;
   uint32_t field_bytes = 8;
   FieldLengths field_lengths = FieldLengths::kConstant;
 
@@ -54,17 +71,20 @@ struct RecordShape {
   uint32_t MaxKeyBytes() const;
   // Bytes of an average record, key and value (cache sizes in percent of the data).
   double MeanRecordBytes() const;
-  // "u64", or "bytes: 32-byte ycsb keys, 100-byte values", for reports.
+  // "u64", or "bytes: ycsb keys user<FNV-64 of the record>, YCSB records of 10 x 100-byte
+  // fields (1140 bytes serialized)", for reports.
   std::string ToString() const;
   Status Validate() const;
+
+ private:
+  uint64_t FieldNameBytes() const;  // a YCSB record's bytes besides its fields' values
 };
 
 class RecordCodec {
  public:
-  // `order` and `zero_padding`: the workload's (YCSB's insertorder, zeropadding).
-  // `trace_keys`: keys are a replayed trace's (integer N + 1 for "user<N>", key_space.h),
-  // not generated ones.
-  RecordCodec(const RecordShape& shape, InsertOrder order, uint32_t zero_padding, bool trace_keys = false);
+  // `trace_names`: the distinct keys of a replayed trace (bytes format, KeyStyle::kTrace).
+  explicit RecordCodec(const RecordShape& shape,
+                       std::shared_ptr<const std::vector<std::string>> trace_names = nullptr);
 
   const RecordShape& shape() const { return shape_; }
   bool integers() const { return shape_.format == KeyFormat::kU64; }
@@ -82,15 +102,20 @@ class RecordCodec {
   Status Check(Slice key, Slice value) const;
   // A key as reports print it.
   std::string KeyText(Slice key) const;
+  // What YCSB's BasicDB prints for a write of `value` to the key of `op_key`: its fields as
+  // "name=bytes " (printable stand-ins of the value's bytes, each field its own length).
+  std::string TraceFields(Key op_key, Value value) const;
 
  private:
+  uint32_t FieldBytes(Rng& rng) const;  // one field's length (YCSB's fieldlength generator)
   uint32_t ValueBytesFor(uint64_t head) const;
+  void EncodeRecord(uint64_t head, std::string* out) const;
+  Status CheckRecord(Slice key, Slice value) const;
 
   RecordShape shape_;
-  InsertOrder order_;
-  uint32_t zero_padding_;
-  bool trace_keys_;
-  std::optional<ZipfianGenerator> field_ranks_;  // zipfian field lengths: YCSB's (1 .. field_bytes)
+  std::shared_ptr<const std::vector<std::string>> trace_names_;
+  std::vector<std::string> field_names_;          // YCSB records: field0, field1, ...
+  std::optional<ZipfianGenerator> field_ranks_;  // zipfian field lengths: YCSB's
 };
 
 }  // namespace dmindex::bench

@@ -1,7 +1,7 @@
 // How much of a workload's requests its most requested records receive: the hit ratio an
 // oracle cache holding exactly the k most popular records would get, beside what an LRU and a
 // random-eviction cache of k records would get. It is the ceiling for a
-// cache of k keys (IndeXY's X, docs/INDEXY.md "Fig. 8"): a measured hit ratio is judged
+// cache of k keys (IndeXY's X, docs/results/indexy.md "Fig. 8"): a measured hit ratio is judged
 // against it, not against the theta, because how popular the top records are depends on
 // which records the zipfian ranks name (ZipfianRanks) as much as on the theta.
 #pragma once

@@ -77,6 +77,10 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
                                      "into its phases: give --ops (or the property shiftops)");
     shifted.shift_ops = std::max<uint64_t>(1, config.ops / spec.shift_phases);
   }
+  // YCSB's keys name records by their number (RecordCodec): the plan's integer key of record
+  // r is r + 1, and the codec names it as YCSB's insertorder says.
+  if (config.shape.format == KeyFormat::kBytes && config.shape.style == KeyStyle::kYcsb)
+    shifted.insert_order = InsertOrder::kSequential;
   auto plan = StreamPlan::Make(shifted, config.trace || load_phase ? 0 : config.keys, config.threads,
                                config.seed, expected_ops);
   if (!plan.ok() && !config.trace) return plan.status();
@@ -88,8 +92,8 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   options.key_format = config.shape.format;
   if (config.shape.format == KeyFormat::kBytes) options.max_key_bytes = config.shape.MaxKeyBytes();
   options.max_value_bytes = std::max(options.max_value_bytes, config.shape.MaxValueBytes());
-  auto codec = std::make_shared<const RecordCodec>(config.shape, spec.insert_order, spec.zero_padding,
-                                                   config.trace != nullptr);
+  auto codec = std::make_shared<const RecordCodec>(config.shape, config.trace ? config.trace->key_names : nullptr);
+  if (config.trace_out) config.trace_out->UseCodec(codec);
   if (config.repartition && !codec->integers())
     return Status::NotSupported("--repartition-at plans its boundaries in integer keys: it takes the "
                                 "u64 key format only");

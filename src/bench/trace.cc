@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "bench/key_space.h"
@@ -41,8 +42,38 @@ bool IsYcsbChatter(std::string_view line) {
   return line.empty() || line.front() == '"' || line.front() == '*' || line.front() == '[';
 }
 
+// The integer keys of a trace's key words: user<N> -> N + 1, or verbatim byte strings
+// numbered in order of first appearance.
+class TraceKeys {
+ public:
+  explicit TraceKeys(bool integer_keys) : integer_keys_(integer_keys) {}
+
+  Result<Key> KeyOf(std::string_view word) {
+    if (integer_keys_) return KeyOfYcsbName(word);
+    if (word.size() > kMaxKeyBytes)
+      return Status::InvalidArgument("a key of " + std::to_string(word.size()) + " bytes (at most " +
+                                     std::to_string(kMaxKeyBytes) + ")");
+    auto [it, added] = ids_.try_emplace(std::string(word), names_->size() + 1);
+    if (added) {
+      names_->push_back(it->first);
+      longest_ = std::max<uint32_t>(longest_, static_cast<uint32_t>(word.size()));
+    }
+    return it->second;
+  }
+  std::shared_ptr<const std::vector<std::string>> names() const {
+    return integer_keys_ ? nullptr : names_;
+  }
+  uint32_t longest() const { return integer_keys_ ? 8 : longest_; }
+
+ private:
+  const bool integer_keys_;
+  std::unordered_map<std::string, Key> ids_;
+  std::shared_ptr<std::vector<std::string>> names_ = std::make_shared<std::vector<std::string>>();
+  uint32_t longest_ = 0;
+};
+
 // Parses the operation lines of `path`, in order; `where` prefixes errors.
-Status ReadOps(const std::string& path, std::vector<Operation>* ops) {
+Status ReadOps(const std::string& path, TraceKeys& keys, std::vector<Operation>* ops) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return Status::InvalidArgument("trace '" + path + "' is a directory");
   std::ifstream in(path);
@@ -59,7 +90,7 @@ Status ReadOps(const std::string& path, std::vector<Operation>* ops) {
     auto kind = w.empty() ? Result<OpKind>(Status::InvalidArgument("empty")) : KindOf(w[0]);
     if (!kind.ok()) return bad("not a trace line (READ, UPDATE, INSERT, SCAN or DELETE <table> <key> ...)");
     if (w.size() < 3) return bad("expected '<operation> <table> <key>'");
-    auto key = KeyOfYcsbName(w[2]);
+    auto key = keys.KeyOf(w[2]);
     if (!key.ok()) return bad(key.status().message());
     Operation op;
     op.kind = *kind;
@@ -83,17 +114,19 @@ Result<Key> KeyOfYcsbName(std::string_view name) {
   const std::string_view digits = name.starts_with("user") ? name.substr(4) : std::string_view();
   auto n = ParseCount(digits, 0, kMaxKey - 1);
   if (!name.starts_with("user") || !n.ok())
-    return Status::InvalidArgument("key '" + std::string(name) + "' is not user<number> (byte-string "
-                                   "keys do not exist yet)");
+    return Status::InvalidArgument("key '" + std::string(name) + "' is not user<number>, which "
+                                   "--key-format u64 maps to integer number + 1 (without it, keys replay "
+                                   "verbatim as byte strings)");
   return *n + 1;
 }
 
-Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_path) {
+Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_path, bool integer_keys) {
   Trace t;
+  TraceKeys keys(integer_keys);
   t.name = std::filesystem::path(run_path).filename().string();
   if (!load_path.empty()) {
     std::vector<Operation> load;
-    DMX_RETURN_IF_ERROR(ReadOps(load_path, &load));
+    DMX_RETURN_IF_ERROR(ReadOps(load_path, keys, &load));
     for (const Operation& op : load) {
       if (op.kind != OpKind::kInsert)
         return Status::InvalidArgument(load_path + ": a load trace holds INSERT lines only, found " +
@@ -104,7 +137,7 @@ Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_pat
     t.load.erase(std::unique(t.load.begin(), t.load.end(), [](auto& a, auto& b) { return a.key == b.key; }),
                  t.load.end());
   }
-  DMX_RETURN_IF_ERROR(ReadOps(run_path, &t.ops));
+  DMX_RETURN_IF_ERROR(ReadOps(run_path, keys, &t.ops));
   if (t.ops.empty()) return Status::InvalidArgument("trace '" + run_path + "' holds no operation");
   // Which keys exist at each line, by the trace's own inserts and deletes.
   std::unordered_set<Key> present;
@@ -116,6 +149,8 @@ Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_pat
   }
   t.final_keys.assign(present.begin(), present.end());
   std::sort(t.final_keys.begin(), t.final_keys.end());
+  t.key_names = keys.names();
+  t.longest_key = keys.longest();
   return t;
 }
 
@@ -125,35 +160,41 @@ std::vector<std::vector<Operation>> SplitByKey(const std::vector<Operation>& ops
   return parts;
 }
 
-TraceRecorder::TraceRecorder(uint32_t threads, std::string table, InsertOrder order, uint32_t zero_padding)
-    : table_(std::move(table)), order_(order), zero_padding_(zero_padding), per_thread_(threads) {}
+TraceRecorder::TraceRecorder(uint32_t threads, std::string table)
+    : table_(std::move(table)), per_thread_(threads) {}
 
 void TraceRecorder::Record(uint32_t thread, uint64_t sequence, const Operation& op) {
   per_thread_[thread].push_back({sequence, op});
 }
 
-void TraceRecorder::AppendLines(std::string* out) const {
+std::string TraceRecorder::Line(const Operation& op) const {
+  const RecordShape& shape = codec_->shape();
+  const std::string key = table_ + " " + (codec_->integers() ? YcsbKeyName(op.record, shape.order, shape.zero_padding)
+                                                             : codec_->EncodeKey(op.key));
+  const auto write = [&] { return key + " [ " + codec_->TraceFields(op.key, op.value) + "]\n"; };
+  switch (op.kind) {
+    case OpKind::kRead: return "READ " + key + " [ <all fields>]\n";
+    case OpKind::kUpdate: return "UPDATE " + write();
+    case OpKind::kInsert: return "INSERT " + write();
+    case OpKind::kScan: return "SCAN " + key + " " + std::to_string(op.scan_length) + " [ <all fields>]\n";
+    case OpKind::kReadModifyWrite:  // what BasicDB sees: a read, then an update
+      return "READ " + key + " [ <all fields>]\nUPDATE " + write();
+    case OpKind::kDelete: return "DELETE " + key + "\n";
+  }
+  return {};
+}
+
+Status TraceRecorder::WriteTo(const std::string& path) const {
   std::vector<const Entry*> all;
   for (const auto& entries : per_thread_)
     for (const Entry& e : entries) all.push_back(&e);
   std::sort(all.begin(), all.end(), [](const Entry* a, const Entry* b) { return a->sequence < b->sequence; });
-  for (const Entry* e : all) {
-    const Operation& op = e->op;
-    const std::string key = table_ + " " + YcsbKeyName(op.record, order_, zero_padding_);
-    const std::string value = " [ field0=" + std::to_string(op.value) + " ]\n";
-    switch (op.kind) {
-      case OpKind::kRead: *out += "READ " + key + " [ <all fields>]\n"; break;
-      case OpKind::kUpdate: *out += "UPDATE " + key + value; break;
-      case OpKind::kInsert: *out += "INSERT " + key + value; break;
-      case OpKind::kScan:
-        *out += "SCAN " + key + " " + std::to_string(op.scan_length) + " [ <all fields>]\n";
-        break;
-      case OpKind::kReadModifyWrite:  // what BasicDB sees: a read, then an update
-        *out += "READ " + key + " [ <all fields>]\nUPDATE " + key + value;
-        break;
-      case OpKind::kDelete: *out += "DELETE " + key + "\n"; break;
-    }
-  }
+  // Line by line: with YCSB's records a run's text is about a kilobyte per write.
+  std::ofstream out(path, std::ios::trunc);
+  for (const Entry* e : all) out << Line(e->op);
+  out.close();
+  if (!out) return Status::IoError("cannot write '" + path + "'");
+  return Status::Ok();
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

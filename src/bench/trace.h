@@ -12,8 +12,11 @@
 // ...") are skipped; any other line is an error naming its line number. A read-modify-write
 // is a READ line and an UPDATE line, as BasicDB sees it.
 //
-// Keys: until byte-string keys exist, a key "user<number>" maps to the integer key number + 1
-// (0 is reserved for the fence keys), so key order is numeric, not YCSB's string order.
+// Keys are kept verbatim: each distinct key of the trace (any word, "user..." or not) is a byte
+// string, stored as written - string order, leading zeros kept. The operations name them by
+// integer: the i-th distinct key is i + 1 (RecordCodec maps it back to the bytes). On request
+// (`bench --key-format u64`), a key "user<number>" maps to the integer key number + 1 instead
+// (0 is reserved for the fence keys): key order is then numeric and any other key an error.
 #pragma once
 
 #include <atomic>
@@ -25,6 +28,7 @@
 
 #include "bench/op_stream.h"
 #include "bench/key_space.h"
+#include "bench/record_shape.h"
 #include "dmindex/index.h"
 #include "dmindex/status.h"
 
@@ -38,12 +42,15 @@ struct Trace {
   std::vector<RecordPair> load;    // bulk loaded first: the load trace's INSERTs, sorted, unique
   std::vector<Operation> ops;    // the run trace, in file order
   std::vector<Key> final_keys;   // every key present after all of `ops`, sorted
+  // Verbatim keys: the bytes of integer key i + 1 (null with integer keys).
+  std::shared_ptr<const std::vector<std::string>> key_names;
+  uint32_t longest_key = 0;      // bytes of the longest key
 };
 
 // `load_path` (may be empty): a YCSB load phase (INSERT lines only). `run_path`: the stream
 // to execute. Operations that may name an absent key (per the trace's own inserts and
-// deletes) are marked so.
-Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_path);
+// deletes) are marked so. `integer_keys`: user<N> is integer N + 1 (else keys are verbatim).
+Result<Trace> ReadTrace(const std::string& run_path, const std::string& load_path, bool integer_keys);
 
 // Each thread's part of a trace: every key's operations go to one thread, in file order, so
 // a read after an insert of the same key still comes after it.
@@ -65,22 +72,27 @@ class TraceOps : public OpSource {
 };
 
 // --trace-out: collects every completed operation of a run (all threads, warm-up included)
-// and writes them in completion order.
+// and writes them in completion order, keys and fields as the run's records have them
+// (RecordCodec): a byte-string run's key bytes, a u64 run's records by YCSB's name
+// (YcsbKeyName); writes with every field YCSB's BasicDB would print, each its own length.
 class TraceRecorder {
  public:
-  TraceRecorder(uint32_t threads, std::string table, InsertOrder order, uint32_t zero_padding);
+  TraceRecorder(uint32_t threads, std::string table);
+  // The run's records (the runner sets it before the run starts).
+  void UseCodec(std::shared_ptr<const RecordCodec> codec) { codec_ = std::move(codec); }
   void Record(uint32_t thread, uint64_t sequence, const Operation& op);
-  // Appends the lines to `out`.
-  void AppendLines(std::string* out) const;
+  // Writes the lines to `path` (replacing it).
+  Status WriteTo(const std::string& path) const;
 
  private:
   struct Entry {
     uint64_t sequence;
     Operation op;
   };
+  std::string Line(const Operation& op) const;
+
   const std::string table_;
-  const InsertOrder order_;
-  const uint32_t zero_padding_;
+  std::shared_ptr<const RecordCodec> codec_;
   std::vector<std::vector<Entry>> per_thread_;
 };
 

@@ -159,9 +159,6 @@ Status WorkloadSpec::Validate() const {
                                    "exponential.frac > 0");
   if (min_scan_length < 1 || max_scan_length < min_scan_length)
     return Status::InvalidArgument(where + "scan lengths need 1 <= minscanlength <= maxscanlength");
-  if (zero_padding > kMaxZeroPadding)
-    return Status::InvalidArgument(where + "zeropadding above " + std::to_string(kMaxZeroPadding) +
-                                   " needs byte-string keys, which dmindex does not have yet");
   if (shift_phases > 1000) return Status::InvalidArgument(where + "shiftphases must be at most 1000");
   if (read_unit < 1 || read_unit > 1000) return Status::InvalidArgument(where + "readunit must be in [1, 1000]");
   if (record_count > 0 && insert_start + insert_count > record_count)

@@ -35,7 +35,7 @@ const char* DistributionName(Distribution d);
 //     (the loaded records), hashed into it; uniform over every record that exists.
 enum class Generators : uint8_t { kYcsb, kDex };
 
-// Which records a zipfian request's rank names (the `zipfianranks` property; docs/BENCH.md).
+// Which records a zipfian request's rank names (the `zipfianranks` property; docs/BENCHMARKS.md).
 //   kYcsb: YCSB's ScrambledZipfianGenerator - ranks over 10^10 items, FNV-hashed into the
 //     key range. Most of the mass lies beyond the records' count and lands evenly on them, so
 //     the records' popularity is far flatter than the theta says (at theta 0.7 over 500 k
@@ -84,25 +84,28 @@ struct WorkloadSpec {
   // phase inserts the run's records (--keys of them), with no warm-up.
   bool load_phase = false;
   InsertOrder insert_order = InsertOrder::kHashed;
-  uint32_t zero_padding = 1;                // YCSB's zeropadding of ordered key names
+  uint32_t zero_padding = 1;                // YCSB's zeropadding of key names
   Generators generators = Generators::kYcsb;
   // YCSB's insertstart / insertcount: the records this client requests (its share of a load
   // split over several clients); every record is loaded here. insert_count 0: up to the end.
   uint64_t insert_start = 0;
   uint64_t insert_count = 0;
   // recordcount / operationcount / threadcount of a property file; 0 = not given (driver
-  // flags decide).
+  // flags decide; a property file's threadcount is YCSB's default, 1, unless it says).
   uint64_t record_count = 0;
   uint64_t operation_count = 0;
   uint32_t thread_count = 0;
   std::string table = "usertable";          // the table named in trace lines
-  // YCSB's record shape (fieldcount x fieldlength, fieldlengthdistribution): the values of a
-  // bytes-format run (record_shape.h); 0 / unset: not given (driver flags decide).
+  // YCSB's record shape (fieldcount x fieldlength, minfieldlength, fieldlengthdistribution,
+  // fieldnameprefix): the values of a bytes-format run (record_shape.h); 0 / unset: not given
+  // (driver flags decide).
   uint32_t field_count = 0;
   uint32_t field_length = 0;
+  std::optional<uint32_t> min_field_length;
   std::optional<std::string> field_length_distribution;
-  // From a YCSB property file or trace: a bytes-format run takes YCSB's record shape by
-  // default ("user..." keys, fieldcount x fieldlength values).
+  std::optional<std::string> field_name_prefix;
+  // From a YCSB property file or trace: the run takes YCSB's records by default (bytes format,
+  // YCSB's key names, YCSB records of fieldcount fields serialized as the YCSB binding does).
   bool ycsb_records = false;
   // Properties of the file that dmindex cannot honour, for the driver to print.
   std::vector<std::string> warnings;

@@ -10,7 +10,7 @@
 // (numbers of 19 and 20 digits: half of them start with '1') - would crowd a few sub-models
 // with many times their share, whose error bounds then span more leaves (more bytes per
 // lookup, and past XStore's max_read_leaves a fallback to the server: 37% of the lookups on
-// lognormal keys with one line, 2.6% with 16 segments; docs/XSTORE.md "Key sets"). A few
+// lognormal keys with one line, 2.6% with 16 segments; docs/results/xstore.md "Key sets"). A few
 // segments follow such a CDF; on uniform keys they route as one line does.
 // Monotone: each segment's interpolation is monotone (as LinearModel::Predict is) and is
 // capped at the next knot's value, where the next segment starts.

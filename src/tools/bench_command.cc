@@ -69,6 +69,12 @@ void DropIndex(const FabricFlags& flags, const std::string& name) {
   if (ep.ok()) (void)alloc::Catalog::Drop(**ep, name);
 }
 
+// How long each run is: a count of operations, a time, or a replayed trace's whole stream.
+std::string RunLength(const bench::RunConfig& c) {
+  if (c.trace) return "the trace's " + std::to_string(c.trace->ops.size()) + " operations";
+  return c.ops ? std::to_string(c.ops) + " ops" : Fixed(c.seconds) + " s";
+}
+
 std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
   const bench::RunConfig& c = plan.runs.front().config;
   char line[1024];
@@ -78,11 +84,22 @@ std::string Describe(const BenchFlags& f, const bench::BenchPlan& plan) {
                 f.fabric.Describe().c_str(),
                 static_cast<unsigned long long>(c.keys), c.threads, c.index.compute_nodes,
                 c.index.cache_bytes / 1048576.0, c.index.node_bytes,
-                static_cast<unsigned long long>(c.warmup_ops),
-                c.ops ? (std::to_string(c.ops) + " ops").c_str() : (Fixed(c.seconds) + " s").c_str(),
+                static_cast<unsigned long long>(c.warmup_ops), RunLength(c).c_str(),
                 static_cast<unsigned long long>(c.seed));
   std::string out = line;
-  if (c.shape.format == KeyFormat::kBytes) out += "# records: " + c.shape.ToString() + "\n";
+  // Which records ran: each distinct shape once, naming the workloads that had it.
+  std::vector<std::pair<std::string, std::string>> shapes;  // shape, workloads
+  for (const bench::PlannedRun& run : plan.runs) {
+    const bench::RunConfig& rc = run.config;
+    const std::string shape = rc.shape.format == KeyFormat::kBytes ? rc.shape.ToString()
+                              : rc.trace ? "u64: the trace's user<N> as integer N+1, 8-byte values"
+                                         : "u64: 8-byte integer keys and values";
+    auto it = std::find_if(shapes.begin(), shapes.end(), [&](const auto& s) { return s.first == shape; });
+    if (it == shapes.end()) shapes.emplace_back(shape, run.workload.name);
+    else if (it->second.find(run.workload.name) == std::string::npos) it->second += ", " + run.workload.name;
+  }
+  for (const auto& [shape, workloads] : shapes)
+    out += "# records: " + shape + (shapes.size() > 1 ? " (" + workloads + ")" : "") + "\n";
   if (f.options.key_dist) out += std::string("# keys: ") + *f.options.key_dist + "\n";
   if (c.timeline_s > 0) out += "# timeline: throughput per " + Fixed(c.timeline_s * 1000) + " ms\n";
   if (f.options.memory_limit)
@@ -215,14 +232,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
     bench::RunConfig config = run.config;
     config.watchdog = StallWatchdog("dmindex bench", f.stall_s);
     config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
-    if (o.trace_out) {
-      // A replayed trace is written back with its own key numbers.
-      const bool replay = config.trace != nullptr;
-      config.trace_out = std::make_shared<bench::TraceRecorder>(
-          config.threads, run.workload.table,
-          replay ? bench::InsertOrder::kOrdered : run.workload.insert_order,
-          replay ? 1 : run.workload.zero_padding);
-    }
+    if (o.trace_out) config.trace_out = std::make_shared<bench::TraceRecorder>(config.threads, run.workload.table);
     std::optional<Result<bench::RunResult>> r;
     if (*simulation) (*simulation)->UseDesign(run.design.label);
     const auto real_start = runtime::Now();  // outside the simulation: the real clock
@@ -243,11 +253,8 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
                    run.design.label.c_str(), run.workload.name.c_str(), (*r)->throughput_ops() / 1e6,
                    (*r)->ok() ? "" : ", FAILED");
     results.push_back(std::move(*r).value());
-    if (config.trace_out) {
-      std::string text;
-      config.trace_out->AppendLines(&text);
-      if (Status s = bench::WriteTextFile(f.trace_out_path, text); !s.ok()) Fail(s.message(), 1);
-    }
+    if (config.trace_out)
+      if (Status s = config.trace_out->WriteTo(f.trace_out_path); !s.ok()) Fail(s.message(), 1);
   }
   const auto columns = f.columns == "all" ? bench::TableColumns::kAll : bench::TableColumns::kDefault;
   std::cout << bench::FormatTable(results, plan->baseline, columns) << bench::FormatTimeline(results);
@@ -311,7 +318,8 @@ void AddBenchCommand(CLI::App& app) {
                        "Measured operations per run, over all threads");
   AddDuration(*cmd, "--duration", &o.seconds, 1.0, {0, BenchLimits::kMaxSeconds, true},
               "Seconds measured per run (default 2)")->excludes(ops);
-  AddCount(*cmd, "--threads", &o.threads, 1, BenchLimits::kMaxThreads, "Client threads (default 2)");
+  AddCount(*cmd, "--threads", &o.threads, 1, BenchLimits::kMaxThreads,
+           "Client threads (default 2; a -P file's threadcount, else YCSB's 1)");
   AddCount(*cmd, "--compute-nodes", &o.compute_nodes, 1, BenchLimits::kMaxThreads,
            "Logical compute nodes (each with its own cache); thread t uses node t mod N (default 1)");
   auto* cache_mb = AddReal(*cmd, "--cache-mb", &o.cache_mb, {0, BenchLimits::kMaxCacheMb},
@@ -333,18 +341,20 @@ void AddBenchCommand(CLI::App& app) {
               return Status::Ok();
             });
   cmd->add_option("--key-format", o.key_format,
-                  "u64: 8-byte integer keys and values (default); bytes: byte-string keys and values "
-                  "(--key-style, --key-bytes, --value-bytes, --value-dist; a -P file's YCSB record shape)")
+                  "u64: 8-byte integer keys and values (default of --workload; with --trace, key user<N> is "
+                  "integer N+1); bytes: byte-string keys and values (default of -P and --trace: YCSB's key "
+                  "names and records; --key-style, --key-bytes, --value-bytes, --value-dist)")
       ->check(CLI::IsMember({"u64", "bytes"}));
   cmd->add_option("--key-style", o.key_style,
                   "Bytes format: binary (8 big-endian bytes of the key then derived bytes; default) or "
-                  "ycsb (\"user\" + the record number, as YCSB builds keys; default with -P)")
+                  "ycsb (\"user\" + FNV-64 of the record number, or the number when ordered, as YCSB's "
+                  "CoreWorkload names keys; default with -P)")
       ->check(CLI::IsMember({"binary", "ycsb"}));
   AddCount(*cmd, "--key-bytes", &o.key_bytes, 1, kMaxKeyBytes,
            "Bytes format: binary keys of exactly N bytes (>= 8, default 16); ycsb keys zero-padded to N");
   AddCount(*cmd, "--value-bytes", &o.value_bytes, 8, 1u << 30,
-           "Bytes format: values of N bytes, the largest with --value-dist (default 8, or a -P file's "
-           "fieldcount x fieldlength)");
+           "Bytes format: raw values of N bytes, the largest with --value-dist (default 8; with -P "
+           "YCSB records of fieldcount x fieldlength, serialized as the YCSB binding does)");
   cmd->add_option("--key-dist", o.key_dist,
                   "Keys of the records: hashed (YCSB's default), ordered (YCSB's insertorder), or for "
                   "learned indexes sequential, noised-linear, lognormal (docs/XSTORE.md)");
@@ -387,10 +397,12 @@ void AddBenchCommand(CLI::App& app) {
                 "calibration of --compute modelled (docs/SIMULATION.md)");
   AddOutputFile(*cmd, "--trace-out", &f->trace_out_path,
                 "Write the operations the run executes (warm-up included, in completion order) "
-                "in YCSB BasicDB's line format (one design, one workload)");
+                "in YCSB BasicDB's line format: the run's key names, every field of a write (one design, "
+                "one workload)");
   cmd->add_option("--trace", o.trace,
                   "Replay this operation stream (YCSB BasicDB's output, e.g. of `ycsb run ... -db "
-                  "site.ycsb.BasicDB`) instead of a workload; key user<N> is integer N+1");
+                  "site.ycsb.BasicDB`) instead of a workload; its keys are byte strings as written "
+                  "(with --key-format u64: user<N> is integer N+1)");
   cmd->add_option("--trace-load", o.trace_load,
                   "With --trace: bulk load the INSERTs of this stream first (YCSB's load phase)");
   AddStallTimeout(*cmd, &f->stall_s);

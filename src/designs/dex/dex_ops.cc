@@ -1,4 +1,4 @@
-// DEX's operations (§7): lookup, update/upsert/delete, one leaf of a range scan, bulk load.
+// DEX's operations (§7): lookup, update/upsert/delete, bulk load (scans: dex_scan.cc).
 // Each loops over attempts of the cached traversal.
 //
 // A cached page is copied into private memory and its latch validated *before* anything in
@@ -290,54 +290,6 @@ Status DexTree<KV>::WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef valu
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyRef cursor, size_t limit,
-                             std::vector<LeafEntry>* out, Key* next) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, cursor, &gate);
-  if (!wp.ok()) return wp.status();
-  Worker& w = **wp;
-  const auto& leaf = shared_.validator.leaf();
-  Attempts attempts(retry_limits::kDexOperation, "dex scan");
-  const size_t first = out->size();
-  for (;;) {
-    DMX_RETURN_IF_ERROR(BeforeRetry(w, cursor, attempts));
-    runtime::Clock::time_point started;  // the lease of the values' blocks
-    const bool leased = LeaseStart(&started);
-    LeafAt at;
-    Status s = Descend(w, cursor, Intent::kRead, nullptr, &at);
-    if (s.IsNotFound()) {
-      *next = KV::kPosInf;
-      return w.cw.EndOperation();
-    }
-    if (IsRetry(s)) continue;
-    DMX_RETURN_IF_ERROR(s);
-    CopyPage(at.leaf.page(), w.copy.data(), page_layout_.LeafBytes(at.h));
-    if (!at.leaf.Validate()) continue;
-    w.leaf_entries.clear();
-    leaf.Collect(w.copy.data(), at.h, &w.leaf_entries);
-    DMX_RETURN_IF_ERROR(w.cw.EndOperation());
-    for (LeafEntry& e : w.leaf_entries)
-      if (!(e.key < cursor) && !range.Before(e.key) && !range.Beyond(e.key) && out->size() < limit)
-        out->push_back(std::move(e));
-    bool fetched = true;
-    if (std::any_of(out->begin() + first, out->end(), [](const LeafEntry& e) { return !e.block.is_null(); })) {
-      if (!leased) {  // the first value block this process meets: read again, with the clock
-        NeedsLease();
-        fetched = false;
-      } else {
-        DMX_RETURN_IF_ERROR(FetchValues(w, out, first, started, &fetched));
-      }
-    }
-    if (!fetched) {  // a block replaced meanwhile, or read past the lease: read the leaf again
-      out->resize(first);
-      continue;
-    }
-    *next = at.h.high;
-    return Status::Ok();
-  }
-}
-
-template <tree::KeyValueTraits KV>
 Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
   DMX_RETURN_IF_ERROR(loader_.Load(w.ctx, sorted));
   if (sorted.empty()) return Status::Ok();
@@ -385,8 +337,6 @@ Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
   template Status DexTree<KV>::LockRemote(Worker&, GlobalAddress, tree::NodeLockGuard&, Header*, bool*);  \
   template Status DexTree<KV>::WriteShared(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
                                            GlobalAddress);                                                \
-  template Status DexTree<KV>::ScanLeaf(Workers&, const tree::ScanRange<KV>&, KeyRef, size_t,             \
-                                        std::vector<LeafEntry>*, Key*);                                   \
   template Status DexTree<KV>::BulkLoad(Worker&, std::span<const LeafEntry>);                             \
   template class WorkerSet<KV>;
 DMX_DEX_OPS(U64Format)

@@ -229,6 +229,12 @@ class DexTree {
   // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
   Status Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,
                  const OffloadRequest<KV>& req, LeafAt* out);
+  // dex_scan.cc: from the cached level-1 node `parent` (header `ph`), the leaf covering
+  // `cursor` and the leaves right of it, in one batch of READs for those not cached: appends
+  // their entries of `range` (up to `limit`) and sets *next to the high fence of the last
+  // one taken. *took: false if it took none (the caller takes the leaf through the cache).
+  Status ScanRun(Worker& w, cache::OptimisticGuard& parent, const Header& ph, const tree::ScanRange<KV>& range,
+                 KeyRef cursor, size_t limit, std::vector<LeafEntry>* out, Key* next, bool* took);
   // Re-reads the shared nodes on the path to `key` from the remote root and refreshes their
   // cached copies; updates the root pointer (§4: refresh_from_root).
   Status RefreshPath(Worker& w, KeyRef key);

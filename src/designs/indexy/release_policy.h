@@ -1,4 +1,4 @@
-// Which units of X to release when X crossed its high mark (docs/INDEXY.md, "Release"):
+// Which units of X to release when X crossed its high mark (docs/INDEXY.md, "How it works": *Release*):
 //
 //  * density: the paper's Algorithm 1. Candidates start as the root's children, ranked by
 //    access density (sampled accesses / estimated entries); the shortest prefix of the ranking
@@ -32,7 +32,7 @@ class ReleasePolicyRunner {
 
   // The last density ranking's candidates, and how many of them were single entries (a
   // leaf hanging above the unit depth: no counters, ranked by its parent's density) - what
-  // the ranking could tell apart (docs/INDEXY.md, "Fig. 8").
+  // the ranking could tell apart (docs/results/indexy.md, "Fig. 8").
   uint64_t last_candidates() const { return last_candidates_; }
   uint64_t last_single_candidates() const { return last_single_candidates_; }
 

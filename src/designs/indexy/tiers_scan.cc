@@ -1,4 +1,4 @@
-// Tiers::Scan: X and Y merged by key, chunk by chunk (docs/INDEXY.md, "Scans").
+// Tiers::Scan: X and Y merged by key, chunk by chunk (docs/INDEXY.md, "Operations").
 //
 // Each chunk reads up to n entries of X from the cursor (tombstones included), then Y from the
 // same cursor up to X's last key. The chunk ends at the smaller of the two sources' last keys

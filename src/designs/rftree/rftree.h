@@ -6,7 +6,8 @@
 //     (search_layer_cache.h), in place of Sherman's node-by-node cache,
 //   * leaf writes under the inline version lock (inline_lock_writer.h; lock=table: the
 //     core's writer and lock table, with Sherman's HOCL and combination as knobs),
-//   * scans leaf by leaf along sibling links (scan_batch=on: Sherman's batched READs),
+//   * scans in batches of the leaves the SLC's level-1 node lists (scan_batch=off: leaf by
+//     leaf along sibling links, as the paper),
 //   * lazy deletion: leaves never merge (the paper's merge is unsafe as written).
 // Operations have RemoteTree's signatures, so tree/tree_index_adapter.h adapts it to Index in
 // both key formats (U64BytesKV: 8-byte keys in fixed slots; BytesKV: byte strings in slotted

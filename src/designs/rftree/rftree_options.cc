@@ -38,7 +38,7 @@ std::vector<Table::Row> RfTreeRows() {
            [](RfTreeOptions& o, std::string_view w) { o.unlock = w == "after" ? UnlockMode::kAfterNode : UnlockMode::kWithNode; },
            [](const RfTreeOptions& o) { return std::string(o.unlock == UnlockMode::kAfterNode ? "after" : "with_node"); }),
       Table::Switch("scan_batch", &RfTreeOptions::scan_batch,
-                    "scans READ the leaves a cached level-1 node lists in one batch; off: along sibling links"),
+                    "scans READ the leaves a cached level-1 node lists in one batch; off: leaf by leaf along sibling links (the paper's)"),
   };
   for (auto& row : tree::TreeKnobs().Lifted(&RfTreeOptions::tree)) rows.push_back(std::move(row));
   return rows;

@@ -25,7 +25,7 @@ struct RfTreeOptions {
   uint64_t refresh_min_us = 0;
   LockMode lock = LockMode::kInline;
   UnlockMode unlock = UnlockMode::kAfterNode;
-  bool scan_batch = false;
+  bool scan_batch = true;  // the paper reads leaf by leaf; a user wants the round trips saved
 };
 
 // RF-tree's defaults, then IndexOptions (node size, cache size, compute nodes, knobs).
