@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "designs/registry.h"
@@ -75,13 +76,22 @@ HeldVerb::Match WriteOfLength(uint32_t length) {
   return [length](const fabric::Verb& v) { return v.kind == VerbKind::kWrite && v.length == length; };
 }
 
-// Writer a's WRITE of the leaf (all but the lock word) is held after the header landed. Writer
+// The `n`-th WRITE of `length` bytes (1-based).
+HeldVerb::Match NthWriteOfLength(uint32_t length, int n) {
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  return [length, n, seen](const fabric::Verb& v) {
+    return v.kind == VerbKind::kWrite && v.length == length && seen->fetch_add(1) + 1 == n;
+  };
+}
+
+// Writer a's WRITE of the leaf (all but the lock word) is held after the header landed. (Its
+// redo record's copy of those bytes goes first, the same length: the leaf is the second.) Writer
 // b, updating another key of the leaf, and a reader of a third key find the leaf locked - the
 // reader sees a torn image and the lock word held - and wait; once a's WRITE and then its
 // lock word land, both finish and every update is there.
 TEST(ScriptedTear, RfTreeWritersAndReadersWaitUntilTheLockWordLandsLast) {
   Bed bed = MakeBed("after");
-  HeldVerb hold(WriteOfLength(kNodeBytes - Layout::kTrailerBytes), {{0, 64}});
+  HeldVerb hold(NthWriteOfLength(kNodeBytes - Layout::kTrailerBytes, 2), {{0, 64}});
   bed.fabric->SetVerbScript(&hold);
   std::thread a([&] { EXPECT_TRUE(bed.a->Update(50, 555).ok()); });
   ASSERT_TRUE(hold.WaitHeld());

@@ -1,8 +1,9 @@
 // Verbs per operation of RF-tree (docs/RFTREE.md), from fabric::VerbCounts snapshot
 // differences, as claims about the design:
 //  * with a fresh search-layer cache a lookup is one READ of the leaf;
-//  * a write without split under the inline lock is READ, CAS, then [WRITE leaf, WRITE lock
-//    word] in one in-order batch: three round trips, 1024 + 8 + 1016 + 8 bytes;
+//  * a write without split under the inline lock is READ, CAS, then [WRITE redo record (header,
+//    copy), WRITE leaf, WRITE redo clear, WRITE lock word] in one in-order batch: three round
+//    trips, 1024 + 8 + 64 + 1016 + 1016 + 8 + 8 bytes;
 //  * under the core's lock table with Sherman's combination it is two round trips;
 //  * a refresh is two round trips: [root word, log directory], then every chunk of the log;
 //  * after k splits of its leaf's range the cache has not seen, a lookup reads k + 1 leaves.
@@ -100,12 +101,15 @@ TEST(RfTreeVerbs, InlineLockWriteIsReadCasAndOneInOrderBatch) {
   for (int i = 0; i < 300; ++i) {
     Key k = 2 * (1 + rng() % b.keys);
     auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(k, i).ok()); });
-    ASSERT_EQ(c.round_trips, 3u) << c.ToString();  // READ, CAS, [WRITE leaf, WRITE lock word]
+    // READ, CAS, [WRITE redo header, WRITE redo copy, WRITE leaf, WRITE redo clear, WRITE
+    // lock word] (tree/redo_log.h: the record covers the leaf up to its trailer)
+    ASSERT_EQ(c.round_trips, 3u) << c.ToString();
     ASSERT_EQ(c.reads, 1u);
     ASSERT_EQ(c.cas, 1u);
-    ASSERT_EQ(c.writes, 2u);
+    ASSERT_EQ(c.writes, 5u);
     ASSERT_EQ(c.read_bytes, kNodeBytes);
-    ASSERT_EQ(c.write_bytes, (kNodeBytes - kTrailer) + kTrailer) << "the leaf whole, its lock word last";
+    ASSERT_EQ(c.write_bytes, 64u + 2 * (kNodeBytes - kTrailer) + 8u + kTrailer)
+        << "the leaf whole and its redo record, its lock word last";
   }
   // An update of an absent key reads the leaf and stops: no lock, no write.
   auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Update(3, 1).IsNotFound()); });
@@ -199,11 +203,11 @@ const char* const kTable[] = {
     "| sherman | insert (append, splits) | 1.05 | 5.31 | 1.05 | 2.10 | 1475 |",
     "| sherman | scan(100) | 4.93 | 0.00 | 0.00 | 1.11 | 5050 |",
     "| rftree | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
-    "| rftree | update | 1.00 | 2.00 | 1.00 | 3.00 | 2056 |",
-    "| rftree | insert | 1.00 | 2.00 | 1.00 | 3.00 | 2056 |",
-    "| rftree | insert (append, splits) | 51.13 | 2.39 | 1.14 | 53.66 | 53557 |",
+    "| rftree | update | 1.00 | 5.00 | 1.00 | 3.00 | 3144 |",
+    "| rftree | insert | 1.00 | 5.00 | 1.00 | 3.00 | 3144 |",
+    "| rftree | insert (append, splits) | 51.13 | 5.39 | 1.14 | 53.66 | 54645 |",
     "| rftree | scan(100) | 4.93 | 0.00 | 0.00 | 1.15 | 5052 |",
-    "| rftree:refresh_hops=auto | insert (append, splits) | 2.88 | 2.31 | 1.06 | 5.22 | 5945 |",
+    "| rftree:refresh_hops=auto | insert (append, splits) | 2.88 | 5.31 | 1.06 | 5.22 | 7033 |",
     "| rftree:lock=table | lookup | 1.00 | 0.00 | 0.00 | 1.00 | 1024 |",
     "| rftree:lock=table | update | 1.00 | 5.00 | 1.00 | 7.00 | 3160 |",
     "| rftree:lock=table | insert | 1.00 | 5.00 | 1.00 | 7.00 | 3160 |",

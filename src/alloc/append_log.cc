@@ -79,16 +79,9 @@ Status AppendLog::SyncLocked(fabric::Endpoint& ep) {
 
 Status AppendLog::GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uint16_t node) {
   // The directory lock serialises growers of every process; it is held for one chunk RPC.
-  const uint64_t owner = reinterpret_cast<uintptr_t>(this) | 1;
-  RetryBudget budget(retry_limits::kNodeLockHeld, "lock the append log's directory");
-  Backoff backoff(backoff::kLockHeld, "the append log's directory lock", Word(kLockWord));
-  for (;;) {
-    uint64_t old = 0;
-    DMX_RETURN_IF_ERROR(ep.Cas(Word(kLockWord), 0, owner, &old));
-    if (old == 0) break;
-    if (!budget.Spend()) return budget.Exhausted(directory_.ToString());
-    backoff.Pause();
-  }
+  // Its word names our lease; without one, a tag whose epoch bits are 0 (never taken over).
+  const uint64_t owner = lease_ != nullptr ? lease_->id().Pack() : uint64_t{1} << lease::HolderId::kBits;
+  DMX_RETURN_IF_ERROR(LockDirectory(ep, owner));
   static const uint64_t kZero = 0;
   auto unlock = [&](Status s) {
     Status u = ep.Write(Word(kLockWord), &kZero, 8);
@@ -137,6 +130,31 @@ Status AppendLog::GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uin
   if (!s.ok()) return unlock(s);
   newest_[node] = {true, static_cast<uint32_t>(n), *segment, capacity};
   return Status::Ok();
+}
+
+Status AppendLog::LockDirectory(fabric::Endpoint& ep, uint64_t owner) {
+  RetryBudget budget(retry_limits::kNodeLockHeld, "lock the append log's directory");
+  Backoff backoff(backoff::kLockHeld, "the append log's directory lock", Word(kLockWord));
+  for (uint64_t failed = 1;; ++failed) {
+    uint64_t old = 0;
+    DMX_RETURN_IF_ERROR(ep.Cas(Word(kLockWord), 0, owner, &old));
+    if (old == 0) return Status::Ok();
+    // Every 16th failure: is the holder dead? Then the lock is ours with nothing to repair
+    // (the header comment says why).
+    const lease::HolderId holder = lease::HolderId::Unpack(old & ((uint64_t{1} << lease::HolderId::kBits) - 1));
+    if (lease_ != nullptr && failed % 16 == 0 && holder.valid() && old >> lease::HolderId::kBits == 0) {
+      auto fenced = observer_.FenceIfExpired(ep, holder);
+      if (!fenced.ok()) return fenced.status();
+      if (*fenced) {
+        DMX_RETURN_IF_ERROR(lease_->CheckLive());
+        uint64_t seen = 0;
+        DMX_RETURN_IF_ERROR(ep.Cas(Word(kLockWord), old, owner, &seen));
+        if (seen == old) return Status::Ok();
+      }
+    }
+    if (!budget.Spend()) return budget.Exhausted(directory_.ToString());
+    backoff.Pause();
+  }
 }
 
 Result<GlobalAddress> AppendLog::Append(fabric::Endpoint& ep, NodeAllocator& allocator, uint16_t node) {

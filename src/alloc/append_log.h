@@ -11,7 +11,8 @@
 //
 //   word 0  magic           written before the directory is published
 //   word 1  block bytes     every block of the log has this size
-//   word 2  lock            0 free, else the owner growing the list
+//   word 2  lock            0 free, else the owner growing the list: its lease's HolderId
+//                           (epoch bits 0 without a lease)
 //   word 3  segment count n
 //   then n records of 3 words: base (GlobalAddress), tail (FAA target: blocks handed out,
 //   may pass the capacity), capacity (blocks)
@@ -20,6 +21,12 @@
 // but a READ of the directory may take its words at different instants: a reader skips a
 // record it sees incomplete (null base or zero capacity). Blocks are never reused, so a
 // block's address never changes meaning; a block handed out but not written yet is zero.
+//
+// A grower that died holding the lock (its lease expired: lease/lease.h) is taken over with
+// nothing to repair: its only write under the lock is [record n, count := n + 1, unlock] in
+// order, so the directory holds either n whole records (the count never moved; record n,
+// whole or torn, lies past the count and the next grower writes it again whole) or n + 1
+// (the count landed after its record). Its segment, if it got one, is leaked.
 #pragma once
 
 #include <atomic>
@@ -28,6 +35,7 @@
 #include <vector>
 
 #include "alloc/node_allocator.h"
+#include "lease/lease.h"
 #include "common/runtime.h"
 #include "dmindex/global_address.h"
 #include "dmindex/status.h"
@@ -57,6 +65,10 @@ class AppendLog {
   // leaves one. InvalidArgument if the log has blocks of another size.
   Status Open(fabric::Endpoint& ep, NodeAllocator& allocator);
 
+  // The lease this process grows the log under (null: none; a dead grower's lock is then
+  // never taken over). Set before the first Append.
+  void HoldUnder(lease::Lease* lease) { lease_ = lease; }
+
   // A block never handed out before, on memory node `node`; a new segment (taken from
   // `allocator`) when the node's newest one is full. Thread-safe.
   Result<GlobalAddress> Append(fabric::Endpoint& ep, NodeAllocator& allocator, uint16_t node);
@@ -80,6 +92,8 @@ class AppendLog {
   Status SyncLocked(fabric::Endpoint& ep);
   // Adds a segment on `node` unless another process added one that has room.
   Status GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uint16_t node);
+  // Takes the directory lock as `owner`: waits for a live holder, takes a dead one's over.
+  Status LockDirectory(fabric::Endpoint& ep, uint64_t owner);
 
   struct Newest {  // a memory node's newest segment as this process knows it
     bool known = false;
@@ -92,6 +106,8 @@ class AppendLog {
   const uint32_t block_bytes_;
   GlobalAddress directory_;  // set by Open
   runtime::Mutex mu_;
+  lease::Lease* lease_ = nullptr;
+  lease::LeaseObserver observer_;
   std::vector<Newest> newest_;  // by memory node
   std::atomic<uint64_t> reserved_bytes_{0};
   std::atomic<uint64_t> appended_bytes_{0};

@@ -1,7 +1,8 @@
 // What a held node-lock word says (docs/SYNCHRONIZATION.md, "Lock takeover and repair"):
 //
 //   bits  0..33  the holder's lease (lease::HolderId: slot, epoch)
-//   bits 34..63  the holder's redo block on the lock word's memory node, in 64-byte units
+//   bits 34..62  the holder's redo block on the lock word's memory node, in 64-byte units
+//   bit  63      0, so that the word shifted left by one still holds it all (below)
 //
 // So a process that finds the lock held can ask the lease table whether the holder is dead
 // (lease::LeaseObserver) and, after taking the word over by CAS, find the record of the write
@@ -25,9 +26,9 @@ struct LockOwner {
 };
 
 inline constexpr int kRedoUnitShift = 6;
-inline constexpr uint64_t kRedoUnitsLimit = uint64_t{1} << (64 - lease::HolderId::kBits);
+inline constexpr uint64_t kRedoUnitsLimit = uint64_t{1} << (63 - lease::HolderId::kBits);
 
-// Redo blocks must lie below 64 GiB of their pool to be named in 30 bits.
+// Redo blocks must lie below 32 GiB of their pool to be named in 29 bits.
 inline bool RedoBlockNameable(GlobalAddress block) {
   return block.offset() % (uint64_t{1} << kRedoUnitShift) == 0 &&
          (block.offset() >> kRedoUnitShift) < kRedoUnitsLimit;
@@ -43,6 +44,20 @@ inline lease::HolderId LockWordHolder(uint64_t word) {
 inline GlobalAddress LockWordRedoBlock(uint64_t word, uint16_t memory_node) {
   const uint64_t units = word >> lease::HolderId::kBits;
   return units == 0 ? GlobalAddress() : GlobalAddress(memory_node, units << kRedoUnitShift);
+}
+
+// A lock kept in a node's own trailer (TreeOptions::trailer_lock: RF-tree's inline leaf locks)
+// shares its 8 bytes with the node's version: even is the version of the last whole write
+// (free), odd is held. A holder with a lease writes its lock word shifted left by one, low bit
+// set, so the trailer names the same lease and redo block as a lock-table word would (bit 63
+// is free for this). Without a lease it is the session's owner tag, whose epoch bits are 0:
+// never taken over, as before leases. Versions are fresh random stamps and every release
+// writes one, so a held trailer never reads as a version a writer saw before.
+inline uint64_t EncodeTrailerLock(uint64_t lock_word) { return (lock_word << 1) | 1; }
+// The lock word a held trailer names (0: a trailer held without a lease, or free).
+inline uint64_t TrailerLockWord(uint64_t trailer) {
+  const uint64_t word = trailer >> 1;
+  return (trailer & 1) != 0 && LockWordHolder(word).valid() ? word : 0;
 }
 
 }  // namespace dmindex::tree

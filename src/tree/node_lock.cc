@@ -77,32 +77,50 @@ Status NodeLock::TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAdd
                                 uint32_t len, uint64_t holder, Held* held, bool* took) const {
   *took = false;
   if (owner.lease == nullptr || holder == kUnlocked) return Status::Ok();
-  auto fenced = observer_.FenceIfExpired(ep, LockWordHolder(holder));
-  if (!fenced.ok()) return fenced.status();
-  if (!*fenced) return Status::Ok();
-  // The holder can never write again (its lease is revoked or gone). We write next, so we
-  // must be live ourselves.
-  DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
   held->word = LockWordFor(node);
   held->node = node;
   held->node_bytes = len;
   held->owner = owner;
   held->rename = false;
-  uint64_t old = kUnlocked;
-  DMX_RETURN_IF_ERROR(ep.Cas(held->word, holder, owner.word, &old));
-  if (old != holder) return Status::Ok();  // released meanwhile, or another waiter took it over
-  held->held = true;
-  takeovers_.fetch_add(1, std::memory_order_relaxed);
-  bool replayed = false;
-  Status s = ReplayRedoRecord(ep, holder, held->word, len, &replayed);
-  if (replayed) repairs_.fetch_add(1, std::memory_order_relaxed);
-  if (s.ok()) s = ep.Read(node, buf, len);
+  bool won = false;
+  Status s = TakeOver(ep, owner, held->word, holder, owner.word, holder, node, buf, len, &won);
+  held->held = won;
   if (!s.ok()) {
-    (void)Unlock(ep, held);
+    if (won) (void)Unlock(ep, held);
     return s;
   }
-  *took = true;
+  *took = won;
   return Status::Ok();
+}
+
+Status NodeLock::TakeOverTrailerIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node,
+                                       GlobalAddress trailer_addr, void* buf, uint32_t len, uint64_t trailer,
+                                       bool* took) const {
+  *took = false;
+  const uint64_t dead = TrailerLockWord(trailer);
+  if (owner.lease == nullptr || dead == kUnlocked) return Status::Ok();
+  return TakeOver(ep, owner, trailer_addr, trailer, EncodeTrailerLock(owner.word), dead, node, buf, len, took);
+}
+
+Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress word, uint64_t seen,
+                          uint64_t mine, uint64_t dead, GlobalAddress node, void* buf, uint32_t len,
+                          bool* took) const {
+  *took = false;
+  auto fenced = observer_.FenceIfExpired(ep, LockWordHolder(dead));
+  if (!fenced.ok()) return fenced.status();
+  if (!*fenced) return Status::Ok();
+  // The holder can never write again (its lease is revoked or gone). We write next, so we
+  // must be live ourselves.
+  DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
+  uint64_t old = kUnlocked;
+  DMX_RETURN_IF_ERROR(ep.Cas(word, seen, mine, &old));
+  if (old != seen) return Status::Ok();  // released meanwhile, or another waiter took it over
+  *took = true;
+  takeovers_.fetch_add(1, std::memory_order_relaxed);
+  bool replayed = false;
+  DMX_RETURN_IF_ERROR(ReplayRedoRecord(ep, dead, word, len, &replayed));
+  if (replayed) repairs_.fetch_add(1, std::memory_order_relaxed);
+  return ep.Read(node, buf, len);
 }
 
 Status NodeLock::Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,

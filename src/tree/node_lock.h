@@ -61,6 +61,23 @@ class NodeLock {
   Status TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, uint64_t holder, Held* held, bool* took) const;
 
+  // A lock kept in the node's own trailer (TreeOptions::trailer_lock, lock_word.h): if
+  // `trailer` (the odd value seen at `trailer_addr`) names a lease that expired, takes the
+  // trailer over as `owner`, finishes the dead holder's write (its record never covers the
+  // trailer) and reads the node's `len` bytes into `buf`: *took says whether it did. The caller then holds the trailer and releases it by writing the
+  // version of the image in `buf` (it knows the node format; this layer does not).
+  Status TakeOverTrailerIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node,
+                               GlobalAddress trailer_addr, void* buf, uint32_t len, uint64_t trailer,
+                               bool* took) const;
+  // For a lock kept outside the lock table (the trailer): the verbs of `writes` under `held`
+  // (word: the trailer's address; node_bytes: the extent the record covers) in posting order,
+  // with their redo record, and no unlock - the caller's own release goes last. `header`
+  // backs the record until the verbs are posted.
+  Status PlanRecordedWrites(const Held& held, std::span<fabric::Verb> writes, uint64_t (&header)[8],
+                            std::vector<fabric::Verb>* verbs) const {
+    return PlanWrites(held, writes, /*unlock=*/false, header, verbs);
+  }
+
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
   // waiter). Writes on the lock's memory node share the unlock's batch when combine is on;
   // those inside the node are recorded first (redo_log.h). A holder whose lease was revoked
@@ -89,6 +106,11 @@ class NodeLock {
   // Posts verbs so that they land in order: one in-order batch per run of verbs on one
   // memory node when combining, one round trip per verb otherwise.
   Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
+  // The takeover itself, once `dead` (the lock word a holder wrote, as it appears at `word`:
+  // `seen`) is known: fences its lease if it expired, CASes `seen` to `mine`, replays the
+  // record and reads the node. *took: the CAS won (the caller holds the lock, also on error).
+  Status TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress word, uint64_t seen, uint64_t mine,
+                  uint64_t dead, GlobalAddress node, void* buf, uint32_t len, bool* took) const;
   // Whether the lock word `word` holds `owner` (read once the memory node answers again).
   static bool StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner);
 

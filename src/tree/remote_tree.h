@@ -79,8 +79,13 @@ class RemoteTree {
   }
 
   TreeStats Stats() const;
-  // Design-specific counters by property name (none: the core's are in TreeStats).
-  void AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const { (void)out; }
+  // Counters by property name beyond TreeStats: dmindex.locks.takeovers (locks taken over
+  // from holders whose lease expired), dmindex.locks.repairs (of them, with a half-done write
+  // finished from its redo record).
+  void AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const {
+    out->push_back({"dmindex.locks.takeovers", shared_.lock.takeovers()});
+    out->push_back({"dmindex.locks.repairs", shared_.lock.repairs()});
+  }
   const TreeOptions& options() const { return shared_.options; }
   const NodeLayout<KV>& layout() const { return shared_.layout; }
   // The pieces, for designs that add an operation of their own on top of them.

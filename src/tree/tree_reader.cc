@@ -86,7 +86,7 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
       DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, *me, addr, buf, nb, guard.held(), &owner));
       // With trailer locks an inline writer takes no lock-table word: hold the trailer too.
       if (guard.holds() && t_.options.trailer_lock) {
-        DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, &owner));
+        DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, me->word, &owner));
         if (owner != 0) DMX_RETURN_IF_ERROR(guard.Unlock());
       }
       if (guard.holds()) {
@@ -102,7 +102,12 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
       // Taken since the lock word was read: its holder is writing.
     }
     if (owner != 0) {  // being written by the lock holder: wait for it, unless it is dead
-      if (owner != trailer && under_lock.spent() % 16 == 15) {
+      if (owner == trailer && under_lock.spent() % 16 == 15) {
+        // A leaf's inline lock (trailer_lock) whose holder's lease expired: the same repair.
+        bool took = false;
+        DMX_RETURN_IF_ERROR(TakeOverDeadTrailer(c, addr, buf, trailer, &took));
+        if (took) continue;
+      } else if (under_lock.spent() % 16 == 15) {
         // A holder whose lease expired is taken over: its write is finished (redo_log.h) and
         // the image read again.
         auto me = c.LockOwnerOn(addr.node());
@@ -135,10 +140,10 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
 // *holder: non-zero if the trailer was not `trailer` (taken or rewritten since: wait).
 template <KeyValueTraits KV>
 Status TreeReader<KV>::ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
-                                        uint64_t* holder) const {
+                                        uint64_t me, uint64_t* holder) const {
   const GlobalAddress word = addr + t_.layout.TrailerOffset();
   uint64_t old = 0;
-  DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Cas(word, trailer, trailer | 1, &old),
+  DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Cas(word, trailer, EncodeTrailerLock(me), &old),
                                  fabric::Verb::Read(addr, buf, t_.layout.node_bytes)},
                                 fabric::Ordering::kInOrder));
   if (old != trailer) {
@@ -147,6 +152,25 @@ Status TreeReader<KV>::ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* b
   }
   *holder = 0;
   return c.ep.Write(word, &trailer, 8);
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::TakeOverDeadTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
+                                           bool* took) const {
+  auto me = c.LockOwnerOn(addr.node());
+  if (!me.ok()) return me.status();
+  const GlobalAddress word = addr + t_.layout.TrailerOffset();
+  DMX_RETURN_IF_ERROR(t_.lock.TakeOverTrailerIfDead(c.ep, *me, addr, word, buf, t_.layout.node_bytes,
+                                                    trailer, took));
+  if (!*took) return Status::Ok();
+  // The leaf is whole now (the dead holder's image, or the one it found): its version is
+  // what the trailer says once free. A stale image of the old version still matches it, and
+  // rightly: the leaf holds exactly that image then (redo_log.h: no record, nothing landed).
+  NodeHeader<KV> h;
+  if (!t_.validator.Decode(buf, &h))
+    return Status::Corruption("leaf " + addr.ToString() + " does not validate after its dead holder's "
+                              "write was finished (its trailer stays held)");
+  return c.ep.Write(word, &h.version, 8);
 }
 
 template <KeyValueTraits KV>

@@ -94,9 +94,16 @@ class TreeReader {
     return h.level <= level ? Step::kArrived : Step::kDown;
   }
 
+  // With TreeOptions::trailer_lock (RF-tree's inline leaf locks): if `trailer`, the odd value
+  // seen in the trailer of the leaf at `addr`, names a holder whose lease expired, takes the
+  // trailer over, finishes the holder's half-done write (NodeLock::TakeOverTrailerIfDead) and
+  // releases the trailer with the version of the leaf as repaired. `buf` (node_bytes) gets
+  // that image. *took: whether it did (the caller reads the leaf again).
+  Status TakeOverDeadTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, bool* took) const;
+
  private:
   Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
-  Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
+  Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, uint64_t me,
                           uint64_t* holder) const;
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right

@@ -122,7 +122,7 @@ struct TreeContext {
       auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(static_cast<uint32_t>(buf[0].size())));
       if (!got.ok()) return got.status();
       if (!RedoBlockNameable(*got))
-        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (64 GiB)");
+        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
       block = *got;
     }
     return LockOwner{lease, EncodeLockWord(lease->id(), block)};

@@ -239,9 +239,10 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::LockRemote(Worker& w, GlobalAddress addr, tree::NodeLockGuard& guard, Header* h, bool* valid) {
   uint64_t cas_failures = 0;
-  Status s = shared_.lock.LockAndRead(w.ctx.ep, compute_node(w.cn).core.local_locks.get(),
-                                      tree::LockOwner{nullptr, w.ctx.owner_tag}, addr, w.ctx.node(), layout_.node_bytes,
-                                      guard.held(), &cas_failures);
+  auto me = w.ctx.LockOwnerOn(addr.node());  // the process's lease and this worker's redo block
+  if (!me.ok()) return me.status();
+  Status s = shared_.lock.LockAndRead(w.ctx.ep, compute_node(w.cn).core.local_locks.get(), *me, addr,
+                                      w.ctx.node(), layout_.node_bytes, guard.held(), &cas_failures);
   w.ctx.CountRetry(cas_failures);
   DMX_RETURN_IF_ERROR(s);
   *valid = shared_.validator.Decode(w.ctx.node(), h);

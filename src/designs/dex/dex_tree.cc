@@ -39,7 +39,9 @@ DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const De
 template <tree::KeyValueTraits KV>
 DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_ptr<fabric::Endpoint> ep)
     : cn(compute_node),
-      ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes),
+      // The locks of shared nodes name this process's one lease (DEX's host lease), so a
+      // process that dies holding one is taken over like the core's (docs/SYNCHRONIZATION.md).
+      ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes, tree.lease_.get()),
       map(tree.map_.load(std::memory_order_acquire)),
       pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
       cw(*tree.compute_node(compute_node).bm, pages),
@@ -368,7 +370,9 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
           {"dmindex.dex.log-bytes", log_bytes},
           {"dmindex.dex.checkpoints", checkpoints},
           {"dmindex.dex.replayed-keys", replayed},
-          {"dmindex.dex.log-ring-bytes", log_ring}};  // of Stats().pool_bytes: fixed, not the keys'
+          {"dmindex.dex.log-ring-bytes", log_ring},  // of Stats().pool_bytes: fixed, not the keys'
+          {"dmindex.locks.takeovers", shared_.lock.takeovers()},  // shared nodes' locks (as the core's)
+          {"dmindex.locks.repairs", shared_.lock.repairs()}};
 }
 
 template struct DexComputeNode<U64Format>;

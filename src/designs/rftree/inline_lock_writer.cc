@@ -43,14 +43,23 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
     // NotFound takes effect at the READ: the image was the leaf at an instant of it.
     if (!found && op != tree::WriteOp::kUpsert) return Status::NotFound();
 
+    // The trailer, held, names this session's lease and redo block (tree/lock_word.h).
+    auto me = c.LockOwnerOn(f.addr.node());
+    if (!me.ok()) return me.status();
     const uint64_t v = f.h.version;
     const uint64_t seen = tree::LoadAt<uint64_t>(c.node(), trailer);
     uint64_t old = seen;
-    if (seen == v) DMX_RETURN_IF_ERROR(c.ep.Cas(f.addr + trailer, v, v | 1, &old));
+    if (seen == v) DMX_RETURN_IF_ERROR(c.ep.Cas(f.addr + trailer, v, tree::EncodeTrailerLock(me->word), &old));
     if (seen != v || old != v) {
-      // Held (v|1), or the write of a newer version is landing or landed after the READ:
-      // READ again once its writer is done.
+      // Held (odd), or the write of a newer version is landing or landed after the READ:
+      // READ again once its writer is done - or, every 16th time, once a holder whose lease
+      // expired is taken over and its write finished (docs/SYNCHRONIZATION.md).
       c.CountRetry();
+      if (locked.spent() % 16 == 15 && (old & 1) != 0) {
+        bool took = false;
+        DMX_RETURN_IF_ERROR(reader_.TakeOverDeadTrailer(c, f.addr, c.node(), old, &took));
+        if (took) continue;
+      }
       if (!locked.Spend())
         return locked.Exhausted(f.addr.ToString() + " (lock word " + std::to_string(old) +
                                 ", version read " + std::to_string(v) + ")");
@@ -75,7 +84,7 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
       }
     }
     DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(entries, op, key, value, block));  // checked above
-    return WriteLocked(c, f.addr, f.h, entries, block, block_write, unlinked);
+    return WriteLocked(c, *me, f.addr, f.h, entries, block, block_write, unlinked);
   }
 }
 
@@ -85,19 +94,38 @@ void InlineLockWriter<KV>::Unlock(Ctx& c, GlobalAddress addr, uint64_t version) 
 }
 
 template <tree::KeyValueTraits KV>
-void InlineLockWriter<KV>::WriteAndUnlockVerbs(GlobalAddress addr, const std::byte* image,
-                                               std::vector<fabric::Verb>* verbs) const {
+Status InlineLockWriter<KV>::PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr,
+                                           std::vector<fabric::Verb>* verbs) const {
   const uint32_t nb = t_.layout.node_bytes, trailer = t_.layout.TrailerOffset();
-  if (unlock_ == UnlockMode::kWithNode) {  // the paper's: node and unlocked trailer at once
+  const std::byte* image = c.node();
+  if (unlock_ == UnlockMode::kWithNode) {  // the paper's: node and unlocked trailer at once (no record)
     verbs->push_back(fabric::Verb::Write(addr, image, nb));
-    return;
+    return c.ep.Post(std::span<fabric::Verb>(*verbs), fabric::Ordering::kInOrder);
   }
   verbs->push_back(fabric::Verb::Write(addr, image, trailer));
+  std::vector<fabric::Verb> planned;
+  uint64_t header[8];
+  if (me.lease != nullptr) {
+    // Only while our lease lets us write; otherwise the trailer stays held for a taker, who
+    // finds no record of this write (it never started) and releases the leaf as it was.
+    DMX_RETURN_IF_ERROR(me.lease->CheckLive());
+    // The record covers the leaf up to its trailer; the trailer (the release) lands last.
+    tree::NodeLock::Held held;
+    held.word = addr + trailer;
+    held.node = addr;
+    held.node_bytes = trailer;
+    held.owner = me;
+    held.held = true;
+    DMX_RETURN_IF_ERROR(t_.lock.PlanRecordedWrites(held, std::span<fabric::Verb>(*verbs), header, &planned));
+    verbs->swap(planned);
+  }
   verbs->push_back(fabric::Verb::Write(addr + trailer, image + trailer, nb - trailer));
+  return c.ep.Post(std::span<fabric::Verb>(*verbs), fabric::Ordering::kInOrder);
 }
 
 template <tree::KeyValueTraits KV>
-Status InlineLockWriter<KV>::WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
+Status InlineLockWriter<KV>::WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddress addr,
+                                         const tree::NodeHeader<KV>& h,
                                          const std::vector<tree::LeafEntry<KV>>& entries,
                                          const tree::ValueBlockRef& block, const fabric::Verb& block_write,
                                          const tree::ValueBlockRef& old) const {
@@ -112,8 +140,7 @@ Status InlineLockWriter<KV>::WriteLocked(Ctx& c, GlobalAddress addr, const tree:
   tree::NodeHeader<KV> nh = h;
   nh.version = c.NewVersion(h.version);
   if (leaf.Build(c.node(), nh, entries, false)) {  // fits; its trailer: the new version, unlocked
-    WriteAndUnlockVerbs(addr, c.node(), &verbs);
-    DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kInOrder));
+    DMX_RETURN_IF_ERROR(PostAndUnlock(c, me, addr, &verbs));
     retire_old();
     return Status::Ok();
   }
@@ -133,8 +160,7 @@ Status InlineLockWriter<KV>::WriteLocked(Ctx& c, GlobalAddress addr, const tree:
     DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kUnordered));
     verbs.clear();
   }
-  WriteAndUnlockVerbs(addr, c.node(), &verbs);
-  DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kInOrder));
+  DMX_RETURN_IF_ERROR(PostAndUnlock(c, me, addr, &verbs));
   retire_old();
   return smo_.InsertSeparator(c, 1, split.separator, split.right);
 }

@@ -8,13 +8,18 @@
 //      the READ.
 //   2. The image's trailer must equal its version v: the write of v finished (its trailer
 //      lands last) and nobody holds the lock. Otherwise back off and READ again.
-//   3. CAS the trailer from v to v|1. Only the write of version v ever put v there and
-//      versions are fresh random stamps, so at most one writer wins, and a win means nothing
-//      was written since the image was read: the image is the leaf's content.
+//   3. CAS the trailer from v to the session's lock word (odd: it names the lease and redo
+//      block, tree/lock_word.h). Only the write of version v ever put v there and versions
+//      are fresh random stamps, so at most one writer wins, and a win means nothing was
+//      written since the image was read: the image is the leaf's content.
 //   4. Build the whole leaf (or both halves of a split) with a fresh even version v' and
-//      write it, then its trailer v', in one in-order batch: the trailer - the unlock - lands
-//      after every other word. (The paper writes node and unlocked trailer in one WRITE,
-//      relying on in-order landing; unlock=with_node does that, to show what breaks.)
+//      write its redo record, it, then its trailer v', in one in-order batch: the trailer -
+//      the unlock - lands after every other word. (The paper writes node and unlocked trailer
+//      in one WRITE, relying on in-order landing; unlock=with_node does that, to show what
+//      breaks, and records nothing.)
+//   A trailer whose holder's lease expired is taken over and its write finished from the
+//   record (TreeReader::TakeOverDeadTrailer; docs/SYNCHRONIZATION.md, "Lock takeover and
+//   repair").
 //
 // A split writes the new right leaf completely before the left one links it (one in-order
 // batch if both are on one memory node, else two round trips), unlocks with the left
@@ -55,14 +60,15 @@ class InlineLockWriter {
   // With the leaf at `addr` locked (its trailer h.version|1) and its new content `entries`:
   // writes the new value block `block` (if not null: `block_write`) and the leaf (split if it
   // no longer fits), which releases the lock; then retires `old`, the block it unlinked.
-  Status WriteLocked(Ctx& c, GlobalAddress addr, const tree::NodeHeader<KV>& h,
+  Status WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddress addr, const tree::NodeHeader<KV>& h,
                      const std::vector<tree::LeafEntry<KV>>& entries, const tree::ValueBlockRef& block,
                      const fabric::Verb& block_write, const tree::ValueBlockRef& old) const;
   // Releases the lock of a leaf nothing was written to: its version back in the trailer.
   void Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const;
-  // The verbs that write a whole image of the leaf at `addr` and release its lock.
-  void WriteAndUnlockVerbs(GlobalAddress addr, const std::byte* image,
-                           std::vector<fabric::Verb>* verbs) const;
+  // Posts `verbs` (fresh blocks: a value block, a split's right leaf), then the session's
+  // image of the leaf at `addr` with its redo record (held under a lease: `me`), and last the
+  // trailer, which releases the lock - one in-order batch on the leaf's memory node.
+  Status PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, std::vector<fabric::Verb>* verbs) const;
 
   const tree::TreeShared<KV>& t_;
   const tree::TreeReader<KV>& reader_;

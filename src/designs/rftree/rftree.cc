@@ -35,6 +35,7 @@ Result<std::unique_ptr<RfTree<KV>>> RfTree<KV>::Open(fabric::Fabric& fabric, con
   auto tree = tree::RemoteTree<KV>::Create(fabric, core, root_word, hooks);
   if (!tree.ok()) return tree.status();
   t->tree_ = std::move(tree).value();
+  t->log_->HoldUnder(t->tree_->shared().lease.get());  // the lease the tree's locks name
   // The log's directory, found or created by compute node 0's allocator (a context's).
   auto ctx = t->tree_->NewContext(0);
   if (!ctx.ok()) return ctx.status();
@@ -84,6 +85,7 @@ void RfTree<KV>::MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Val
 
 template <tree::KeyValueTraits KV>
 void RfTree<KV>::AddProperties(std::vector<std::pair<std::string, uint64_t>>* out) const {
+  tree_->AddProperties(out);
   typename SearchLayerCache<KV>::Counters sum;
   for (const SearchLayerCache<KV>* slc : slcs_) {
     const auto c = slc->counters();
