@@ -33,7 +33,7 @@ TEST(Swip, TagBitSeparatesLocalFramesFromRemoteAddresses) {
   EXPECT_EQ(Swip::Load(&word), local);
 }
 
-TEST(HybridLatch, ExclusiveInvalidatesOptimisticReaders) {
+TEST(VersionLock, ExclusiveInvalidatesOptimisticReaders) {
   BufferFrame f;
   OptimisticGuard g(&f);
   ASSERT_TRUE(g.valid());
@@ -52,7 +52,7 @@ TEST(HybridLatch, ExclusiveInvalidatesOptimisticReaders) {
   EXPECT_TRUE(after.Validate());
 }
 
-TEST(HybridLatch, SharedHoldersBlockWritersButNotOptimisticReaders) {
+TEST(VersionLock, SharedHoldersBlockWritersButNotOptimisticReaders) {
   BufferFrame f;
   OptimisticGuard g(&f);
   {
@@ -67,7 +67,7 @@ TEST(HybridLatch, SharedHoldersBlockWritersButNotOptimisticReaders) {
 
 // Writers keep two words equal under the exclusive latch; optimistic readers that validate
 // must never see them differ (the seqlock property the cache's traversal relies on).
-TEST(HybridLatch, ValidatedOptimisticReadsAreConsistent) {
+TEST(VersionLock, ValidatedOptimisticReadsAreConsistent) {
   BufferFrame f;
   alignas(8) uint64_t words[2] = {0, 0};
   std::atomic<bool> stop{false};
@@ -134,33 +134,33 @@ TEST(CoolingMap, FullBucketEvictsItsOldestEntryFirst) {
   for (size_t i = 0; i < frames.size(); ++i) frames[i].set_remote(GlobalAddress(0, 64 * (i + 1)));
   bool listed = false;
   for (size_t i = 0; i < 6; ++i) {
-    frames[i].latch.LockExclusive();
+    frames[i].latch.Lock();
     EXPECT_EQ(map.Push(&frames[i], &listed), nullptr);
     EXPECT_TRUE(listed);
-    frames[i].latch.UnlockExclusive();
+    frames[i].latch.Unlock();
   }
   EXPECT_EQ(map.size(), 6u);
   // Frame 0 is busy (latched elsewhere): the oldest latchable one, frame 1, goes instead.
-  frames[0].latch.LockExclusive();
-  frames[6].latch.LockExclusive();
+  frames[0].latch.Lock();
+  frames[6].latch.Lock();
   BufferFrame* victim = map.Push(&frames[6], &listed);
   EXPECT_TRUE(listed);
   EXPECT_EQ(victim, &frames[1]);
-  EXPECT_TRUE(victim->latch.IsLockedExclusive());  // handed over latched, for eviction
-  victim->latch.UnlockExclusive();
-  frames[6].latch.UnlockExclusive();
-  frames[0].latch.UnlockExclusive();
+  EXPECT_TRUE(victim->latch.locked());  // handed over latched, for eviction
+  victim->latch.Unlock();
+  frames[6].latch.Unlock();
+  frames[0].latch.Unlock();
   // Removal keeps FIFO order of the rest: oldest is now frame 0, then 2.
-  frames[3].latch.LockExclusive();
+  frames[3].latch.Lock();
   EXPECT_TRUE(map.Remove(&frames[3]));
   EXPECT_FALSE(map.Remove(&frames[3]));
-  frames[3].latch.UnlockExclusive();
+  frames[3].latch.Unlock();
   BufferFrame* oldest = map.PopOldest(0);
   EXPECT_EQ(oldest, &frames[0]);
-  oldest->latch.UnlockExclusive();
+  oldest->latch.Unlock();
   oldest = map.PopOldest(0);
   EXPECT_EQ(oldest, &frames[2]);
-  oldest->latch.UnlockExclusive();
+  oldest->latch.Unlock();
   EXPECT_EQ(map.size(), 3u);  // frames 4, 5, 6
 }
 
@@ -177,19 +177,19 @@ TEST(CoolingMap, ConcurrentPushAndPopNeverDuplicateOrLose) {
       std::mt19937_64 rng(t);
       for (int i = 0; i < kFramesPerThread; ++i) {
         BufferFrame* f = &frames[t * kFramesPerThread + i];
-        f->latch.LockExclusive();
+        f->latch.Lock();
         bool listed = false;
         BufferFrame* victim = map.Push(f, &listed);
-        f->latch.UnlockExclusive();
+        f->latch.Unlock();
         if (listed) listed_total++;
         if (victim) {
           out[t].push_back(victim);
-          victim->latch.UnlockExclusive();
+          victim->latch.Unlock();
         }
         if (rng() % 3 == 0)
           if (BufferFrame* v = map.PopOldest(rng())) {
             out[t].push_back(v);
-            v->latch.UnlockExclusive();
+            v->latch.Unlock();
           }
       }
     });
@@ -203,7 +203,7 @@ TEST(CoolingMap, ConcurrentPushAndPopNeverDuplicateOrLose) {
   // Whatever is still listed comes out exactly once too.
   while (BufferFrame* v = map.PopOldest(0, map.buckets())) {
     EXPECT_TRUE(seen.insert(v).second);
-    v->latch.UnlockExclusive();
+    v->latch.Unlock();
     out_total++;
   }
   EXPECT_EQ(out_total.load(), listed_total.load());

@@ -9,7 +9,7 @@
 //
 // Child pointers are tagged: bit 0 set for a Leaf. Every field read by optimistic readers is a
 // std::atomic accessed relaxed (acquire for pointers, so a leaf's bytes are visible), and
-// changed only under the node's lock (node_lock.h); the counters and hot bits are the
+// changed only under the node's lock (common/version_lock.h); the counters and hot bits are the
 // exception: racy by design, changed with relaxed RMWs by anyone passing by.
 //
 // Per node, for IndeXY (docs/INDEXY.md): sampled access and insert counters and four bits -
@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "art/leaf.h"
-#include "art/node_lock.h"
+#include "common/version_lock.h"
 
 namespace dmindex::art {
 
@@ -61,8 +61,8 @@ class Node {
   static size_t SizeFor(NodeType type, uint32_t prefix_capacity);
   static uint32_t Capacity(NodeType type);
 
-  NodeLock& lock() { return lock_; }
-  const NodeLock& lock() const { return lock_; }
+  VersionLock& lock() { return lock_; }
+  const VersionLock& lock() const { return lock_; }
   NodeType type() const { return type_; }
   size_t bytes() const { return SizeFor(type_, prefix_capacity_); }
   uint32_t count() const { return count_.load(std::memory_order_relaxed); }
@@ -123,7 +123,7 @@ class Node {
   std::atomic<ChildRef>* children() const;     // N4/N16: by position; N48: 48 slots; N256: by byte
   int Position(uint8_t byte) const;            // N4/N16: index of `byte`, or -1
 
-  NodeLock lock_;
+  VersionLock lock_;
   const NodeType type_;
   std::atomic<uint8_t> bits_{0};
   std::atomic<uint16_t> count_{0};

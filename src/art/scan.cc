@@ -75,7 +75,7 @@ Walk ScanNode(const Node* node, uint64_t v, size_t depth, bool bounded, ScanStat
     // insert that splits a compressed path changes the child in place (its prefix loses the
     // bytes a new node above it took), so without this the child would be walked with the
     // path of the old snapshot, and keys compared against the wrong bytes.
-    if (!child->lock().ReadLock(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
+    if (!child->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
     const Walk w = ScanNode(child, cv, depth + 1, child_bounded, s);
     if (w != Walk::kContinue) return w;
   }
@@ -92,7 +92,7 @@ Status Tree::Scan(std::string_view from, bool inclusive, Worker& w, FunctionRef<
   ScanState s{cursor, inclusive, &visit, {}, false};
   for (;;) {
     uint64_t v;
-    root_->lock().ReadLock(&v);
+    root_->lock().ReadLockLive(&v);
     const Walk r = ScanNode(root_, v, 0, true, s);
     if (r != Walk::kRestart) return Status::Ok();
     CountRestart();

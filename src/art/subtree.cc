@@ -63,7 +63,7 @@ Walk WalkUnits(Node* node, uint64_t v, std::string path, uint32_t hop, UnitWalk&
       uint64_t cv;
       // Lock coupling (as Tree::Scan): a child changed in place since the snapshot (a path
       // split took bytes of its prefix) would get a wrong path.
-      if (!AsNode(c)->lock().ReadLock(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
+      if (!AsNode(c)->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) return Walk::kRestart;
       r = WalkUnits(AsNode(c), cv, path + static_cast<char>(children.bytes[i]), hop + 1, s);
     }
     if (r != Walk::kContinue) return r;
@@ -82,7 +82,7 @@ Status ForEachUnit(Tree& tree, uint32_t unit_hop, std::string_view after, Worker
   UnitWalk s{unit_hop, cursor, &visit, {}};
   for (;;) {
     uint64_t v;
-    tree.root()->lock().ReadLock(&v);
+    tree.root()->lock().ReadLockLive(&v);
     if (WalkUnits(tree.root(), v, "", 0, s) != Walk::kRestart) return Status::Ok();
     tree.CountRestart();
     if (!budget.Spend()) return budget.Exhausted("of the unit walk");
@@ -102,7 +102,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
     out->clear();
     const Node* node = tree.root();
     uint64_t v;
-    node->lock().ReadLock(&v);
+    node->lock().ReadLockLive(&v);
     std::string full;
     uint32_t hop = 0;
     bool restart = false;
@@ -131,7 +131,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
           } else {
             Node* child = AsNode(c);
             uint64_t cv;
-            if (!child->lock().ReadLock(&cv)) { restart = true; break; }
+            if (!child->lock().ReadLockLive(&cv)) { restart = true; break; }
             u.node = child;
             u.path = full + static_cast<char>(children.bytes[i]) + child->PrefixString();
             u.bits = child->hot_bits();
@@ -149,7 +149,7 @@ Status ChildUnits(Tree& tree, std::string_view path, Worker& w, std::vector<Unit
       if (!node->lock().Validate(v)) { restart = true; break; }
       if (c == 0 || IsLeaf(c)) return Status::NotFound();
       uint64_t cv;
-      if (!AsNode(c)->lock().ReadLock(&cv) || !node->lock().Validate(v)) { restart = true; break; }
+      if (!AsNode(c)->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) { restart = true; break; }
       full += path[full.size()];
       node = AsNode(c);
       v = cv;
@@ -166,7 +166,7 @@ namespace {
 // Locks `node` and everything below it (the caller holds its parent's lock, so none of them
 // can become obsolete), collecting nodes and leaves.
 void LockSubtree(Node* node, std::vector<Node*>* nodes, std::vector<Leaf*>* leaves) {
-  const bool locked = node->lock().Lock();
+  const bool locked = node->lock().LockLive();
   (void)locked;  // cannot fail: only a holder of the parent's lock obsoletes a child
   nodes->push_back(node);
   if (node->terminal() != 0) leaves->push_back(AsLeaf(node->terminal()));
@@ -190,7 +190,7 @@ Result<Detached> Detach(Tree& tree, std::string_view prefix, Worker& w,
     std::vector<Node*> above;  // root .. parent
     Node* node = tree.root();
     uint64_t v;
-    node->lock().ReadLock(&v);
+    node->lock().ReadLockLive(&v);
     std::string full;
     Node* parent = nullptr;
     uint8_t slot = 0;
@@ -217,14 +217,14 @@ Result<Detached> Detach(Tree& tree, std::string_view prefix, Worker& w,
         break;
       }
       uint64_t cv;
-      if (!AsNode(c)->lock().ReadLock(&cv) || !node->lock().Validate(v)) { restart = true; break; }
+      if (!AsNode(c)->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) { restart = true; break; }
       full += static_cast<char>(b);
       node = AsNode(c);
       v = cv;
     }
     if (!restart) {
       // 2. Lock the parent and check it still holds the unit; then freeze the unit.
-      if (!parent->lock().Lock()) {
+      if (!parent->lock().LockLive()) {
         restart = true;
       } else if (parent->FindChild(slot) != unit) {
         parent->lock().Unlock();
@@ -282,7 +282,7 @@ namespace {
 // estimates, and only a validated child list holds pointers that are safe to follow.
 void Decay(Node* node, uint32_t hop, uint32_t max_hop) {
   uint64_t v;
-  if (!node->lock().ReadLock(&v)) return;
+  if (!node->lock().ReadLockLive(&v)) return;
   node->DecayAccesses();
   if (hop == max_hop) return;
   ChildList children;

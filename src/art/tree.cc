@@ -141,7 +141,7 @@ Result<Probe> Tree::Lookup(std::string_view key, Worker& w) {
     Path path;
     Node* node = root_;
     uint64_t v;
-    node->lock().ReadLock(&v);  // the root is never obsolete
+    node->lock().ReadLockLive(&v);  // the root is never obsolete
     size_t depth = 0;
     uint32_t hop = 0;
     bool mounted = false;
@@ -172,7 +172,7 @@ Result<Probe> Tree::Lookup(std::string_view key, Worker& w) {
       }
       Node* child = AsNode(c);
       uint64_t cv;
-      if (!child->lock().ReadLock(&cv) || !node->lock().Validate(v)) break;
+      if (!child->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) break;
       node = child;
       v = cv;
       ++depth;
@@ -198,7 +198,7 @@ bool Tree::TryModify(std::string_view key, Worker& w, DecideFn& decide, Status* 
   uint8_t pbyte = 0;
   Node* node = root_;
   uint64_t v;
-  node->lock().ReadLock(&v);
+  node->lock().ReadLockLive(&v);
   size_t depth = 0;
   uint32_t hop = 0;
   bool mounted = false;
@@ -360,7 +360,7 @@ bool Tree::TryModify(std::string_view key, Worker& w, DecideFn& decide, Status* 
     // 3. Descend (lock coupling: the child's version is taken while the parent is valid).
     Node* child = AsNode(c);
     uint64_t cv;
-    if (!child->lock().ReadLock(&cv) || !node->lock().Validate(v)) return false;
+    if (!child->lock().ReadLockLive(&cv) || !node->lock().Validate(v)) return false;
     parent = node;
     pv = v;
     pbyte = b;

@@ -1,6 +1,6 @@
 // Tree: a concurrent adaptive radix tree over byte-string keys (Leis et al., ICDE'13: node
 // types 4/16/48/256, path compression, lazy expansion), synchronised by optimistic lock
-// coupling with epoch-based reclamation (Leis et al., DaMoN'16; node_lock.h, common/epoch.h).
+// coupling with epoch-based reclamation (Leis et al., DaMoN'16; common/version_lock.h, common/epoch.h).
 // Keys are ordered by unsigned bytes; a key may be a prefix of another (node.h's terminal
 // slot). It is IndeXY's in-memory index X (docs/INDEXY.md), so beyond a map it keeps:
 //   * per entry: the leaf flags of leaf.h (dirty, in-Y, tombstone, cleaning, obsolete);

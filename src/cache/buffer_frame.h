@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cache/hybrid_latch.h"
+#include "common/version_lock.h"
 #include "dmindex/global_address.h"
 
 namespace dmindex::cache {
@@ -33,7 +33,7 @@ enum class FrameState : uint8_t {
 const char* FrameStateName(FrameState s);
 
 struct alignas(64) BufferFrame {
-  HybridLatch latch;
+  VersionLock latch;  // optimistic, shared or exclusive (common/version_lock.h)
   std::atomic<FrameState> state{FrameState::kFree};
   std::atomic<bool> dirty{false};
   // Set (with dirty) when the page changed in a way that its parent's current remote image must

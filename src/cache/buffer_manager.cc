@@ -77,7 +77,7 @@ BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_
     parent = pg.Downgrade();
     RetryBudget waits(retry_limits::kFrameBusyWait, "wait for a latched frame");
     Backoff backoff(backoff::kLatchHeld, "a latched cache frame of node", addr);
-    while (c->latch.IsLockedExclusive() && waits.Spend()) backoff.Pause();
+    while (c->latch.locked() && waits.Spend()) backoff.Pause();
     return {};
   }
   if (c->remote() != addr || Swip::Load(slot) != Swip::Remote(addr)) {
@@ -134,10 +134,10 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   auto give_back = [&] {
     f->set_state(FrameState::kFree);
     f->set_remote({});
-    f->latch.UnlockExclusive();
+    f->latch.Unlock();
     if (f != w.scratch_) w.free_frames_.push_back(f);
   };
-  f->latch.LockExclusive();  // uncontended: nobody else can reach a free frame
+  f->latch.Lock();  // uncontended: nobody else can reach a free frame
   f->set_remote(addr);
   f->set_state(FrameState::kLoading);
   f->dirty.store(false, std::memory_order_relaxed);
@@ -169,7 +169,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     f->set_state(FrameState::kTransient);
     w.transient_ = f;
     CacheWorker::Bump(w.counters_.bypassed);
-    OptimisticGuard child(f, f->latch.UnlockExclusive());
+    OptimisticGuard child(f, f->latch.Unlock());
     // The parent stays hot until the operation ends: while it does, no ancestor can be
     // evicted, so nobody offloads a subtree holding this page (§6.2).
     BufferFrame* p = parent.frame();
@@ -186,13 +186,13 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
     Swip::Store(const_cast<uint64_t*>(slot), Swip::Local(f));
     f->parent.store(pg.frame(), std::memory_order_release);
     parent = pg.Downgrade();
-    return OptimisticGuard(f, f->latch.UnlockExclusive());
+    return OptimisticGuard(f, f->latch.Unlock());
   }
   // The parent changed while we read: keep the page cached, unswizzled and cooling; the
   // restart finds it through the mapping table and swizzles it wherever it now belongs.
   if (pg.owns()) parent = pg.Downgrade();
   ListCooling(f, w);
-  f->latch.UnlockExclusive();
+  f->latch.Unlock();
   return RetryStatus();
 }
 
@@ -208,7 +208,7 @@ Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const ui
 Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
   if (w.transient_ != nullptr) return Status::InvalidArgument("worker already holds a transient page");
   BufferFrame* f = w.scratch_;
-  f->latch.LockExclusive();
+  f->latch.Lock();
   f->set_remote(addr);
   f->set_state(FrameState::kTransient);
   f->dirty.store(false, std::memory_order_relaxed);
@@ -218,7 +218,7 @@ Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {
     f->set_state(FrameState::kFree);
     f->set_remote({});
   }
-  f->latch.UnlockExclusive();
+  f->latch.Unlock();
   if (!inserted) return RetryStatus();
   w.transient_ = f;
   return Status::Ok();

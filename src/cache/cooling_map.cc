@@ -30,7 +30,7 @@ void CoolingMap::Bucket::EraseAt(uint32_t i) {
 
 uint32_t CoolingMap::Bucket::OldestLatchable() {
   for (uint32_t i = 0; i < count; ++i)
-    if (slots[i]->latch.TryLockExclusive()) return i;
+    if (slots[i]->latch.TryLock()) return i;
   return count;
 }
 

@@ -1,4 +1,4 @@
-// RAII access to a BufferFrame, in the three modes of its HybridLatch:
+// RAII access to a BufferFrame, in the three modes of its VersionLock (common/version_lock.h):
 //   OptimisticGuard  remembers a version; reads are valid only if Validate() still holds.
 //   SharedGuard      holds the latch shared: the page does not change while it lives.
 //   ExclusiveGuard   holds the latch exclusively; releasing bumps the version.
@@ -66,16 +66,16 @@ class ExclusiveGuard {
  public:
   ExclusiveGuard() = default;
   // Blocks until the latch is free.
-  explicit ExclusiveGuard(BufferFrame* f) : frame_(f) { f->latch.LockExclusive(); }
+  explicit ExclusiveGuard(BufferFrame* f) : frame_(f) { f->latch.Lock(); }
   // Upgrades an optimistic read; empty (owns() false) if someone wrote in between.
   static ExclusiveGuard TryUpgrade(const OptimisticGuard& g) {
     ExclusiveGuard x;
-    if (g.valid() && g.frame()->latch.TryUpgrade(g.version())) x.frame_ = g.frame();
+    if (g.valid() && g.frame()->latch.Upgrade(g.version())) x.frame_ = g.frame();
     return x;
   }
   static ExclusiveGuard TryLock(BufferFrame* f) {
     ExclusiveGuard x;
-    if (f->latch.TryLockExclusive()) x.frame_ = f;
+    if (f->latch.TryLock()) x.frame_ = f;
     return x;
   }
   ExclusiveGuard(ExclusiveGuard&& o) noexcept : frame_(std::exchange(o.frame_, nullptr)) {}
@@ -100,13 +100,13 @@ class ExclusiveGuard {
     MarkDirty();
   }
   void Release() {
-    if (frame_) std::exchange(frame_, nullptr)->latch.UnlockExclusive();
+    if (frame_) std::exchange(frame_, nullptr)->latch.Unlock();
   }
   // Releases and returns an optimistic guard on the new version, so the holder can go on
   // reading (lock coupling continues without a gap).
   OptimisticGuard Downgrade() {
     BufferFrame* f = std::exchange(frame_, nullptr);
-    return OptimisticGuard(f, f->latch.UnlockExclusive());
+    return OptimisticGuard(f, f->latch.Unlock());
   }
 
  private:

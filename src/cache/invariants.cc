@@ -17,7 +17,7 @@ Status BufferManager::CheckInvariants() const {
   for (size_t i = 0; i < frame_count_; ++i) {
     const BufferFrame& f = frames_[i];
     const FrameState st = f.load_state();
-    if (f.latch.IsLockedExclusive()) return fail(i, f, "latched while idle");
+    if (f.latch.locked()) return fail(i, f, "latched while idle");
     if (st == FrameState::kFree) {
       if (!f.remote().is_null() && mapping_.Lookup(f.remote()) == &f)
         return fail(i, f, "free but mapped");

@@ -58,7 +58,7 @@ void BufferManager::Evict(BufferFrame* victim, CacheWorker& w) {
   victim->parent.store(nullptr, std::memory_order_relaxed);
   victim->set_remote({});
   victim->set_state(FrameState::kFree);
-  victim->latch.UnlockExclusive();  // bumps the version: optimistic readers notice
+  victim->latch.Unlock();  // bumps the version: optimistic readers notice
   w.free_frames_.push_back(victim);
   CacheWorker::Bump(w.counters_.evicted);
 }

@@ -6,16 +6,21 @@
 #include "designs/absl/absl_index.h"
 #include "designs/btreedisk/btree_disk_index.h"
 #include "designs/dex/dex_index.h"
+#include "designs/dex/dex_options.h"
 #include "designs/dex/offload.h"
 #include "designs/indexy/indexy_index.h"
+#include "designs/indexy/indexy_options.h"
 #include "designs/kvstore/store_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
 #include "designs/rftree/rftree_index.h"
+#include "designs/rftree/rftree_options.h"
 #include "designs/sherman/sherman.h"
 #include "designs/xstore/server.h"
 #include "designs/xstore/xstore_index.h"
+#include "designs/xstore/xstore_options.h"
 #include "tree/slotted_layout.h"
+#include "tree/tree_knobs.h"
 
 namespace dmindex::designs {
 namespace {
@@ -39,28 +44,40 @@ struct Entry {
   Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
   bool memory_limit = false;  // takes the knob limit_mb (MemoryLimitedDesigns)
   const char* baseline = nullptr;  // non-null: a yardstick, not a design; what it is (DesignNote)
+  // Its knob table's rows with their defaults (DesignKnobs); null: it takes no knobs.
+  std::vector<KnobDoc> (*knobs)() = nullptr;
 };
+
+std::vector<KnobDoc> NaiveKnobDocs() { return tree::TreeKnobs().Describe(tree::TreeOptions{}); }
+std::vector<KnobDoc> ShermanKnobDocs() { return tree::TreeKnobs().Describe(ShermanDefaults()); }
 
 // One line per design, in the order benchmarks list them.
 const std::vector<Entry>& Table() {
   static const std::vector<Entry> table = {
-      {"local", MakeLocalIndex, Home::kProcess, "the index lives in the memory of the process that opens it"},
-      {"absl", MakeAbslIndex, Home::kProcess, "the map lives in the memory of the process that opens it", nullptr,
-       false, "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
-      {"naive", MakeNaive},
-      {"sherman", MakeSherman},
-      {"rftree", MakeRfTree},
+      {.name = "local", .make = MakeLocalIndex, .home = Home::kProcess,
+       .not_shared_because = "the index lives in the memory of the process that opens it"},
+      {.name = "absl", .make = MakeAbslIndex, .home = Home::kProcess,
+       .not_shared_because = "the map lives in the memory of the process that opens it",
+       .baseline = "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
+      {.name = "naive", .make = MakeNaive, .knobs = NaiveKnobDocs},
+      {.name = "sherman", .make = MakeSherman, .knobs = ShermanKnobDocs},
+      {.name = "rftree", .make = MakeRfTree, .knobs = rftree::RfTreeKnobDocs},
       // processes host disjoint compute nodes; keys route to theirs
-      {"dex", MakeDex, Home::kPool, nullptr, dex::RegisterOffloadHandler},
-      {"xstore", xstore::MakeXStore, Home::kPool, nullptr, xstore::RegisterXStoreHandlers},
-      {"indexy", MakeIndexyIndex, Home::kProcess,
-       "X lives in the memory of the process that opens it, Y in a directory of its own", nullptr, true},
-      {"rocksdb", MakeRocksDbIndex, Home::kDirectory, "the store lives in a directory of the process that opens it",
-       nullptr, true},
-      {"lmdb", MakeLmdbIndex, Home::kDirectory, "the store lives in a directory of the process that opens it",
-       nullptr, true},
-      {"btree-disk", MakeBtreeDiskIndex, Home::kProcess,
-       "the tree lives in a file and a buffer pool of the process that opens it", nullptr, true},
+      {.name = "dex", .make = MakeDex, .register_memory_side = dex::RegisterOffloadHandler, .knobs = dex::DexKnobDocs},
+      {.name = "xstore", .make = xstore::MakeXStore, .register_memory_side = xstore::RegisterXStoreHandlers,
+       .knobs = xstore::XStoreKnobDocs},
+      {.name = "indexy", .make = MakeIndexyIndex, .home = Home::kProcess,
+       .not_shared_because = "X lives in the memory of the process that opens it, Y in a directory of its own",
+       .memory_limit = true, .knobs = indexy::IndexyKnobDocs},
+      {.name = "rocksdb", .make = MakeRocksDbIndex, .home = Home::kDirectory,
+       .not_shared_because = "the store lives in a directory of the process that opens it", .memory_limit = true,
+       .knobs = StoreKnobDocs},
+      {.name = "lmdb", .make = MakeLmdbIndex, .home = Home::kDirectory,
+       .not_shared_because = "the store lives in a directory of the process that opens it", .memory_limit = true,
+       .knobs = StoreKnobDocs},
+      {.name = "btree-disk", .make = MakeBtreeDiskIndex, .home = Home::kProcess,
+       .not_shared_because = "the tree lives in a file and a buffer pool of the process that opens it",
+       .memory_limit = true, .knobs = BtreeDiskKnobDocs},
   };
   return table;
 }
@@ -78,6 +95,12 @@ std::vector<std::string> MemoryLimitedDesigns() {
   for (const Entry& e : Table())
     if (e.memory_limit) names.emplace_back(e.name);
   return names;
+}
+
+Result<std::vector<KnobDoc>> DesignKnobs(std::string_view design) {
+  for (const Entry& e : Table())
+    if (design == e.name) return e.knobs == nullptr ? std::vector<KnobDoc>{} : e.knobs();
+  return Status::InvalidArgument("unknown design '" + std::string(design) + "'");
 }
 
 std::string DesignNote(std::string_view design) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/knob_table.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 #include "fabric/memory_node.h"
@@ -21,6 +22,9 @@ std::vector<std::string> MemoryLimitedDesigns();
 // What a registered name is when it is not a design of the literature but a baseline to
 // measure the designs against (e.g. `absl`); empty for the designs.
 std::string DesignNote(std::string_view design);
+// The design's knobs (IndexOptions::knobs) from its knob table, with their defaults, in the
+// table's order; empty for a design without knobs. InvalidArgument for an unknown design.
+Result<std::vector<KnobDoc>> DesignKnobs(std::string_view design);
 
 // Ok if an index of `design` lives in the memory pool such that several compute processes
 // can open it by IndexOptions::name and see each other's writes; NotSupported saying why not

@@ -7,37 +7,37 @@
 
 namespace dmindex::tiering {
 
-Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* o, bool* handled) {
-  *handled = true;
-  uint64_t n = 0;
-  if (knob == "y_dir") {
-    if (value.empty()) return BadKnob(knob, value, "a directory");
-    o->parent_dir = std::string(value);
-  } else if (knob == "y_keep") {
-    return KnobSwitch(knob, value, &o->keep);
-  } else if (knob == "y_direct") {
-    return KnobSwitch(knob, value, &o->direct_io);
-  } else if (knob == "y_meta_cached") {
-    return KnobSwitch(knob, value, &o->meta_in_cache);
-  } else if (knob == "y_buffer_mb") {
-    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1u << 20, &n));
-    o->write_buffer_bytes = n << 20;
-  } else if (knob == "y_cache_mb") {
-    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 0, 1u << 20, &n));
-    o->block_cache_bytes = n << 20;
-  } else if (knob == "y_row_cache_mb") {
-    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 0, 1u << 20, &n));
-    o->row_cache_bytes = n << 20;
-  } else if (knob == "y_page_kb") {
-    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1024, &n));
-    o->page_bytes = static_cast<uint32_t>(n << 10);
-  } else if (knob == "y_block_kb") {
-    DMX_RETURN_IF_ERROR(KnobCount(knob, value, 1, 1024, &n));
-    o->block_bytes = static_cast<uint32_t>(n << 10);
-  } else {
-    *handled = false;
-  }
-  return Status::Ok();
+namespace {
+
+using Table = KnobTable<ColdStoreOptions>;
+
+Table::Row DirKnob() {
+  return Table::Custom({"y_dir", KnobKind::kText, 0, 0, {}, "", "a directory", "parent of the store's own fresh directory"},
+                       [](const KnobValue& v, ColdStoreOptions& o) {
+                         if (v.text.empty()) return BadKnob(v.name, v.text, "a directory");
+                         o.parent_dir = std::string(v.text);
+                         return Status::Ok();
+                       },
+                       [](const ColdStoreOptions& o) { return o.parent_dir.empty() ? std::string("the temp dir") : o.parent_dir; });
+}
+
+}  // namespace
+
+const KnobTable<ColdStoreOptions>& ColdStoreKnobs() {
+  static const Table table({
+      DirKnob(),
+      Table::Switch("y_keep", &ColdStoreOptions::keep, "keep the store's directory after Close"),
+      Table::Count("y_buffer_mb", 1, 1u << 20, &ColdStoreOptions::write_buffer_bytes, "RocksDB: one memtable, MiB", 20),
+      Table::Count("y_cache_mb", 0, 1u << 20, &ColdStoreOptions::block_cache_bytes,
+                   "RocksDB: the block cache, MiB; the paged B+-tree: its buffer pool", 20),
+      Table::Count("y_row_cache_mb", 0, 1u << 20, &ColdStoreOptions::row_cache_bytes, "RocksDB: the row cache, MiB", 20),
+      Table::Count("y_block_kb", 1, 1024, &ColdStoreOptions::block_bytes, "RocksDB: the data block size, KiB", 10),
+      Table::Count("y_page_kb", 1, 1024, &ColdStoreOptions::page_bytes, "the paged B+-tree: its page size, KiB", 10),
+      Table::Switch("y_direct", &ColdStoreOptions::direct_io, "RocksDB: direct I/O for reads, flushes and compactions"),
+      Table::Switch("y_meta_cached", &ColdStoreOptions::meta_in_cache,
+                    "RocksDB: index and filter blocks in the block cache; off: beside it"),
+  });
+  return table;
 }
 
 Result<std::unique_ptr<ColdStore>> OpenColdStore(const ColdStoreOptions& options) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/knob_table.h"
 #include "dmindex/status.h"
 #include "tiering/cold_store.h"
 
@@ -62,11 +63,8 @@ struct ColdStoreOptions {
 
 // The knobs of a design that opens a store (indexy, the store baselines): `y_dir`, `y_keep`,
 // `y_buffer_mb`, `y_cache_mb`, `y_row_cache_mb`, `y_block_kb`, `y_page_kb`, `y_direct`,
-// `y_meta_cached` (docs/INDEXY.md).
-// *handled is false for any other knob (the caller's own, or unknown); a bad value is
-// InvalidArgument naming the knob.
-Status ApplyColdStoreKnob(std::string_view knob, std::string_view value, ColdStoreOptions* options,
-                          bool* handled);
+// `y_meta_cached` (docs/INDEXY.md); the designs lift them into their own tables.
+const KnobTable<ColdStoreOptions>& ColdStoreKnobs();
 
 // Opens a fresh, empty store in a new directory (none for "mem"). InvalidArgument for an
 // unknown kind, IoError if the store cannot be created.

@@ -153,6 +153,11 @@ void PrintDesignsAndWorkloads() {
   std::cout << "\n";
   for (const std::string& d : designs::DesignNames())
     if (const std::string note = designs::DesignNote(d); !note.empty()) std::cout << d << ": " << note << "\n";
+  std::cout << "knobs (--design NAME:knob=value:...; `dmindex knobs` prints the same):\n";
+  for (const std::string& d : designs::DesignNames()) {
+    auto knobs = designs::DesignKnobs(d);
+    if (knobs.ok() && !knobs->empty()) std::cout << d << ":\n" << KnobText(*knobs);
+  }
 }
 
 // --calibrate-out: the mean cycles per segment learned from the runs' compute profiles, with
@@ -273,6 +278,19 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
   }
 }
 
+// --help's footer: each design's knobs by name (values, defaults and docs: --list, `dmindex knobs`).
+std::string KnobFooter() {
+  std::string out = "Knobs by design (--design NAME:knob=value; values and defaults: --list or `dmindex knobs`):\n";
+  for (const std::string& d : designs::DesignNames()) {
+    auto knobs = designs::DesignKnobs(d);
+    if (!knobs.ok() || knobs->empty()) continue;
+    std::string names;
+    for (const KnobDoc& k : *knobs) names += (names.empty() ? "" : ", ") + k.name;
+    out += "  " + d + ": " + names + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddBenchCommand(CLI::App& app) {
@@ -281,6 +299,7 @@ void AddBenchCommand(CLI::App& app) {
   using bench::BenchLimits;
   CLI::App* cmd = app.add_subcommand(
       "bench", "Run YCSB / DEX workloads on the index designs and compare them side by side");
+  cmd->footer(KnobFooter());
   AddList(*cmd, "--design", &o.designs,
           "Designs to run, comma-separated; knobs as name:knob=value:knob=value "
           "(default: every registered design)");

@@ -13,6 +13,7 @@ void AddCommands(CLI::App& app) {
   AddIndexesCommand(app);
   AddSoakCommand(app);
   AddSoakWriterCommand(app);
+  AddKnobsCommand(app);
 }
 
 }  // namespace dmindex::tools

@@ -19,5 +19,6 @@ void AddCheckCommand(CLI::App& app);
 void AddIndexesCommand(CLI::App& app);
 void AddSoakCommand(CLI::App& app);        // soak_command.cc
 void AddSoakWriterCommand(CLI::App& app);  // soak_writer.cc
+void AddKnobsCommand(CLI::App& app);
 
 }  // namespace dmindex::tools

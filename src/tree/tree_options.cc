@@ -1,65 +1,57 @@
 #include "tree/tree_options.h"
 
-#include <sstream>
-
-#include "common/knobs.h"
+#include "tree/tree_knobs.h"
 #include "tree/value_block.h"
 
 namespace dmindex::tree {
 namespace {
 
-// The core's knobs, one line each; the list of known knobs in errors comes from here.
-struct Knob {
-  const char* name;
-  Status (*apply)(const std::string& knob, const std::string& v, uint64_t index_cache_bytes, TreeOptions* o);
-};
+using Table = KnobTable<TreeOptions>;
 
-const Knob kKnobs[] = {
-    {"cache_mb",
-     [](const std::string& knob, const std::string& v, uint64_t index_cache_bytes, TreeOptions* o) {
-       if (v == "on") {
-         o->cache_bytes = index_cache_bytes;
-         return Status::Ok();
-       }
-       if (v == "off") {
-         o->cache_bytes = 0;
-         return Status::Ok();
-       }
-       uint64_t mb = 0;
-       DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &mb));
-       o->cache_bytes = mb << 20;
-       return Status::Ok();
-     }},
-    {"hocl", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->hocl); }},
-    {"handover",
-     [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) {
-       uint64_t n = 0;
-       DMX_RETURN_IF_ERROR(KnobCount(k, v, 0, 1u << 20, &n));
-       o->handover_max = static_cast<uint32_t>(n);
-       return Status::Ok();
-     }},
-    {"combine", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->combine); }},
-    {"two_level", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->two_level); }},
-    {"lease_ms",
-     [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) {
-       uint64_t ms = 0;
-       DMX_RETURN_IF_ERROR(KnobCount(k, v, 0, 40'950, &ms));
-       o->lease = std::chrono::milliseconds(ms);
-       return Status::Ok();
-     }},
-    {"validation", [](const std::string& k, const std::string& v, uint64_t, TreeOptions* o) { return KnobSwitch(k, v, &o->validate); }},
-};
+Table::Row CacheKnob() {
+  return Table::Custom(
+      {"cache_mb", KnobKind::kCount, 0, uint64_t{1} << 30, {}, "on|off", "",
+       "compute-side cache of internal nodes, MiB; on: IndexOptions::cache_bytes"},
+      [](const KnobValue& v, TreeOptions& o) {
+        if (v.word.empty()) o.cache_bytes = v.count << 20;
+        else if (v.word == "off") o.cache_bytes = 0;
+        else o.cache_bytes = v.index != nullptr ? v.index->cache_bytes : 1;  // 1: on, sized later
+        return Status::Ok();
+      },
+      [](const TreeOptions& o) {
+        return o.cache_bytes == 0 ? std::string("off") : o.cache_bytes == 1 ? std::string("on") : std::to_string(o.cache_bytes >> 20);
+      });
+}
 
-Status ApplyKnob(const std::string& knob, const std::string& v, uint64_t index_cache_bytes,
-                 TreeOptions* o) {
-  for (const Knob& k : kKnobs)
-    if (knob == k.name) return k.apply(knob, v, index_cache_bytes, o);
-  std::string known;
-  for (const Knob& k : kKnobs) known.append(known.empty() ? "" : ", ").append(k.name);
-  return Status::InvalidArgument("unknown knob '" + knob + "' (known: " + known + ")");
+Table::Row LeaseKnob() {
+  return Table::Custom(
+      {"lease_ms", KnobKind::kCount, 0, 40'950, {}, "", "",
+       "the lease locks are held under: a holder silent this long + 1/4 is taken over; 0: no lease"},
+      [](const KnobValue& v, TreeOptions& o) {
+        o.lease = std::chrono::milliseconds(v.count);
+        return Status::Ok();
+      },
+      [](const TreeOptions& o) { return std::to_string(o.lease.count()); });
 }
 
 }  // namespace
+
+const KnobTable<TreeOptions>& TreeKnobs() {
+  static const Table table({
+      CacheKnob(),
+      Table::Switch("hocl", &TreeOptions::hocl,
+                    "hierarchical on-chip lock: a local lock table with hand-over before the global lock words"),
+      Table::Count("handover", 0, 1u << 20, &TreeOptions::handover_max,
+                   "hocl: the most consecutive local hand-overs of one lock (fairness bound)"),
+      Table::Switch("combine", &TreeOptions::combine,
+                    "command combination: lock CAS + READ, and write-back + unlock, each one in-order batch"),
+      Table::Switch("two_level", &TreeOptions::two_level, "unsorted leaves with entry-level write-back"),
+      LeaseKnob(),
+      Table::Switch("validation", &TreeOptions::validate,
+                    "off accepts node images unchecked (only to show the checks are needed)"),
+  });
+  return table;
+}
 
 Result<TreeOptions> ResolveTreeOptions(const IndexOptions& index, TreeOptions defaults) {
   TreeOptions o = defaults;
@@ -79,18 +71,8 @@ Result<TreeOptions> ResolveTreeOptions(const IndexOptions& index, TreeOptions de
   o.max_value_bytes = index.max_value_bytes;
   // A design whose default has the cache on sizes it from the index options.
   if (o.cache_bytes != 0) o.cache_bytes = index.cache_bytes;
-  for (const auto& [knob, value] : index.knobs)
-    DMX_RETURN_IF_ERROR(ApplyKnob(knob, value, index.cache_bytes, &o));
+  DMX_RETURN_IF_ERROR(TreeKnobs().ApplyAll(index.knobs, &index, &o));
   return o;
-}
-
-std::string TreeOptions::ToString() const {
-  auto onoff = [](bool b) { return b ? "on" : "off"; };
-  std::ostringstream s;
-  s << "node_bytes=" << node_bytes << " cache_mb=" << (cache_bytes >> 20)
-    << " hocl=" << onoff(hocl) << " handover=" << handover_max << " combine=" << onoff(combine)
-    << " two_level=" << onoff(two_level) << " validation=" << onoff(validate);
-  return s.str();
 }
 
 }  // namespace dmindex::tree

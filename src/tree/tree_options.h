@@ -2,16 +2,8 @@
 // its defaults; IndexOptions::knobs override them at run time so benchmarks can ablate each
 // technique (no #ifdefs).
 //
-// Knobs (values: on/off/true/false/1/0 unless noted):
-//   cache_mb    compute-side cache of internal nodes: off/0, on (IndexOptions::cache_bytes),
-//               or a size in MiB
-//   hocl        hierarchical on-chip lock: local lock table with hand-over in front of the
-//               global lock table (off: plain remote CAS spin on the global lock word)
-//   handover    hocl: max consecutive local hand-overs of one lock (fairness bound), >= 0
-//   combine     command combination: lock CAS + READ, and write-back + unlock, each in one
-//               in-order batch
-//   two_level   unsorted leaves with entry-level write-back (two-level version)
-//   validation  off accepts node images unchecked (only to prove the checker is needed)
+// The knobs (cache_mb, hocl, handover, combine, two_level, lease_ms, validation) are declared
+// once, in the table of tree_options.cc (tree_knobs.h; `dmindex knobs naive`).
 #pragma once
 
 #include <chrono>
@@ -79,8 +71,6 @@ struct TreeOptions {
   // Leaf splits choose the shortest separator between the halves (suffix truncation); off:
   // the right half's first key, to measure what truncation buys. Not a knob.
   bool suffix_truncation = true;
-
-  std::string ToString() const;  // "cache_mb=64 hocl=on ..." for logs and bench output
 };
 
 // Starts from `defaults`, takes node size, fill, compute nodes and cache size from `index`,

@@ -2,9 +2,10 @@
 
 #include <atomic>
 
-#include "common/knobs.h"
+#include "common/knob_table.h"
 #include "common/option_checks.h"
 #include "designs/btreedisk/paged_tree.h"
+#include "tiering/cold_store_options.h"
 
 namespace dmindex::designs {
 namespace {
@@ -73,40 +74,59 @@ class BtreeDiskIndex final : public Index {
   std::atomic<bool> loaded_{false}, inserted_{false};
 };
 
+// What the knobs set: the tree's options, where its file goes (y_dir, y_keep as the cold
+// stores'), and O_DIRECT.
+struct BtreeDiskSettings {
+  btreedisk::PagedTreeOptions tree;
+  tiering::ColdStoreOptions file;
+  bool direct = false;
+};
+
+using Table = KnobTable<BtreeDiskSettings>;
+
+const Table& BtreeDiskKnobs() {
+  static const Table table = [] {
+    std::vector<Table::Row> rows = {
+        Table::Custom({"limit_mb", KnobKind::kReal, 0, 0, {1.0 / 16, 1 << 20}, "", "",
+                       "the buffer pool, MiB, allocated up front (at least 64 pages)"},
+                      [](const KnobValue& v, BtreeDiskSettings& o) {
+                        o.tree.cache_bytes = static_cast<uint64_t>(v.real * (1 << 20));
+                        return Status::Ok();
+                      },
+                      [](const BtreeDiskSettings& o) { return FormatNumber(static_cast<double>(o.tree.cache_bytes) / (1 << 20)); }),
+        Table::Custom({"page_kb", KnobKind::kCount, 1, 1024, {}, "", "", "the page size, KiB (default: 4, or what four of the longest entries need)"},
+                      [](const KnobValue& v, BtreeDiskSettings& o) {
+                        o.tree.page_bytes = static_cast<uint32_t>(v.count << 10);
+                        return Status::Ok();
+                      },
+                      [](const BtreeDiskSettings&) { return std::string("4 or more"); }),
+        Table::Switch("direct", &BtreeDiskSettings::direct, "O_DIRECT: the buffer pool is the tree's only cache"),
+    };
+    for (auto& row : tiering::ColdStoreKnobs().Lifted(&BtreeDiskSettings::file)) {
+      if (row.spec.name == "y_dir" || row.spec.name == "y_keep") rows.push_back(std::move(row));
+    }
+    return Table(std::move(rows));
+  }();
+  return table;
+}
+
 }  // namespace
+
+std::vector<KnobDoc> BtreeDiskKnobDocs() {
+  BtreeDiskSettings defaults;
+  defaults.tree.cache_bytes = IndexOptions{}.cache_bytes;
+  return BtreeDiskKnobs().Describe(defaults);
+}
 
 Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const IndexOptions& options) {
   (void)fabric;
-  btreedisk::PagedTreeOptions o;
+  BtreeDiskSettings k;
+  btreedisk::PagedTreeOptions& o = k.tree;
   o.cache_bytes = options.cache_bytes;
   o.max_key_bytes = options.key_format == KeyFormat::kU64 ? 8 : options.max_key_bytes;
-  bool page_given = false;
-  std::string dir;
-  bool keep = false, direct = false;
-  std::vector<std::string> known;
-  for (const auto& [knob, v] : options.knobs) {
-    known.push_back(knob);
-    uint64_t n = 0;
-    if (knob == "limit_mb") {
-      double mb = 0;
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {1.0 / 16, 1 << 20}, &mb));
-      o.cache_bytes = static_cast<uint64_t>(mb * (1 << 20));
-    } else if (knob == "page_kb") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1024, &n));
-      o.page_bytes = static_cast<uint32_t>(n << 10);
-      page_given = true;
-    } else if (knob == "y_dir") {
-      dir = v;
-    } else if (knob == "y_keep") {
-      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &keep));
-    } else if (knob == "direct") {
-      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &direct));
-    } else {
-      return Status::InvalidArgument("btree-disk: unknown knob '" + knob +
-                                     "' (known: limit_mb, page_kb, direct, y_dir, y_keep)");
-    }
-  }
-  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
+  DMX_RETURN_IF_ERROR(BtreeDiskKnobs().ApplyAll(options.knobs, &options, &k));
+  const bool page_given = options.knobs.count("page_kb") != 0;
+  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, BtreeDiskKnobs().Names()));
   // Values longer than the index's inline limit go to the value log. Pages: 4 KiB (the
   // paper's), or as many 4 KiB as the longest keys need.
   o.inline_value_bytes = options.inline_value_bytes;
@@ -116,7 +136,7 @@ Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const 
   }
   // A buffer pool of at least 64 pages: a few paths and the cooling map.
   o.cache_bytes = std::max<uint64_t>(o.cache_bytes, 64ull * o.page_bytes);
-  auto file = btreedisk::PageFile::Open(dir, keep, o.page_bytes, direct);
+  auto file = btreedisk::PageFile::Open(k.file.parent_dir, k.file.keep, o.page_bytes, k.direct);
   if (!file.ok()) return file.status();
   auto tree = PagedTree::Open(o, std::move(file).value());
   if (!tree.ok()) return tree.status();

@@ -10,11 +10,14 @@
 
 #include <memory>
 
+#include "common/knob_table.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 
 namespace dmindex::designs {
 
 Result<std::unique_ptr<Index>> MakeBtreeDiskIndex(fabric::Fabric& fabric, const IndexOptions& options);
+// Its knobs with their defaults (`dmindex knobs`, docs/INDEXY.md).
+std::vector<KnobDoc> BtreeDiskKnobDocs();
 
 }  // namespace dmindex::designs

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/knobs.h"
+#include "tree/tree_knobs.h"
 #include "designs/dex/partition_store.h"
 
 namespace dmindex::designs::dex {
@@ -32,6 +33,87 @@ Status ParseBoundaries(const IndexOptions& index, const std::string& knob, const
   return Status::Ok();
 }
 
+using Table = KnobTable<DexOptions>;
+
+Table::Row BoundariesKnob() {
+  return Table::Custom(
+      {"boundaries", KnobKind::kText, 0, 0, {}, "", "k1,k2,...",
+       "partition boundaries: integers (u64 format) or the keys' bytes without commas (bytes format)"},
+      [](const KnobValue& v, DexOptions& o) {
+        IndexOptions index;
+        if (v.index != nullptr) index = *v.index;
+        index.key_format = o.key_format;
+        return ParseBoundaries(index, std::string(v.name), std::string(v.text), &o.boundaries);
+      },
+      [](const DexOptions& o) {
+        return o.boundaries.empty() ? std::string("equal widths") : std::to_string(o.boundaries.size()) + " keys";
+      });
+}
+
+// A count whose field holds a "not given" value shown as `unset` (partitions 0, first_node -1).
+template <class T>
+Table::Row Optional(std::string name, uint64_t min, uint64_t max, T DexOptions::*field, T unset_value, std::string unset,
+                    std::string doc) {
+  Table::Row row = Table::Count(std::move(name), min, max, field, std::move(doc));
+  row.show = [field, unset_value, unset](const DexOptions& o) {
+    return o.*field == unset_value ? unset : std::to_string(o.*field);
+  };
+  return row;
+}
+
+std::vector<Table::Row> DexRows() {
+  std::vector<Table::Row> rows = {
+      Table::Switch("partition", &DexOptions::partition,
+                    "logical partitioning; off: every node is shared (remote locks, no cached leaves)"),
+      Table::Switch("offload", &DexOptions::offload, "opportunistic offloading of subtree traversals"),
+      Table::Switch("merge", &DexOptions::merge, "merge underfull owned nodes after deletes; off: lazy deletion"),
+      Table::Real("admission", {0, 1}, &DexOptions::leaf_admission, "P_A, the chance a missed leaf is admitted to the cache"),
+      Table::Count("cache_mb", 0, uint64_t{1} << 30, &DexOptions::cache_bytes,
+                   "cache per compute node, MiB (default IndexOptions::cache_bytes; floor: 64 nodes)", 20),
+      Table::Count("offload_level", 0, 32, &DexOptions::offload_level,
+                   "M: subtrees rooted at level M live on one memory server; misses at levels <= M are offloaded"),
+      Table::Real("explore", {0, 1}, &DexOptions::explore, "q, the chance of the costlier choice (keeps estimates fresh)"),
+      Table::Real("cost_factor", {0, 1000}, &DexOptions::cost_factor, "c in (L+1) x (READ + local search) x c"),
+      BoundariesKnob(),
+      Table::Count("key_space", u64::kMinKey, u64::kMaxKey, &DexOptions::key_space,
+                   "u64 format without boundaries: equal-width partitions of [1, key_space]"),
+      Optional("partitions", 1, 1u << 20, &DexOptions::partitions, 0u, "as stored",
+               "compute nodes in the whole cluster (new index: IndexOptions::compute_nodes)"),
+      Optional("first_node", 0, 1u << 20, &DexOptions::first_node, int64_t{-1}, "first free",
+               "this process hosts compute nodes first_node .. first_node + IndexOptions::compute_nodes - 1"),
+      Table::Choice("durability", "log|none",
+           "log: a write is acknowledged once its record is in the compute node's redo log; none: the paper's",
+           [](DexOptions& o, std::string_view w) { o.durable = w == "log"; },
+           [](const DexOptions& o) { return std::string(o.durable ? "log" : "none"); }),
+      Table::Count("log_kb", 4, uint64_t{1} << 21, &DexOptions::log_bytes,
+                   "the redo log's ring per compute node, KiB (fixed when the log is made)", 10),
+      Table::Count("writeback_ms", 0, uint64_t{1} << 32, &DexOptions::writeback_ms,
+                   "a background thread writes dirty pages back this often; 0: never"),
+      Table::Count("lease_ms", 10, 40'950, &DexOptions::lease_ms,
+                   "this process's lease; an opener takes over compute nodes whose host went lease_ms + 1/4 unrenewed"),
+  };
+  // The core's knobs act on the shared (remote) nodes; DEX's own cache_mb and lease_ms replace
+  // the core's.
+  for (auto& row : tree::TreeKnobs().Lifted(&DexOptions::tree, {"cache_mb", "lease_ms"})) rows.push_back(std::move(row));
+  return rows;
+}
+
+const Table& DexKnobs() {
+  static const Table table(DexRows());
+  return table;
+}
+
+// Shared nodes go through the core's remote protocol: its own internal-node cache is off
+// (DEX caches), leaves stay sorted (DEX rewrites them whole), Sherman's lock techniques on.
+tree::TreeOptions CoreDefaults() {
+  tree::TreeOptions defaults;
+  defaults.cache_bytes = 0;
+  defaults.hocl = true;
+  defaults.combine = true;
+  defaults.two_level = false;
+  return defaults;
+}
+
 }  // namespace
 
 Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
@@ -39,48 +121,12 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   o.cache_bytes = index.cache_bytes;
   o.key_format = index.key_format;
   o.compute_nodes = index.compute_nodes;
-  IndexOptions core = index;  // the core sees only the knobs DEX does not handle
+  IndexOptions core = index;  // the core's checks of the index options; knobs come below
   core.knobs.clear();
-  for (const auto& [knob, v] : index.knobs) {
-    uint64_t n = 0;
-    if (knob == "partition") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.partition));
-    else if (knob == "offload") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.offload));
-    else if (knob == "merge") DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.merge));
-    else if (knob == "admission") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.leaf_admission));
-    else if (knob == "explore") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.explore));
-    else if (knob == "cost_factor") DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1000}, &o.cost_factor));
-    else if (knob == "durability") {
-      if (v != "log" && v != "none") return BadKnob(knob, v, "log or none");
-      o.durable = v == "log";
-    } else if (knob == "boundaries") DMX_RETURN_IF_ERROR(ParseBoundaries(index, knob, v, &o.boundaries));
-    else if (knob == "cache_mb") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 30, &n));
-      o.cache_bytes = n << 20;
-    } else if (knob == "log_kb") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 4, uint64_t{1} << 21, &n));
-      o.log_bytes = n << 10;
-    } else if (knob == "lease_ms") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 10, 40950, &n));
-      o.lease_ms = n;
-    } else if (knob == "writeback_ms") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{1} << 32, &n));
-      o.writeback_ms = n;
-    } else if (knob == "offload_level") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 32, &n));
-      o.offload_level = static_cast<uint32_t>(n);
-    } else if (knob == "partitions") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1u << 20, &n));
-      o.partitions = static_cast<uint32_t>(n);
-    } else if (knob == "first_node") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 1u << 20, &n));
-      o.first_node = static_cast<int64_t>(n);
-    } else if (knob == "key_space") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, u64::kMinKey, u64::kMaxKey, &n));
-      o.key_space = n;
-    } else {
-      core.knobs[knob] = v;
-    }
-  }
+  auto t = tree::ResolveTreeOptions(core, CoreDefaults());
+  if (!t.ok()) return t.status();
+  o.tree = *t;
+  DMX_RETURN_IF_ERROR(DexKnobs().ApplyAll(index.knobs, &index, &o));
   if (o.partitions > PartitionStore::kMaxParts || o.compute_nodes == 0 ||
       o.compute_nodes > PartitionStore::kMaxParts)
     return Status::InvalidArgument("dex: compute nodes (knob partitions, IndexOptions::compute_nodes) "
@@ -95,22 +141,18 @@ Result<DexOptions> ResolveDexOptions(const IndexOptions& index) {
   if (!o.boundaries.empty() && o.boundaries.size() + 1 != parts)
     return Status::InvalidArgument("knob boundaries: " + std::to_string(parts) +
                                    " compute nodes need " + std::to_string(parts - 1) + " boundaries");
-  // Shared nodes go through the core's remote protocol: its own internal-node cache is off
-  // (DEX caches), leaves stay sorted (DEX rewrites them whole), Sherman's lock techniques on.
-  tree::TreeOptions defaults;
-  defaults.cache_bytes = 0;
-  defaults.hocl = true;
-  defaults.combine = true;
-  defaults.two_level = false;
-  auto t = tree::ResolveTreeOptions(core, defaults);
-  if (!t.ok()) return t.status();
-  if (t->two_level || t->cache_bytes != 0)
+  if (o.tree.two_level)
     return Status::InvalidArgument("dex: knobs two_level and the core's cache do not apply");
-  o.tree = *t;
   // Subtrees rooted at level M sit on one memory server, so offloads stay local (§3).
   o.tree.colocate_level = static_cast<int>(o.offload_level);
   o.tree.unlocked_writers = true;  // owned nodes are written back from the cache, unlocked
   return o;
+}
+
+std::vector<KnobDoc> DexKnobDocs() {
+  DexOptions defaults;
+  defaults.tree = CoreDefaults();
+  return DexKnobs().Describe(defaults);
 }
 
 std::vector<std::string> InitialBoundaries(const DexOptions& o, uint32_t parts) {

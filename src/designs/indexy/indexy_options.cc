@@ -9,60 +9,72 @@ namespace dmindex::designs::indexy {
 const char* XKindName(XKind x) { return x == XKind::kArt ? "art" : "btree"; }
 const char* ReleasePolicyName(ReleasePolicy p) { return p == ReleasePolicy::kDensity ? "density" : "clock"; }
 
+namespace {
+
+using Table = KnobTable<IndexyOptions>;
+
+Table::Row LimitKnob() {
+  return Table::Custom({"limit_mb", KnobKind::kReal, 0, 0, {1.0 / 1024, 1 << 20}, "", "",
+                        "X's memory limit, MiB (X's own bytes, not RSS); 0.25 = 256 KiB"},
+                       [](const KnobValue& v, IndexyOptions& o) {
+                         o.limit_bytes = static_cast<uint64_t>(v.real * (1 << 20));
+                         return Status::Ok();
+                       },
+                       [](const IndexyOptions& o) { return FormatNumber(static_cast<double>(o.limit_bytes) / (1 << 20)); });
+}
+
+Table::Row SampleKnob() {
+  return Table::Custom({"sample", KnobKind::kCount, 1, 65536, {}, "", "",
+                        "one in `sample` operations updates the counters (a power of two)"},
+                       [](const KnobValue& v, IndexyOptions& o) {
+                         if (!std::has_single_bit(v.count)) return BadKnob(v.name, v.text, "a power of two in [1, 65536]");
+                         o.sample_shift = static_cast<uint32_t>(std::countr_zero(v.count));
+                         return Status::Ok();
+                       },
+                       [](const IndexyOptions& o) { return std::to_string(uint64_t{1} << o.sample_shift); });
+}
+
+std::vector<Table::Row> IndexyRows() {
+  std::vector<Table::Row> rows = {
+      Table::Choice("x", "art|btree", "the in-memory index X (adaptive radix tree, or the local B+-tree)",
+                    [](IndexyOptions& o, std::string_view w) { o.x = w == "art" ? XKind::kArt : XKind::kBtree; },
+                    [](const IndexyOptions& o) { return std::string(XKindName(o.x)); }),
+      Table::Choice("y", "rocksdb|lmdb|btree|mem", "the on-disk index Y (btree: btree-disk's paged B+-tree; mem: for tests)",
+                    [](IndexyOptions& o, std::string_view w) { o.y.kind = std::string(w); },
+                    [](const IndexyOptions& o) { return o.y.kind; }),
+      LimitKnob(),
+      Table::Real("high", {0.01, 1}, &IndexyOptions::high, "release starts when X reaches this fraction of the limit"),
+      Table::Real("low", {0.01, 1}, &IndexyOptions::low, "release frees X down to this fraction of the limit"),
+      Table::Real("stall", {0.01, 2}, &IndexyOptions::stall, "writers wait while X is at this fraction of the limit"),
+      Table::Count("stall_ms", 0, 60'000, &IndexyOptions::stall_ms, "the longest a writer waits for room"),
+      Table::Choice("release", "density|clock", "the paper's Algorithm 1, or the authors' code's second-chance walk",
+                    [](IndexyOptions& o, std::string_view w) {
+                      o.release = w == "density" ? ReleasePolicy::kDensity : ReleasePolicy::kClock;
+                    },
+                    [](const IndexyOptions& o) { return std::string(ReleasePolicyName(o.release)); }),
+      Table::Switch("clean", &IndexyOptions::clean, "pre-cleaning of dirty units by the background thread"),
+      Table::Real("clean_from", {0, 1}, &IndexyOptions::clean_from, "pre-cleaning starts once X reached this fraction of the limit"),
+      Table::Count("unit_depth", 1, 8, &IndexyOptions::unit_depth, "depth of the units cleaned and released"),
+      SampleKnob(),
+      Table::Real("margin", {0, 10}, &IndexyOptions::margin, "Algorithm 1's release margin (fraction of the target)"),
+      Table::Real("gap", {0, 10}, &IndexyOptions::gap,
+                  "Algorithm 1's density-variation threshold (fraction of the parent's density)"),
+  };
+  for (auto& row : tiering::ColdStoreKnobs().Lifted(&IndexyOptions::y)) rows.push_back(std::move(row));
+  return rows;
+}
+
+const Table& IndexyKnobs() {
+  static const Table table(IndexyRows());
+  return table;
+}
+
+}  // namespace
+
 Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index) {
   IndexyOptions o;
   o.node_bytes = index.node_bytes;
-  for (const auto& [knob, v] : index.knobs) {
-    bool store_knob = false;
-    DMX_RETURN_IF_ERROR(tiering::ApplyColdStoreKnob(knob, v, &o.y, &store_knob));
-    if (store_knob) continue;
-    uint64_t n = 0;
-    if (knob == "x") {
-      if (v == "art") o.x = XKind::kArt;
-      else if (v == "btree") o.x = XKind::kBtree;
-      else return BadKnob(knob, v, "art or btree");
-    } else if (knob == "y") {
-      if (v != "rocksdb" && v != "lmdb" && v != "mem" && v != "btree")
-        return BadKnob(knob, v, "rocksdb, lmdb, btree or mem");
-      o.y.kind = v;
-    } else if (knob == "limit_mb") {
-      double mb = 0;
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {1.0 / 1024, 1 << 20}, &mb));
-      o.limit_bytes = static_cast<uint64_t>(mb * (1 << 20));
-    } else if (knob == "high") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0.01, 1}, &o.high));
-    } else if (knob == "low") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0.01, 1}, &o.low));
-    } else if (knob == "stall") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0.01, 2}, &o.stall));
-    } else if (knob == "stall_ms") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, 60'000, &o.stall_ms));
-    } else if (knob == "release") {
-      if (v == "density") o.release = ReleasePolicy::kDensity;
-      else if (v == "clock") o.release = ReleasePolicy::kClock;
-      else return BadKnob(knob, v, "density or clock");
-    } else if (knob == "clean") {
-      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.clean));
-    } else if (knob == "clean_from") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 1}, &o.clean_from));
-    } else if (knob == "unit_depth") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 8, &n));
-      o.unit_depth = static_cast<uint32_t>(n);
-    } else if (knob == "sample") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 65536, &n));
-      if (!std::has_single_bit(n)) return BadKnob(knob, v, "a power of two in [1, 65536]");
-      o.sample_shift = static_cast<uint32_t>(std::countr_zero(n));
-    } else if (knob == "margin") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 10}, &o.margin));
-    } else if (knob == "gap") {
-      DMX_RETURN_IF_ERROR(KnobReal(knob, v, {0, 10}, &o.gap));
-    } else {
-      return Status::InvalidArgument("indexy: unknown knob '" + knob +
-                                     "' (known: x, y, limit_mb, high, low, stall, stall_ms, release, clean, "
-                                     "clean_from, unit_depth, sample, margin, gap, y_dir, y_keep, y_buffer_mb, "
-                                     "y_cache_mb, y_row_cache_mb, y_block_kb, y_page_kb, y_direct, y_meta_cached)");
-    }
-  }
+  DMX_RETURN_IF_ERROR(IndexyKnobs().ApplyAll(index.knobs, &index, &o));
   if (o.low > o.high)
     return Status::InvalidArgument("indexy: knob low (" + std::to_string(o.low) + ") above knob high (" +
                                    std::to_string(o.high) + ")");
@@ -72,5 +84,7 @@ Result<IndexyOptions> ResolveIndexyOptions(const IndexOptions& index) {
                                    "): writers would wait before any release starts");
   return o;
 }
+
+std::vector<KnobDoc> IndexyKnobDocs() { return IndexyKnobs().Describe(IndexyOptions{}); }
 
 }  // namespace dmindex::designs::indexy

@@ -123,30 +123,36 @@ class StoreIndex final : public Index {
   bool loaded_ = false;
 };
 
+using Table = KnobTable<tiering::ColdStoreOptions>;
+
+// limit_mb splits one budget; the y_* knobs, applied after it (knobs go in name order), override its parts.
+Table::Row LimitKnob() {
+  return Table::Custom({"limit_mb", KnobKind::kReal, 0, 0, {1.0 / 16, 1 << 20}, "", "",
+                        "memory budget, MiB: RocksDB two memtables of 1/8, 1/2 row cache, 1/4 block cache; LMDB has no cache"},
+                       [](const KnobValue& v, tiering::ColdStoreOptions& so) {
+                         const auto bytes = static_cast<uint64_t>(v.real * (1 << 20));
+                         so.write_buffer_bytes = std::max<uint64_t>(bytes / 8, 64 << 10);
+                         so.row_cache_bytes = bytes / 2;
+                         so.block_cache_bytes = bytes / 4;
+                         return Status::Ok();
+                       },
+                       [](const tiering::ColdStoreOptions&) { return std::string("the y_* defaults"); });
+}
+
+const Table& StoreKnobs() {
+  static const Table table = [] {
+    std::vector<Table::Row> rows = {LimitKnob()};
+    for (const Table::Row& row : tiering::ColdStoreKnobs().rows()) rows.push_back(row);
+    return Table(std::move(rows));
+  }();
+  return table;
+}
+
 Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::string_view kind) {
   tiering::ColdStoreOptions so;
   so.kind = std::string(kind);
-  std::vector<std::string> known;
-  // The memory budget first, so that y_* knobs override its split.
-  if (auto limit = options.knobs.find("limit_mb"); limit != options.knobs.end()) {
-    double mb = 0;
-    DMX_RETURN_IF_ERROR(KnobReal("limit_mb", limit->second, {1.0 / 16, 1 << 20}, &mb));
-    const auto bytes = static_cast<uint64_t>(mb * (1 << 20));
-    so.write_buffer_bytes = std::max<uint64_t>(bytes / 8, 64 << 10);
-    so.row_cache_bytes = bytes / 2;
-    so.block_cache_bytes = bytes / 4;
-  }
-  for (const auto& [knob, value] : options.knobs) {
-    known.push_back(knob);
-    if (knob == "limit_mb") continue;
-    bool handled = false;
-    DMX_RETURN_IF_ERROR(tiering::ApplyColdStoreKnob(knob, value, &so, &handled));
-    if (!handled)
-      return Status::InvalidArgument(std::string(kind) + ": unknown knob '" + knob +
-                                     "' (known: limit_mb, y_dir, y_keep, y_buffer_mb, y_cache_mb, y_row_cache_mb, "
-                                     "y_block_kb, y_page_kb, y_direct, y_meta_cached)");
-  }
-  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, known));
+  DMX_RETURN_IF_ERROR(StoreKnobs().ApplyAll(options.knobs, &options, &so));
+  DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, StoreKnobs().Names()));
   StoreHome home;
   if (!options.directory.empty()) {
     if (!so.parent_dir.empty() || so.keep)
@@ -176,6 +182,8 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
 }
 
 }  // namespace
+
+std::vector<KnobDoc> StoreKnobDocs() { return StoreKnobs().Describe(tiering::ColdStoreOptions{}); }
 
 Result<std::unique_ptr<Index>> MakeRocksDbIndex(fabric::Fabric& fabric, const IndexOptions& options) {
   (void)fabric;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string_view>
 
+#include "common/knob_table.h"
 #include "dmindex/index.h"
 #include "fabric/fabric.h"
 
@@ -21,5 +22,7 @@ namespace dmindex::designs {
 
 Result<std::unique_ptr<Index>> MakeRocksDbIndex(fabric::Fabric& fabric, const IndexOptions& options);
 Result<std::unique_ptr<Index>> MakeLmdbIndex(fabric::Fabric& fabric, const IndexOptions& options);
+// The knobs of both, with their defaults (`dmindex knobs`, docs/INDEXY.md).
+std::vector<KnobDoc> StoreKnobDocs();
 
 }  // namespace dmindex::designs

@@ -7,7 +7,7 @@
 //          [key(i-1), key(i)).
 //
 // Every word and header field a reader looks at is a std::atomic: optimistic readers read
-// while a writer may be changing the node, and validate with the node's OptLock afterwards.
+// while a writer may be changing the node, and validate with the node's VersionLock afterwards.
 // Words that may hold pointers (key tags, values) are stored with release and loaded with
 // acquire, so a reader that loads a blob pointer also sees the blob's bytes. The mutators
 // must only be called with the lock held or before the node is published.
@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "designs/local/key_formats.h"
-#include "designs/local/opt_lock.h"
+#include "common/version_lock.h"
 
 namespace dmindex::designs::local {
 
@@ -97,7 +97,7 @@ class Node {
     ::operator delete(node, std::align_val_t{64});
   }
 
-  OptLock& lock() { return lock_; }
+  VersionLock& lock() { return lock_; }
   bool is_leaf() const { return level_ == 0; }
   uint16_t level() const { return level_; }
   uint32_t capacity() const { return capacity_; }
@@ -274,7 +274,7 @@ class Node {
     return *std::launder(reinterpret_cast<Word*>(self->raw_word(i)));
   }
 
-  OptLock lock_;
+  VersionLock lock_;
   std::atomic<Node*> next_{nullptr};  // leaves: right sibling, for scans
   std::atomic<uint16_t> count_{0};
   const uint16_t capacity_;

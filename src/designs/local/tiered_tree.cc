@@ -37,7 +37,7 @@ bool TieredTree<F>::Walk(const Probe* key, uint16_t level, bool split_full, Path
   path->count = 0;
   NodeT* node = this->root_.load(std::memory_order_acquire);
   uint64_t v = node->lock().ReadLock();
-  if (OptLock::IsObsolete(v) || node != this->root_.load(std::memory_order_acquire)) return false;
+  if (VersionLock::IsObsolete(v) || node != this->root_.load(std::memory_order_acquire)) return false;
   NodeT* parent = nullptr;
   uint64_t pv = 0;
   uint32_t cpos = 0;
@@ -53,7 +53,7 @@ bool TieredTree<F>::Walk(const Probe* key, uint16_t level, bool split_full, Path
     const uint64_t cv = child->lock().ReadLock();
     // A child released meanwhile is obsolete; one released after this validation is still
     // readable (the epochs), and its obsolete version fails the next validation.
-    if (!node->lock().Validate(v) || OptLock::IsObsolete(cv)) return false;
+    if (!node->lock().Validate(v) || VersionLock::IsObsolete(cv)) return false;
     if (path->count < kMaxHeight) path->nodes[path->count++] = node;
     parent = node;
     pv = v;
@@ -233,7 +233,7 @@ Status TieredTree<F>::ScanEntries(Worker& w, Slice from_bytes, bool inclusive,
       // the tree sends us back to the root.
       DMX_RETURN_IF_ERROR(restarts.Next());
       v = leaf->lock().ReadLock();
-      if (OptLock::IsObsolete(v)) DMX_RETURN_IF_ERROR(find());
+      if (VersionLock::IsObsolete(v)) DMX_RETURN_IF_ERROR(find());
       continue;
     }
     for (const Seen& s : seen) {
@@ -249,7 +249,7 @@ Status TieredTree<F>::ScanEntries(Worker& w, Slice from_bytes, bool inclusive,
     leaf = next;
     if (leaf == nullptr) break;
     v = leaf->lock().ReadLock();
-    if (OptLock::IsObsolete(v)) DMX_RETURN_IF_ERROR(find());
+    if (VersionLock::IsObsolete(v)) DMX_RETURN_IF_ERROR(find());
   }
   return Status::Ok();
 }
@@ -340,7 +340,7 @@ Status TieredTree<F>::ForEachUnit(Worker& w, std::string_view after_id, Function
       const std::string child_end = i < seps.size() ? IdOf(&seps[i]) : end;
       if (!after.empty() && !child_end.empty() && child_end <= after) continue;  // wholly before the cursor
       const uint64_t cv = children[i]->lock().ReadLock();
-      if (OptLock::IsObsolete(cv) || !node->lock().Validate(v)) return Walk::kRestart;
+      if (VersionLock::IsObsolete(cv) || !node->lock().Validate(v)) return Walk::kRestart;
       const Walk r = walk(children[i], cv, child_id, child_end, depth + 1);
       if (r != Walk::kContinue) return r;
     }
@@ -607,7 +607,7 @@ void TieredTree<F>::DecayAccesses(Worker& w) {
   // Unvalidated snapshots are skipped with their subtrees: the counters are estimates.
   std::function<void(NodeT*)> decay = [&](NodeT* n) {
     const uint64_t v = n->lock().ReadLock();
-    if (OptLock::IsObsolete(v) || n->level() < unit_level_) return;
+    if (VersionLock::IsObsolete(v) || n->level() < unit_level_) return;
     n->counters().accesses.store(n->counters().accesses.load(std::memory_order_relaxed) / 2, std::memory_order_relaxed);
     if (n->level() == unit_level_) return;
     std::vector<NodeT*> children;

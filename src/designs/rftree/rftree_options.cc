@@ -1,46 +1,70 @@
 #include "designs/rftree/rftree_options.h"
 
-#include <sstream>
-
-#include "common/knobs.h"
+#include "tree/tree_knobs.h"
 
 namespace dmindex::designs::rftree {
 
-Result<RfTreeOptions> ResolveRfTreeOptions(const IndexOptions& index) {
-  RfTreeOptions o;
-  IndexOptions core = index;  // the core sees only the knobs RF-tree does not handle
-  core.knobs.clear();
-  for (const auto& [knob, v] : index.knobs) {
-    uint64_t n = 0;
-    if (knob == "slc") {
-      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.slc));
-    } else if (knob == "slc_chunk_kb") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, 1u << 20, &n));
-      o.slc_chunk_bytes = static_cast<uint32_t>(n << 10);
-    } else if (knob == "refresh_hops") {
-      o.refresh_auto = v == "auto";
-      o.refresh_hops = 0;
-      if (!o.refresh_auto && v != "off")
-        DMX_RETURN_IF_ERROR(KnobCount(knob, v, 1, uint64_t{1} << 40, &o.refresh_hops));
-    } else if (knob == "refresh_min_us") {
-      DMX_RETURN_IF_ERROR(KnobCount(knob, v, 0, uint64_t{60} * 1000 * 1000, &o.refresh_min_us));
-    } else if (knob == "lock") {
-      if (v != "inline" && v != "table") return BadKnob(knob, v, "inline or table");
-      o.lock = v == "inline" ? LockMode::kInline : LockMode::kTable;
-    } else if (knob == "unlock") {
-      if (v != "after" && v != "with_node") return BadKnob(knob, v, "after or with_node");
-      o.unlock = v == "after" ? UnlockMode::kAfterNode : UnlockMode::kWithNode;
-    } else if (knob == "scan_batch") {
-      DMX_RETURN_IF_ERROR(KnobSwitch(knob, v, &o.scan_batch));
-    } else {
-      core.knobs[knob] = v;
-    }
-  }
+namespace {
+
+using Table = KnobTable<RfTreeOptions>;
+
+Table::Row RefreshHopsKnob() {
+  return Table::Custom(
+      {"refresh_hops", KnobKind::kCount, 1, uint64_t{1} << 40, {}, "auto|off", "",
+       "refresh the search-layer cache after this many extra remote READs; auto: its internal nodes (>= 16)"},
+      [](const KnobValue& v, RfTreeOptions& o) {
+        o.refresh_auto = v.word == "auto";
+        o.refresh_hops = v.word.empty() ? v.count : 0;
+        return Status::Ok();
+      },
+      [](const RfTreeOptions& o) {
+        return o.refresh_auto ? std::string("auto") : o.refresh_hops == 0 ? std::string("off") : std::to_string(o.refresh_hops);
+      });
+}
+
+std::vector<Table::Row> RfTreeRows() {
+  std::vector<Table::Row> rows = {
+      Table::Switch("slc", &RfTreeOptions::slc, "the search-layer cache; off: every traversal starts at the root"),
+      Table::Count("slc_chunk_kb", 1, 1u << 20, &RfTreeOptions::slc_chunk_bytes,
+                   "size of each READ of the search-layer log when the cache refreshes, KiB", 10),
+      RefreshHopsKnob(),
+      Table::Count("refresh_min_us", 0, uint64_t{60} * 1000 * 1000, &RfTreeOptions::refresh_min_us,
+                   "at least this long between two refreshes of one compute node"),
+      Table::Choice("lock", "inline|table", "inline: the leaf's last 8 bytes are its version lock; table: the core's lock table",
+           [](RfTreeOptions& o, std::string_view w) { o.lock = w == "inline" ? LockMode::kInline : LockMode::kTable; },
+           [](const RfTreeOptions& o) { return std::string(o.lock == LockMode::kInline ? "inline" : "table"); }),
+      Table::Choice("unlock", "after|with_node",
+           "lock=inline: after writes leaf then lock word in order; with_node: the paper's single WRITE (trap T1)",
+           [](RfTreeOptions& o, std::string_view w) { o.unlock = w == "after" ? UnlockMode::kAfterNode : UnlockMode::kWithNode; },
+           [](const RfTreeOptions& o) { return std::string(o.unlock == UnlockMode::kAfterNode ? "after" : "with_node"); }),
+      Table::Switch("scan_batch", &RfTreeOptions::scan_batch,
+                    "scans READ the leaves a cached level-1 node lists in one batch; off: leaf by leaf along sibling links (the paper's)"),
+  };
+  for (auto& row : tree::TreeKnobs().Lifted(&RfTreeOptions::tree)) rows.push_back(std::move(row));
+  return rows;
+}
+
+const Table& RfTreeKnobs() {
+  static const Table table(RfTreeRows());
+  return table;
+}
+
+tree::TreeOptions CoreDefaults() {
   tree::TreeOptions defaults;
   defaults.cache_bytes = 1;  // on: sized by IndexOptions::cache_bytes (the SLC's budget)
-  auto resolved = tree::ResolveTreeOptions(core, defaults);
+  return defaults;
+}
+
+}  // namespace
+
+Result<RfTreeOptions> ResolveRfTreeOptions(const IndexOptions& index) {
+  RfTreeOptions o;
+  IndexOptions core = index;  // the core's checks of the index options; knobs come below
+  core.knobs.clear();
+  auto resolved = tree::ResolveTreeOptions(core, CoreDefaults());
   if (!resolved.ok()) return resolved.status();
   o.tree = *resolved;
+  DMX_RETURN_IF_ERROR(RfTreeKnobs().ApplyAll(index.knobs, &index, &o));
   if (o.tree.cache_bytes == 0) o.slc = false;
   if (o.lock == LockMode::kInline && (o.tree.two_level || o.tree.hocl || o.tree.combine))
     return Status::InvalidArgument(
@@ -52,14 +76,10 @@ Result<RfTreeOptions> ResolveRfTreeOptions(const IndexOptions& index) {
   return o;
 }
 
-std::string RfTreeOptions::ToString() const {
-  std::ostringstream s;
-  s << tree.ToString() << " slc=" << (slc ? "on" : "off") << " slc_chunk_kb=" << (slc_chunk_bytes >> 10)
-    << " refresh_hops=" << (refresh_auto ? "auto" : refresh_hops == 0 ? "off" : std::to_string(refresh_hops))
-    << " refresh_min_us=" << refresh_min_us << " lock=" << (lock == LockMode::kInline ? "inline" : "table")
-    << " unlock=" << (unlock == UnlockMode::kAfterNode ? "after" : "with_node")
-    << " scan_batch=" << (scan_batch ? "on" : "off");
-  return s.str();
+std::vector<KnobDoc> RfTreeKnobDocs() {
+  RfTreeOptions defaults;
+  defaults.tree = CoreDefaults();
+  return RfTreeKnobs().Describe(defaults);
 }
 
 }  // namespace dmindex::designs::rftree
