@@ -191,7 +191,7 @@ INSTANTIATE_TEST_SUITE_P(
     Knobs, DexBytesRandom,
     ::testing::Values(RandomCase{"one_compute_node", 1, {}, 1 << 20},
                       RandomCase{"three_partitions", 3, {{"boundaries", "5,ppppp"}}, 1 << 20},
-                      RandomCase{"offload_forced", 1, {{"cost_factor", "1000"}, {"offload_level", "3"}, {"durability", "none"}}, 0},
+                      RandomCase{"offload_forced", 1, {{"cost_factor", "1e12"}, {"offload_level", "3"}, {"durability", "none"}}, 0},
                       RandomCase{"three_partitions_small_cache_no_offload", 3,
                                  {{"boundaries", "5,ppppp"}, {"offload", "off"}}, 0}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
 // links the byte-string separators it answers, or the handler links them in the subtree.
 TEST(DexBytes, OffloadedInsertsSplitOnTheMemoryServer) {
   auto fabric = MakeFabric();
-  IndexOptions o = BytesOptions("dex-offload-splits", 1, {{"cost_factor", "1000"}, {"explore", "0"}, {"durability", "none"}});
+  IndexOptions o = BytesOptions("dex-offload-splits", 1, {{"cost_factor", "1e12"}, {"explore", "0"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes, so most leaves are misses
   auto index = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
@@ -243,7 +243,7 @@ TEST(DexBytes, U64KeysTakeValuesOfAnySize) {
     auto fabric = MakeFabric();
     IndexOptions o = testing::DexTestOptions("dex-u64-values", 1);
     if (offload) {
-      o.knobs = {{"cost_factor", "1000"}, {"offload_level", "3"}, {"durability", "none"}};
+      o.knobs = {{"cost_factor", "1e12"}, {"offload_level", "3"}, {"durability", "none"}};
       o.cache_bytes = 0;
     }
     auto index = designs::MakeIndex("dex", *fabric, o);

@@ -140,7 +140,7 @@ TEST(Dex, ConcurrentOpsWithoutPartitioningAreLinearizable) {
 // Offloading forced: inserts split leaves on the memory servers while other threads of the
 // same compute node traverse, offload and split around them.
 TEST(Dex, ConcurrentOffloadedSplitsAreLinearizable) {
-  ConcurrentLinearizable({{"key_space", "4096"}, {"offload_level", "2"}, {"cost_factor", "1000"},
+  ConcurrentLinearizable({{"key_space", "4096"}, {"offload_level", "2"}, {"cost_factor", "1e12"},
                           {"explore", "0"}, {"durability", "none"}},
                          true, "dmindex.dex.offload-splits", /*keys=*/4096);
 }
@@ -205,7 +205,7 @@ TEST(Dex, AScanReadsTheLeavesOfItsLevel1NodeInOneBatch) {
 
 TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
   auto fabric = MakeFabric();
-  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"durability", "none"}});
+  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1e12"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes
   auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
@@ -252,7 +252,7 @@ TEST(Dex, OffloadedOperationsAreCorrectAndCounted) {
 // order) whether the handler linked the new leaf itself or the compute node did.
 TEST(Dex, OffloadedInsertsSplitOnTheMemoryServer) {
   auto fabric = MakeFabric();
-  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1000"}, {"explore", "0"}, {"durability", "none"}});
+  IndexOptions o = Options(1, {{"offload_level", "2"}, {"cost_factor", "1e12"}, {"explore", "0"}, {"durability", "none"}});
   o.cache_bytes = 0;  // the minimum: 64 nodes, so most leaves are misses
   auto tree = testing::U64DexTree::Open(*fabric, o);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();

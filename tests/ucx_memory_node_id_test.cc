@@ -50,7 +50,7 @@ TEST(UcxMemoryNodeId, SecondServerAcceptsOffloads) {
   o.node_bytes = 512;
   o.compute_nodes = 1;
   o.cache_bytes = 0;  // DEX's floor: 64 nodes, so most misses are offloaded
-  o.knobs = {{"offload_level", "2"}, {"cost_factor", "1000"}, {"durability", "none"}};
+  o.knobs = {{"offload_level", "2"}, {"cost_factor", "1e12"}, {"durability", "none"}};
   auto index = designs::MakeIndex("dex", *fabric, o);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   const Key n = 60000;

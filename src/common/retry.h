@@ -113,6 +113,13 @@ inline constexpr RetryLimit kTornUnderLock{"reads while a writer held the node's
 inline constexpr RetryLimit kNodeLockHeld{"failed lock attempts", 0, std::chrono::seconds(60),
                                           Status::Code::kUnavailable,
                                           "the lock stays held (did its holder crash?)"};
+// Reading back our own lock word after a batch on its memory server failed with Unavailable
+// (the server went away with it in flight). Each READ already waits for a restarting server;
+// this outlasts the UCX fabric's own reconnection window (60 s by default), after which it
+// has given the pool up and every verb fails alike.
+inline constexpr RetryLimit kOwnLockWordAnswer{"reads of our own lock word", 0, std::chrono::seconds(90),
+                                               Status::Code::kUnavailable,
+                                               "its memory server did not come back"};
 // Attempts of one DEX operation over its cached traversal (each a restart of the descent).
 inline constexpr RetryLimit kDexOperation{"attempts", 1'000'000, {}, Status::Code::kBusy,
                                           "the operation kept meeting concurrent changes"};

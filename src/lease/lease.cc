@@ -69,7 +69,8 @@ Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseO
     options.clock = DefaultClock();
     options.renew_in_background = false;  // the test's clock decides when renewals are due
   }
-  auto connected = fabric.Connect();
+  // Renewals are nobody's operation: their verbs are counted apart (Fabric::MaintenanceCounts).
+  auto connected = fabric.Connect(fabric::Fabric::Traffic::kMaintenance);
   if (!connected.ok()) return connected.status();
   std::unique_ptr<fabric::Endpoint> ep = std::move(connected).value();
   const uint32_t length_10ms = static_cast<uint32_t>((options.length.count() + 9) / 10);

@@ -73,7 +73,7 @@ std::vector<Table::Row> DexRows() {
       Table::Count("offload_level", 0, 32, &DexOptions::offload_level,
                    "M: subtrees rooted at level M live on one memory server; misses at levels <= M are offloaded"),
       Table::Real("explore", {0, 1}, &DexOptions::explore, "q, the chance of the costlier choice (keeps estimates fresh)"),
-      Table::Real("cost_factor", {0, 1000}, &DexOptions::cost_factor, "c in (L+1) x (READ + local search) x c"),
+      Table::Real("cost_factor", {0, 1e12}, &DexOptions::cost_factor, "c in (L+1) x (READ + local search) x c; 1e12 offloads every miss it may"),
       BoundariesKnob(),
       Table::Count("key_space", u64::kMinKey, u64::kMaxKey, &DexOptions::key_space,
                    "u64 format without boundaries: equal-width partitions of [1, key_space]"),
