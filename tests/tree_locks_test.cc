@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "fabric/inproc/inproc_fabric.h"
-#include "fabric/inproc/verb_script.h"
 #include "fabric/pool_layout.h"
 #include "tree/lock_table.h"
 #include "tree/node_lock.h"
@@ -70,60 +69,6 @@ INSTANTIATE_TEST_SUITE_P(Modes, NodeLockTest,
                            return std::string(info.param.hocl ? "hocl" : "cas") +
                                   (info.param.combine ? "_combined" : "_separate");
                          });
-
-// A memory server goes away with a write-and-unlock batch in flight and is not back at the
-// first read-back of the lock word: the word still names the live writer, whose lease renews,
-// so nobody could ever take it over. The writer must ask again until the word answers and
-// re-post the batch (node_lock.cc, StillOurs): the node gets its write and the lock is free.
-class ServerAwayForTwoVerbs final : public fabric::VerbScript {
- public:
-  ServerAwayForTwoVerbs(GlobalAddress node, GlobalAddress word) : node_(node), word_(word) {}
-  Outcome Run(const fabric::VerbCopy& copy) override {
-    const fabric::Verb& v = copy.verb();
-    if (step_ == 0 && v.kind == fabric::VerbKind::kWrite && v.remote == node_) {
-      ++step_;  // the batch's node WRITE: nothing lands, the verb fails
-      return Outcome::kFail;
-    }
-    if (step_ == 1 && v.kind == fabric::VerbKind::kRead && v.remote == word_) {
-      ++step_;  // the first read-back: the server is not back yet
-      return Outcome::kFail;
-    }
-    return Outcome::kPass;
-  }
-  int step_ = 0;
-
- private:
-  const GlobalAddress node_, word_;
-};
-
-TEST(NodeLockRestart, AWriterWhoseBatchAndFirstReadBackFailStillWritesAndUnlocks) {
-  fabric::InProcOptions fo;
-  fo.memory_nodes = 2;
-  fo.pool_bytes = 64ull << 20;
-  auto f = std::move(fabric::InProcFabric::Create(fo)).value();
-  const GlobalAddress node(1, fabric::kChunkAreaOffset + 64 * 100);
-  auto ep = std::move(f->Connect()).value();
-  for (const bool combine : {false, true}) {
-    NodeLock lock(combine);
-    NodeLock::Held held;
-    uint64_t buf[32];
-    uint64_t failures = 0;
-    ASSERT_TRUE(lock.LockAndRead(*ep, nullptr, LockOwner{nullptr, 77}, node, buf, sizeof buf, &held, &failures).ok());
-    for (uint64_t& w : buf) w = combine ? 2 : 1;
-    fabric::Verb write = fabric::Verb::Write(node, buf, sizeof buf);
-    ServerAwayForTwoVerbs away(node, LockWordFor(node));
-    f->SetVerbScript(&away);
-    Status s = lock.WriteAndUnlock(*ep, &held, {&write, 1});
-    f->SetVerbScript(nullptr);
-    EXPECT_EQ(away.step_, 2) << "the script's two failures did not both happen";
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    uint64_t word = 1, got[32];
-    ASSERT_TRUE(ep->Read(LockWordFor(node), &word, 8).ok());
-    EXPECT_EQ(word, 0u) << "the live writer left its lock word held (combine " << combine << ")";
-    ASSERT_TRUE(ep->Read(node, got, sizeof got).ok());
-    EXPECT_EQ(got[0], buf[0]);
-  }
-}
 
 TEST(LocalLockTable, HandsOverOnlyToWaitersAndAtMostTheBound) {
   LocalLockTable table(1, 2);

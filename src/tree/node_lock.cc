@@ -186,9 +186,8 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
   // held; a live process takes it over after our lease and finds no record to replay.
   if (s.ok()) s = PostInOrder(ep, verbs);
   // In flight when the memory server went away and it came back with its pool: a word that
-  // still names us means nobody took the node since, so the same verbs go again (and again,
-  // should the server go away once more meanwhile).
-  while (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
+  // still names us means nobody took the node since, so the same verbs go again.
+  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
   return s;
@@ -196,19 +195,8 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
 
 bool NodeLock::StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
   // Owner tags are random per session (tree_state.h): a word holding ours was written by us.
-  if (owner == kUnlocked) return false;
-  // Asked until the word answers: a live process must never leave a word naming it (nobody
-  // takes over a holder whose lease renews), so a READ that fails as the batch did (the
-  // server not back yet) is tried again, until the fabric gives the pool up.
-  RetryBudget answers(retry_limits::kOwnLockWordAnswer, "read back our own lock word");
-  Backoff pause(backoff::kPoll, "our lock word's memory server", word);
-  for (;;) {
-    uint64_t now = 0;
-    const Status s = ep.Read(word, &now, 8);
-    if (s.ok()) return now == owner;
-    if (!s.IsUnavailable() || !answers.Spend()) return false;
-    pause.Pause();
-  }
+  uint64_t now = 0;
+  return owner != kUnlocked && ep.Read(word, &now, 8).ok() && now == owner;
 }
 
 Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {
