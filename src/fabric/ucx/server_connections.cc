@@ -155,6 +155,9 @@ ServerConnections::Step ServerConnections::Receive(Connection& c) {
 ServerConnections::Step ServerConnections::TryHandshake(Connection& c) {
   wire::Hello hello;
   const size_t have = c.inbox.size();
+  // Nothing yet (a silent peer read while the pending table is full): nothing to judge, and
+  // an empty inbox's data() may be null, which memcmp must not get even for 0 bytes.
+  if (have == 0) return Step::kKeep;
   if (have < sizeof hello) {
     // Judge the magic as soon as it can be: garbage is dropped without waiting for more.
     if (std::memcmp(c.inbox.data(), wire::kMagic, std::min(have, sizeof wire::kMagic)) != 0) {
