@@ -28,7 +28,7 @@ std::string Key(char prefix, int n) {
 
 // The designs that compare values atomically (docs/API.md); the others say NotSupported.
 bool HasCompareAndSwap(const std::string& design) {
-  return design != "dex" && design != "xstore" && design != "rftree";
+  return design != "dex" && design != "xstore";
 }
 
 class ApiOpsTest : public ::testing::TestWithParam<std::string> {
@@ -440,6 +440,57 @@ TEST(ApiOpsVerbs, ShermanCompareAndSwapAndReverseSteps) {
     std::cout << "[ verbs    ] sherman readahead " << batch << ", per Next: " << PerOp(forward, kKeys) << "\n"
               << "[ verbs    ] sherman readahead " << batch << ", per Prev: " << PerOp(reverse, kKeys) << "\n";
   }
+}
+
+// RF-tree compares on the validated leaf image its inline lock's CAS is conditioned on
+// (docs/RFTREE.md, "CompareAndSwap"): a swap costs exactly an Update's verbs, and a compare
+// that fails is answered from the READ alone - no lock, no WRITE.
+TEST(ApiOpsVerbs, RfTreeCompareAndSwapCostsAnUpdateAndAFailedOneTheRead) {
+  IndexOptions o;
+  o.design = "rftree";
+  o.key_format = KeyFormat::kU64;
+  o.knobs["lease_ms"] = "0";
+  auto index = Index::Open(o);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const Cluster& cluster = *(*index)->cluster();
+  auto session = (*index)->OpenSession();
+  ASSERT_TRUE(session.ok());
+  Session& s = **session;
+  constexpr uint64_t kKeys = 20'000;
+  for (uint64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(s.Insert(k, k).ok());
+  for (uint64_t k = 1; k <= kKeys; k += 97) ASSERT_TRUE(s.Update(k, k + 1).ok());  // refresh the cache
+
+  Verbs before = VerbsOf(cluster);
+  for (uint64_t k = 2; k <= kKeys; k += 97) ASSERT_TRUE(s.Update(k, k + 1).ok());
+  const Verbs updates = Minus(VerbsOf(cluster), before);
+  before = VerbsOf(cluster);
+  uint64_t n = 0;
+  for (uint64_t k = 3; k <= kKeys; k += 97, ++n) {
+    bool swapped = false;
+    ASSERT_TRUE(s.CompareAndSwap(U64Key(k), U64Key(k), U64Key(k + 1), &swapped).ok());
+    ASSERT_TRUE(swapped);
+  }
+  const Verbs cas = Minus(VerbsOf(cluster), before);
+  before = VerbsOf(cluster);
+  for (uint64_t k = 3; k <= kKeys; k += 97) {
+    bool swapped = true;
+    std::string current;
+    ASSERT_TRUE(s.CompareAndSwap(U64Key(k), U64Key(k), U64Key(k + 2), &swapped, &current).ok());
+    ASSERT_FALSE(swapped);
+    ASSERT_EQ(current, U64Key(k + 1).str());
+  }
+  const Verbs failed = Minus(VerbsOf(cluster), before);
+  std::cout << "[ verbs    ] rftree Update: " << PerOp(updates, n) << "\n"
+            << "[ verbs    ] rftree CompareAndSwap: " << PerOp(cas, n) << "\n"
+            << "[ verbs    ] rftree CompareAndSwap, values differ: " << PerOp(failed, n) << "\n";
+  EXPECT_EQ(cas.round_trips, updates.round_trips);
+  EXPECT_EQ(cas.reads, updates.reads);
+  EXPECT_EQ(cas.writes, updates.writes);
+  EXPECT_EQ(cas.atomics, updates.atomics);
+  EXPECT_EQ(cas.bytes, updates.bytes);
+  EXPECT_EQ(failed.writes, 0u);
+  EXPECT_EQ(failed.atomics, 0u);
+  EXPECT_EQ(failed.reads, updates.reads);
 }
 
 }  // namespace

@@ -278,7 +278,7 @@ TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreCh
   check::WorkloadOptions options = testing::HarnessWorkload();
   options.ops_per_thread = 250 * SoakFactor();  // 16 runs in the CI's x10 concurrency step
   const std::string design = Options("").design;
-  const bool cas = design != "dex" && design != "xstore" && design != "rftree";  // docs/API.md
+  const bool cas = design != "dex" && design != "xstore";  // docs/API.md
   options.cas_pct = cas ? 20 : 0;
   options.delete_range_pct = 2;
   options.scan_pct = 16;
