@@ -193,6 +193,44 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
   return s;
 }
 
+Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                       LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
+                                       uint32_t len, Held* next_held) const {
+  next_held->held = false;
+  const GlobalAddress next_word = LockWordFor(next);
+  bool handed = false;  // the compute node holds next's global lock already (hocl hand-over)
+  if (!combine_ || next.node() != held->node.node() || next_word == held->word ||
+      (local != nullptr && !local->TryAcquire(next_word, &handed)))
+    return WriteAndUnlock(ep, held, writes);
+  *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false};
+  const bool hand_over = held->local != nullptr && held->local->ShouldHandOver(held->word);
+  Status s;
+  if (held->owner.lease != nullptr) s = held->owner.lease->CheckLive();
+  std::vector<fabric::Verb> verbs;
+  uint64_t header[8];
+  if (s.ok()) s = PlanWrites(*held, writes, !hand_over, header, &verbs);
+  uint64_t old = kUnlocked;
+  if (s.ok()) {
+    // Behind held's unlock: the READ lands after the CAS and is used only if the CAS won.
+    if (!handed) verbs.push_back(fabric::Verb::Cas(next_word, kUnlocked, owner.word, &old));
+    verbs.push_back(fabric::Verb::Read(next, buf, len));
+    s = PostInOrder(ep, verbs);
+    // As WriteAndUnlock: a word still naming us means nobody took the node since. A CAS of
+    // the first post that landed makes the second one find our own word.
+    if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
+  }
+  held->held = false;
+  if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
+  const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
+  if (!s.ok() && !handed && StillOurs(ep, next_word, owner.word)) {
+    static const uint64_t kZero = kUnlocked;
+    (void)ep.Write(next_word, &kZero, 8);  // landed, but the batch failed: not kept
+  }
+  if (!won && local != nullptr) local->Release(next_word, handed);
+  next_held->held = won;
+  return s;
+}
+
 bool NodeLock::StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
   // Owner tags are random per session (tree_state.h): a word holding ours was written by us.
   uint64_t now = 0;
