@@ -127,7 +127,9 @@ Bed MakeBed(const Case& c) {
 uint64_t RunDying(Bed& b, uint64_t die_at, bool* acknowledged) {
   auto session = std::move(b.dead->OpenSession(0)).value();
   uint64_t ignored = 0;
-  if (b.warm) EXPECT_TRUE(session->Lookup(b.key - 1, &ignored).ok());
+  if (b.warm) {
+    EXPECT_TRUE(session->Lookup(b.key - 1, &ignored).ok());
+  }
   DyingThread script(std::this_thread::get_id(), die_at);
   b.fabric->SetVerbScript(&script);
   *acknowledged = session->Insert(b.key, b.new_value).ok();
