@@ -110,6 +110,10 @@ class NodeLock {
   // once the server is back, it is released again before the Unavailable is returned.
   Status TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
                  uint64_t* holder) const;
+  // WriteAndUnlock, with `tail` posted behind its verbs (in the unlock's batch when it is
+  // on the unlock's memory node).
+  Status PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                        std::span<const fabric::Verb> tail) const;
   // The verbs of WriteAndUnlock, in posting order; `header` backs the redo record.
   Status PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock, uint64_t (&header)[8],
                     std::vector<fabric::Verb>* verbs) const;
