@@ -276,7 +276,7 @@ TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreCh
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
   check::WorkloadOptions options = testing::HarnessWorkload();
-  options.ops_per_thread = 250 * SoakFactor();  // 16 runs in the CI's x10 concurrency step
+  options.ops_per_thread = 250 * SoakFactor();  // 16 runs in CI's repeated concurrency step
   options.cas_pct = 20;  // every design compares atomically (docs/API.md)
   options.delete_range_pct = 2;
   options.scan_pct = 16;
