@@ -25,34 +25,17 @@
 
 #include "designs/registry.h"
 #include "dmindex/index.h"
+#include "random_keys.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex {
 namespace {
 
-constexpr size_t kKeys = 1'000'000;
+constexpr size_t kKeys = bench::kBenchKeys;
 constexpr uint32_t kNodeBytes = 1024;  // IndexOptions' default
 
-struct Keys {
-  std::vector<std::string> insert_order;
-  std::vector<std::string> op_order;
-  Keys() {
-    std::mt19937_64 rng(42);
-    std::vector<uint64_t> k;
-    while (k.size() < kKeys + kKeys / 16) k.push_back(rng() | 1);  // odd: never 0, the reserved key
-    std::sort(k.begin(), k.end());
-    k.erase(std::unique(k.begin(), k.end()), k.end());
-    std::shuffle(k.begin(), k.end(), rng);
-    k.resize(kKeys);
-    for (uint64_t v : k) insert_order.push_back(U64Key(v).str());
-    op_order = insert_order;
-    std::shuffle(op_order.begin(), op_order.end(), rng);
-  }
-};
-const Keys& TheKeys() {
-  static const Keys keys;
-  return keys;
-}
+using bench::TheKeys;
+using Keys = bench::RandomKeys;
 
 struct Variant {
   const char* label;
@@ -100,7 +83,7 @@ void Load(const benchmark::State&) {
     Must(s->Insert(k, k), "load");
   std::string value;
   for (int pass = 0; pass < 2; ++pass)  // admission 1: the first pass admits, the second checks
-    for (const std::string& k : keys.op_order)
+    for (const std::string& k : keys.lookup_order)
       Must(s->Lookup(k, &value), "warm-up lookup");
 }
 void Drop(const benchmark::State&) {
@@ -115,7 +98,7 @@ void BM_Lookup(benchmark::State& state) {
   std::string value;
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(s->Lookup(keys.op_order[i], &value));
+    benchmark::DoNotOptimize(s->Lookup(keys.lookup_order[i], &value));
     if (++i == kKeys) i = 0;
   }
   if (value.size() != 8) state.SkipWithError("lookup found nothing");
@@ -129,7 +112,7 @@ void BM_Update(benchmark::State& state) {
   const uint64_t misses = CacheMisses();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(s->Update(keys.op_order[i], keys.op_order[i]));
+    benchmark::DoNotOptimize(s->Update(keys.lookup_order[i], keys.lookup_order[i]));
     if (++i == kKeys) i = 0;
   }
   if (CacheMisses() != misses) state.SkipWithError("the timed loop missed the cache");
