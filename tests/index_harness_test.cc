@@ -276,7 +276,7 @@ TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreCh
   auto index = Open(testing::HarnessFaults());
   ASSERT_NE(index, nullptr);
   check::WorkloadOptions options = testing::HarnessWorkload();
-  options.ops_per_thread = 250 * SoakFactor();  // 16 runs in the CI's x10 concurrency step
+  options.ops_per_thread = 250 * SoakFactor();  // 16 runs in CI's repeated concurrency step
   const std::string design = Options("").design;
   const bool cas = design != "dex" && design != "xstore" && design != "rftree";  // docs/API.md
   options.cas_pct = cas ? 20 : 0;
