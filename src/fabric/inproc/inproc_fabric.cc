@@ -194,6 +194,14 @@ Result<std::unique_ptr<InProcFabric>> InProcFabric::Create(const InProcOptions& 
   return f;
 }
 
+Status InProcFabric::RestartNode(uint16_t id) {
+  if (id >= nodes_.size()) return Status::InvalidArgument("no memory node " + std::to_string(id));
+  const PoolIdentity identity = nodes_[id]->identity();
+  nodes_[id].reset();
+  nodes_[id] = std::make_unique<MemoryNode>(id, regions_[id].base, regions_[id].size, options_.node, identity);
+  return options_.prepare_node ? options_.prepare_node(*nodes_[id]) : Status::Ok();
+}
+
 InProcFabric::~InProcFabric() {
   nodes_.clear();
   for (auto& r : regions_) munmap(r.base, r.size);
