@@ -56,7 +56,9 @@ bool MemoryNode::IsHandedOutChunk(uint64_t offset) const {
          (offset - kChunkAreaOffset) % options_.chunk_bytes == 0;
 }
 
-MemoryNode::~MemoryNode() {
+MemoryNode::~MemoryNode() { Stop(); }
+
+void MemoryNode::Stop() {
   std::vector<std::function<void()>> stops;
   {
     std::lock_guard lock(stop_mu_);

@@ -55,6 +55,9 @@ class MemoryNode {
   // say here how to stop it; the node calls every `stop` once, in registration order, when
   // it goes away, before its pool, chunks and handlers do.
   void OnStop(std::function<void()> stop);
+  // Calls the `stop`s now (once; the destructor calls those registered later): for a node
+  // that goes away while others keep reaching its replacement (InProcFabric::RestartNode).
+  void Stop();
   // Handlers that keep state in the pool and must put it right before anyone uses it (XStore's
   // server frees the locks its killed predecessor held) say here how: `start` runs once, when
   // the node knows its id - at once if it does, else inside the first AssignId, before that
