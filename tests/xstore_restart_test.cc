@@ -1,5 +1,5 @@
 // XStore's server-side writes across a memory-server restart on a persistent pool
-// (docs/SYNCHRONIZATION.md, "A memory server's own locks"). The memory server runs XStore's
+// (docs/LOCK_TAKEOVER.md, "A memory server's own locks"). The memory server runs XStore's
 // tree; a server killed inside a write leaves its lock word held and the node perhaps torn in
 // the pool it restarts on. The restarted server frees every word an earlier incarnation held,
 // finishing the write from its redo record first, before it serves anyone.

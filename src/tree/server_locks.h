@@ -1,5 +1,5 @@
 // The locks of a memory server's own tree (XStore's server-side writes, docs/XSTORE.md), and
-// what a restarted server does about those its killed predecessor held (docs/SYNCHRONIZATION.md,
+// what a restarted server does about those its killed predecessor held (docs/LOCK_TAKEOVER.md,
 // "A memory server's own locks").
 //
 // The server's tree holds lock-table words under lease::Lease::OfMemoryServer: a word names
