@@ -46,7 +46,7 @@ class PartitionServerT final : public PartitionServer {
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
                                                        const PartitionConfig& config, alloc::NodeAllocator& shared,
                                                        uint64_t incarnation) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor));
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, shared));
     s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
     o.node_bytes = config.node_bytes;
@@ -74,7 +74,15 @@ class PartitionServerT final : public PartitionServer {
     return std::unique_ptr<PartitionServer>(std::move(s));
   }
 
-  ~PartitionServerT() override { Stop(); }
+  ~PartitionServerT() override {
+    Stop();
+    // The sessions' redo blocks came from the node's allocator (Acquire), not the tree's.
+    for (auto& c : free_) {
+      for (GlobalAddress b : c->redo_blocks)
+        if (!b.is_null()) shared_.Free(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+      c->redo_blocks.clear();
+    }
+  }
 
   void Stop() override {
     if (trainer_) trainer_->Stop();
@@ -92,7 +100,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  explicit PartitionServerT(GlobalAddress descriptor) : descriptor_(descriptor) {}
+  PartitionServerT(GlobalAddress descriptor, alloc::NodeAllocator& shared) : descriptor_(descriptor), shared_(shared) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
@@ -213,7 +221,18 @@ class PartitionServerT final : public PartitionServer {
         return c;
       }
     }
-    return tree_->NewContext(0);
+    auto c = tree_->NewContext(0);
+    if (!c.ok()) return c.status();
+    // Its redo block (its locks' record) from the node's allocator, as every node: the tree's
+    // own would cut a chunk of its own for it (a 64 MiB pool of 32 MiB chunks holds one).
+    const uint16_t node = descriptor_.node();
+    auto block = shared_.AllocateOn((*c)->ep, node, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+    if (!block.ok()) return block.status();
+    if (!tree::RedoBlockNameable(*block))
+      return Status::OutOfSpace("redo block " + block->ToString() + " lies beyond what a lock word can name (32 GiB)");
+    (*c)->redo_blocks.assign(node + 1, GlobalAddress());
+    (*c)->redo_blocks[node] = *block;
+    return c;
   }
   void Release(std::unique_ptr<Ctx> c) {
     std::lock_guard lock(mu_);
@@ -221,6 +240,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
+  alloc::NodeAllocator& shared_;  // the node's: tree nodes (placer_) and redo blocks
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
