@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/u64.h"
+#include "crash_points.h"
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -32,29 +33,8 @@
 namespace dmindex {
 namespace {
 
-using fabric::VerbCopy;
-using fabric::VerbScript;
-
-// Counts the READs and WRITEs of one thread; from the `die_at`-th on (1-based; 0: never) it
-// fails them, landing the first half of the `die_at`-th's words if it is a WRITE.
-class DyingThread final : public VerbScript {
- public:
-  DyingThread(std::thread::id who, uint64_t die_at) : who_(who), die_at_(die_at) {}
-  Outcome Run(const VerbCopy& copy) override {
-    if (std::this_thread::get_id() != who_) return Outcome::kPass;
-    const uint64_t n = ++seen_;
-    if (die_at_ == 0 || n < die_at_) return Outcome::kPass;
-    // Half the words of a WRITE land (an aligned 8-byte word never tears: none of a lock word).
-    if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
-    return Outcome::kFail;
-  }
-  uint64_t seen() const { return seen_; }
-
- private:
-  const std::thread::id who_;
-  const uint64_t die_at_;
-  std::atomic<uint64_t> seen_{0};
-};
+using testing::DyingThread;
+using testing::HeldLocks;
 
 // kLeafSplitUnderParent: a full leaf under a parent with room that the dying process has
 // cached, so its split's batch takes the parent's lock behind the leaf's unlock
@@ -180,19 +160,6 @@ void CheckAfter(Bed& b, bool dead_acknowledged, uint64_t die_at) {
     const Status st = s->Insert(k + 1, k);
     ASSERT_TRUE(st.ok()) << "key " << k + 1 << ": " << st.ToString();
   }
-}
-
-// Lock words held anywhere in the pool's lock tables.
-uint64_t HeldLocks(fabric::Fabric& fabric) {
-  auto ep = std::move(fabric.Connect()).value();
-  std::vector<uint64_t> table(fabric::kLockTableBytes / 8);
-  uint64_t held = 0;
-  for (uint16_t node = 0; node < fabric.memory_nodes(); ++node) {
-    EXPECT_TRUE(ep->Read(GlobalAddress(node, fabric::kLockTableOffset), table.data(),
-                         static_cast<uint32_t>(fabric::kLockTableBytes)).ok());
-    for (uint64_t w : table) held += w != 0;
-  }
-  return held;
 }
 
 uint64_t Property(const Index& index, const char* name) { return index.GetIntProperty(name).value_or(0); }

@@ -14,6 +14,10 @@ constexpr uint64_t kUnlocked = 0;
 // node 0 per few milliseconds of waiting, nothing while locks change hands quickly.
 constexpr uint64_t kHolderCheckEvery = 16;
 
+// A taker needs a lease of the table: it must be live itself, and it asks the table (node 0)
+// about the holder. A memory server's own tree has neither (Lease::OfMemoryServer): it waits.
+bool CanTakeOver(const LockOwner& owner) { return owner.lease != nullptr && !owner.lease->memory_server(); }
+
 }  // namespace
 
 Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
@@ -76,7 +80,7 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
 Status NodeLock::TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                                 uint32_t len, uint64_t holder, Held* held, bool* took) const {
   *took = false;
-  if (owner.lease == nullptr || holder == kUnlocked) return Status::Ok();
+  if (!CanTakeOver(owner) || holder == kUnlocked) return Status::Ok();
   held->word = LockWordFor(node);
   held->node = node;
   held->node_bytes = len;
@@ -98,7 +102,7 @@ Status NodeLock::TakeOverTrailerIfDead(fabric::Endpoint& ep, LockOwner owner, Gl
                                        bool* took) const {
   *took = false;
   const uint64_t dead = TrailerLockWord(trailer);
-  if (owner.lease == nullptr || dead == kUnlocked) return Status::Ok();
+  if (!CanTakeOver(owner) || dead == kUnlocked) return Status::Ok();
   return TakeOver(ep, owner, trailer_addr, trailer, EncodeTrailerLock(owner.word), dead, node, buf, len, took);
 }
 

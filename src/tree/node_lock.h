@@ -56,8 +56,8 @@ class NodeLock {
   Status TryLockAndRead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, Held* held, uint64_t* holder) const;
   // If `holder` (a value TryLockAndRead saw in the word) names a lease that expired, takes
-  // the word over as `owner` (lease required), finishes the dead holder's write and reads the
-  // node: *took says whether it did.
+  // the word over as `owner` (a lease of the table required: not a memory server's), finishes
+  // the dead holder's write and reads the node: *took says whether it did.
   Status TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, uint64_t holder, Held* held, bool* took) const;
 
