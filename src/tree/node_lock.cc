@@ -14,6 +14,12 @@ constexpr uint64_t kUnlocked = 0;
 // node 0 per few milliseconds of waiting, nothing while locks change hands quickly.
 constexpr uint64_t kHolderCheckEvery = 16;
 
+// Lets go of `word` if it names `owner` (a CAS of ours that may have landed, its reply lost).
+void ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
+  uint64_t ignored = 0;
+  if (owner != kUnlocked) (void)ep.Cas(word, owner, kUnlocked, &ignored);
+}
+
 }  // namespace
 
 Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
@@ -59,10 +65,10 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
                                    fabric::Verb::Read(node, buf, len)},
                                   fabric::Ordering::kInOrder)
                         : ep.Cas(held->word, kUnlocked, owner, &old);
-  if (cas.IsUnavailable() && StillOurs(ep, held->word, owner)) {
-    static const uint64_t kZero = kUnlocked;
-    (void)ep.Write(held->word, &kZero, 8);
-  }
+  // The CAS may have landed with its reply lost: let go of the word if it names us. By a CAS
+  // expecting our word, not a WRITE after a READ: our lease may have run out over the outage
+  // and a taker CASed the word between the two (docs/SYNCHRONIZATION.md, "A write posted again").
+  if (cas.IsUnavailable()) ReleaseIfOurs(ep, held->word, owner);
   DMX_RETURN_IF_ERROR(cas);
   *holder = old;
   if (old != kUnlocked) return Status::Ok();
@@ -224,10 +230,7 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
   tail[n++] = fabric::Verb::Read(next, buf, len);
   const Status s = PostAndRelease(ep, held, writes, {tail, n});
   const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
-  if (!s.ok() && !handed && StillOurs(ep, next_word, owner.word)) {
-    static const uint64_t kZero = kUnlocked;
-    (void)ep.Write(next_word, &kZero, 8);  // landed, but the batch failed: not kept
-  }
+  if (!s.ok() && !handed) ReleaseIfOurs(ep, next_word, owner.word);  // landed, but the batch failed: not kept
   if (!won && local != nullptr) local->Release(next_word, handed);
   next_held->held = won;
   return s;
