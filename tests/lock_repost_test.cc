@@ -13,7 +13,9 @@
 //
 // Deterministic: the verbs of the writer's thread go through a script (fail the first WRITE,
 // hold the READ that follows as the outage, hold any later WRITE), the lease layer's clock is
-// the test's, the revocation is an observer's CAS made while the READ is held.
+// the test's, the revocation is an observer's CAS made while the READ is held. A second test
+// holds the same kind of READ after a lock CAS whose reply was lost: letting go of our word must
+// not release a lock a taker CASed in between.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -201,6 +203,104 @@ TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
     EXPECT_EQ(got, kv.value);
   }
   holder_session.reset();
+}
+
+// On one thread: the first lock CAS lands and its reply is lost; a READ of its word after that
+// copies, then is held until Resume (a taker CASes the word meanwhile).
+class LostLockReply final : public VerbScript {
+ public:
+  explicit LostLockReply(std::thread::id who) : who_(who) {}
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
+    if (std::this_thread::get_id() != who_ || v.kind != fabric::VerbKind::kCas) return AtomicOutcome::kPass;
+    std::lock_guard<runtime::Mutex> g(mu_);
+    if (lost_) return AtomicOutcome::kPass;
+    lost_ = true;
+    word_ = v.remote;
+    return AtomicOutcome::kLostReply;
+  }
+  Outcome Run(const VerbCopy& copy) override {
+    if (std::this_thread::get_id() != who_) return Outcome::kPass;
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    if (!lost_ || held_ || copy.verb().remote != word_ || copy.verb().kind != fabric::VerbKind::kRead)
+      return Outcome::kPass;
+    copy.Copy(0, copy.verb().length);
+    held_ = true;
+    cv_.NotifyAll();
+    cv_.Wait(lock, [&] { return resumed_; });
+    return Outcome::kDone;
+  }
+  // True once a READ of the word is held, false once `done` is set.
+  bool WaitHeldOr(const std::atomic<bool>& done) {
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    cv_.Wait(lock, [&] { return held_ || done.load(); });
+    return held_;
+  }
+  void Resume() {
+    {
+      std::lock_guard<runtime::Mutex> g(mu_);
+      resumed_ = true;
+    }
+    cv_.NotifyAll();
+  }
+  void Poke() { cv_.NotifyAll(); }
+  GlobalAddress word() {
+    std::lock_guard<runtime::Mutex> g(mu_);
+    return word_;
+  }
+
+ private:
+  const std::thread::id who_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
+  bool lost_ = false, held_ = false, resumed_ = false;
+  GlobalAddress word_;
+};
+
+// A lock CAS whose reply was lost is let go of only if the word still names us, atomically: a
+// READ that finds our word and a WRITE of zero after it would release a taker's lock taken in
+// between (docs/SYNCHRONIZATION.md, "A write posted again").
+TEST_P(LockRepost, ALockWhoseReplyWasLostIsLetGoOfByACas) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
+  fabric::InProcOptions fo;
+  fo.pool_bytes = 64ull << 20;
+  fo.node.chunk_bytes = 1 << 20;
+  auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  auto index = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
+  std::vector<testing::U64Pair> data;
+  for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
+  ASSERT_TRUE(testing::BulkLoadU64(*index, data).ok());
+  auto session = std::move(index->OpenSession(0)).value();
+  std::atomic<bool> go{false}, done{false};
+  Status status;
+  std::unique_ptr<LostLockReply> script;
+  std::thread writer([&] {
+    while (!go.load()) std::this_thread::yield();
+    status = session->Insert(41, 4100);
+    done = true;
+    script->Poke();
+  });
+  script = std::make_unique<LostLockReply>(writer.get_id());
+  fabric->SetVerbScript(script.get());
+  go = true;
+  const bool read_held = script->WaitHeldOr(done);
+  auto ep = std::move(fabric->Connect()).value();
+  const uint64_t taker = 0x5eed'0000'0001;  // another process's owner word
+  if (read_held) {
+    EXPECT_TRUE(ep->Write(script->word(), &taker, 8).ok());  // the taker's CAS
+  }
+  script->Resume();
+  writer.join();
+  fabric->SetVerbScript(nullptr);
+  uint64_t word = 1;
+  ASSERT_TRUE(ep->Read(script->word(), &word, 8).ok());
+  if (read_held) {
+    EXPECT_EQ(word, taker) << "the lost-reply path released a lock another process had taken";
+  } else {
+    EXPECT_EQ(word, 0u) << "the lock whose reply was lost stayed held";
+  }
+  EXPECT_FALSE(read_held) << "the word was read, then written, not let go of by one CAS";
+  session.reset();
 }
 
 INSTANTIATE_TEST_SUITE_P(LockTableDesigns, LockRepost, ::testing::Values("naive", "sherman"),
