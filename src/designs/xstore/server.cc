@@ -95,16 +95,30 @@ class PartitionServerT final : public PartitionServer {
     switch (op) {
       case fabric::rpc_op::kXStoreWrite: {
         uint8_t kind = 0;
-        std::string_view key, value;
+        std::string_view key, value, expected;
         in.Pod(&kind).Str(&key).Str(&value);
+        const bool cas = kind == static_cast<uint8_t>(wire::WriteKind::kCompareAndSwap);
+        if (cas) in.Str(&expected);
         DMX_RETURN_IF_ERROR(in.Check("write"));
         const typename KV::Key k = Keys::FromPublic(key);
-        Status s = kind == static_cast<uint8_t>(wire::WriteKind::kUpsert)   ? tree_->Upsert(c, k, value)
-                   : kind == static_cast<uint8_t>(wire::WriteKind::kUpdate) ? tree_->Update(c, k, value)
-                                                                            : tree_->Delete(c, k);
+        // CompareAndSwap: the core's compare under the leaf's lock, in this server's tree,
+        // where every write of the partition is made (docs/XSTORE.md).
+        bool swapped = false;
+        std::string current;
+        Status s;
+        switch (static_cast<wire::WriteKind>(kind)) {
+          case wire::WriteKind::kUpsert: s = tree_->Upsert(c, k, value); break;
+          case wire::WriteKind::kUpdate: s = tree_->Update(c, k, value); break;
+          case wire::WriteKind::kDelete: s = tree_->Delete(c, k); break;
+          case wire::WriteKind::kCompareAndSwap:
+            s = tree_->CompareAndSwap(c, k, value, tree::CompareValue{expected, &swapped, &current});
+            break;
+          default: return Status::InvalidArgument("xstore write: unknown kind " + std::to_string(kind));
+        }
         if (!s.ok() && !s.IsNotFound()) return s;
         NotePoolBytes(c);
         out.Pod(Outcome(s)).Pod(ModelWord(c));
+        if (cas) out.Pod(static_cast<uint8_t>(swapped)).Str(current);
         return Status::Ok();
       }
       case fabric::rpc_op::kXStoreLookup:
