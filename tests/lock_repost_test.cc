@@ -109,6 +109,26 @@ IndexOptions Options() {
   return o;
 }
 
+// One memory node, an index of `design` loaded with the even keys 2..80.
+struct Bed {
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  std::unique_ptr<Index> index;
+  std::vector<testing::U64Pair> data;
+  Status loaded;
+};
+
+Bed LoadedBed(const std::string& design) {
+  Bed b;
+  fabric::InProcOptions fo;
+  fo.pool_bytes = 64ull << 20;
+  fo.node.chunk_bytes = 1 << 20;
+  b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  b.index = std::move(designs::MakeIndex(design, *b.fabric, Options())).value();
+  for (uint64_t k = 1; k <= 40; ++k) b.data.push_back({2 * k, 20 * k});
+  b.loaded = testing::BulkLoadU64(*b.index, b.data);
+  return b;
+}
+
 // The slots held now (by the processes opened so far).
 std::vector<lease::SlotInfo> HeldSlots(fabric::Fabric& fabric) {
   auto ep = std::move(fabric.Connect()).value();
@@ -143,14 +163,11 @@ class LockRepost : public ::testing::TestWithParam<std::string> {};
 TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
   std::atomic<int64_t> now_ms{1'000'000};
   lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
-  fabric::InProcOptions fo;
-  fo.pool_bytes = 64ull << 20;
-  fo.node.chunk_bytes = 1 << 20;
-  auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  auto taker = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
-  std::vector<testing::U64Pair> data;
-  for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
-  ASSERT_TRUE(testing::BulkLoadU64(*taker, data).ok());
+  Bed bed = LoadedBed(GetParam());
+  ASSERT_TRUE(bed.loaded.ok()) << bed.loaded.ToString();
+  auto& fabric = bed.fabric;
+  auto& taker = bed.index;
+  const std::vector<testing::U64Pair>& data = bed.data;
   const std::vector<lease::SlotInfo> taker_slots = HeldSlots(*fabric);
   auto holder = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
   auto holder_session = std::move(holder->OpenSession(0)).value();
@@ -262,14 +279,10 @@ class LostLockReply final : public VerbScript {
 TEST_P(LockRepost, ALockWhoseReplyWasLostIsLetGoOfByACas) {
   std::atomic<int64_t> now_ms{1'000'000};
   lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
-  fabric::InProcOptions fo;
-  fo.pool_bytes = 64ull << 20;
-  fo.node.chunk_bytes = 1 << 20;
-  auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  auto index = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
-  std::vector<testing::U64Pair> data;
-  for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
-  ASSERT_TRUE(testing::BulkLoadU64(*index, data).ok());
+  Bed bed = LoadedBed(GetParam());
+  ASSERT_TRUE(bed.loaded.ok()) << bed.loaded.ToString();
+  auto& fabric = bed.fabric;
+  auto& index = bed.index;
   auto session = std::move(index->OpenSession(0)).value();
   std::atomic<bool> go{false}, done{false};
   Status status;
