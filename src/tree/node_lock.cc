@@ -18,6 +18,12 @@ constexpr uint64_t kHolderCheckEvery = 16;
 // about the holder. A memory server's own tree has neither (Lease::OfMemoryServer): it waits.
 bool CanTakeOver(const LockOwner& owner) { return owner.lease != nullptr && !owner.lease->memory_server(); }
 
+// Lets go of `word` if it names `owner` (a CAS of ours that may have landed, its reply lost).
+void ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
+  uint64_t ignored = 0;
+  if (owner != kUnlocked) (void)ep.Cas(word, owner, kUnlocked, &ignored);
+}
+
 }  // namespace
 
 Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
@@ -63,10 +69,10 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
                                    fabric::Verb::Read(node, buf, len)},
                                   fabric::Ordering::kInOrder)
                         : ep.Cas(held->word, kUnlocked, owner, &old);
-  if (cas.IsUnavailable() && StillOurs(ep, held->word, owner)) {
-    static const uint64_t kZero = kUnlocked;
-    (void)ep.Write(held->word, &kZero, 8);
-  }
+  // The CAS may have landed with its reply lost: let go of the word if it names us. By a CAS
+  // expecting our word, not a WRITE after a READ: our lease may have run out over the outage
+  // and a taker CASed the word between the two (docs/SYNCHRONIZATION.md, "A write posted again").
+  if (cas.IsUnavailable()) ReleaseIfOurs(ep, held->word, owner);
   DMX_RETURN_IF_ERROR(cas);
   *holder = old;
   if (old != kUnlocked) return Status::Ok();
@@ -196,8 +202,14 @@ Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabr
   // held; a live process takes it over after our lease and finds no record to replay.
   if (s.ok()) s = PostInOrder(ep, verbs);
   // In flight when the memory server went away and it came back with its pool: a word that
-  // still names us means nobody took the node since, so the same verbs go again.
-  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
+  // still names us means nobody took the node since, so the same verbs go again - as a new
+  // write under the lock, after a new CheckLive. The READ of the word rode through the outage
+  // (docs/SYNCHRONIZATION.md, "A write posted again"): our lease may have run out meanwhile
+  // and been revoked by a taker that has not CASed the word yet.
+  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) {
+    s = held->owner.lease != nullptr ? held->owner.lease->CheckLive() : Status::Ok();
+    if (s.ok()) s = PostInOrder(ep, verbs);
+  }
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
   return s;
@@ -222,10 +234,7 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
   tail[n++] = fabric::Verb::Read(next, buf, len);
   const Status s = PostAndRelease(ep, held, writes, {tail, n});
   const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
-  if (!s.ok() && !handed && StillOurs(ep, next_word, owner.word)) {
-    static const uint64_t kZero = kUnlocked;
-    (void)ep.Write(next_word, &kZero, 8);  // landed, but the batch failed: not kept
-  }
+  if (!s.ok() && !handed) ReleaseIfOurs(ep, next_word, owner.word);  // landed, but the batch failed: not kept
   if (!won && local != nullptr) local->Release(next_word, handed);
   next_held->held = won;
   return s;
