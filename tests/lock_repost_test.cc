@@ -29,6 +29,8 @@
 #include "fabric/inproc/verb_script.h"
 #include "lease/lease.h"
 #include "lease/lease_table.h"
+#include "tree/lock_word.h"
+#include "tree/node_lock.h"
 #include "u64_api.h"
 
 namespace dmindex {
@@ -318,6 +320,61 @@ TEST_P(LockRepost, ALockWhoseReplyWasLostIsLetGoOfByACas) {
 
 INSTANTIATE_TEST_SUITE_P(LockTableDesigns, LockRepost, ::testing::Values("naive", "sherman"),
                          [](const auto& info) { return info.param; });
+
+
+// Loses the reply of the next CAS on one lease slot (a renewal that may have landed).
+class LoseRenewalReply final : public VerbScript {
+ public:
+  explicit LoseRenewalReply(uint32_t slot) : slot_(lease::SlotAddress(slot)) {}
+  Outcome Run(const VerbCopy&) override { return Outcome::kPass; }
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
+    if (v.kind != fabric::VerbKind::kCas || v.remote != slot_ || !armed_.exchange(false)) return AtomicOutcome::kPass;
+    return AtomicOutcome::kLostReply;
+  }
+
+ private:
+  const GlobalAddress slot_;
+  std::atomic<bool> armed_{true};
+};
+
+// Only a batch that was posted is posted again. Here the holder's lease is due when it writes
+// under its lock, and the on-the-spot renewal's reply is lost, so the first CheckLive fails
+// with Unavailable and nothing is planned or posted. The word still names the holder and the
+// next CheckLive finds the renewal landed: posting "the same verbs" again then posted none of
+// the writes and answered Ok (found in review of the merge of the re-post fix). An Ok answer
+// must mean the write landed.
+TEST(LockRepostPlanned, AnOkAnswerMeansTheWritesLandedAfterAFailedFirstCheckLive) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ClockFn clock = [&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); };
+  fabric::InProcOptions fo;
+  fo.pool_bytes = 16ull << 20;
+  auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+  lease::LeaseOptions lo;
+  lo.length = std::chrono::milliseconds(2000);
+  lo.renew_in_background = false;
+  lo.clock = clock;
+  auto lease = std::move(lease::Lease::Claim(*fabric, lo)).value();
+  auto ep = std::move(fabric->Connect()).value();
+  const GlobalAddress node(0, 8ull << 20), redo_block(0, 12ull << 20);
+  const tree::LockOwner owner{lease.get(), tree::EncodeLockWord(lease->id(), redo_block)};
+  tree::NodeLock lock(/*combine=*/false, clock);
+  tree::NodeLock::Held held;
+  std::vector<std::byte> image(256);
+  uint64_t cas_failures = 0;
+  ASSERT_TRUE(lock.LockAndRead(*ep, nullptr, owner, node, image.data(), 256, &held, &cas_failures).ok());
+
+  now_ms += 2100;  // the lease is due: CheckLive renews on the spot
+  LoseRenewalReply lose(lease->id().slot);
+  fabric->SetVerbScript(&lose);
+  const uint64_t written = 0x5eed;
+  std::vector<fabric::Verb> writes{fabric::Verb::Write(node, &written, sizeof written)};
+  const Status s = lock.WriteAndUnlock(*ep, &held, writes);
+  fabric->SetVerbScript(nullptr);
+
+  uint64_t landed = 0;
+  ASSERT_TRUE(ep->Read(node, &landed, sizeof landed).ok());
+  EXPECT_TRUE(!s.ok() || landed == written) << "answered " << s.ToString() << " but the node holds " << landed;
+}
 
 }  // namespace
 }  // namespace dmindex

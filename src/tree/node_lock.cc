@@ -200,13 +200,16 @@ Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabr
   verbs.insert(verbs.end(), tail.begin(), tail.end());
   // Revoked (or a write that cannot be recorded): nothing is written and the word stays
   // held; a live process takes it over after our lease and finds no record to replay.
-  if (s.ok()) s = PostInOrder(ep, verbs);
+  const bool posted = s.ok();
+  if (posted) s = PostInOrder(ep, verbs);
   // In flight when the memory server went away and it came back with its pool: a word that
   // still names us means nobody took the node since, so the same verbs go again - as a new
   // write under the lock, after a new CheckLive. The READ of the word rode through the outage
   // (docs/SYNCHRONIZATION.md, "A write posted again"): our lease may have run out meanwhile
-  // and been revoked by a taker that has not CASed the word yet.
-  if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) {
+  // and been revoked by a taker that has not CASed the word yet. Only a batch that was posted
+  // goes again: a first CheckLive that failed (Unavailable too) left `verbs` without the writes,
+  // and posting that tail alone would answer Ok for writes never made.
+  if (posted && s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) {
     s = held->owner.lease != nullptr ? held->owner.lease->CheckLive() : Status::Ok();
     if (s.ok()) s = PostInOrder(ep, verbs);
   }
