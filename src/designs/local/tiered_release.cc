@@ -3,7 +3,6 @@
 // Y. The rest of the tree is tiered_tree.cc, whose explicit instantiation provides the members
 // used here (FindAtLevel, LowOf, AppendEntry, RetireNode); these two are instantiated below.
 #include <algorithm>
-#include <functional>
 
 #include "common/retry.h"
 #include "designs/local/tiered_tree.h"
@@ -118,25 +117,10 @@ Result<TieredReleased> TieredTree<F>::Release(Worker& w, std::string_view id, ui
       if (!budget.Spend()) return budget.Exhausted("of a unit");
       continue;
     }
-    // 1. Lock the subtree top-down (only foreground writers hold these locks, and never wait),
-    //    listing its nodes and its leaves in key order.
-    std::vector<std::pair<NodeT*, uint64_t>> nodes{{unit, locked_at}};
+    // 1. Lock the subtree top-down, listing its nodes and its leaves in key order.
+    LockedNodes nodes{{unit, locked_at}};
     std::vector<NodeT*> leaves;
-    std::function<void(NodeT*)> lock_below = [&](NodeT* n) {
-      if (n->is_leaf()) {
-        leaves.push_back(n);
-        return;
-      }
-      for (uint32_t i = 0; i <= n->count(); ++i) {
-        NodeT* c = n->child(i);
-        uint64_t cv = 0;
-        const bool live = c->lock().LockLive(&cv);  // its parent is locked: it cannot leave
-        (void)live;
-        nodes.emplace_back(c, cv);
-        lock_below(c);
-      }
-    };
-    lock_below(unit);
+    LockSubtree(unit, &nodes, &leaves);
     // 2. Y takes the dirty entries while nothing can change.
     std::vector<ColdEntry> batch;
     uint64_t released = 0;
@@ -156,52 +140,8 @@ Result<TieredReleased> TieredTree<F>::Release(Worker& w, std::string_view id, ui
     TieredReleased r;
     r.entries = released;
     r.written = batch.size();
-    NodeT* first = unit;
-    std::vector<NodeT*> spine;
-    while (!first->is_leaf()) {
-      spine.push_back(first);
-      first = first->child(0);
-    }
-    NodeT* after = leaves.back()->next();
-    for (NodeT* leaf : leaves)
-      for (uint32_t i = 0; i < leaf->count(); ++i) {
-        uint64_t k[F::kKeyWords];
-        leaf->CopyKey(i, k);
-        const typename Base::StoredValue old{leaf->value(i), leaf->boxed(i)};
-        if (const Blob* b = F::KeyBlob(k)) r.bytes += Blob::BytesFor(b->size());
-        if (old.boxed && value_word::IsBlob(old.word)) r.bytes += Blob::BytesFor(value_word::BlobOf(old.word)->size());
-        this->RetireKey(w, k);
-        this->RetireValue(w, old);
-      }
-    // The inner nodes' separators own blobs too (long keys): the spine drops them (count 0)
-    // and the other inner nodes leave, so retire them here or they leak.
-    for (auto& [n, version] : nodes) {
-      if (n->is_leaf()) continue;
-      for (uint32_t i = 0; i < n->count(); ++i) {
-        uint64_t k[F::kKeyWords];
-        n->CopyKey(i, k);
-        if (const Blob* b = F::KeyBlob(k)) r.bytes += Blob::BytesFor(b->size());
-        this->RetireKey(w, k);
-      }
-    }
-    for (uint32_t i = 0; i < first->count(); ++i) first->ClearEntry(i);
-    first->set_count(0);
-    first->set_next(after);
-    first->SetBits(node_bits::kMounted);
-    for (NodeT* n : spine) {
-      n->set_count(0);
-      n->counters().entries.store(0, std::memory_order_relaxed);
-    }
-    for (auto& [n, version] : nodes) {
-      const bool keep = n == first || std::find(spine.begin(), spine.end(), n) != spine.end();
-      if (keep) {
-        n->lock().Unlock();
-        continue;
-      }
-      n->lock().UnlockObsolete();
-      RetireNode(w, n);
-      r.bytes += this->node_bytes_;
-    }
+    RetireReleased(w, leaves, nodes, &r);
+    PruneToLeftmost(w, unit, leaves.back()->next(), nodes, &r);
     entries_.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);
     for (uint32_t i = 0; i < path.count; ++i)
       path.nodes[i]->counters().entries.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);
@@ -209,9 +149,89 @@ Result<TieredReleased> TieredTree<F>::Release(Worker& w, std::string_view id, ui
   }
 }
 
-template Result<uint64_t> TieredTree<Tiered<U64Keys>>::Clean(Worker&, std::string_view, std::string_view, ColdSink&);
-template Result<uint64_t> TieredTree<Tiered<ByteKeys>>::Clean(Worker&, std::string_view, std::string_view, ColdSink&);
-template Result<TieredReleased> TieredTree<Tiered<U64Keys>>::Release(Worker&, std::string_view, uint16_t, ColdSink&);
-template Result<TieredReleased> TieredTree<Tiered<ByteKeys>>::Release(Worker&, std::string_view, uint16_t, ColdSink&);
+template <class F>
+void TieredTree<F>::LockSubtree(NodeT* node, LockedNodes* nodes, std::vector<NodeT*>* leaves) {
+  if (node->is_leaf()) {
+    leaves->push_back(node);
+    return;
+  }
+  // Only foreground writers hold these locks, and they never wait on one.
+  for (uint32_t i = 0; i <= node->count(); ++i) {
+    NodeT* c = node->child(i);
+    uint64_t cv = 0;
+    const bool live = c->lock().LockLive(&cv);  // its parent is locked: it cannot leave
+    (void)live;
+    nodes->emplace_back(c, cv);
+    LockSubtree(c, nodes, leaves);
+  }
+}
+
+template <class F>
+void TieredTree<F>::RetireReleased(Worker& w, const std::vector<NodeT*>& leaves, const LockedNodes& nodes,
+                                   TieredReleased* r) {
+  for (NodeT* leaf : leaves)
+    for (uint32_t i = 0; i < leaf->count(); ++i) {
+      uint64_t k[F::kKeyWords];
+      leaf->CopyKey(i, k);
+      const typename Base::StoredValue old{leaf->value(i), leaf->boxed(i)};
+      if (const Blob* b = F::KeyBlob(k)) r->bytes += Blob::BytesFor(b->size());
+      if (old.boxed && value_word::IsBlob(old.word)) r->bytes += Blob::BytesFor(value_word::BlobOf(old.word)->size());
+      this->RetireKey(w, k);
+      this->RetireValue(w, old);
+    }
+  // The inner nodes' separators own blobs too (long keys): the spine drops them (count 0)
+  // and the other inner nodes leave, so retire them here or they leak.
+  for (const auto& [n, version] : nodes) {
+    if (n->is_leaf()) continue;
+    for (uint32_t i = 0; i < n->count(); ++i) {
+      uint64_t k[F::kKeyWords];
+      n->CopyKey(i, k);
+      if (const Blob* b = F::KeyBlob(k)) r->bytes += Blob::BytesFor(b->size());
+      this->RetireKey(w, k);
+    }
+  }
+}
+
+template <class F>
+void TieredTree<F>::PruneToLeftmost(Worker& w, NodeT* unit, NodeT* after, const LockedNodes& nodes,
+                                    TieredReleased* r) {
+  NodeT* first = unit;
+  std::vector<NodeT*> spine;
+  while (!first->is_leaf()) {
+    spine.push_back(first);
+    first = first->child(0);
+  }
+  for (uint32_t i = 0; i < first->count(); ++i) first->ClearEntry(i);
+  first->set_count(0);
+  first->set_next(after);
+  first->SetBits(node_bits::kMounted);
+  for (NodeT* n : spine) {
+    n->set_count(0);
+    n->counters().entries.store(0, std::memory_order_relaxed);
+  }
+  for (const auto& [n, version] : nodes) {
+    const bool keep = n == first || std::find(spine.begin(), spine.end(), n) != spine.end();
+    if (keep) {
+      n->lock().Unlock();
+      continue;
+    }
+    n->lock().UnlockObsolete();
+    RetireNode(w, n);
+    r->bytes += this->node_bytes_;
+  }
+}
+
+// The members defined here, for both formats (the header declares the class's instantiation
+// extern; tiered_tree.cc instantiates the rest).
+#define DMX_TIERED_RELEASE_MEMBERS(F)                                                                          \
+  template Result<uint64_t> TieredTree<F>::Clean(Worker&, std::string_view, std::string_view, ColdSink&);     \
+  template Result<TieredReleased> TieredTree<F>::Release(Worker&, std::string_view, uint16_t, ColdSink&);     \
+  template void TieredTree<F>::LockSubtree(NodeT*, LockedNodes*, std::vector<NodeT*>*);                     \
+  template void TieredTree<F>::RetireReleased(Worker&, const std::vector<NodeT*>&, const LockedNodes&,        \
+                                              TieredReleased*);                                               \
+  template void TieredTree<F>::PruneToLeftmost(Worker&, NodeT*, NodeT*, const LockedNodes&, TieredReleased*);
+DMX_TIERED_RELEASE_MEMBERS(Tiered<U64Keys>)
+DMX_TIERED_RELEASE_MEMBERS(Tiered<ByteKeys>)
+#undef DMX_TIERED_RELEASE_MEMBERS
 
 }  // namespace dmindex::designs::local
