@@ -121,14 +121,20 @@ Bed MakeBed() {
   return b;
 }
 
+// The reader's lookup of key 50 with every READ of its leaf torn by `tear`.
+Status LookUpThroughTears(Bed& b, TearLeaf& tear, uint64_t* value) {
+  b.fabric->SetVerbScript(&tear);
+  const Status looked_up = b.reader->Lookup(50, value);
+  b.fabric->SetVerbScript(nullptr);
+  return looked_up;
+}
+
 TEST(XStoreTornLeaf, ATornLeafIsReadByTheServerAndTheClientTakesNoLock) {
   Bed b = MakeBed();
   ASSERT_FALSE(b.leaf.is_null());
   TearLeaf tear(std::this_thread::get_id(), b.leaf, 0);
-  b.fabric->SetVerbScript(&tear);
   uint64_t v = 0;
-  const Status looked_up = b.reader->Lookup(50, &v);
-  b.fabric->SetVerbScript(nullptr);
+  const Status looked_up = LookUpThroughTears(b, tear, &v);
   ASSERT_TRUE(looked_up.ok()) << looked_up.ToString();
   EXPECT_EQ(v, 150u);
   EXPECT_GE(tear.torn(), 2u) << "the leaf was not read torn twice";
@@ -143,11 +149,9 @@ TEST(XStoreTornLeaf, AClientThatDiesThereLeavesNoLockAndTheServerWritesAtOnce) {
   // Torn READs: the lookup's, the reader's first look, its look after the lock word (torn
   // alike again, the lock free): it dies there.
   TearLeaf tear(std::this_thread::get_id(), b.leaf, 3);
-  b.fabric->SetVerbScript(&tear);
   uint64_t seen = 0;
-  const Status looked_up = b.reader->Lookup(50, &seen);  // it "died": Unavailable, or the server's answer
-  b.fabric->SetVerbScript(nullptr);
-  if (looked_up.ok()) {
+  // It "died": Unavailable, or the server's answer.
+  if (LookUpThroughTears(b, tear, &seen).ok()) {
     EXPECT_EQ(seen, 150u);
   }
   EXPECT_EQ(tear.torn(), 3u);
