@@ -43,12 +43,16 @@ class PartitionServerT final : public PartitionServer {
 
   // `incarnation`: the memory server's on its pool (MemoryNode::incarnation), which its
   // lock words name.
+  // `owner`: the owner tag of the partition's index, which `shared` (its allocator on this
+  // node) and the tree's own allocator write into their chunks.
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
-                                                       const PartitionConfig& config, alloc::NodeAllocator& shared,
+                                                       const PartitionConfig& config,
+                                                       std::shared_ptr<alloc::NodeAllocator> shared, uint64_t owner,
                                                        uint64_t incarnation) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, shared));
-    s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, std::move(shared)));
+    s->placer_ = std::make_shared<PartitionPlacer>(s->shared_, descriptor.node());
     tree::TreeOptions o;
+    o.chunk_owner = owner;
     o.node_bytes = config.node_bytes;
     o.compute_nodes = 1;
     o.combine = true;
@@ -70,7 +74,7 @@ class PartitionServerT final : public PartitionServer {
     auto tree = Tree::Create(fabric, o, descriptor + descriptor::kRootWord, hooks);
     if (!tree.ok()) return tree.status();
     s->tree_ = std::move(tree).value();
-    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, shared);
+    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, s->shared_);
     return std::unique_ptr<PartitionServer>(std::move(s));
   }
 
@@ -100,7 +104,8 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  PartitionServerT(GlobalAddress descriptor, alloc::NodeAllocator& shared) : descriptor_(descriptor), shared_(shared) {}
+  PartitionServerT(GlobalAddress descriptor, std::shared_ptr<alloc::NodeAllocator> shared)
+      : descriptor_(descriptor), shared_owner_(std::move(shared)), shared_(*shared_owner_) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
@@ -254,6 +259,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
+  const std::shared_ptr<alloc::NodeAllocator> shared_owner_;  // outlives everything below
   alloc::NodeAllocator& shared_;  // the node's: tree nodes (placer_) and redo blocks
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
@@ -267,15 +273,15 @@ class PartitionServerT final : public PartitionServer {
 
 }  // namespace
 
-Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
+Result<std::shared_ptr<PartitionServer>> XStoreServer::Find(GlobalAddress descriptor) {
   {
     std::shared_lock lock(mu_);
     auto it = partitions_.find(descriptor.raw());
-    if (it != partitions_.end()) return it->second.get();
+    if (it != partitions_.end()) return it->second.server;
   }
   std::lock_guard lock(mu_);
   auto it = partitions_.find(descriptor.raw());
-  if (it != partitions_.end()) return it->second.get();
+  if (it != partitions_.end()) return it->second.server;
   const auto id = node_.id();
   if (!id || descriptor.node() != *id || !node_.Contains(descriptor.offset(), descriptor::kBytes))
     return Status::InvalidArgument("xstore: descriptor " + descriptor.ToString() + " is not in this memory node's pool");
@@ -288,13 +294,35 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   if (!descriptor::DecodeConfig(image, &config))
     return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
   const uint64_t incarnation = node_.incarnation();
+  const uint64_t owner = node_.OwnerOf(descriptor.offset());  // the index the descriptor was stored for
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, allocators_->For(owner),
+                                                             owner, incarnation)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, allocators_->For(owner), owner,
+                                                          incarnation);
   if (!made.ok()) return made.status();
-  PartitionServer* p = made->get();
-  partitions_.emplace(descriptor.raw(), std::move(made).value());
+  std::shared_ptr<PartitionServer> p = std::move(made).value();
+  partitions_.emplace(descriptor.raw(), Partition{p, owner});
   return p;
+}
+
+void XStoreServer::Forget(uint64_t owner) {
+  std::vector<std::shared_ptr<PartitionServer>> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = partitions_.begin(); it != partitions_.end();) {
+      if (it->second.owner != owner) {
+        ++it;
+        continue;
+      }
+      gone.push_back(std::move(it->second.server));
+      it = partitions_.erase(it);
+    }
+    if (allocators_) allocators_->Forget(owner);
+  }
+  // Their training threads stop (joined outside mu_: requests of other indexes go on); a
+  // request still under way holds its partition until it returns.
+  for (auto& p : gone) p->Stop();
 }
 
 Status XStoreServer::ReadyLocked() {
@@ -305,7 +333,7 @@ Status XStoreServer::ReadyLocked() {
     local_ = std::make_unique<fabric::LocalFabric>(node_);
     fabric_ = local_.get();
   }
-  allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
+  allocators_ = std::make_unique<alloc::OwnedAllocators>(static_cast<uint16_t>(*id + 1));
   started_ = [&]() -> Result<tree::ServerLockRecovery> {
     auto ep = fabric_->Connect();
     if (!ep.ok()) return ep.status();
@@ -331,17 +359,17 @@ Result<tree::ServerLockRecovery> XStoreServer::recovered() {
 
 Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
   wire::In in(request);
-  uint64_t zero = 0;
+  uint64_t owner = 0;  // the index's owner tag (0 from a client of before tags)
   std::string_view record;
-  in.Pod(&zero).Str(&record);
+  in.Pod(&owner).Str(&record);
   DMX_RETURN_IF_ERROR(in.Check("store"));
   fabric::Fabric* fabric = nullptr;
-  alloc::NodeAllocator* allocator = nullptr;
+  std::shared_ptr<alloc::NodeAllocator> allocator;
   {
     std::lock_guard lock(mu_);
     DMX_RETURN_IF_ERROR(ReadyLocked());
     fabric = fabric_;
-    allocator = allocator_.get();
+    allocator = allocators_->For(owner);
   }
   auto ep = fabric->Connect();
   if (!ep.ok()) return ep.status();
@@ -381,6 +409,7 @@ Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryN
       return server->Serve(op, req, reply);
     }));
   node.OnStop([server] { server->Stop(); });
+  node.OnOwnerFreed([server](uint64_t owner) { server->Forget(owner); });
   node.OnIdKnown([server] { server->Start(); });
   return server;
 }

@@ -7,9 +7,11 @@
 // processes and indexes share one memory server.
 //
 // The server allocates what it keeps - tree nodes, models, the indexes' descriptors and
-// superblocks - from one allocator per memory node (value blocks from each tree's own): it
-// cuts one chunk at a time however many indexes it serves, which matters on small pools (a
-// 64 MiB pool of 32 MiB chunks holds one).
+// superblocks - from one allocator per index on each memory node (value blocks from each
+// tree's own), tagged with the index's owner tag (alloc/catalog.h), so that dropping the
+// index frees them: the partitions' trees and models, from the allocator of the index whose
+// chunk holds the descriptor (MemoryNode::OwnerOf); records, from the one the store request
+// names. A dropped index's partitions and allocator are forgotten (MemoryNode::OnOwnerFreed).
 #pragma once
 
 #include <memory>
@@ -55,7 +57,9 @@ class XStoreServer {
   // (under mu_): the start's status.
   Status ReadyLocked();
   // The partition whose descriptor is at `descriptor`, built on first use.
-  Result<PartitionServer*> Find(GlobalAddress descriptor);
+  Result<std::shared_ptr<PartitionServer>> Find(GlobalAddress descriptor);
+  // Stops and forgets the partitions and the allocator of the index tagged `owner` (dropped).
+  void Forget(uint64_t owner);
   // kXStoreStore: a record of an index written into this node's pool.
   Status Store(fabric::RpcRequest request, fabric::RpcReply* reply);
 
@@ -63,9 +67,13 @@ class XStoreServer {
   runtime::SharedMutex mu_;
   fabric::Fabric* fabric_;  // the trees' (local_, or a test's)
   std::unique_ptr<fabric::LocalFabric> local_;
-  std::unique_ptr<alloc::NodeAllocator> allocator_;
+  std::unique_ptr<alloc::OwnedAllocators> allocators_;
   std::optional<Result<tree::ServerLockRecovery>> started_;  // set by the start
-  std::unordered_map<uint64_t, std::unique_ptr<PartitionServer>> partitions_;
+  struct Partition {
+    std::shared_ptr<PartitionServer> server;  // a request under way holds it too
+    uint64_t owner = 0;                       // its index's owner tag
+  };
+  std::unordered_map<uint64_t, Partition> partitions_;  // by descriptor
 };
 
 // Registers XStore's opcodes on a memory node (the registry's register_memory_side), starts
