@@ -112,11 +112,15 @@ class TreeIndex final : public Index {
   // then its chunks and name (alloc/catalog.h). A drop that failed is tried again by the
   // next Drop (the index stays closed).
   Status DoDrop() override {
+    if (dropped_) return Status::Ok();
     tree_.reset();
-    return alloc::Catalog::Drop(fabric_, options().name, owner_);
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    dropped_ = true;
+    return Status::Ok();
   }
 
-  std::unique_ptr<Tree> tree_;  // null once dropped
+  std::unique_ptr<Tree> tree_;  // null once dropping
+  bool dropped_ = false;
   fabric::Fabric& fabric_;
   const uint64_t owner_;  // the catalog entry's owner tag
 };

@@ -100,14 +100,18 @@ class DexIndex final : public Index, public Partitioning {
   // After Close wrote the dirty pages back and gave the compute nodes up: the tree goes (its
   // threads, its lease), then its chunks - nodes, logs, the partition map's block - and name.
   Status DoDrop() override {
+    if (dropped_) return Status::Ok();
     if (tree_) owner_ = tree_->options().tree.chunk_owner;
     tree_.reset();
-    return alloc::Catalog::Drop(fabric_, options().name, owner_);
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    dropped_ = true;
+    return Status::Ok();
   }
 
   fabric::Fabric& fabric_;
   std::unique_ptr<DexTree<KV>> tree_;  // null once dropped
   uint64_t owner_ = 0;                 // the catalog entry's owner tag, once dropping
+  bool dropped_ = false;
 };
 
 template <tree::KeyValueTraits KV>

@@ -48,6 +48,12 @@ class OffloadHandler {
     return q->bytes_format ? Run<BytesFormat>(*q, reply) : Run<U64Format>(*q, reply);
   }
 
+  // A dropped index's allocator goes (MemoryNode::OnOwnerFreed).
+  void Forget(uint64_t owner) {
+    std::lock_guard lock(allocator_mu_);
+    if (allocators_) allocators_->Forget(owner);
+  }
+
  private:
   // A node read on the way down.
   template <typename KV>
@@ -215,11 +221,6 @@ class OffloadHandler {
     std::lock_guard lock(allocator_mu_);
     if (!allocators_) allocators_ = std::make_unique<alloc::OwnedAllocators>(static_cast<uint16_t>(*node_.id() + 1));
     return *allocators_;
-  }
-  // A dropped index's allocator goes (MemoryNode::OnOwnerFreed).
-  void Forget(uint64_t owner) {
-    std::lock_guard lock(allocator_mu_);
-    if (allocators_) allocators_->Forget(owner);
   }
 
   fabric::MemoryNode& node_;

@@ -391,7 +391,7 @@ Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fab
 
 void XStoreServer::Stop() {
   std::shared_lock lock(mu_);
-  for (auto& [addr, p] : partitions_) p->Stop();
+  for (auto& [addr, p] : partitions_) p.server->Stop();
 }
 
 Status RegisterXStoreHandlers(fabric::MemoryNode& node) { return RegisterXStoreHandlersOver(node, nullptr).status(); }

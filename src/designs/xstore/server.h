@@ -45,6 +45,9 @@ class XStoreServer {
   Status Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply);
   // Stops every partition's background training (the memory node is going away).
   void Stop();
+  // Stops and forgets the partitions and the allocator of the index tagged `owner`, whose
+  // chunks are about to be freed (MemoryNode::OnOwnerFreed).
+  void Forget(uint64_t owner);
   // Once the node knows its id, before it serves anyone (MemoryNode::OnIdKnown): frees the
   // lock words an earlier incarnation of the server left held, finishing their writes
   // (tree/server_locks.h). If that fails, every request is answered with the failure.
@@ -58,8 +61,6 @@ class XStoreServer {
   Status ReadyLocked();
   // The partition whose descriptor is at `descriptor`, built on first use.
   Result<std::shared_ptr<PartitionServer>> Find(GlobalAddress descriptor);
-  // Stops and forgets the partitions and the allocator of the index tagged `owner` (dropped).
-  void Forget(uint64_t owner);
   // kXStoreStore: a record of an index written into this node's pool.
   Status Store(fabric::RpcRequest request, fabric::RpcReply* reply);
 

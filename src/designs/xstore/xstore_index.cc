@@ -237,9 +237,12 @@ class XStoreIndex final : public Index {
   // trees, models, descriptors and the superblock (the server forgets the partitions first:
   // XStoreServer::Forget).
   Status DoDrop() override {
+    if (dropped_) return Status::Ok();
     client_.store(nullptr, std::memory_order_release);
     owned_.reset();
-    return alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner);
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner));
+    dropped_ = true;
+    return Status::Ok();
   }
 
   fabric::Fabric& fabric_;
@@ -248,6 +251,7 @@ class XStoreIndex final : public Index {
   runtime::Mutex mu_;
   std::unique_ptr<Client<KV>> owned_;
   std::atomic<Client<KV>*> client_{nullptr};
+  bool dropped_ = false;
 };
 
 template <tree::KeyValueTraits KV>
