@@ -8,6 +8,7 @@
 #include "designs/xstore/pool_format.h"
 #include "designs/xstore/trainer.h"
 #include "designs/xstore/wire.h"
+#include "fabric/pool_layout.h"
 
 namespace dmindex::designs::xstore {
 namespace {
@@ -43,16 +44,12 @@ class PartitionServerT final : public PartitionServer {
 
   // `incarnation`: the memory server's on its pool (MemoryNode::incarnation), which its
   // lock words name.
-  // `owner`: the owner tag of the partition's index, which `shared` (its allocator on this
-  // node) and the tree's own allocator write into their chunks.
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
-                                                       const PartitionConfig& config,
-                                                       std::shared_ptr<alloc::NodeAllocator> shared, uint64_t owner,
-                                                       uint64_t incarnation) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, std::move(shared)));
-    s->placer_ = std::make_shared<PartitionPlacer>(s->shared_, descriptor.node());
+                                                       const PartitionConfig& config, alloc::NodeAllocator& shared,
+                                                       ServerMemory& memory, uint64_t incarnation) {
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, memory));
+    s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
-    o.chunk_owner = owner;
     o.node_bytes = config.node_bytes;
     o.compute_nodes = 1;
     o.combine = true;
@@ -74,16 +71,16 @@ class PartitionServerT final : public PartitionServer {
     auto tree = Tree::Create(fabric, o, descriptor + descriptor::kRootWord, hooks);
     if (!tree.ok()) return tree.status();
     s->tree_ = std::move(tree).value();
-    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, s->shared_);
+    s->trainer_ = std::make_unique<Trainer<KV>>(*s->tree_, descriptor, config, shared);
     return std::unique_ptr<PartitionServer>(std::move(s));
   }
 
   ~PartitionServerT() override {
     Stop();
-    // The sessions' redo blocks came from the node's allocator (Acquire), not the tree's.
+    // The sessions' redo blocks came from the server's registry (Acquire), not the tree's
+    // allocator: they go back there.
     for (auto& c : free_) {
-      for (GlobalAddress b : c->redo_blocks)
-        if (!b.is_null()) shared_.Free(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+      for (GlobalAddress b : c->redo_blocks) memory_.GiveBack(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
       c->redo_blocks.clear();
     }
   }
@@ -104,8 +101,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  PartitionServerT(GlobalAddress descriptor, std::shared_ptr<alloc::NodeAllocator> shared)
-      : descriptor_(descriptor), shared_owner_(std::move(shared)), shared_(*shared_owner_) {}
+  PartitionServerT(GlobalAddress descriptor, ServerMemory& memory) : descriptor_(descriptor), memory_(memory) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
@@ -186,9 +182,28 @@ class PartitionServerT final : public PartitionServer {
       case fabric::rpc_op::kXStoreQuiesce:
         trainer_->Quiesce();
         return Status::Ok();
+      case fabric::rpc_op::kXStoreReadNode: return ReadNode(in, c, out);
       default:
         return Status::InvalidArgument("xstore: unknown opcode " + std::to_string(op));
     }
+  }
+
+  // A client's reader found the node torn twice alike with its lock free: this server, the
+  // tree's only writer, reads it through its tree (under its own lock if it must) and sends
+  // the validated image, so that no client ever takes a lock word of the tree.
+  Status ReadNode(wire::In& in, Ctx& c, wire::Out& out) {
+    uint64_t raw = 0;
+    in.Pod(&raw);
+    DMX_RETURN_IF_ERROR(in.Check("read node"));
+    const GlobalAddress addr = GlobalAddress::FromRaw(raw);
+    if (addr.node() != descriptor_.node() || addr.offset() < fabric::kChunkAreaOffset || addr.offset() % 64 != 0)
+      return Status::InvalidArgument("xstore read node: " + addr.ToString() + " is no node address of memory node " +
+                                     std::to_string(descriptor_.node()));
+    std::vector<std::byte> image(tree_->layout().node_bytes);
+    tree::NodeHeader<KV> h;
+    DMX_RETURN_IF_ERROR(tree_->reader().Read(c, addr, image.data(), &h));
+    out.Str(std::string_view(reinterpret_cast<const char*>(image.data()), image.size()));
+    return Status::Ok();
   }
 
   static uint8_t Outcome(const Status& s) {
@@ -242,10 +257,11 @@ class PartitionServerT final : public PartitionServer {
     }
     auto c = tree_->NewContext(0);
     if (!c.ok()) return c.status();
-    // Its redo block (its locks' record) from the node's allocator, as every node: the tree's
-    // own would cut a chunk of its own for it (a 64 MiB pool of 32 MiB chunks holds one).
+    // Its redo block (its locks' record): one the server's registry lists (a predecessor's,
+    // or an ended session's), else from the node's allocator, entered in the registry - not the
+    // tree's own allocator, which would cut a chunk of its own for it.
     const uint16_t node = descriptor_.node();
-    auto block = shared_.AllocateOn((*c)->ep, node, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+    auto block = memory_.TakeRedoBlock((*c)->ep, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
     if (!block.ok()) return block.status();
     if (!tree::RedoBlockNameable(*block))
       return Status::OutOfSpace("redo block " + block->ToString() + " lies beyond what a lock word can name (32 GiB)");
@@ -259,8 +275,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
-  const std::shared_ptr<alloc::NodeAllocator> shared_owner_;  // outlives everything below
-  alloc::NodeAllocator& shared_;  // the node's: tree nodes (placer_) and redo blocks
+  ServerMemory& memory_;  // the node's redo blocks (tree nodes: placer_, from the node's allocator)
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
@@ -273,15 +288,15 @@ class PartitionServerT final : public PartitionServer {
 
 }  // namespace
 
-Result<std::shared_ptr<PartitionServer>> XStoreServer::Find(GlobalAddress descriptor) {
+Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   {
     std::shared_lock lock(mu_);
     auto it = partitions_.find(descriptor.raw());
-    if (it != partitions_.end()) return it->second.server;
+    if (it != partitions_.end()) return it->second.get();
   }
   std::lock_guard lock(mu_);
   auto it = partitions_.find(descriptor.raw());
-  if (it != partitions_.end()) return it->second.server;
+  if (it != partitions_.end()) return it->second.get();
   const auto id = node_.id();
   if (!id || descriptor.node() != *id || !node_.Contains(descriptor.offset(), descriptor::kBytes))
     return Status::InvalidArgument("xstore: descriptor " + descriptor.ToString() + " is not in this memory node's pool");
@@ -294,35 +309,13 @@ Result<std::shared_ptr<PartitionServer>> XStoreServer::Find(GlobalAddress descri
   if (!descriptor::DecodeConfig(image, &config))
     return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
   const uint64_t incarnation = node_.incarnation();
-  const uint64_t owner = node_.OwnerOf(descriptor.offset());  // the index the descriptor was stored for
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, allocators_->For(owner),
-                                                             owner, incarnation)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, allocators_->For(owner), owner,
-                                                          incarnation);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation);
   if (!made.ok()) return made.status();
-  std::shared_ptr<PartitionServer> p = std::move(made).value();
-  partitions_.emplace(descriptor.raw(), Partition{p, owner});
+  PartitionServer* p = made->get();
+  partitions_.emplace(descriptor.raw(), std::move(made).value());
   return p;
-}
-
-void XStoreServer::Forget(uint64_t owner) {
-  std::vector<std::shared_ptr<PartitionServer>> gone;
-  {
-    std::lock_guard lock(mu_);
-    for (auto it = partitions_.begin(); it != partitions_.end();) {
-      if (it->second.owner != owner) {
-        ++it;
-        continue;
-      }
-      gone.push_back(std::move(it->second.server));
-      it = partitions_.erase(it);
-    }
-    if (allocators_) allocators_->Forget(owner);
-  }
-  // Their training threads stop (joined outside mu_: requests of other indexes go on); a
-  // request still under way holds its partition until it returns.
-  for (auto& p : gone) p->Stop();
 }
 
 Status XStoreServer::ReadyLocked() {
@@ -333,7 +326,7 @@ Status XStoreServer::ReadyLocked() {
     local_ = std::make_unique<fabric::LocalFabric>(node_);
     fabric_ = local_.get();
   }
-  allocators_ = std::make_unique<alloc::OwnedAllocators>(static_cast<uint16_t>(*id + 1));
+  allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
   started_ = [&]() -> Result<tree::ServerLockRecovery> {
     auto ep = fabric_->Connect();
     if (!ep.ok()) return ep.status();
@@ -341,6 +334,10 @@ Status XStoreServer::ReadyLocked() {
     if (!freed.ok())
       return Status::Unavailable("xstore: memory node " + std::to_string(*id) + " could not free the locks its "
                                  "previous server left held: " + freed.status().ToString());
+    // No lock word names a redo block of an earlier incarnation now: they can be reused.
+    auto memory = ServerMemory::Open(node_, **ep, *allocator_);
+    if (!memory.ok()) return memory.status();
+    memory_ = std::move(memory).value();
     return freed;
   }();
   return started_->status();
@@ -357,19 +354,25 @@ Result<tree::ServerLockRecovery> XStoreServer::recovered() {
   return **started_;
 }
 
+Result<ServerMemory::Counts> XStoreServer::memory() {
+  std::lock_guard lock(mu_);
+  DMX_RETURN_IF_ERROR(ReadyLocked());
+  return memory_->counts();
+}
+
 Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
   wire::In in(request);
-  uint64_t owner = 0;  // the index's owner tag (0 from a client of before tags)
+  uint64_t zero = 0;
   std::string_view record;
-  in.Pod(&owner).Str(&record);
+  in.Pod(&zero).Str(&record);
   DMX_RETURN_IF_ERROR(in.Check("store"));
   fabric::Fabric* fabric = nullptr;
-  std::shared_ptr<alloc::NodeAllocator> allocator;
+  alloc::NodeAllocator* allocator = nullptr;
   {
     std::lock_guard lock(mu_);
     DMX_RETURN_IF_ERROR(ReadyLocked());
     fabric = fabric_;
-    allocator = allocators_->For(owner);
+    allocator = allocator_.get();
   }
   auto ep = fabric->Connect();
   if (!ep.ok()) return ep.status();
@@ -391,7 +394,7 @@ Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fab
 
 void XStoreServer::Stop() {
   std::shared_lock lock(mu_);
-  for (auto& [addr, p] : partitions_) p.server->Stop();
+  for (auto& [addr, p] : partitions_) p->Stop();
 }
 
 Status RegisterXStoreHandlers(fabric::MemoryNode& node) { return RegisterXStoreHandlersOver(node, nullptr).status(); }
@@ -403,13 +406,13 @@ Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryN
   const std::pair<fabric::RpcOpcode, const char*> ops[] = {
       {fabric::rpc_op::kXStoreWrite, "xstore.write"},   {fabric::rpc_op::kXStoreLookup, "xstore.lookup"},
       {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreLoad, "xstore.load"},
-      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"}};
+      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"},
+      {fabric::rpc_op::kXStoreReadNode, "xstore.read-node"}};
   for (const auto& [op, name] : ops)
     DMX_RETURN_IF_ERROR(node.rpc().Register(op, name, [server, op = op](fabric::RpcRequest req, fabric::RpcReply* reply) {
       return server->Serve(op, req, reply);
     }));
   node.OnStop([server] { server->Stop(); });
-  node.OnOwnerFreed([server](uint64_t owner) { server->Forget(owner); });
   node.OnIdKnown([server] { server->Start(); });
   return server;
 }

@@ -7,11 +7,10 @@
 // processes and indexes share one memory server.
 //
 // The server allocates what it keeps - tree nodes, models, the indexes' descriptors and
-// superblocks - from one allocator per index on each memory node (value blocks from each
-// tree's own), tagged with the index's owner tag (alloc/catalog.h), so that dropping the
-// index frees them: the partitions' trees and models, from the allocator of the index whose
-// chunk holds the descriptor (MemoryNode::OwnerOf); records, from the one the store request
-// names. A dropped index's partitions and allocator are forgotten (MemoryNode::OnOwnerFreed).
+// superblocks, its sessions' redo blocks - from one allocator per memory node (value blocks
+// from each tree's own): it cuts one chunk at a time however many indexes it serves, which
+// matters on small pools (a 64 MiB pool of 32 MiB chunks holds one). A restarted server
+// carries on cutting its predecessor's chunk and reuses its redo blocks (server_memory.h).
 #pragma once
 
 #include <memory>
@@ -20,6 +19,7 @@
 
 #include "alloc/node_allocator.h"
 #include "common/runtime.h"
+#include "designs/xstore/server_memory.h"
 #include "fabric/local_fabric.h"
 #include "fabric/memory_node.h"
 #include "tree/server_locks.h"
@@ -45,22 +45,21 @@ class XStoreServer {
   Status Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply);
   // Stops every partition's background training (the memory node is going away).
   void Stop();
-  // Stops and forgets the partitions and the allocator of the index tagged `owner`, whose
-  // chunks are about to be freed (MemoryNode::OnOwnerFreed).
-  void Forget(uint64_t owner);
   // Once the node knows its id, before it serves anyone (MemoryNode::OnIdKnown): frees the
   // lock words an earlier incarnation of the server left held, finishing their writes
   // (tree/server_locks.h). If that fails, every request is answered with the failure.
   void Start();
   // What Start freed (tests).
   Result<tree::ServerLockRecovery> recovered();
+  // What the start found of earlier incarnations' allocations, and reuses (tests).
+  Result<ServerMemory::Counts> memory();
 
  private:
   // The fabric, the node's allocator and the start's recovery, once the node knows its id
   // (under mu_): the start's status.
   Status ReadyLocked();
   // The partition whose descriptor is at `descriptor`, built on first use.
-  Result<std::shared_ptr<PartitionServer>> Find(GlobalAddress descriptor);
+  Result<PartitionServer*> Find(GlobalAddress descriptor);
   // kXStoreStore: a record of an index written into this node's pool.
   Status Store(fabric::RpcRequest request, fabric::RpcReply* reply);
 
@@ -68,13 +67,10 @@ class XStoreServer {
   runtime::SharedMutex mu_;
   fabric::Fabric* fabric_;  // the trees' (local_, or a test's)
   std::unique_ptr<fabric::LocalFabric> local_;
-  std::unique_ptr<alloc::OwnedAllocators> allocators_;
+  std::unique_ptr<alloc::NodeAllocator> allocator_;
+  std::unique_ptr<ServerMemory> memory_;  // its chunk journal and redo blocks; set by the start
   std::optional<Result<tree::ServerLockRecovery>> started_;  // set by the start
-  struct Partition {
-    std::shared_ptr<PartitionServer> server;  // a request under way holds it too
-    uint64_t owner = 0;                       // its index's owner tag
-  };
-  std::unordered_map<uint64_t, Partition> partitions_;  // by descriptor
+  std::unordered_map<uint64_t, std::unique_ptr<PartitionServer>> partitions_;
 };
 
 // Registers XStore's opcodes on a memory node (the registry's register_memory_side), starts

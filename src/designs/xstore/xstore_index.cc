@@ -154,8 +154,10 @@ class XStoreIndex final : public Index {
     return old == 0 ? at->raw() : old;
   }
 
-  // `owner`: the index's owner tag, which the chunk the record goes into carries (and with it
-  // the partition whose descriptor it is: XStoreServer).
+  // `owner`: the index's owner tag, in the request's first word. The memory server does not
+  // use it yet: it allocates what it keeps from one allocator per node, whose chunk cut and
+  // redo blocks survive its restarts (server_memory.h), so a dropped XStore index's
+  // server-side trees, models and records stay in the pool (docs/API.md, "Drop").
   static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record,
                                        uint64_t owner) {
     fabric::RpcReply request, reply;
