@@ -38,7 +38,9 @@ Result<GlobalAddress> NodeAllocator::CutLocked(fabric::Endpoint& ep, uint16_t no
   if (arena.left < size) {
     if (arena.exhausted) return Status::OutOfSpace("memory node " + std::to_string(node) + " is full");
     fabric::RpcReply reply;
-    Status s = ep.Call(node, fabric::rpc_op::kAllocChunk, {}, &reply);
+    fabric::RpcReply request;
+    if (options_.owner != 0) fabric::AppendPod(&request, options_.owner);
+    Status s = ep.Call(node, fabric::rpc_op::kAllocChunk, request, &reply);
     if (s.IsOutOfSpace()) arena.exhausted = true;
     DMX_RETURN_IF_ERROR(s);
     uint64_t offset = 0, chunk_bytes = 0;
@@ -138,6 +140,18 @@ uint64_t NodeAllocator::pool_bytes() const {
 uint64_t NodeAllocator::bytes_in_use() const {
   std::lock_guard lock(mu_);
   return in_use_;
+}
+
+std::shared_ptr<NodeAllocator> OwnedAllocators::For(uint64_t owner) {
+  std::lock_guard lock(mu_);
+  auto& a = by_owner_[owner];
+  if (!a) a = std::make_shared<NodeAllocator>(memory_nodes_, NodeAllocatorOptions{.owner = owner});
+  return a;
+}
+
+void OwnedAllocators::Forget(uint64_t owner) {
+  std::lock_guard lock(mu_);
+  by_owner_.erase(owner);
 }
 
 }  // namespace dmindex::alloc

@@ -19,9 +19,13 @@ using RpcOpcode = uint16_t;
 // Opcodes are allocated here, in one place, so designs cannot collide.
 namespace rpc_op {
 inline constexpr RpcOpcode kPing = 1;        // empty -> empty
-inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 chunk offset, u64 chunk bytes
-inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset -> empty
+// kAllocChunk's request is empty (an unowned chunk) or the u64 owner tag of the index the
+// chunk is for (memory_node.h: FreeOwnedChunks); the reply is the offset and the bytes the
+// caller may use: the chunk past its header (pool_layout.h, kChunkHeaderBytes).
+inline constexpr RpcOpcode kAllocChunk = 2;  // [u64 owner] -> u64 offset, u64 bytes
+inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset (as handed out) -> empty
 inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
+inline constexpr RpcOpcode kFreeOwnedChunks = 5;  // u64 owner -> u64 chunks freed
 // 16..: designs' memory-side handlers, registered through their registry entries
 // (designs/registry.cc). One line per opcode, so two designs can never collide.
 inline constexpr RpcOpcode kDexOffload = 16;  // designs/dex/offload.h: OffloadWire -> OffloadResult

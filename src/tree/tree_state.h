@@ -91,7 +91,7 @@ struct ComputeNodeState {
   // ask for one.
   ComputeNodeState(uint32_t id_, uint16_t memory_nodes, const TreeOptions& o,
                    const NodeLayout<KV>& layout, std::unique_ptr<RoutingCache<KV>> routing = nullptr)
-      : id(id_), allocator(memory_nodes), retired(2 * o.value_lease), cache(std::move(routing)) {
+      : id(id_), allocator(memory_nodes, {.owner = o.chunk_owner}), retired(2 * o.value_lease), cache(std::move(routing)) {
     if (!cache && o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
     if (o.hocl) local_locks = std::make_unique<LocalLockTable>(memory_nodes, o.handover_max);
   }
