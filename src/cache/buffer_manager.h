@@ -146,6 +146,9 @@ class BufferManager {
   void ListCooling(BufferFrame* f, CacheWorker& w);
   Step Reheat(OptimisticGuard& parent, const uint64_t* slot, BufferFrame* c, GlobalAddress addr,
               CacheWorker& w);
+  // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
+  // the misses on a frame and its page overlap instead of following each other.
+  void PrefetchPage(const BufferFrame* f) const;
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
   void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
   uint64_t* FindSlot(std::byte* page, Swip s) const;
