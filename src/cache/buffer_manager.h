@@ -161,7 +161,14 @@ class BufferManager {
   const PageLayout& layout_;
   const size_t frame_count_;
   std::unique_ptr<BufferFrame[]> frames_;
-  std::unique_ptr<std::byte[]> pages_;
+  // The pages: one anonymous mapping, zero and backed on first touch, advised to use huge
+  // pages (PageMemory).
+  struct Unmap {
+    size_t bytes;
+    void operator()(std::byte* p) const;
+  };
+  static std::unique_ptr<std::byte[], Unmap> PageMemory(size_t bytes);
+  std::unique_ptr<std::byte[], Unmap> pages_;
   std::atomic<size_t> never_used_{0};  // frames_[never_used_..] were never handed out
   MappingTable mapping_;
   CoolingMap cooling_;
