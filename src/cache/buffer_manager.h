@@ -160,14 +160,14 @@ class BufferManager {
   const CacheOptions options_;
   const PageLayout& layout_;
   const size_t frame_count_;
-  std::unique_ptr<BufferFrame[]> frames_;
-  // The pages: one anonymous mapping, zero and backed on first touch, advised to use huge
-  // pages (PageMemory).
+  // Frames and pages: each one anonymous mapping advised to use huge pages (HugeMapping).
   struct Unmap {
     size_t bytes;
-    void operator()(std::byte* p) const;
+    void operator()(void* p) const;
   };
-  static std::unique_ptr<std::byte[], Unmap> PageMemory(size_t bytes);
+  static std::unique_ptr<std::byte[], Unmap> HugeMapping(size_t bytes);
+  static std::unique_ptr<BufferFrame[], Unmap> NewFrames(size_t count);
+  std::unique_ptr<BufferFrame[], Unmap> frames_;
   std::unique_ptr<std::byte[], Unmap> pages_;
   std::atomic<size_t> never_used_{0};  // frames_[never_used_..] were never handed out
   MappingTable mapping_;
