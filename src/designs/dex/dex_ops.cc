@@ -1,9 +1,11 @@
 // DEX's operations (§7): lookup, update/upsert/delete, bulk load (scans: dex_scan.cc).
 // Each loops over attempts of the cached traversal.
 //
-// A cached page is copied into private memory and its latch validated *before* anything in
-// the copy is decoded: a copy taken while a latch holder rewrote the page may be any mix of
-// two images, and a slotted node's offsets in such a mix could point anywhere.
+// A cached page is read under its optimistic latch, and its latch validated *before*
+// anything read is acted on: a page read while a latch holder rewrote it may be any mix of
+// two images. A slotted node's offsets in such a mix could point anywhere, so a slotted page
+// is copied and validated before it is decoded; the u64 format's pages are searched in place
+// with every index bounded by the node (docs/SYNCHRONIZATION.md, "DEX's cached pages").
 #include <algorithm>
 #include <string>
 
