@@ -34,6 +34,9 @@ Result<std::unique_ptr<BufferManager>> BufferManager::Create(const CacheOptions&
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
+// Smaller mappings are not advised: their pages fit the TLB anyway, and a huge page is backed
+// whole on its first touch (a small cache would hold 2 MiB of memory for a few frames).
+constexpr size_t kAdviseFrom = 16 * kHugePage;
 
 }  // namespace
 
@@ -51,7 +54,7 @@ std::unique_ptr<std::byte[], BufferManager::Unmap> BufferManager::HugeMapping(si
   const size_t lead = (kHugePage - reinterpret_cast<uintptr_t>(base) % kHugePage) % kHugePage;
   if (lead > 0) munmap(base, lead);
   if (lead < kHugePage) munmap(base + lead + kept, kHugePage - lead);
-  madvise(base + lead, kept, MADV_HUGEPAGE);
+  if (kept >= kAdviseFrom) madvise(base + lead, kept, MADV_HUGEPAGE);
   return std::unique_ptr<std::byte[], Unmap>(base + lead, Unmap{kept});
 }
 
