@@ -20,8 +20,11 @@ namespace dmindex::testing {
 
 // Counts the READs and WRITEs of one thread; from the `die_at`-th on (1-based; 0: never) it
 // fails them, landing the first half of the `die_at`-th's words if it is a WRITE. Every later
-// READ and WRITE of the thread fails too, so whatever lock it held stays held, as in a killed
-// process (atomic verbs pass: the CAS that takes a lock lands with the READ batched behind it).
+// verb of the thread fails too, atomic ones included (none lands: a killed process posts
+// nothing), so whatever lock it held stays held. Atomic verbs before the `die_at`-th pass: the
+// CAS that takes a lock lands with the READ batched behind it. A dead thread also renews no
+// lease (CheckLive's on-the-spot renewal is its CAS), so one that asks after its own lock word
+// (tree/node_lock.cc, AskOurWord) stops once the test clock moved past its lease.
 class DyingThread final : public fabric::VerbScript {
  public:
   DyingThread(std::thread::id who, uint64_t die_at) : who_(who), die_at_(die_at) {}
@@ -32,6 +35,10 @@ class DyingThread final : public fabric::VerbScript {
     // Half the words of a WRITE land (an aligned 8-byte word never tears: none of a lock word).
     if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
     return Outcome::kFail;
+  }
+  AtomicOutcome RunAtomic(const fabric::Verb&) override {
+    const bool dead = std::this_thread::get_id() == who_ && die_at_ != 0 && seen_ >= die_at_;
+    return dead ? AtomicOutcome::kFail : AtomicOutcome::kPass;
   }
   uint64_t seen() const { return seen_; }
 

@@ -165,6 +165,14 @@ Status Lease::CheckLive() {
   return Renew();
 }
 
+Status Lease::GiveUp(const std::string& why) {
+  if (ep_ == nullptr) return Status::Unavailable(why);  // a memory server's: it has no slot to stop renewing
+  // The background renewal stops at its next round (Renew answers fenced); writes posted
+  // before this instant passed CheckLive, so a taker's wait covers them as for a dead holder.
+  fenced_.store(true);
+  return Fenced(("was revoked by this process (" + why + ")").c_str());
+}
+
 Status Lease::Renew() {
   std::lock_guard<runtime::Mutex> g(mu_);
   if (ep_ == nullptr) return Status::Ok();  // a memory server's: nothing to renew

@@ -12,9 +12,10 @@
 //   * a writer that dies mid-WRITE: land part of it and fail the verb, the rest never lands.
 // HeldVerb below is the script for one such pause; other schedules are other VerbScripts.
 //
-// Atomic verbs (CAS, FAA) cannot tear (single words); they are offered to RunAtomic, whose one
-// fault is the one a real fabric shows for them: the verb lands and its completion is lost
-// (the server died with the reply in flight), so the poster cannot know it landed.
+// Atomic verbs (CAS, FAA) cannot tear (single words); they are offered to RunAtomic, whose
+// faults are the ones a real fabric shows for them: the verb lands and its completion is lost
+// (the server died with the reply in flight), so the poster cannot know it landed; or it
+// never lands (the server is away; or, in a crash-point test, the poster is dead).
 #pragma once
 
 #include <chrono>
@@ -54,6 +55,7 @@ class VerbScript {
   enum class AtomicOutcome {
     kPass,       // carried out as usual
     kLostReply,  // carried out, then fails (Unavailable): its poster cannot tell it landed
+    kFail,       // never carried out, fails (Unavailable)
   };
   virtual ~VerbScript() = default;
   // Called concurrently from every thread that posts a READ or WRITE.
