@@ -1,7 +1,7 @@
 // Issue 25 (docs/SYNCHRONIZATION.md, "Leases": "A write posted again"): a writer's
 // write-and-unlock batch fails because memory node 0 went away, and the writer looks whether
-// its lock word still names it (NodeLock::StillOurs) to post the same verbs again. That READ
-// rides through the outage (the UCX fabric waits for a restarting server with a persistent
+// its lock word still names it (NodeLock::PostAgainWhileOurs) to post the same verbs again.
+// That READ rides through the outage (the UCX fabric waits for a restarting server with a persistent
 // pool), so it returns long after the writer's last renewal: the lease may have run out and
 // been revoked meanwhile by a process that saw its slot stand still since before the outage.
 // The word still names the writer only because the taker has not CASed it yet. Posting again
