@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dmindex/global_address.h"
+#include "dmindex/options.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/verb_script.h"
 #include "fabric/pool_layout.h"
@@ -47,6 +48,18 @@ class DyingThread final : public fabric::VerbScript {
   const uint64_t die_at_;
   std::atomic<uint64_t> seen_{0};
 };
+
+// The indexes of the lock tests: u64 keys, 256-byte nodes filled to `fill` (few keys make a
+// tree of several levels) and a 100 ms lease.
+inline IndexOptions LockTestOptions(double fill) {
+  IndexOptions o;
+  o.name = "t";
+  o.key_format = KeyFormat::kU64;
+  o.node_bytes = 256;
+  o.bulk_fill = fill;
+  o.knobs["lease_ms"] = "100";
+  return o;
+}
 
 // Lock words held anywhere in the pools' lock tables.
 inline uint64_t HeldLocks(fabric::Fabric& fabric) {

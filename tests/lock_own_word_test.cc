@@ -73,16 +73,6 @@ class CountCases final : public VerbScript {
   int cases_ = 0;
 };
 
-IndexOptions Options() {
-  IndexOptions o;
-  o.name = "t";
-  o.key_format = KeyFormat::kU64;
-  o.node_bytes = 256;
-  o.bulk_fill = 0.5;
-  o.knobs["lease_ms"] = "100";
-  return o;
-}
-
 lease::ClockFn FixedClock(std::atomic<int64_t>* now_ms) {
   return [now_ms] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms->load())); };
 }
@@ -100,7 +90,7 @@ TEST_P(NodeLockRestart, AWriterWhoseReadBacksFailUntilTheServerAnswersReleasesIt
   fo.pool_bytes = 64ull << 20;
   fo.node.chunk_bytes = 1 << 20;
   auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  auto index = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
+  auto index = std::move(designs::MakeIndex(GetParam(), *fabric, testing::LockTestOptions(0.5))).value();
   std::vector<testing::U64Pair> data;
   for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
   ASSERT_TRUE(testing::BulkLoadU64(*index, data).ok());
@@ -140,7 +130,7 @@ TEST_P(NodeLockRestart, AWriterWhoseReadBacksFailUntilTheServerAnswersReleasesIt
 INSTANTIATE_TEST_SUITE_P(LockTableDesigns, NodeLockRestart, ::testing::Values("naive", "sherman"),
                          [](const auto& info) { return info.param; });
 
-// One lease and one node lock on a one-node pool, with the test's clock.
+// One lease and one node lock (combining verbs or not) on a one-node pool, with the test's clock.
 struct LockBed {
   std::atomic<int64_t> now_ms{1'000'000};
   std::unique_ptr<fabric::InProcFabric> fabric;
@@ -149,8 +139,12 @@ struct LockBed {
   const GlobalAddress node{0, 8ull << 20};
   const GlobalAddress redo_block{0, 12ull << 20};
   tree::LockOwner owner;
+  tree::NodeLock lock;
+  tree::NodeLock::Held held;
+  std::vector<std::byte> image = std::vector<std::byte>(256);
+  uint64_t cas_failures = 0;
 
-  LockBed() {
+  explicit LockBed(bool combine) : lock(combine, FixedClock(&now_ms)) {
     fabric::InProcOptions fo;
     fo.pool_bytes = 16ull << 20;
     fabric = std::move(fabric::InProcFabric::Create(fo)).value();
@@ -164,6 +158,9 @@ struct LockBed {
     lo.renew_in_background = false;
     lo.clock = FixedClock(&now_ms);
     return std::move(lease::Lease::Claim(*fabric, lo)).value();
+  }
+  Status Lock() {
+    return lock.LockAndRead(*ep, nullptr, owner, node, image.data(), 256, &held, &cas_failures);
   }
   uint64_t Word() {
     uint64_t w = 1;
@@ -202,21 +199,17 @@ class NodeLockRestartCas : public ::testing::TestWithParam<bool> {};
 // A lock CAS whose reply was lost may have landed: it is let go of by a CAS asked until the
 // server answers, so the next attempt takes the lock at once.
 TEST_P(NodeLockRestartCas, ALockWhoseReplyWasLostIsLetGoOfOnceTheServerAnswers) {
-  LockBed b;
-  tree::NodeLock lock(/*combine=*/GetParam(), FixedClock(&b.now_ms));
-  tree::NodeLock::Held held;
-  std::vector<std::byte> image(256);
-  uint64_t cas_failures = 0;
+  LockBed b(/*combine=*/GetParam());
   LostLockReplyThenAway away(tree::LockWordFor(b.node), 3);
   b.fabric->SetVerbScript(&away);
-  const Status s = lock.LockAndRead(*b.ep, nullptr, b.owner, b.node, image.data(), 256, &held, &cas_failures);
+  const Status s = b.Lock();
   b.fabric->SetVerbScript(nullptr);
   EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
   EXPECT_EQ(away.failed(), 3);
   ASSERT_EQ(b.Word(), 0u) << "the lock taken by the CAS whose reply was lost stayed held";
-  ASSERT_TRUE(lock.LockAndRead(*b.ep, nullptr, b.owner, b.node, image.data(), 256, &held, &cas_failures).ok());
-  EXPECT_EQ(cas_failures, 0u);
-  EXPECT_TRUE(lock.Unlock(*b.ep, &held).ok());
+  ASSERT_TRUE(b.Lock().ok());
+  EXPECT_EQ(b.cas_failures, 0u);
+  EXPECT_TRUE(b.lock.Unlock(*b.ep, &b.held).ok());
   EXPECT_TRUE(b.lease->CheckLive().ok()) << "the lease was given up although the word was released";
 }
 
@@ -251,17 +244,13 @@ class NodeZeroAway final : public VerbScript {
 };
 
 TEST_P(NodeLockRestartCas, ALeaseThatCannotBeShownLiveLeavesTheWordToATaker) {
-  LockBed b;
-  tree::NodeLock lock(/*combine=*/GetParam(), FixedClock(&b.now_ms));
-  tree::NodeLock::Held held;
-  std::vector<std::byte> image(256);
-  uint64_t cas_failures = 0;
-  ASSERT_TRUE(lock.LockAndRead(*b.ep, nullptr, b.owner, b.node, image.data(), 256, &held, &cas_failures).ok());
+  LockBed b(/*combine=*/GetParam());
+  ASSERT_TRUE(b.Lock().ok());
   NodeZeroAway away(tree::LockWordFor(b.node), &b.now_ms);
   b.fabric->SetVerbScript(&away);
   const uint64_t written = 0x5eed;
   std::vector<fabric::Verb> writes{fabric::Verb::Write(b.node, &written, sizeof written)};
-  const Status s = lock.WriteAndUnlock(*b.ep, &held, writes);
+  const Status s = b.lock.WriteAndUnlock(*b.ep, &b.held, writes);
   b.fabric->SetVerbScript(nullptr);
   EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
   EXPECT_NE(s.message().find("revoked by this process"), std::string::npos) << s.ToString();
@@ -274,14 +263,18 @@ TEST_P(NodeLockRestartCas, ALeaseThatCannotBeShownLiveLeavesTheWordToATaker) {
   EXPECT_FALSE(live.ok()) << "the writer's lease renewed with its word still held";
 
   auto taker_lease = b.Claim();
-  const tree::LockOwner taker{taker_lease.get(), tree::EncodeLockWord(taker_lease->id(), GlobalAddress(0, 13ull << 20))};
+  const tree::LockOwner taker{taker_lease.get(),
+                              tree::EncodeLockWord(taker_lease->id(), GlobalAddress(0, 13ull << 20))};
   tree::NodeLock taker_lock(/*combine=*/GetParam(), FixedClock(&b.now_ms));
   tree::NodeLock::Held taken;
   bool took = false;
-  ASSERT_TRUE(taker_lock.TakeOverIfDead(*b.ep, taker, b.node, image.data(), 256, b.owner.word, &taken, &took).ok());
+  auto take_over = [&] {
+    return taker_lock.TakeOverIfDead(*b.ep, taker, b.node, b.image.data(), 256, b.owner.word, &taken, &took);
+  };
+  ASSERT_TRUE(take_over().ok());
   EXPECT_FALSE(took) << "taken over before the takeover wait";
   b.now_ms += 1000;
-  ASSERT_TRUE(taker_lock.TakeOverIfDead(*b.ep, taker, b.node, image.data(), 256, b.owner.word, &taken, &took).ok());
+  ASSERT_TRUE(take_over().ok());
   ASSERT_TRUE(took) << "the given-up writer's word was not taken over";
   EXPECT_TRUE(taker_lock.Unlock(*b.ep, &taken).ok());
   EXPECT_EQ(b.Word(), 0u);

@@ -26,13 +26,16 @@ bool CanTakeOver(const LockOwner& owner) { return owner.lease != nullptr && !own
 // only be released by us: while our lease is live (a lost lease leaves the word to a taker,
 // below), and until the fabric gives the pool up (kOwnLockWordAnswer, `answers`: one budget
 // for every round of one release). A memory server's own tree asks once: its verbs reach its
-// own pool and fail only when it died, and its successor frees its words.
+// own pool and fail only when it died, and its successor frees its words. A fabric that gave
+// a pool up (Endpoint::GaveUpAPool) fails every verb from then on: no answer will come.
 template <typename Ask>
-Status AskOurWord(const LockOwner& owner, GlobalAddress word, RetryBudget& answers, Ask ask) {
+Status AskOurWord(fabric::Endpoint& ep, const LockOwner& owner, GlobalAddress word, RetryBudget& answers,
+                  Ask ask) {
   Backoff pause(backoff::kPoll, "our lock word's memory server", word);
   for (;;) {
     const Status s = ask();
-    if (!s.IsUnavailable() || (owner.lease != nullptr && owner.lease->memory_server())) return s;
+    if (!s.IsUnavailable() || ep.GaveUpAPool() || (owner.lease != nullptr && owner.lease->memory_server()))
+      return s;
     if (owner.lease != nullptr) DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
     if (!answers.Spend()) return answers.Exhausted(word.ToString());
     pause.Pause();
@@ -42,9 +45,10 @@ Status AskOurWord(const LockOwner& owner, GlobalAddress word, RetryBudget& answe
 // `word` may still name `owner` and cannot be released now (`why`): the lease is given up
 // (fenced for good, never renewed again), so that the word is taken over after TakeoverWait
 // as a dead process's and its record replayed; the index opening must be reopened. Without
-// a lease (or a memory server's) nothing can take the word over: it stays.
-Status LeaveToTakeover(const LockOwner& owner, GlobalAddress word, const Status& why) {
-  if (owner.lease == nullptr || owner.lease->memory_server()) return why;
+// a lease (or a memory server's) nothing can take the word over: it stays. A fabric that gave
+// a pool up fails this process's every verb, renewals included: the lease runs out by itself.
+Status LeaveToTakeover(fabric::Endpoint& ep, const LockOwner& owner, GlobalAddress word, const Status& why) {
+  if (owner.lease == nullptr || owner.lease->memory_server() || ep.GaveUpAPool()) return why;
   return owner.lease->GiveUp("lock word " + word.ToString() + " may still name it: " + why.message());
 }
 
@@ -54,8 +58,9 @@ Status ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, const LockOwner& 
   if (owner.word == kUnlocked) return Status::Ok();
   RetryBudget answers(retry_limits::kOwnLockWordAnswer, "let go of our own lock word");
   uint64_t ignored = 0;
-  const Status s = AskOurWord(owner, word, answers, [&] { return ep.Cas(word, owner.word, kUnlocked, &ignored); });
-  return s.ok() ? s : LeaveToTakeover(owner, word, s);
+  const Status s =
+      AskOurWord(ep, owner, word, answers, [&] { return ep.Cas(word, owner.word, kUnlocked, &ignored); });
+  return s.ok() ? s : LeaveToTakeover(ep, owner, word, s);
 }
 
 }  // namespace
@@ -294,11 +299,18 @@ Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std:
   Status s = failed;
   while (s.IsUnavailable()) {
     uint64_t now = kUnlocked;
-    const Status read = AskOurWord(held.owner, held.word, answers, [&] { return ep.Read(held.word, &now, 8); });
-    if (!read.ok()) return LeaveToTakeover(held.owner, held.word, read);
-    if (now != held.owner.word) return s;  // released by the batch, or taken over since
+    const Status read =
+        AskOurWord(ep, held.owner, held.word, answers, [&] { return ep.Read(held.word, &now, 8); });
+    if (!read.ok()) return LeaveToTakeover(ep, held.owner, held.word, read);
+    // Handed over locally (rename): the word may still name the thread before us - our lease,
+    // its redo block; the local table keeps every other thread of ours off it until we release.
+    const bool ours = now == held.owner.word ||
+                      (held.rename && held.owner.lease != nullptr &&
+                       LockWordHolder(now) == held.owner.lease->id());
+    if (!ours) return s;  // released by the batch, or taken over since
     if (held.owner.lease != nullptr) {
-      if (Status live = held.owner.lease->CheckLive(); !live.ok()) return LeaveToTakeover(held.owner, held.word, live);
+      if (Status live = held.owner.lease->CheckLive(); !live.ok())
+        return LeaveToTakeover(ep, held.owner, held.word, live);
     }
     s = PostInOrder(ep, verbs);
   }
