@@ -35,7 +35,7 @@ class DyingThread final : public fabric::VerbScript {
     if (die_at_ == 0 || n < die_at_) return Outcome::kPass;
     // Half the words of a WRITE land (an aligned 8-byte word never tears: none of a lock word).
     if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
-    return Outcome::kNotLanded;
+    return Outcome::kFail;
   }
   AtomicOutcome RunAtomic(const fabric::Verb&) override {
     const bool dead = std::this_thread::get_id() == who_ && die_at_ != 0 && seen_ >= die_at_;

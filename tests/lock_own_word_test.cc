@@ -44,11 +44,11 @@ class ServerAwayForReads final : public VerbScript {
     if (!write_failed_) {
       if (copy.verb().kind != VerbKind::kWrite) return Outcome::kPass;
       write_failed_ = true;
-      return Outcome::kNotLanded;
+      return Outcome::kFail;
     }
     if (copy.verb().kind != VerbKind::kRead || failed_reads_ == away_reads_) return Outcome::kPass;
     ++failed_reads_;
-    return Outcome::kNotLanded;
+    return Outcome::kFail;
   }
   int failed_reads() const { return failed_reads_; }
 
@@ -224,12 +224,12 @@ class NodeZeroAway final : public VerbScript {
   Outcome Run(const VerbCopy& copy) override {
     if (copy.verb().kind == VerbKind::kWrite) {
       write_failed_ = true;
-      return Outcome::kNotLanded;
+      return Outcome::kFail;
     }
     if (!write_failed_ || copy.verb().remote != word_) return Outcome::kPass;
     ++failed_reads_;
     *now_ms_ += 20;
-    return Outcome::kNotLanded;
+    return Outcome::kFail;
   }
   AtomicOutcome RunAtomic(const fabric::Verb&) override {
     return write_failed_ ? AtomicOutcome::kNotLanded : AtomicOutcome::kPass;
