@@ -27,36 +27,18 @@
 #include "designs/local/local_tree.h"
 #include "designs/registry.h"
 #include "dmindex/index.h"
+#include "random_keys.h"
 #include "fabric/inproc/inproc_fabric.h"
 
 namespace dmindex {
 namespace {
 
-constexpr size_t kKeys = 1'000'000;
+constexpr size_t kKeys = bench::kBenchKeys;
 constexpr uint32_t kNodeBytes = 1024;  // IndexOptions' default, what `dmindex bench` gives local
 
 // kKeys distinct random keys (fixed seed) as 8-byte big-endian strings, and a lookup order.
-struct Keys {
-  std::vector<std::string> insert_order;
-  std::vector<std::string> lookup_order;
-  Keys() {
-    std::mt19937_64 rng(42);
-    std::vector<uint64_t> k;
-    k.reserve(kKeys + kKeys / 8);
-    while (k.size() < kKeys + kKeys / 16) k.push_back(rng() | 1);  // odd: never 0, the reserved key
-    std::sort(k.begin(), k.end());
-    k.erase(std::unique(k.begin(), k.end()), k.end());
-    std::shuffle(k.begin(), k.end(), rng);
-    k.resize(kKeys);
-    for (uint64_t v : k) insert_order.push_back(U64Key(v).str());
-    lookup_order = insert_order;
-    std::shuffle(lookup_order.begin(), lookup_order.end(), rng);
-  }
-};
-const Keys& TheKeys() {
-  static const Keys keys;
-  return keys;
-}
+using bench::TheKeys;
+using Keys = bench::RandomKeys;
 
 uint64_t Decode(Slice s) {
   uint64_t v;

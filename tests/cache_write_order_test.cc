@@ -6,7 +6,12 @@
 //    the child's old remote image). Before the fix cooling unswizzled the page first and
 //    wrote it afterwards: the parent cooled (and was written) while the child's write hung;
 //  * a page marked precedes_parent (a split narrowed it) is written before its parent, by
-//    every write-back of the parent and by a flush, whatever the frames' order.
+//    every write-back of the parent and by a flush, whatever the frames' order;
+//  * a page has at most one write-back in flight: a flush holds the page's latch exclusively
+//    while its image is on the way, so a parent's write-back cannot write the same page at
+//    the same time. Before the fix both latched it shared; each re-encoded the page with its
+//    own version, and their WRITEs' pieces interleaved into an image that validated under
+//    neither (DEX: "does not validate even under its lock" in a range nobody else writes).
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -61,6 +66,23 @@ class WriteLog {
     std::lock_guard lock(mu_);
     released_ = true;
     cv_.notify_all();
+  }
+  // Whether some page had a second write-back started before its first one was done.
+  bool Overlapped() {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < events_.size(); ++i) {
+      if (events_[i].done) continue;
+      size_t j = i + 1;
+      while (j < events_.size() && events_[j].addr != events_[i].addr) ++j;
+      if (j < events_.size() && !events_[j].done) return true;
+    }
+    return false;
+  }
+  int Count(GlobalAddress a, bool done) {
+    std::lock_guard lock(mu_);
+    int n = 0;
+    for (const Event& e : events_) n += e.addr == a && e.done == done;
+    return n;
   }
   // Index of the first such event, -1 if none.
   int Position(GlobalAddress a, bool done) const {
@@ -184,6 +206,54 @@ TEST(CacheWriteOrder, ASplitChildIsWrittenBeforeItsParent) {
   ASSERT_TRUE(bm->FlushDirty(w).ok());
   EXPECT_LT(log.Find(leaf5->remote(), true), log.Find(inner1->remote(), false));
   EXPECT_FALSE(leaf5->dirty.load() || inner1->dirty.load());
+  EXPECT_TRUE(bm->CheckInvariants().ok()) << bm->CheckInvariants().ToString();
+}
+
+TEST(CacheWriteOrder, APageHasOneWriteBackInFlight) {
+  auto tree = TestTree::Build(4, 3);
+  auto bm = MakeCache(64);
+  FabricPages pages(*tree->fabric), flush_pages(*tree->fabric);
+  WriteLog log;
+  LoggedWriter writer(pages, log), flush_writer(flush_pages, log);
+  CacheWorker w(*bm, writer);
+  uint64_t v = 0;
+  ASSERT_TRUE(tree->Access(*bm, w, pages, 1, 0, false, &v).ok());
+  BufferFrame* leaf = bm->Lookup(tree->levels[0][1]);
+  BufferFrame* inner = bm->Lookup(tree->levels[1][0]);
+  ASSERT_NE(leaf, nullptr);
+  ASSERT_NE(inner, nullptr);
+  // A split narrowed the leaf (its parent's write-back must write it first), and the parent
+  // changed too: both a flush and the parent's write-back through want to write the leaf.
+  MarkDirty(leaf, true);
+  MarkDirty(inner, false);
+  const GlobalAddress at = leaf->remote();
+  log.Hold(at);
+  Status flushed;
+  std::thread flusher([&] {
+    CacheWorker fw(*bm, flush_writer);
+    flushed = bm->FlushDirty(fw, [&](GlobalAddress a) { return a == at; }).status();
+  });
+  log.WaitStarted(at);
+  // The flush's WRITE of the leaf is in flight. Every write-back of a page latches it, so
+  // while the latch is taken no second one can start.
+  const bool second_could_start = leaf->latch.TryLockShared();
+  if (second_could_start) leaf->latch.UnlockShared();
+  EXPECT_FALSE(second_could_start) << "a page's latch admits a second write-back while one is in flight";
+  Status through;
+  std::thread parent_writer([&] {  // as a merge writes a parent through
+    ExclusiveGuard g(inner);
+    through = bm->WriteBack(inner, w);
+  });
+  log.Release();
+  flusher.join();
+  parent_writer.join();
+  ASSERT_TRUE(flushed.ok()) << flushed.ToString();
+  ASSERT_TRUE(through.ok()) << through.ToString();
+  EXPECT_FALSE(log.Overlapped()) << "two write-backs of one page were in flight at once";
+  EXPECT_EQ(log.Count(at, false), 1) << "the parent's write-back wrote the leaf again, though it was clean";
+  EXPECT_GE(log.Find(at, true), 0);
+  EXPECT_LT(log.Find(at, true), log.Find(inner->remote(), false));
+  EXPECT_FALSE(leaf->dirty.load() || inner->dirty.load());
   EXPECT_TRUE(bm->CheckInvariants().ok()) << bm->CheckInvariants().ToString();
 }
 

@@ -27,7 +27,8 @@ TEST(CheckCli, PassesOnEveryDesignUnderTornAndDelayedVerbs) {
   for (const std::string& design : designs::DesignNames()) {
     // Designs living in this process issue no verbs to tear (--tear is refused for them).
     const std::string faults = designs::IssuesVerbs(design) ? " --tear --delay 0.01" : "";
-    ToolRun r = RunTool("check --design " + design + faults + " --threads 6 --ops 800");
+    // CompareAndSwap in the mix: every design compares atomically (docs/API.md).
+    ToolRun r = RunTool("check --design " + design + faults + " --cas-pct 10 --threads 6 --ops 800");
     EXPECT_EQ(r.exit_code, 0) << design << ":\n" << r.output;
     EXPECT_TRUE(Contains(r, "OK: " + design)) << r.output;
     EXPECT_TRUE(Contains(r, "0 violation(s)")) << r.output;

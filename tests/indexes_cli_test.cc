@@ -161,6 +161,16 @@ TEST_F(IndexesCliTest, LocksListsLeasesAndHeldLocksWithTheirHolder) {
             std::string::npos)
       << held.output;
   EXPECT_NE(held.output.find("1 lock held"), std::string::npos) << held.output;
+
+  // A word of the memory server's own tree (XStore's server-side writes) names the server.
+  const GlobalAddress server_word(0, fabric::kLockTableOffset + 8 * 456);
+  ASSERT_TRUE(ep->Cas(server_word, 0, tree::EncodeLockWord(lease::MemoryServerHolder(3), GlobalAddress()), &old).ok());
+  testing::ToolRun server = Indexes("--locks");
+  EXPECT_NE(server.output.find("lock " + server_word.ToString() + ": held by memory node 0's server (XStore's "
+                               "server-side tree), incarnation 3"),
+            std::string::npos)
+      << server.output;
+  EXPECT_NE(server.output.find("2 locks held"), std::string::npos) << server.output;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/u64.h"
+#include "crash_points.h"
 #include "designs/registry.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/inproc_fabric.h"
@@ -32,31 +33,13 @@
 namespace dmindex {
 namespace {
 
-using fabric::VerbCopy;
-using fabric::VerbScript;
+using testing::DyingThread;
+using testing::HeldLocks;
 
-// Counts the READs and WRITEs of one thread; from the `die_at`-th on (1-based; 0: never) it
-// fails them, landing the first half of the `die_at`-th's words if it is a WRITE.
-class DyingThread final : public VerbScript {
- public:
-  DyingThread(std::thread::id who, uint64_t die_at) : who_(who), die_at_(die_at) {}
-  Outcome Run(const VerbCopy& copy) override {
-    if (std::this_thread::get_id() != who_) return Outcome::kPass;
-    const uint64_t n = ++seen_;
-    if (die_at_ == 0 || n < die_at_) return Outcome::kPass;
-    // Half the words of a WRITE land (an aligned 8-byte word never tears: none of a lock word).
-    if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
-    return Outcome::kFail;
-  }
-  uint64_t seen() const { return seen_; }
-
- private:
-  const std::thread::id who_;
-  const uint64_t die_at_;
-  std::atomic<uint64_t> seen_{0};
-};
-
-enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit };
+// kLeafSplitUnderParent: a full leaf under a parent with room that the dying process has
+// cached, so its split's batch takes the parent's lock behind the leaf's unlock
+// (docs/SYNCHRONIZATION.md, "The parent's lock in a split's batch").
+enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit, kLeafSplitUnderParent };
 
 struct Case {
   std::string design;
@@ -64,7 +47,7 @@ struct Case {
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  static const char* kOps[] = {"Insert", "Update", "LeafSplit", "InternalSplit"};
+  static const char* kOps[] = {"Insert", "Update", "LeafSplit", "InternalSplit", "LeafSplitUnderParent"};
   return info.param.design + "_" + kOps[static_cast<int>(info.param.op)];
 }
 
@@ -78,6 +61,7 @@ struct Bed {
   std::map<uint64_t, uint64_t> acknowledged;
   uint64_t key = 0, old_value = 0, new_value = 0;  // the dead operation's
   bool key_existed = false;
+  bool warm = false;  // the dying process reads the dead key's leaf first (its cache holds the parent)
 };
 
 IndexOptions Options(double fill) {
@@ -99,11 +83,11 @@ Bed MakeBed(const Case& c) {
   fo.pool_bytes = 64ull << 20;
   fo.node.chunk_bytes = 1 << 20;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  const bool full = c.op == Op::kLeafSplit || c.op == Op::kInternalSplit;
+  const bool full = c.op == Op::kLeafSplit || c.op == Op::kInternalSplit || c.op == Op::kLeafSplitUnderParent;
   // One full leaf (RF-tree's leaves hold one slot more: 7 in 256 - 8 bytes of trailer, where
-  // the others' hold 6) / a tree of height 3+.
+  // the others' hold 6) / a tree of height 3+ / 8 full leaves under a root with room for 12.
   const uint64_t leaf = c.design == "rftree" ? 7 : 6;
-  const uint64_t keys = c.op == Op::kLeafSplit ? leaf : 400;
+  const uint64_t keys = c.op == Op::kLeafSplit ? leaf : c.op == Op::kLeafSplitUnderParent ? 8 * leaf : 400;
   b.taker = std::move(designs::MakeIndex(c.design, *b.fabric, Options(full ? 1.0 : 0.5))).value();
   std::vector<testing::U64Pair> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, 2 * k * 10});
@@ -114,6 +98,7 @@ Bed MakeBed(const Case& c) {
   b.key_existed = b.acknowledged.count(b.key) > 0;
   b.old_value = b.key_existed ? b.acknowledged[b.key] : 0;
   b.new_value = 7'000'000 + b.key;
+  b.warm = c.op == Op::kLeafSplitUnderParent;
   return b;
 }
 
@@ -121,6 +106,10 @@ Bed MakeBed(const Case& c) {
 // how many READs and WRITEs it posted and whether it was acknowledged.
 uint64_t RunDying(Bed& b, uint64_t die_at, bool* acknowledged) {
   auto session = std::move(b.dead->OpenSession(0)).value();
+  uint64_t ignored = 0;
+  if (b.warm) {
+    EXPECT_TRUE(session->Lookup(b.key - 1, &ignored).ok());
+  }
   DyingThread script(std::this_thread::get_id(), die_at);
   b.fabric->SetVerbScript(&script);
   *acknowledged = session->Insert(b.key, b.new_value).ok();
@@ -171,19 +160,6 @@ void CheckAfter(Bed& b, bool dead_acknowledged, uint64_t die_at) {
     const Status st = s->Insert(k + 1, k);
     ASSERT_TRUE(st.ok()) << "key " << k + 1 << ": " << st.ToString();
   }
-}
-
-// Lock words held anywhere in the pool's lock tables.
-uint64_t HeldLocks(fabric::Fabric& fabric) {
-  auto ep = std::move(fabric.Connect()).value();
-  std::vector<uint64_t> table(fabric::kLockTableBytes / 8);
-  uint64_t held = 0;
-  for (uint16_t node = 0; node < fabric.memory_nodes(); ++node) {
-    EXPECT_TRUE(ep->Read(GlobalAddress(node, fabric::kLockTableOffset), table.data(),
-                         static_cast<uint32_t>(fabric::kLockTableBytes)).ok());
-    for (uint64_t w : table) held += w != 0;
-  }
-  return held;
 }
 
 uint64_t Property(const Index& index, const char* name) { return index.GetIntProperty(name).value_or(0); }
@@ -301,8 +277,10 @@ INSTANTIATE_TEST_SUITE_P(Designs, LockTakeover,
                                            Case{"naive", Op::kLeafSplit}, Case{"naive", Op::kInternalSplit},
                                            Case{"sherman", Op::kInsert}, Case{"sherman", Op::kUpdate},
                                            Case{"sherman", Op::kLeafSplit}, Case{"sherman", Op::kInternalSplit},
+                                           Case{"sherman", Op::kLeafSplitUnderParent},
                                            Case{"rftree", Op::kInsert}, Case{"rftree", Op::kUpdate},
-                                           Case{"rftree", Op::kLeafSplit}, Case{"rftree", Op::kInternalSplit}),
+                                           Case{"rftree", Op::kLeafSplit}, Case{"rftree", Op::kInternalSplit},
+                                           Case{"rftree", Op::kLeafSplitUnderParent}),
                          CaseName);
 
 }  // namespace

@@ -249,7 +249,7 @@ void MultiProcessCheckTest::RunProcesses(const std::string& format, const std::s
 TEST_P(MultiProcessCheckTest, ConcurrentProcessesAreLinearizableAndLoseNoWrite) {
   // Under a sanitizer every process runs 5-15 times slower (each of these took 90-150 s under
   // TSan, a fifth of CI's TSan pass): the same threads race over the same keys, with a quarter
-  // of the operations. The Release build runs the whole load (ten times in CI).
+  // of the operations. The Release build runs the whole load (three times in CI).
   const bool sanitized = std::string(DMINDEX_SANITIZER).size() > 0;
   RunProcesses("", sanitized ? " --threads 6 --ops 1500 --rounds 2" : " --threads 6 --ops 3000 --rounds 4");
 }

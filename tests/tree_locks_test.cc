@@ -4,6 +4,8 @@
 // any lost update means mutual exclusion or write-before-unlock ordering broke.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -118,6 +120,44 @@ TEST(LocalLockTable, EveryQueuedThreadGetsTheLockOneAtATime) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(counter, uint64_t{kThreads} * kAcquires);
+  EXPECT_EQ(table.Waiting(word), 0u);
+}
+
+// TryAcquire (a leaf split's try at its parent's lock) never waits: it takes a free local
+// lock, with the hand-over state Acquire would report, and refuses an owned one.
+TEST(LocalLockTable, TryAcquireTakesOnlyAFreeLock) {
+  LocalLockTable table(1, 4);
+  const GlobalAddress word(0, fabric::kLockTableOffset + 8 * 9);
+  bool handed = true;
+  ASSERT_TRUE(table.TryAcquire(word, &handed));
+  EXPECT_FALSE(handed) << "nobody handed the global lock over";
+  EXPECT_FALSE(table.TryAcquire(word, &handed)) << "owned";
+  EXPECT_EQ(table.Waiting(word), 0u) << "a refused try leaves no ticket behind";
+  table.Release(word, true);  // keeps the global lock for the next local owner
+  ASSERT_TRUE(table.TryAcquire(word, &handed));
+  EXPECT_TRUE(handed);
+  table.Release(word, false);
+  // Racing tries and acquires: at most one owner at a time, every acquire served.
+  constexpr int kThreads = 4, kRounds = 2000;
+  std::atomic<int> owners{0}, most{0};
+  uint64_t counter = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        bool h = false;
+        if (t % 2 == 0) table.Acquire(word);
+        else if (!table.TryAcquire(word, &h)) continue;
+        const int now = ++owners;
+        most = std::max(most.load(), now);
+        ++counter;
+        --owners;
+        table.Release(word, false);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(most.load(), 1);
+  EXPECT_GE(counter, uint64_t{kThreads / 2} * kRounds);
   EXPECT_EQ(table.Waiting(word), 0u);
 }
 

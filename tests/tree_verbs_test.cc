@@ -12,6 +12,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <random>
 
 #include "designs/registry.h"
@@ -57,7 +58,7 @@ struct Bed {
 
 // Keys 2, 4, ..., 2n (odd keys are free for inserts), bulk loaded; the cache is warmed by
 // one lookup per leaf.
-Bed MakeBed(const std::string& design, uint64_t keys) {
+Bed MakeBed(const std::string& design, uint64_t keys, std::map<std::string, std::string> knobs = {}) {
   Bed b;
   fabric::InProcOptions fo;
   fo.memory_nodes = 2;
@@ -65,6 +66,7 @@ Bed MakeBed(const std::string& design, uint64_t keys) {
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
   IndexOptions o;
   o.key_format = KeyFormat::kU64;
+  o.knobs = std::move(knobs);
   b.index = std::move(designs::MakeIndex(design, *b.fabric, o)).value();
   std::vector<KeyValue> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, k});
@@ -118,6 +120,37 @@ TEST(TreeVerbs, ShermanWriteWithoutSplitTakesTwoRoundTrips) {
     auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(k, 1).ok()); });
     ASSERT_LE(c.round_trips, 2u) << c.ToString();
     ASSERT_EQ(c.write_bytes, Redo(24) + 24u + 8u);
+  }
+}
+
+// A leaf split with the parent cached on the leaf's memory node: the parent's lock CAS and
+// READ ride behind the leaf's unlock (docs/SYNCHRONIZATION.md, "The parent's lock in a
+// split's batch"):
+//   [CAS + READ leaf],
+//   [WRITE right leaf, WRITE redo header, WRITE redo copy, WRITE left leaf, WRITE redo clear,
+//    WRITE unlock, CAS parent lock, READ parent],
+//   [WRITE redo header, WRITE redo copy, WRITE parent, WRITE redo clear, WRITE unlock]
+// - three round trips (four before: the parent's lock and READ had one of their own). With
+// combine=off every verb is a round trip of its own and the parent's lock is taken alone.
+TEST(TreeVerbs, ShermanLeafSplitTakesThreeRoundTrips) {
+  for (const bool combined : {true, false}) {
+    SCOPED_TRACE(combined ? "combine=on" : "combine=off");
+    // The first leaf: keys 2..64 in 32 of 40 slots; its parent is cached.
+    Bed b = MakeBed("sherman", 100000, {{"combine", combined ? "on" : "off"}});
+    for (Key k = 3; k <= 17; k += 2) ASSERT_TRUE(b.session->Insert(k, 1).ok()) << k;  // fills it
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(19, 1).ok()); });
+    EXPECT_EQ(c.round_trips, combined ? 3u : 2u + 1u + 5u + 2u + 5u) << c.ToString();
+    EXPECT_EQ(c.cas, 2u);
+    EXPECT_EQ(c.reads, 2u);
+    EXPECT_EQ(c.writes, 11u);
+    EXPECT_EQ(c.write_bytes, 1024u + Redo(1024) + 1024u + 8u + Redo(1024) + 1024u + 8u);
+    // The parent got the separator: a key of the right half is one READ away.
+    Value v;
+    c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(64, &v).ok()); });
+    EXPECT_EQ(c.round_trips, 1u) << c.ToString();
+    // A write into the right half is a plain write again.
+    c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(63, 1).ok()); });
+    EXPECT_EQ(c.round_trips, combined ? 2u : 7u) << c.ToString();
   }
 }
 

@@ -195,14 +195,7 @@ class MemserverRestartOverTcp : public RestartFixture {
   }
 };
 
-TEST_P(MemserverRestart, AWriterRidesThroughAPersistentPoolsRestart) {
-  // KNOWN GAP (docs/FAILURES.md, "What is not done"): XStore's writes run in the memory
-  // server under lock words that name no lease and keep no redo record, so a server killed
-  // inside one leaves the lock held in its restarted pool and the writer's RPCs wait on it
-  // (1 run in ~40 here: "waiting for an answer from memory node 0 ... did not answer").
-  if (design_ == "xstore") GTEST_SKIP() << "xstore's server-side locks do not survive a server kill yet";
-  RideThroughRestarts();
-}
+TEST_P(MemserverRestart, AWriterRidesThroughAPersistentPoolsRestart) { RideThroughRestarts(); }
 
 TEST_F(MemserverRestartOverTcp, AShermanWriterRidesThroughAPersistentPoolsRestart) {
   RideThroughRestarts();

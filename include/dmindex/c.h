@@ -215,8 +215,8 @@ dmindex_code_t dmindex_multi_get(dmindex_session_t* session, size_t count, const
 
 /* Sets key's value to `desired` if it is `expected`, atomically (Session::CompareAndSwap):
  * *swapped is 1 if it did, 0 if not; then, if `current` is not NULL, *current is a new buffer
- * of *current_length bytes holding the value found (dmindex_free). NOT_FOUND if absent;
- * NOT_SUPPORTED on designs without an atomic compare (dex, xstore, rftree). */
+ * of *current_length bytes holding the value found (dmindex_free). NOT_FOUND if absent.
+ * Every design compares atomically (docs/API.md). */
 dmindex_code_t dmindex_compare_and_swap(dmindex_session_t* session, const char* key, size_t key_length,
                                         const char* expected, size_t expected_length, const char* desired,
                                         size_t desired_length, int* swapped, char** current,

@@ -76,10 +76,12 @@ class Session {
 
   // Sets the value of `key` to `desired` if it is `expected`, atomically (linearizable with
   // every other point operation): *swapped says whether it did; when it did not, *current
-  // (if given) receives the value found. NotFound if the key is absent. The tree designs
-  // (naive, sherman) compare under the leaf's lock; the designs that live in this process
+  // (if given) receives the value found. NotFound if the key is absent. The designs in the
+  // pool compare where they write: naive, sherman and xstore (in its memory server) under the
+  // leaf's lock, rftree on the leaf image its inline lock is conditioned on, dex under its
+  // cached leaf's latch or its shared leaf's lock; the designs that live in this process
   // (local, absl, indexy, btree-disk, rocksdb, lmdb) under a per-key lock every write of the
-  // index takes; dex, xstore and rftree answer NotSupported (docs/API.md).
+  // index takes (docs/API.md).
   Status CompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped,
                         std::string* current = nullptr);
   // Deletes every key in [begin, end), one Delete each (a key inserted into the range while

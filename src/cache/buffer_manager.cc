@@ -375,6 +375,10 @@ void BufferManager::UnswizzledCopy(const std::byte* page, std::byte* out) const 
 }
 
 Status BufferManager::WriteBack(BufferFrame* f, CacheWorker& w) {
+  // The caller holds f's latch exclusively, and so does every other write-back of f: two
+  // write-backs of one page (a flush and a parent's write-through, say) each encode it with
+  // a version of their own, and their WRITEs, landing piece by piece at once, would leave an
+  // image of both that validates as neither, in memory nobody writes under a lock.
   // Children whose new range the page's image relies on go first (precedes_parent). Frames
   // are visited top-down and written bottom-up; a chain of marks follows the tree's levels,
   // so the recursion is at most as deep as the tree.
@@ -383,7 +387,8 @@ Status BufferManager::WriteBack(BufferFrame* f, CacheWorker& w) {
     if (!s.swizzled()) continue;
     BufferFrame* c = s.frame();
     if (!c->precedes_parent.load(std::memory_order_acquire)) continue;
-    SharedGuard cg(c);  // writers of c hold it exclusively: its page holds still
+    // Exclusively: one write-back of a page at a time (a flush may be writing c right now).
+    ExclusiveGuard cg(c);
     if (c->precedes_parent.load(std::memory_order_acquire)) DMX_RETURN_IF_ERROR(WriteBack(c, w));
   }
   UnswizzledCopy(f->page, w.staging_.get());
@@ -400,7 +405,9 @@ Result<uint64_t> BufferManager::FlushDirty(CacheWorker& w,
   for (size_t i = 0; i < frame_count_; ++i) {
     BufferFrame* f = &frames_[i];
     if (!f->dirty.load(std::memory_order_relaxed)) continue;
-    SharedGuard g(f);  // writers need the latch exclusively: the page holds still
+    // Exclusively, as every write-back: the page holds still and no other write-back of it
+    // (a parent's, written through by a merge; cooling) is in flight meanwhile.
+    ExclusiveGuard g(f);
     const FrameState st = f->load_state();
     if ((st != FrameState::kHot && st != FrameState::kCooling) ||
         !f->dirty.load(std::memory_order_relaxed) || (filter && !filter(f->remote())))

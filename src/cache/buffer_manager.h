@@ -89,10 +89,11 @@ class BufferManager {
   // w's transient page, EndOperation() unregisters it; otherwise its frame is freed now.
   // Releases the latch (optimistic readers restart).
   void Discard(ExclusiveGuard& node, CacheWorker& w);
-  // Writes the page of `f` (latched by the caller, shared or exclusively) back to remote
-  // memory, with swizzled pointers replaced by remote addresses, and marks it clean. Its
-  // children marked precedes_parent are written first, recursively (each latched shared while
-  // it is written: latches are only ever waited for downwards), so the page's image never
+  // Writes the page of `f` (latched exclusively by the caller: one write-back of a page is in
+  // flight at a time) back to remote memory, with swizzled pointers replaced by remote
+  // addresses, and marks it clean. Its children marked precedes_parent are written first,
+  // recursively (each latched exclusively while it is written: latches are only ever waited
+  // for downwards), so the page's image never
   // reaches remote memory ahead of a child image it depends on. Every write-back goes through
   // here, except a transient page's (a leaf: EndOperation).
   Status WriteBack(BufferFrame* f, CacheWorker& w);

@@ -27,6 +27,9 @@ MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t siz
       rpc_slots_(std::max<uint32_t>(1, options.rpc_threads)),
       next_chunk_(kChunkAreaOffset) {
   auto* record = reinterpret_cast<PoolIdentityRecord*>(base_ + kPoolIdentityOffset);
+  auto* incarnation = reinterpret_cast<uint64_t*>(base_ + kIncarnationOffset);
+  if (restored) incarnation_ = __atomic_load_n(incarnation, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(incarnation, incarnation_, __ATOMIC_RELAXED);
   if (restored) {
     next_chunk_ = __atomic_load_n(&record->next_chunk, __ATOMIC_RELAXED);
     free_head_ = __atomic_load_n(&record->free_head, __ATOMIC_RELAXED);
@@ -53,7 +56,9 @@ bool MemoryNode::IsHandedOutChunk(uint64_t offset) const {
          (offset - kChunkAreaOffset) % options_.chunk_bytes == 0;
 }
 
-MemoryNode::~MemoryNode() {
+MemoryNode::~MemoryNode() { Stop(); }
+
+void MemoryNode::Stop() {
   std::vector<std::function<void()>> stops;
   {
     std::lock_guard lock(stop_mu_);
@@ -67,10 +72,27 @@ void MemoryNode::OnStop(std::function<void()> stop) {
   stops_.push_back(std::move(stop));
 }
 
+void MemoryNode::OnIdKnown(std::function<void()> start) {
+  std::unique_lock lock(start_mu_);
+  if (!id()) {
+    starts_.push_back(std::move(start));
+    return;
+  }
+  lock.unlock();
+  start();
+}
+
 Status MemoryNode::AssignId(uint16_t id) {
+  // Under start_mu_: a second handshake racing the first returns only after the starts ran.
+  std::lock_guard lock(start_mu_);
   int32_t current = -1;
-  if (id_.compare_exchange_strong(current, id, std::memory_order_acq_rel) || current == id)
+  if (id_.compare_exchange_strong(current, id, std::memory_order_acq_rel)) {
+    std::vector<std::function<void()>> starts;
+    starts.swap(starts_);
+    for (auto& start : starts) start();
     return Status::Ok();
+  }
+  if (current == id) return Status::Ok();
   return Status::InvalidArgument(
       "this memory server is memory node " + std::to_string(current) +
       " (its position in the memory-server list of the client that connected first), but this "

@@ -55,6 +55,20 @@ class MemoryNode {
   // say here how to stop it; the node calls every `stop` once, in registration order, when
   // it goes away, before its pool, chunks and handlers do.
   void OnStop(std::function<void()> stop);
+  // Calls the `stop`s now (once; the destructor calls those registered later): for a node
+  // that goes away while others keep reaching its replacement (InProcFabric::RestartNode).
+  void Stop();
+  // Handlers that keep state in the pool and must put it right before anyone uses it (XStore's
+  // server frees the locks its killed predecessor held) say here how: `start` runs once, when
+  // the node knows its id - at once if it does, else inside the first AssignId, before that
+  // call returns (so before any client is answered: every client's handshake assigns it).
+  void OnIdKnown(std::function<void()> start);
+
+  // Which start of a memory server on this pool this is: 1 for a new pool, one more on every
+  // restart of a persistent one (kept in the pool's word kIncarnationOffset). Two servers never
+  // serve one pool at once (a live server locks its --data-dir), so a lock word that names an
+  // earlier incarnation was left by a dead process.
+  uint64_t incarnation() const { return incarnation_; }
 
   // Nothing until assigned: handlers that must tell local addresses from foreign ones
   // (DEX's offload) then treat every address as foreign.
@@ -102,6 +116,7 @@ class MemoryNode {
 
   std::atomic<int32_t> id_;  // -1: not assigned yet
   const PoolIdentity identity_;
+  uint64_t incarnation_ = 1;
   std::byte* const base_;
   const uint64_t size_;
   const MemoryNodeOptions options_;
@@ -110,6 +125,8 @@ class MemoryNode {
 
   runtime::Mutex stop_mu_;
   std::vector<std::function<void()>> stops_;
+  runtime::Mutex start_mu_;  // AssignId's first assignment and the starts it runs
+  std::vector<std::function<void()>> starts_;
 
   mutable runtime::Mutex chunk_mu_;
   uint64_t next_chunk_;     // bump pointer into the chunk area

@@ -1,7 +1,10 @@
 // Layout of every memory node's pool. Fixed offsets, so any compute process can find the
 // catalog and the lock table without asking the server.
 //
-//   [0, 64)                 never handed out: keeps GlobalAddress{n, 0} unambiguous with null
+//   [0, 64)                 never handed out: keeps GlobalAddress{n, 0} unambiguous with null.
+//                           No verb reaches it (MemoryNode::Contains): the memory server's own
+//                           words. Word 0: how many servers have started on this pool
+//                           (MemoryNode::incarnation), kept by a persistent one
 //   [64, 4032)              node 0: the catalog superblock (catalog.h); other nodes: unused
 //   [4032, 4096)            every node: the pool's identity and chunk allocator state
 //                           (pool_identity.h), written by MemoryNode when the pool is created:
@@ -19,6 +22,7 @@
 
 namespace dmindex::fabric {
 
+inline constexpr uint64_t kIncarnationOffset = 0;
 inline constexpr uint64_t kSuperblockOffset = 64;
 inline constexpr uint64_t kPoolIdentityOffset = 4096 - 64;
 inline constexpr uint64_t kPoolIdentityBytes = 64;

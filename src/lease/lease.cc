@@ -87,6 +87,7 @@ Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseO
     if (!table.ok()) return table.status();
     for (uint32_t i = 0; i < kSlots; ++i) {
       const uint32_t slot = (start + i) % kSlots;
+      if (slot == kMemoryServerSlot) continue;  // never a process's (lease_table.h)
       uint64_t old = (*table)[slot * (kSlotBytes / 8)];
       SlotState s = SlotState::Decode(old);
       if (s.phase == Phase::kHeld) {
@@ -106,18 +107,24 @@ Result<std::unique_ptr<Lease>> Lease::Claim(fabric::Fabric& fabric, const LeaseO
       if (seen != old) continue;  // another claimant won it
       const uint64_t info[3] = {static_cast<uint64_t>(getpid()), WallMs(), WallMs()};
       DMX_RETURN_IF_ERROR(ep->Write(SlotAddress(slot) + 8, info, sizeof info));
-      return std::unique_ptr<Lease>(new Lease(fabric, options, std::move(ep), slot, mine, began));
+      return std::unique_ptr<Lease>(new Lease(options, std::move(ep), HolderId{slot, mine.epoch}, mine.Encode(), began));
     }
     if (!budget.Spend()) return budget.Exhausted("in memory node 0's lease table");
     backoff.Pause();
   }
 }
 
-Lease::Lease(fabric::Fabric& fabric, const LeaseOptions& options, std::unique_ptr<fabric::Endpoint> ep,
-             uint32_t slot, SlotState state, runtime::Clock::time_point claimed)
-    : options_(options), id_{slot, state.epoch}, fabric_(fabric), ep_(std::move(ep)),
-      state_word_(state.Encode()), live_until_ns_(Ns(claimed + options.length)) {
+Lease::Lease(const LeaseOptions& options, std::unique_ptr<fabric::Endpoint> ep, HolderId id, uint64_t state_word,
+             runtime::Clock::time_point claimed)
+    : options_(options), id_(id), ep_(std::move(ep)), state_word_(state_word),
+      live_until_ns_(Ns(claimed + options.length)) {
   if (options_.renew_in_background) renewer_ = runtime::Thread([this] { RenewLoop(); });
+}
+
+std::unique_ptr<Lease> Lease::OfMemoryServer(uint64_t incarnation) {
+  LeaseOptions o;
+  o.renew_in_background = false;
+  return std::unique_ptr<Lease>(new Lease(o, nullptr, MemoryServerHolder(incarnation), 0, runtime::Clock::time_point()));
 }
 
 Lease::~Lease() {
@@ -128,6 +135,7 @@ Lease::~Lease() {
   wake_.NotifyAll();
   if (renewer_.joinable()) renewer_.join();
   std::lock_guard<runtime::Mutex> g(mu_);
+  if (ep_ == nullptr) return;  // a memory server's: no slot
   if (fenced_.load()) return;  // a revoked slot is its taker's to leave
   // Fails only if revoked, or if a renewal whose reply was lost landed: then free from there.
   for (uint64_t expected : {state_word_, in_doubt_word_}) {
@@ -147,6 +155,7 @@ Status Lease::Fenced(const char* why) const {
 }
 
 Status Lease::CheckLive() {
+  if (ep_ == nullptr) return Status::Ok();  // a memory server's: it is the server process
   if (fenced_.load(std::memory_order_relaxed)) [[unlikely]]
     return Fenced("was revoked");
   if (Ns(Now()) < live_until_ns_.load(std::memory_order_acquire)) return Status::Ok();
@@ -158,6 +167,7 @@ Status Lease::CheckLive() {
 
 Status Lease::Renew() {
   std::lock_guard<runtime::Mutex> g(mu_);
+  if (ep_ == nullptr) return Status::Ok();  // a memory server's: nothing to renew
   if (fenced_.load()) return Fenced("was revoked");
   // Taken before the CAS is posted: the renewal lands later, so observers that see it start
   // their wait after this instant, and live_until is never later than they allow.
@@ -224,7 +234,7 @@ Result<std::pair<uint64_t, runtime::Clock::duration>> LeaseObserver::Look(fabric
 Result<bool> LeaseObserver::FenceIfExpired(fabric::Endpoint& ep, HolderId holder) {
   // Epoch 0 names no lease (a holder that takes locks without one): it is waited for, never
   // fenced.
-  if (!holder.valid()) return false;
+  if (!holder.valid() || holder.memory_server()) return false;
   auto looked = Look(ep, holder.slot);
   if (!looked.ok()) return looked.status();
   const auto& look = *looked;

@@ -79,12 +79,20 @@ class Lease {
  public:
   // Claims a free (or released, or revoked) slot and starts renewing it.
   static Result<std::unique_ptr<Lease>> Claim(fabric::Fabric& fabric, const LeaseOptions& options);
+  // What a memory server's own tree holds its locks under (XStore's server-side writes): no
+  // slot of the table (a server reaches only its own pool) but MemoryServerHolder(incarnation).
+  // Always live: the server process is the holder, and a dead one writes nothing. Nobody
+  // fences it or takes its words over (LeaseObserver says no); the next incarnation on the
+  // pool frees them at start, finishing their writes (tree/server_locks.h). Neither does it
+  // take anyone over: the lease table is on memory node 0, out of a server's reach.
+  static std::unique_ptr<Lease> OfMemoryServer(uint64_t incarnation);
   // Stops renewing and frees the slot (whoever owned locks under it must have released them).
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
   HolderId id() const { return id_; }
+  bool memory_server() const { return id_.memory_server(); }
   std::chrono::milliseconds length() const { return options_.length; }
 
   // Ok while this process may write under its locks; renews on the spot if the background
@@ -95,18 +103,17 @@ class Lease {
   Status Renew();
 
  private:
-  Lease(fabric::Fabric& fabric, const LeaseOptions& options, std::unique_ptr<fabric::Endpoint> ep,
-        uint32_t slot, SlotState state, runtime::Clock::time_point claimed);
+  Lease(const LeaseOptions& options, std::unique_ptr<fabric::Endpoint> ep, HolderId id, uint64_t state_word,
+        runtime::Clock::time_point claimed);
   runtime::Clock::time_point Now() const;
   Status Fenced(const char* why) const;
   void RenewLoop();
 
   const LeaseOptions options_;
   const HolderId id_;
-  fabric::Fabric& fabric_;
   runtime::Mutex mu_;  // renewals, the endpoint, stop_
   runtime::CondVar wake_;
-  std::unique_ptr<fabric::Endpoint> ep_;
+  std::unique_ptr<fabric::Endpoint> ep_;  // null: a memory server's (OfMemoryServer)
   uint64_t state_word_;  // the slot's word 0 as our last successful CAS left it
   uint64_t in_doubt_word_ = 0;  // what a renewal whose CAS failed would have left; 0: none
   std::atomic<int64_t> live_until_ns_;  // clock: last successful renewal's start + length
@@ -125,7 +132,8 @@ class LeaseObserver {
   // True if `holder` can never write again: its slot was released or reclaimed (epoch moved
   // on), or revoked, or its state stood still for TakeoverWait(its length) on this observer's
   // clock and this call revoked it. False: it may be alive (look again later), or it names no
-  // lease (epoch 0: a holder without one is waited for as before leases).
+  // lease (epoch 0: a holder without one is waited for as before leases), or it is a memory
+  // server's own tree (its successor frees its words, Lease::OfMemoryServer).
   Result<bool> FenceIfExpired(fabric::Endpoint& ep, HolderId holder);
 
   // How long this observer has seen `holder`'s slot unchanged (0 if it changed or just now

@@ -26,6 +26,11 @@ namespace dmindex::lease {
 
 inline constexpr uint32_t kSlots = static_cast<uint32_t>(fabric::kLeaseTableBytes / 64);
 inline constexpr uint64_t kSlotBytes = 64;
+// The last slot is never claimed: a holder naming it is a memory server's own tree (XStore's
+// server-side writes), whose epoch is the server's incarnation on its pool
+// (fabric::MemoryNode::incarnation), not a lease in this table. Nobody fences it; the next
+// incarnation frees its lock words at start (tree/server_locks.h).
+inline constexpr uint32_t kMemoryServerSlot = kSlots - 1;
 
 // Which process held a lock: its lease slot and that slot's epoch when it held it. Packs into
 // 34 bits (Pack), so a lock word can name its holder and keep 30 bits for itself.
@@ -39,8 +44,16 @@ struct HolderId {
     return {static_cast<uint32_t>(bits & (kSlots - 1)), static_cast<uint32_t>((bits >> 10) & 0xffffff)};
   }
   bool valid() const { return epoch != 0; }
+  bool memory_server() const { return valid() && slot == kMemoryServerSlot; }
   friend bool operator==(HolderId, HolderId) = default;
 };
+
+// The holder a memory server's tree names in its lock words during its `incarnation`-th start
+// on its pool (1, 2, ...): epochs wrap over 24 bits and skip 0. A wrapped epoch never meets a
+// word of its namesake: every start frees the words of all other incarnations first.
+inline HolderId MemoryServerHolder(uint64_t incarnation) {
+  return {kMemoryServerSlot, static_cast<uint32_t>((incarnation - 1) % 0xffffff + 1)};
+}
 
 enum class Phase : uint8_t { kFree = 0, kHeld = 1, kRevoked = 2 };
 

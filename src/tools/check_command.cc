@@ -297,6 +297,9 @@ void AddCheckCommand(CLI::App& app) {
   auto* rounds = AddCount(*cmd, "--rounds", &f->rounds, 0, 1'000'000'000, "Rounds (0: only --load; default 2)");
   AddDuration(*cmd, "--seconds", &f->seconds, 1.0, {0, kMaxCheckSeconds, true},
               "Run rounds until this many seconds passed (soak)")->excludes(rounds);
+  AddCount(*cmd, "--cas-pct", &w.cas_pct, 0, 35,
+           "Percent of operations that are CompareAndSwap (a Lookup, then a swap of the value it "
+           "read), checked as linearizable point operations (default 0)");
   AddCount(*cmd, "--keys", &w.keys, 1, 1u << 24, "Hot keys per round (default 128)");
   AddCount(*cmd, "--key-stride", &w.key_stride, 1, 1u << 20,
            "Gap between a round's hot keys, filled by later rounds (1: every round on the same "

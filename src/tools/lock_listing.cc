@@ -50,6 +50,9 @@ Status ListLocks(fabric::Endpoint& ep, uint16_t memory_nodes, std::ostream& out)
       out << "lock " << GlobalAddress(mn, fabric::kLockTableOffset + 8 * i).ToString() << ": ";
       auto it = by_slot.find(h.slot);
       if (!h.valid()) out << "held without a lease (value " << table[i] << ": lease_ms=0, or DEX)\n";
+      else if (h.memory_server())
+        out << "held by memory node " << mn << "'s server (XStore's server-side tree), incarnation " << h.epoch
+            << " (a restarted server frees its predecessors' words at start)\n";
       else if (it == by_slot.end() || it->second.state.epoch != h.epoch)
         out << "held by lease slot " << h.slot << " epoch " << h.epoch
             << ", which has ended (its next writer takes it over at once)\n";

@@ -39,6 +39,17 @@ bool LocalLockTable::Acquire(GlobalAddress lock_word) {
   return s.global_held;
 }
 
+bool LocalLockTable::TryAcquire(GlobalAddress lock_word, bool* handed_over) {
+  Slot& s = SlotFor(lock_word);
+  // next_ticket == now_serving: no owner, no waiter. Taking ticket `serving` then is taking
+  // the turn being served; a release in between moved now_serving only after next_ticket
+  // had passed `serving`, so the exchange fails.
+  uint32_t serving = s.now_serving.load(std::memory_order_seq_cst);
+  if (!s.next_ticket.compare_exchange_strong(serving, serving + 1, std::memory_order_seq_cst)) return false;
+  *handed_over = s.global_held;
+  return true;
+}
+
 uint32_t LocalLockTable::Waiting(GlobalAddress lock_word) const {
   const Slot& s = SlotFor(lock_word);
   uint32_t queued = s.next_ticket.load(std::memory_order_relaxed) -

@@ -23,6 +23,10 @@ class LocalLockTable {
   // Blocks until the calling thread owns the local lock of `lock_word`. Returns true if the
   // previous owner handed the global lock over (it is already held; no CAS needed).
   bool Acquire(GlobalAddress lock_word);
+  // Takes the local lock of `lock_word` only if nobody owns it or waits for it: never blocks
+  // (for a thread that still holds another lock). True: it is ours, and *handed_over says
+  // whether the global lock came with it, as Acquire's result.
+  bool TryAcquire(GlobalAddress lock_word, bool* handed_over);
   // Asked by the owner before it releases: should it keep the global lock and hand it to a
   // waiting local thread? True only if someone waits and the hand-over bound allows it.
   bool ShouldHandOver(GlobalAddress lock_word) const;

@@ -14,6 +14,10 @@ constexpr uint64_t kUnlocked = 0;
 // node 0 per few milliseconds of waiting, nothing while locks change hands quickly.
 constexpr uint64_t kHolderCheckEvery = 16;
 
+// A taker needs a lease of the table: it must be live itself, and it asks the table (node 0)
+// about the holder. A memory server's own tree has neither (Lease::OfMemoryServer): it waits.
+bool CanTakeOver(const LockOwner& owner) { return owner.lease != nullptr && !owner.lease->memory_server(); }
+
 }  // namespace
 
 Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
@@ -76,7 +80,7 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
 Status NodeLock::TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                                 uint32_t len, uint64_t holder, Held* held, bool* took) const {
   *took = false;
-  if (owner.lease == nullptr || holder == kUnlocked) return Status::Ok();
+  if (!CanTakeOver(owner) || holder == kUnlocked) return Status::Ok();
   held->word = LockWordFor(node);
   held->node = node;
   held->node_bytes = len;
@@ -98,7 +102,7 @@ Status NodeLock::TakeOverTrailerIfDead(fabric::Endpoint& ep, LockOwner owner, Gl
                                        bool* took) const {
   *took = false;
   const uint64_t dead = TrailerLockWord(trailer);
-  if (owner.lease == nullptr || dead == kUnlocked) return Status::Ok();
+  if (!CanTakeOver(owner) || dead == kUnlocked) return Status::Ok();
   return TakeOver(ep, owner, trailer_addr, trailer, EncodeTrailerLock(owner.word), dead, node, buf, len, took);
 }
 
@@ -176,12 +180,18 @@ Status NodeLock::PlanWrites(const Held& held, std::span<fabric::Verb> writes, bo
 
 Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
                                 std::span<fabric::Verb> writes) const {
+  return PostAndRelease(ep, held, writes, {});
+}
+
+Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                std::span<const fabric::Verb> tail) const {
   const bool hand_over = held->local != nullptr && held->local->ShouldHandOver(held->word);
   Status s;
   if (held->owner.lease != nullptr) s = held->owner.lease->CheckLive();
   std::vector<fabric::Verb> verbs;
   uint64_t header[8];
   if (s.ok()) s = PlanWrites(*held, writes, !hand_over, header, &verbs);
+  verbs.insert(verbs.end(), tail.begin(), tail.end());
   // Revoked (or a write that cannot be recorded): nothing is written and the word stays
   // held; a live process takes it over after our lease and finds no record to replay.
   if (s.ok()) s = PostInOrder(ep, verbs);
@@ -190,6 +200,34 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
   if (s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) s = PostInOrder(ep, verbs);
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
+  return s;
+}
+
+Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                       LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
+                                       uint32_t len, Held* next_held) const {
+  next_held->held = false;
+  const GlobalAddress next_word = LockWordFor(next);
+  bool handed = false;  // the compute node holds next's global lock already (hocl hand-over)
+  if (!combine_ || next.node() != held->node.node() || next_word == held->word ||
+      (local != nullptr && !local->TryAcquire(next_word, &handed)))
+    return WriteAndUnlock(ep, held, writes);
+  *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false};
+  // Behind held's unlock: the READ lands after the CAS and is used only if the CAS won. A
+  // batch posted twice (PostAndRelease) finds our own word the second time.
+  uint64_t old = kUnlocked;
+  fabric::Verb tail[2];
+  uint32_t n = 0;
+  if (!handed) tail[n++] = fabric::Verb::Cas(next_word, kUnlocked, owner.word, &old);
+  tail[n++] = fabric::Verb::Read(next, buf, len);
+  const Status s = PostAndRelease(ep, held, writes, {tail, n});
+  const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
+  if (!s.ok() && !handed && StillOurs(ep, next_word, owner.word)) {
+    static const uint64_t kZero = kUnlocked;
+    (void)ep.Write(next_word, &kZero, 8);  // landed, but the batch failed: not kept
+  }
+  if (!won && local != nullptr) local->Release(next_word, handed);
+  next_held->held = won;
   return s;
 }
 

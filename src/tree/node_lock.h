@@ -56,8 +56,8 @@ class NodeLock {
   Status TryLockAndRead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, Held* held, uint64_t* holder) const;
   // If `holder` (a value TryLockAndRead saw in the word) names a lease that expired, takes
-  // the word over as `owner` (lease required), finishes the dead holder's write and reads the
-  // node: *took says whether it did.
+  // the word over as `owner` (a lease of the table required: not a memory server's), finishes
+  // the dead holder's write and reads the node: *took says whether it did.
   Status TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node, void* buf,
                         uint32_t len, uint64_t holder, Held* held, bool* took) const;
 
@@ -87,6 +87,16 @@ class NodeLock {
   // took the node since: the writes and the unlock are posted again.
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
   Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
+  // WriteAndUnlock, with one attempt at the lock of `next` (as `owner`) and a READ of it
+  // (`len` bytes into `buf`) at the end of the same in-order batch - behind the unlock, so
+  // the two locks are never held together remotely; locally (hocl) the attempt never waits.
+  // A leaf split takes its parent's lock this way (docs/SYNCHRONIZATION.md, "The parent's
+  // lock in a split's batch"). Only with combine, `next` on the memory node of held's node and under
+  // another lock word; otherwise (or if the lock is taken) just WriteAndUnlock.
+  // *next_held holds the lock and `buf` the node read under it, or nothing.
+  Status WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                               LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
+                               uint32_t len, Held* next_held) const;
 
   // Locks taken over from expired holders, and how many of them had a write to finish.
   uint64_t takeovers() const { return takeovers_.load(std::memory_order_relaxed); }
@@ -100,6 +110,10 @@ class NodeLock {
   // once the server is back, it is released again before the Unavailable is returned.
   Status TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
                  uint64_t* holder) const;
+  // WriteAndUnlock, with `tail` posted behind its verbs (in the unlock's batch when it is
+  // on the unlock's memory node).
+  Status PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                        std::span<const fabric::Verb> tail) const;
   // The verbs of WriteAndUnlock, in posting order; `header` backs the redo record.
   Status PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock, uint64_t (&header)[8],
                     std::vector<fabric::Verb>* verbs) const;

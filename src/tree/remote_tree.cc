@@ -30,7 +30,9 @@ Result<std::unique_ptr<RemoteTree<KV>>> RemoteTree<KV>::Create(fabric::Fabric& f
   if (root_word.is_null() || root_word.offset() % 8 != 0)
     return Status::InvalidArgument("root word must be an aligned remote word");
   std::unique_ptr<lease::Lease> lease;
-  if (options.lease.count() > 0) {
+  if (hooks.make_lease) {
+    lease = hooks.make_lease();
+  } else if (options.lease.count() > 0) {
     lease::LeaseOptions lo;
     lo.length = options.lease;
     auto claimed = lease::Lease::Claim(fabric, lo);

@@ -37,6 +37,10 @@ struct TreeHooks {
   std::function<std::unique_ptr<RoutingCache<KV>>(uint32_t compute_node)> make_cache;
   std::shared_ptr<NodePlacer> placer;
   LeafSplitObserver<KV> on_leaf_split;
+  // The lease the tree's locks name, made by the design: XStore's memory server holds its
+  // locks under its incarnation (lease::Lease::OfMemoryServer). Null: one claimed in memory
+  // node 0's lease table when options.lease > 0, none otherwise.
+  std::function<std::unique_ptr<lease::Lease>()> make_lease;
 };
 
 template <KeyValueTraits KV>

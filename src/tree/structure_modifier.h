@@ -45,13 +45,24 @@ class StructureModifier {
   Status SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h,
                    std::span<const LeafEntry<KV>> sorted) const;
   // Makes `child` (low fence `separator`, at level - 1) reachable from level `level`.
-  Status InsertSeparator(Ctx& c, uint8_t level, Key separator, GlobalAddress child) const;
+  // `locked`, if it holds a lock: the node its split's batch locked for the separator, read
+  // into c.scratch() (used if it still covers the separator at `level`, else released).
+  Status InsertSeparator(Ctx& c, uint8_t level, Key separator, GlobalAddress child,
+                         NodeLockGuard* locked = nullptr) const;
   // Gives the tree a root above `child_level` if its root is on that level.
   Status GrowRoot(Ctx& c, uint8_t child_level) const;
   // Installs an empty leaf as the root of an empty tree (no-op if another thread did).
   Status CreateRoot(Ctx& c) const;
 
  private:
+  // The node at level 1 covering `separator` by this compute node's cache, if a split's
+  // batch may try its lock (same memory node as the leaf at `leaf`); null otherwise.
+  GlobalAddress ParentToTry(Ctx& c, GlobalAddress leaf, const Key& separator) const;
+  // Whether the node `locked` holds (read into c.scratch()) is the live node at `level`
+  // covering `separator`: then its image and header go to c.node() and *h. Otherwise it is
+  // released.
+  Status TakeLockedParent(Ctx& c, uint8_t level, const Key& separator, NodeLockGuard& locked,
+                          NodeHeader<KV>* h, bool* usable) const;
   // Puts an internal node image this thread just wrote into its compute node's cache, so
   // its own next traversal does not start from the outdated copy.
   void CacheWritten(Ctx& c, GlobalAddress addr, const std::byte* image) const;

@@ -22,6 +22,10 @@ class DexSession final : public Session {
   Status DoInsert(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpsert, Codec::Tree(key), value); }
   Status DoUpdate(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpdate, Codec::Tree(key), value); }
   Status DoDelete(Slice key) override { return tree_.Write(workers_, WriteOp::kDelete, Codec::Tree(key), {}); }
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped, std::string* current) override {
+    const tree::CompareValue cas{expected, swapped, current};
+    return tree_.Write(workers_, WriteOp::kUpdate, Codec::Tree(key), desired, &cas);
+  }
   // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow): each
   // next leaf is the one covering the last one's high fence.
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {

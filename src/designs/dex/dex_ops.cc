@@ -101,12 +101,12 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
+Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas) {
   // A full redo log is emptied by a checkpoint, outside the compute node's gate (whose
   // barrier it takes); a writer meets that at most once per ring's worth of records.
   for (;;) {
     uint32_t log_full = UINT32_MAX;
-    Status s = WriteOnce(ws, op, key, value, &log_full);
+    Status s = WriteOnce(ws, op, key, value, cas, &log_full);
     if (log_full == UINT32_MAX) return s;
     std::lock_guard lk(maps_mu_);
     if (Hosts(log_full)) DMX_RETURN_IF_ERROR(Checkpoint(compute_node(log_full)));
@@ -114,7 +114,8 @@ Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value) {
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, uint32_t* log_full) {
+Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
+                              uint32_t* log_full) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
@@ -130,8 +131,12 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
   struct Unreserve {
     DexTree& t;
     Worker& w;
-    ~Unreserve() { t.ReleaseRecord(w); }
+    ~Unreserve() {
+      t.ReleaseRecord(w);
+      w.cas = nullptr;
+    }
   } unreserve{*this, w};
+  w.cas = cas;
   // A value too long for the leaf goes to a block of its own first: written once, before
   // any attempt (nothing links it yet), linked by the attempt that succeeds, given back if
   // the key is not there to update.
@@ -144,8 +149,9 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
   }
   const OffloadRequest<KV> req{ToOffload(op), key, value, block};
   // With a redo log writes are not offloaded: the handler's order of two writes to one key
-  // is not known here, and the log must follow it (dex_durability.cc).
-  w.no_offload = logging;
+  // is not known here, and the log must follow it (dex_durability.cc). A CompareAndSwap is
+  // never offloaded: it compares where this process applies the write (CompareUnderLock).
+  w.no_offload = logging || cas != nullptr;
   Attempts attempts(retry_limits::kDexOperation, "dex write");
   Status s;
   bool underfull = false;
@@ -185,7 +191,8 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
     underfull = underfull && at.owned;  // shared leaves are deleted from lazily (the core's rule)
     break;
   }
-  if (s.IsNotFound() && !block.is_null()) FreeValueBlock(w, block);  // never linked
+  const bool not_swapped = cas != nullptr && s.ok() && !*cas->swapped;
+  if ((s.IsNotFound() || not_swapped) && !block.is_null()) FreeValueBlock(w, block);  // never linked
   if (logging) s = FinishRecord(w, s);
   if (!s.ok()) return s;
   return op == WriteOp::kDelete && underfull ? MergeAfterDelete(w, key) : Status::Ok();
@@ -202,6 +209,11 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   if (!at.parent.Validate()) return RetryStatus();
   CopyPage(x.page(), w.copy.data(), layout_.node_bytes);
   Header h = DecodeHeader(w.copy.data());
+  if (w.cas != nullptr) {
+    bool equal = false;
+    DMX_RETURN_IF_ERROR(CompareUnderLock(w, key, w.copy.data(), h, &equal));
+    if (!equal) return Status::Ok();  // nothing changed: no record, the page stays clean
+  }
   const int slot = leaf.Find(w.copy.data(), h, key);
   const tree::ValueBlockRef old =
       slot >= 0 ? leaf.BlockAt(w.copy.data(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
@@ -214,6 +226,7 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
       CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
       x.MarkDirty();
       pending_.Add(x.frame()->remote(), old);
+      if (w.cas != nullptr) *w.cas->swapped = true;
       return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
     }
   }
@@ -233,6 +246,7 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   // back (pending_blocks.h).
   pending_.Add(x.frame()->remote(), old);
   if (op == WriteOp::kDelete) *underfull = UnderfullNode(w.image.data(), DecodeHeader(w.image.data()));
+  if (w.cas != nullptr) *w.cas->swapped = true;
   return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
 }
 
@@ -264,6 +278,14 @@ Status DexTree<KV>::WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef valu
     w.need_refresh = true;
     return RetryStatus();
   }
+  if (w.cas != nullptr) {
+    bool equal = false;
+    Status compared = CompareUnderLock(w, key, w.ctx.node(), h, &equal);
+    if (!compared.ok() || !equal) {
+      DMX_RETURN_IF_ERROR(guard.Unlock());
+      return compared;
+    }
+  }
   const int slot = leaf.Find(w.ctx.node(), h, key);
   const tree::ValueBlockRef old =
       slot >= 0 ? leaf.BlockAt(w.ctx.node(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
@@ -287,6 +309,7 @@ Status DexTree<KV>::WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef valu
     DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
   }
   values_.Retire(w.ctx, old);  // the write that unlinked it has landed
+  if (w.cas != nullptr) *w.cas->swapped = true;
   return Status::Ok();
 }
 
@@ -332,7 +355,7 @@ Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
 #define DMX_DEX_OPS(KV)                                                                                   \
   template Status DexTree<KV>::BeforeRetry(Worker&, KeyRef, Attempts&);                                   \
   template Status DexTree<KV>::Lookup(Workers&, KeyRef, std::string*);                                    \
-  template Status DexTree<KV>::Write(Workers&, WriteOp, KeyRef, ValueRef);                                \
+  template Status DexTree<KV>::Write(Workers&, WriteOp, KeyRef, ValueRef, const tree::CompareValue*);                                \
   template Status DexTree<KV>::WriteOwned(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
                                           LeafAt&, bool*);                                                \
   template Status DexTree<KV>::LockRemote(Worker&, GlobalAddress, tree::NodeLockGuard&, Header*, bool*);  \

@@ -102,6 +102,10 @@ struct DexWorker {
   GlobalAddress half_split;
   Key half_split_high{};
   bool no_offload = false;    // an offload fell back: this operation takes the normal path
+  // A CompareAndSwap's condition, for the write this worker is making (null: none). Compared
+  // where the write is applied, under the owned leaf's exclusive latch or the shared leaf's
+  // lock (DexTree::CompareUnderLock).
+  const tree::CompareValue* cas = nullptr;
   std::vector<std::byte> copy, image;  // private page copies
   std::vector<std::byte> request;      // an offload request
   std::vector<tree::LeafEntry<KV>> leaf_entries;
@@ -163,7 +167,9 @@ class DexTree {
   // partitioning is off (then every node is shared and any compute node may serve any key).
   // NotOwner: the key's compute node is hosted by another process.
   Status Lookup(Workers& ws, KeyRef key, std::string* value);
-  Status Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value);
+  // With `cas` (a kUpdate only): CompareAndSwap, applied only if the value is cas->expected
+  // (never offloaded; docs/DEX.md, "CompareAndSwap").
+  Status Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas = nullptr);
   // The entries of `range` at or after `cursor` in the leaf covering `cursor`, appended to
   // *out (up to `limit` in all; values fetched); *next is the leaf's high fence (KV::kPosInf
   // for the last leaf: the u64 format's 2^64-1, the bytes format's empty string).
@@ -285,7 +291,8 @@ class DexTree {
   void StopWriteBack();
   void WriteBackLoop();
   // One write, within one admission (Write loops when the log was full).
-  Status WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, uint32_t* log_full);
+  Status WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
+                   uint32_t* log_full);
 
   // dex_values.cc: out-of-line values. A value too long for the leaf, in a block of its own
   // (written now, before anything can link it); a block never linked goes back at once.
@@ -309,6 +316,12 @@ class DexTree {
   // The value of `key` in the block `ref` (*ok as above).
   Status FetchValue(Worker& w, KeyRef key, const tree::ValueBlockRef& ref, runtime::Clock::time_point started,
                     std::string* value, bool* ok);
+  // The compare of a CompareAndSwap (w.cas) on `image`, a leaf the caller holds - an owned
+  // leaf's page copy under its exclusive latch, or a shared leaf read under its lock - so no
+  // write of the key can come between this compare and the caller's write. OK and *equal
+  // (else w.cas->current is the value found), NotFound, or Retry: the key's value block
+  // could not be read within its lease.
+  Status CompareUnderLock(Worker& w, KeyRef key, const std::byte* image, const Header& h, bool* equal);
 
   // dex_split.cc: splits the owned, full `child` under `parent` (eager splits, §7).
   Status SplitChild(Worker& w, cache::OptimisticGuard& parent, cache::OptimisticGuard& child);

@@ -43,6 +43,27 @@ Status DexTree<KV>::FetchValue(Worker& w, KeyRef key, const tree::ValueBlockRef&
 }
 
 template <tree::KeyValueTraits KV>
+Status DexTree<KV>::CompareUnderLock(Worker& w, KeyRef key, const std::byte* image, const Header& h, bool* equal) {
+  const auto& leaf = shared_.validator.leaf();
+  const int slot = leaf.Find(image, h, key);
+  if (slot < 0) return Status::NotFound();
+  std::string found;
+  const tree::ValueBlockRef ref = leaf.BlockAt(image, h, static_cast<uint32_t>(slot));
+  if (ref.is_null()) {
+    found = leaf.ValueAt(image, h, static_cast<uint32_t>(slot));
+  } else {
+    // The leaf held names this block, so it is neither replaced nor retired meanwhile; it
+    // is read as a lookup reads it (validated, within the lease from now).
+    bool fetched = false;
+    DMX_RETURN_IF_ERROR(FetchValue(w, key, ref, runtime::Now(), &found, &fetched));
+    if (!fetched) return RetryStatus("value block of a compare-and-swap");
+  }
+  *equal = std::string_view(found) == w.cas->expected;
+  if (!*equal && w.cas->current != nullptr) *w.cas->current = std::move(found);
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
 Status DexTree<KV>::FetchValues(Worker& w, std::vector<LeafEntry>* entries, size_t from,
                                 runtime::Clock::time_point started, bool* ok) {
   w.fetches.clear();
@@ -62,6 +83,7 @@ Status DexTree<KV>::FetchValues(Worker& w, std::vector<LeafEntry>* entries, size
   template void DexTree<KV>::FreeValueBlock(Worker&, const tree::ValueBlockRef&);                          \
   template Status DexTree<KV>::FetchValue(Worker&, KeyRef, const tree::ValueBlockRef&,                     \
                                           runtime::Clock::time_point, std::string*, bool*);                \
+  template Status DexTree<KV>::CompareUnderLock(Worker&, KeyRef, const std::byte*, const Header&, bool*);  \
   template Status DexTree<KV>::FetchValues(Worker&, std::vector<LeafEntry>*, size_t,                       \
                                            runtime::Clock::time_point, bool*);
 DMX_DEX_VALUES(U64Format)

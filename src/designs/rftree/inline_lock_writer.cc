@@ -8,7 +8,8 @@
 namespace dmindex::designs::rftree {
 
 template <tree::KeyValueTraits KV>
-Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const {
+Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value,
+                                  const tree::CompareValue* cas) const {
   using Reach = typename tree::TreeReader<KV>::Reach;
   const auto& leaf = t_.validator.leaf();
   // The node format's limits (key and value sizes): refused before anything is read.
@@ -42,6 +43,23 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
     const bool found = at != entries.end() && key == at->key;
     // NotFound takes effect at the READ: the image was the leaf at an instant of it.
     if (!found && op != tree::WriteOp::kUpsert) return Status::NotFound();
+    if (cas != nullptr) {
+      // Compared on this image: a mismatch takes effect at the READ, as NotFound does; a
+      // match stays true through the write, since the CAS below succeeds only if the leaf
+      // is still exactly this image.
+      std::string current;
+      bool fetched = false;
+      DMX_RETURN_IF_ERROR(ValueOf(c, key, *at, &current, &fetched));
+      if (!fetched) {
+        c.CountRetry();
+        if (!locked.Spend()) return locked.Exhausted("value block of a compare-and-swap at " + f.addr.ToString());
+        continue;
+      }
+      if (std::string_view(current) != cas->expected) {
+        if (cas->current != nullptr) *cas->current = std::move(current);
+        return Status::Ok();
+      }
+    }
 
     // The trailer, held, names this session's lease and redo block (tree/lock_word.h).
     auto me = c.LockOwnerOn(f.addr.node());
@@ -84,8 +102,24 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
       }
     }
     DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(entries, op, key, value, block));  // checked above
-    return WriteLocked(c, *me, f.addr, f.h, entries, block, block_write, unlinked);
+    DMX_RETURN_IF_ERROR(WriteLocked(c, *me, f.addr, f.h, entries, block, block_write, unlinked));
+    if (cas != nullptr) *cas->swapped = true;
+    return Status::Ok();
   }
+}
+
+template <tree::KeyValueTraits KV>
+Status InlineLockWriter<KV>::ValueOf(Ctx& c, KeyRef key, const tree::LeafEntry<KV>& entry, std::string* value,
+                                     bool* fetched) const {
+  *fetched = true;
+  if constexpr (KV::kValueBlocks) {
+    if (!entry.block.is_null()) {
+      typename tree::ValueStore<KV>::Fetch fetch{entry.block, KV::Owner(key), value};
+      return values_.FetchAll(c, {&fetch, 1}, runtime::Now(), fetched);
+    }
+  }
+  *value = entry.value;
+  return Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>

@@ -53,8 +53,12 @@ class InlineLockWriter {
       : t_(tree), reader_(reader), smo_(smo), values_(tree), unlock_(unlock) {}
 
   // NotFound for an update or delete of an absent key; InvalidArgument for a key or value
-  // the node format cannot hold.
-  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const;
+  // the node format cannot hold. With `cas` (a kUpdate only): CompareAndSwap, the update
+  // applied only if the key's value is cas->expected. The compare is made on the validated
+  // image the lock's CAS is conditioned on, so it is atomic with the write (docs/RFTREE.md,
+  // "CompareAndSwap"); a value that differs is answered from the READ, with no lock.
+  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value,
+               const tree::CompareValue* cas = nullptr) const;
 
  private:
   // With the leaf at `addr` locked (its trailer h.version|1) and its new content `entries`:
@@ -63,6 +67,10 @@ class InlineLockWriter {
   Status WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddress addr, const tree::NodeHeader<KV>& h,
                      const std::vector<tree::LeafEntry<KV>>& entries, const tree::ValueBlockRef& block,
                      const fabric::Verb& block_write, const tree::ValueBlockRef& old) const;
+  // The value of `entry` (an entry collected from a validated leaf image): inline, or its
+  // block fetched as a lookup fetches it. *fetched false: the block was reused since the
+  // READ (the leaf has changed): READ again.
+  Status ValueOf(Ctx& c, KeyRef key, const tree::LeafEntry<KV>& entry, std::string* value, bool* fetched) const;
   // Releases the lock of a leaf nothing was written to: its version back in the trailer.
   void Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const;
   // Posts `verbs` (fresh blocks: a value block, a split's right leaf), then the session's

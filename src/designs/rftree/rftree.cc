@@ -60,9 +60,11 @@ Result<std::unique_ptr<typename RfTree<KV>::Ctx>> RfTree<KV>::NewContext(uint32_
 }
 
 template <tree::KeyValueTraits KV>
-Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const {
+Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value,
+                         const tree::CompareValue* cas) const {
   return Run(c, [&] {
-    if (inline_writer_ != nullptr) return inline_writer_->Write(*c.tree, op, key, value);
+    if (inline_writer_ != nullptr) return inline_writer_->Write(*c.tree, op, key, value, cas);
+    if (cas != nullptr) return tree_->CompareAndSwap(*c.tree, key, value, *cas);
     switch (op) {
       case tree::WriteOp::kUpsert: return tree_->Upsert(*c.tree, key, value);
       case tree::WriteOp::kUpdate: return tree_->Update(*c.tree, key, value);

@@ -60,6 +60,11 @@ class RfTree {
   Status Upsert(Ctx& c, KeyRef key, ValueRef value) const { return Write(c, tree::WriteOp::kUpsert, key, value); }
   Status Update(Ctx& c, KeyRef key, ValueRef value) const { return Write(c, tree::WriteOp::kUpdate, key, value); }
   Status Delete(Ctx& c, KeyRef key) const { return Write(c, tree::WriteOp::kDelete, key, ValueRef{}); }
+  // Update to `desired` if the value is cas.expected (inline_lock_writer.h; lock=table: the
+  // core's compare under the lock-table lock).
+  Status CompareAndSwap(Ctx& c, KeyRef key, ValueRef desired, const tree::CompareValue& cas) const {
+    return Write(c, tree::WriteOp::kUpdate, key, desired, &cas);
+  }
   Status Scan(Ctx& c, const tree::ScanRange<KV>& range, size_t count, std::vector<tree::LeafEntry<KV>>* out) const {
     return Run(c, [&] { return tree_->Scan(*c.tree, range, count, out); });
   }
@@ -85,7 +90,8 @@ class RfTree {
 
  private:
   explicit RfTree(const RfTreeOptions& options) : options_(options) {}
-  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value) const;
+  Status Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value,
+               const tree::CompareValue* cas = nullptr) const;
   // Every operation: first the compute node's due refresh if this session wins it (outside
   // any epoch guard), then `op` inside the session's epoch guard.
   template <typename Op>

@@ -52,6 +52,10 @@ const Table& RfTreeKnobs() {
 tree::TreeOptions CoreDefaults() {
   tree::TreeOptions defaults;
   defaults.cache_bytes = 1;  // on: sized by IndexOptions::cache_bytes (the SLC's budget)
+  // Internal nodes lock in the core's lock table in both lock modes: their lock + READ and
+  // their write-back + unlock each go in one in-order batch (a leaf's inline-lock write is
+  // one in-order batch already).
+  defaults.combine = true;
   return defaults;
 }
 
@@ -66,10 +70,10 @@ Result<RfTreeOptions> ResolveRfTreeOptions(const IndexOptions& index) {
   o.tree = *resolved;
   DMX_RETURN_IF_ERROR(RfTreeKnobs().ApplyAll(index.knobs, &index, &o));
   if (o.tree.cache_bytes == 0) o.slc = false;
-  if (o.lock == LockMode::kInline && (o.tree.two_level || o.tree.hocl || o.tree.combine))
+  if (o.lock == LockMode::kInline && (o.tree.two_level || o.tree.hocl))
     return Status::InvalidArgument(
-        "rftree: two_level, hocl and combine work on the core's lock table; with lock=inline "
-        "leaves are sorted, written whole and locked by their own last word (use lock=table)");
+        "rftree: two_level and hocl work on the core's lock table; with lock=inline leaves are "
+        "sorted, written whole and locked by their own last word (use lock=table)");
   // Leaves carry their lock word (lock=inline) in their last 8 bytes: every node keeps the
   // trailer, so both lock modes have one layout and can be compared on it.
   o.tree.node_trailer = true;

@@ -35,22 +35,60 @@ Result<std::unique_ptr<typename Client<KV>::Session>> Client<KV>::NewSession(uin
   return s;
 }
 
+namespace {
+
+// One write RPC to the partition's server; *reply is past the outcome and model word.
 template <tree::KeyValueTraits KV>
-Status Client<KV>::Write(Session& s, wire::WriteKind kind, KeyRef key, ValueRef value) {
-  const size_t p = state_.PartitionOf(key);
-  fabric::RpcReply request, reply;
-  wire::Out(&request)
-      .Pod(state_.partitions[p].descriptor.raw())
+Status CallWrite(const ClientState<KV>& state, fabric::Endpoint& ep, wire::WriteKind kind,
+                 typename KV::KeyRef key, std::string_view value, std::string_view expected,
+                 fabric::RpcReply* reply, size_t* outcome_end, bool* found) {
+  const size_t p = state.PartitionOf(key);
+  fabric::RpcReply request;
+  wire::Out out(&request);
+  out.Pod(state.partitions[p].descriptor.raw())
       .Pod(static_cast<uint8_t>(kind))
       .Str(KeyModel<KV>::ToPublic(typename KV::Key(key)))
-      .Str(std::string_view(value));
-  DMX_RETURN_IF_ERROR(s.tree->ep.Call(state_.NodeOf(p), fabric::rpc_op::kXStoreWrite, request, &reply));
-  wire::In in(reply);
+      .Str(value);
+  if (kind == wire::WriteKind::kCompareAndSwap) out.Str(expected);
+  DMX_RETURN_IF_ERROR(ep.Call(state.NodeOf(p), fabric::rpc_op::kXStoreWrite, request, reply));
+  wire::In in(*reply);
   uint8_t outcome = 0;
   uint64_t model_word = 0;
   in.Pod(&outcome).Pod(&model_word);
   DMX_RETURN_IF_ERROR(in.Check("write reply"));
-  return outcome == static_cast<uint8_t>(wire::Outcome::kOk) ? Status::Ok() : Status::NotFound();
+  *outcome_end = sizeof outcome + sizeof model_word;
+  *found = outcome == static_cast<uint8_t>(wire::Outcome::kOk);
+  return Status::Ok();
+}
+
+}  // namespace
+
+template <tree::KeyValueTraits KV>
+Status Client<KV>::Write(Session& s, wire::WriteKind kind, KeyRef key, ValueRef value) {
+  fabric::RpcReply reply;
+  size_t end = 0;
+  bool found = false;
+  DMX_RETURN_IF_ERROR(CallWrite<KV>(state_, s.tree->ep, kind, key, value, {}, &reply, &end, &found));
+  return found ? Status::Ok() : Status::NotFound();
+}
+
+template <tree::KeyValueTraits KV>
+Status Client<KV>::CompareAndSwap(Session& s, KeyRef key, ValueRef expected, ValueRef desired, bool* swapped,
+                                  std::string* current) {
+  fabric::RpcReply reply;
+  size_t end = 0;
+  bool found = false;
+  DMX_RETURN_IF_ERROR(CallWrite<KV>(state_, s.tree->ep, wire::WriteKind::kCompareAndSwap, key, desired,
+                                    expected, &reply, &end, &found));
+  if (!found) return Status::NotFound();
+  wire::In in(std::span<const std::byte>(reply).subspan(end));
+  uint8_t done = 0;
+  std::string_view found_value;
+  in.Pod(&done).Str(&found_value);
+  DMX_RETURN_IF_ERROR(in.Check("compare-and-swap reply"));
+  *swapped = done != 0;
+  if (!*swapped && current != nullptr) current->assign(found_value);
+  return Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>

@@ -43,6 +43,10 @@ class Client {
   }
   // By RPC to the key's partition; NotFound for an update or delete of an absent key.
   Status Write(Session& s, wire::WriteKind kind, KeyRef key, ValueRef value);
+  // Sets `key` to `desired` if its value is `expected`, compared by the partition's server
+  // under the leaf's lock; *current: the value found when it was not.
+  Status CompareAndSwap(Session& s, KeyRef key, ValueRef expected, ValueRef desired, bool* swapped,
+                        std::string* current);
 
   // Sorted entries into empty partitions: each partition's share bulk-loaded from here by
   // the tree core (every node and value block on its memory node), then trained there.

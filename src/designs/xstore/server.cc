@@ -41,9 +41,12 @@ class PartitionServerT final : public PartitionServer {
   using Ctx = tree::TreeContext<KV>;
   using Keys = KeyModel<KV>;
 
+  // `incarnation`: the memory server's on its pool (MemoryNode::incarnation), which its
+  // lock words name.
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
-                                                       const PartitionConfig& config, alloc::NodeAllocator& shared) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor));
+                                                       const PartitionConfig& config, alloc::NodeAllocator& shared,
+                                                       uint64_t incarnation) {
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, shared));
     s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
     o.node_bytes = config.node_bytes;
@@ -55,11 +58,12 @@ class PartitionServerT final : public PartitionServer {
     o.inline_value_bytes = config.inline_value_bytes;
     o.max_value_bytes = config.max_value_bytes;
     o.home_node = descriptor.node();
-    // The memory server's own CPU is the tree's only writer: its locks die with its pool, so
-    // they need no lease (and a server reaches no other node's lease table).
-    o.lease = std::chrono::milliseconds(0);
     tree::TreeHooks<KV> hooks;
     hooks.placer = s->placer_;
+    // The memory server's own CPU is the tree's only writer, and a persistent pool outlives
+    // it: its lock words name its incarnation and its writes are recorded, so that the next
+    // incarnation finishes and frees what a killed one held (XStoreServer::Start).
+    hooks.make_lease = [incarnation] { return lease::Lease::OfMemoryServer(incarnation); };
     PartitionServerT* self = s.get();
     hooks.on_leaf_split = [self](const typename KV::Key& low, const typename KV::Key& sep,
                                  const typename KV::Key& high) { self->trainer_->OnSplit(low, sep, high); };
@@ -70,7 +74,15 @@ class PartitionServerT final : public PartitionServer {
     return std::unique_ptr<PartitionServer>(std::move(s));
   }
 
-  ~PartitionServerT() override { Stop(); }
+  ~PartitionServerT() override {
+    Stop();
+    // The sessions' redo blocks came from the node's allocator (Acquire), not the tree's.
+    for (auto& c : free_) {
+      for (GlobalAddress b : c->redo_blocks)
+        if (!b.is_null()) shared_.Free(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+      c->redo_blocks.clear();
+    }
+  }
 
   void Stop() override {
     if (trainer_) trainer_->Stop();
@@ -88,23 +100,37 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  explicit PartitionServerT(GlobalAddress descriptor) : descriptor_(descriptor) {}
+  PartitionServerT(GlobalAddress descriptor, alloc::NodeAllocator& shared) : descriptor_(descriptor), shared_(shared) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
     switch (op) {
       case fabric::rpc_op::kXStoreWrite: {
         uint8_t kind = 0;
-        std::string_view key, value;
+        std::string_view key, value, expected;
         in.Pod(&kind).Str(&key).Str(&value);
+        const bool cas = kind == static_cast<uint8_t>(wire::WriteKind::kCompareAndSwap);
+        if (cas) in.Str(&expected);
         DMX_RETURN_IF_ERROR(in.Check("write"));
         const typename KV::Key k = Keys::FromPublic(key);
-        Status s = kind == static_cast<uint8_t>(wire::WriteKind::kUpsert)   ? tree_->Upsert(c, k, value)
-                   : kind == static_cast<uint8_t>(wire::WriteKind::kUpdate) ? tree_->Update(c, k, value)
-                                                                            : tree_->Delete(c, k);
+        // CompareAndSwap: the core's compare under the leaf's lock, in this server's tree,
+        // where every write of the partition is made (docs/XSTORE.md).
+        bool swapped = false;
+        std::string current;
+        Status s;
+        switch (static_cast<wire::WriteKind>(kind)) {
+          case wire::WriteKind::kUpsert: s = tree_->Upsert(c, k, value); break;
+          case wire::WriteKind::kUpdate: s = tree_->Update(c, k, value); break;
+          case wire::WriteKind::kDelete: s = tree_->Delete(c, k); break;
+          case wire::WriteKind::kCompareAndSwap:
+            s = tree_->CompareAndSwap(c, k, value, tree::CompareValue{expected, &swapped, &current});
+            break;
+          default: return Status::InvalidArgument("xstore write: unknown kind " + std::to_string(kind));
+        }
         if (!s.ok() && !s.IsNotFound()) return s;
         NotePoolBytes(c);
         out.Pod(Outcome(s)).Pod(ModelWord(c));
+        if (cas) out.Pod(static_cast<uint8_t>(swapped)).Str(current);
         return Status::Ok();
       }
       case fabric::rpc_op::kXStoreLookup:
@@ -209,7 +235,18 @@ class PartitionServerT final : public PartitionServer {
         return c;
       }
     }
-    return tree_->NewContext(0);
+    auto c = tree_->NewContext(0);
+    if (!c.ok()) return c.status();
+    // Its redo block (its locks' record) from the node's allocator, as every node: the tree's
+    // own would cut a chunk of its own for it (a 64 MiB pool of 32 MiB chunks holds one).
+    const uint16_t node = descriptor_.node();
+    auto block = shared_.AllocateOn((*c)->ep, node, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+    if (!block.ok()) return block.status();
+    if (!tree::RedoBlockNameable(*block))
+      return Status::OutOfSpace("redo block " + block->ToString() + " lies beyond what a lock word can name (32 GiB)");
+    (*c)->redo_blocks.assign(node + 1, GlobalAddress());
+    (*c)->redo_blocks[node] = *block;
+    return c;
   }
   void Release(std::unique_ptr<Ctx> c) {
     std::lock_guard lock(mu_);
@@ -217,6 +254,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
+  alloc::NodeAllocator& shared_;  // the node's: tree nodes (placer_) and redo blocks
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
@@ -249,9 +287,10 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   PartitionConfig config;
   if (!descriptor::DecodeConfig(image, &config))
     return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
+  const uint64_t incarnation = node_.incarnation();
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation);
   if (!made.ok()) return made.status();
   PartitionServer* p = made->get();
   partitions_.emplace(descriptor.raw(), std::move(made).value());
@@ -259,12 +298,35 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
 }
 
 Status XStoreServer::ReadyLocked() {
-  if (fabric_) return Status::Ok();
+  if (started_) return started_->status();
   const auto id = node_.id();
   if (!id) return Status::InvalidArgument("xstore: the memory node does not know its id yet");
-  fabric_ = std::make_unique<fabric::LocalFabric>(node_);
+  if (fabric_ == nullptr) {
+    local_ = std::make_unique<fabric::LocalFabric>(node_);
+    fabric_ = local_.get();
+  }
   allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
-  return Status::Ok();
+  started_ = [&]() -> Result<tree::ServerLockRecovery> {
+    auto ep = fabric_->Connect();
+    if (!ep.ok()) return ep.status();
+    auto freed = tree::FreeLocksOfEarlierIncarnations(**ep, *id, lease::MemoryServerHolder(node_.incarnation()));
+    if (!freed.ok())
+      return Status::Unavailable("xstore: memory node " + std::to_string(*id) + " could not free the locks its "
+                                 "previous server left held: " + freed.status().ToString());
+    return freed;
+  }();
+  return started_->status();
+}
+
+void XStoreServer::Start() {
+  std::lock_guard lock(mu_);
+  (void)ReadyLocked();  // a failure is every request's answer
+}
+
+Result<tree::ServerLockRecovery> XStoreServer::recovered() {
+  std::lock_guard lock(mu_);
+  DMX_RETURN_IF_ERROR(ReadyLocked());
+  return **started_;
 }
 
 Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
@@ -273,12 +335,12 @@ Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) 
   std::string_view record;
   in.Pod(&zero).Str(&record);
   DMX_RETURN_IF_ERROR(in.Check("store"));
-  fabric::LocalFabric* fabric = nullptr;
+  fabric::Fabric* fabric = nullptr;
   alloc::NodeAllocator* allocator = nullptr;
   {
     std::lock_guard lock(mu_);
     DMX_RETURN_IF_ERROR(ReadyLocked());
-    fabric = fabric_.get();
+    fabric = fabric_;
     allocator = allocator_.get();
   }
   auto ep = fabric->Connect();
@@ -304,10 +366,12 @@ void XStoreServer::Stop() {
   for (auto& [addr, p] : partitions_) p->Stop();
 }
 
-Status RegisterXStoreHandlers(fabric::MemoryNode& node) {
+Status RegisterXStoreHandlers(fabric::MemoryNode& node) { return RegisterXStoreHandlersOver(node, nullptr).status(); }
+
+Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryNode& node, fabric::Fabric* trees) {
   // Registration precedes serving; a second registration (another cluster on the node) is a no-op.
-  if (node.rpc().Has(fabric::rpc_op::kXStoreWrite)) return Status::Ok();
-  auto server = std::make_shared<XStoreServer>(node);
+  if (node.rpc().Has(fabric::rpc_op::kXStoreWrite)) return std::shared_ptr<XStoreServer>();
+  auto server = std::make_shared<XStoreServer>(node, trees);
   const std::pair<fabric::RpcOpcode, const char*> ops[] = {
       {fabric::rpc_op::kXStoreWrite, "xstore.write"},   {fabric::rpc_op::kXStoreLookup, "xstore.lookup"},
       {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreLoad, "xstore.load"},
@@ -317,7 +381,8 @@ Status RegisterXStoreHandlers(fabric::MemoryNode& node) {
       return server->Serve(op, req, reply);
     }));
   node.OnStop([server] { server->Stop(); });
-  return Status::Ok();
+  node.OnIdKnown([server] { server->Start(); });
+  return server;
 }
 
 }  // namespace dmindex::designs::xstore

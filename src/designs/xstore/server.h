@@ -13,12 +13,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "alloc/node_allocator.h"
 #include "common/runtime.h"
 #include "fabric/local_fabric.h"
 #include "fabric/memory_node.h"
+#include "tree/server_locks.h"
 
 namespace dmindex::designs::xstore {
 
@@ -32,15 +34,25 @@ class PartitionServer {
 
 class XStoreServer {
  public:
-  explicit XStoreServer(fabric::MemoryNode& node) : node_(node) {}
+  // `trees`: the fabric the partitions' trees run over; null: the node's LocalFabric. Tests
+  // give the in-process fabric that holds `node`, whose scripted verbs then reach the
+  // server's writes (RegisterXStoreHandlersOver).
+  explicit XStoreServer(fabric::MemoryNode& node, fabric::Fabric* trees = nullptr) : node_(node), fabric_(trees) {}
   ~XStoreServer() { Stop(); }
 
   Status Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply);
   // Stops every partition's background training (the memory node is going away).
   void Stop();
+  // Once the node knows its id, before it serves anyone (MemoryNode::OnIdKnown): frees the
+  // lock words an earlier incarnation of the server left held, finishing their writes
+  // (tree/server_locks.h). If that fails, every request is answered with the failure.
+  void Start();
+  // What Start freed (tests).
+  Result<tree::ServerLockRecovery> recovered();
 
  private:
-  // The local fabric and the node's allocator, made once the node knows its id (under mu_).
+  // The fabric, the node's allocator and the start's recovery, once the node knows its id
+  // (under mu_): the start's status.
   Status ReadyLocked();
   // The partition whose descriptor is at `descriptor`, built on first use.
   Result<PartitionServer*> Find(GlobalAddress descriptor);
@@ -49,13 +61,19 @@ class XStoreServer {
 
   fabric::MemoryNode& node_;
   runtime::SharedMutex mu_;
-  std::unique_ptr<fabric::LocalFabric> fabric_;
+  fabric::Fabric* fabric_;  // the trees' (local_, or a test's)
+  std::unique_ptr<fabric::LocalFabric> local_;
   std::unique_ptr<alloc::NodeAllocator> allocator_;
+  std::optional<Result<tree::ServerLockRecovery>> started_;  // set by the start
   std::unordered_map<uint64_t, std::unique_ptr<PartitionServer>> partitions_;
 };
 
-// Registers XStore's opcodes on a memory node (the registry's register_memory_side), and
-// stops its training threads when the node goes away.
+// Registers XStore's opcodes on a memory node (the registry's register_memory_side), starts
+// the server when the node knows its id, and stops its training threads when the node goes
+// away.
 Status RegisterXStoreHandlers(fabric::MemoryNode& node);
+// The same with the partitions' trees over `trees` (tests: XStoreServer's constructor); the
+// server, to ask what it recovered.
+Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryNode& node, fabric::Fabric* trees);
 
 }  // namespace dmindex::designs::xstore

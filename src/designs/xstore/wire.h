@@ -4,6 +4,8 @@
 // any number of indexes. Keys and values travel as their public bytes.
 //
 //   Write   op, key, value                    -> outcome, model word
+//           (op kCompareAndSwap: value is the     (kCompareAndSwap: swapped, and the value
+//           desired one, then expected)            found when it was not `expected`)
 //   Lookup  model word, sub-model, blob word,  -> outcome, model word, blob word, blob, value
 //           key
 //   Locate  (as Lookup)                        -> outcome, model word, blob word, blob, leaf
@@ -29,7 +31,7 @@ namespace dmindex::designs::xstore::wire {
 enum class Outcome : uint8_t { kOk = 0, kNotFound = 1 };
 // Bulk-load batches stay about this size (the RPC's payload).
 inline constexpr size_t kLoadBatchBytes = 256 << 10;
-enum class WriteKind : uint8_t { kUpsert = 0, kUpdate = 1, kDelete = 2 };
+enum class WriteKind : uint8_t { kUpsert = 0, kUpdate = 1, kDelete = 2, kCompareAndSwap = 3 };
 
 // Appends fixed-size values and length-prefixed strings.
 class Out {

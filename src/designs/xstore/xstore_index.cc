@@ -66,6 +66,12 @@ class XStoreSession final : public Session {
   Status DoInsert(Slice key, Slice value) override { return Write(wire::WriteKind::kUpsert, key, value); }
   Status DoUpdate(Slice key, Slice value) override { return Write(wire::WriteKind::kUpdate, key, value); }
   Status DoDelete(Slice key) override { return Write(wire::WriteKind::kDelete, key, {}); }
+  Status DoCompareAndSwap(Slice key, Slice expected, Slice desired, bool* swapped, std::string* current) override {
+    auto s = Ready(false);
+    if (!s.ok()) return s.status();
+    if (*s == nullptr) return Status::NotFound();  // an empty index
+    return client_->CompareAndSwap(**s, C::Tree(key), expected, desired, swapped, current);
+  }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     auto s = Ready(false);
     if (!s.ok()) return s.status();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "common/pool_memory.h"
 #include "common/runtime.h"
@@ -192,6 +193,17 @@ Result<std::unique_ptr<InProcFabric>> InProcFabric::Create(const InProcOptions& 
   }
   f->SetFaults(options.faults);
   return f;
+}
+
+Status InProcFabric::RestartNode(uint16_t id) {
+  if (id >= nodes_.size()) return Status::InvalidArgument("no memory node " + std::to_string(id));
+  // Its background work (XStore's training) stops first, while the node is still there for
+  // the verbs it has in flight; the new node takes its place before the old one goes.
+  nodes_[id]->Stop();
+  auto old = std::exchange(nodes_[id], std::make_unique<MemoryNode>(id, regions_[id].base, regions_[id].size,
+                                                                    options_.node, nodes_[id]->identity()));
+  old.reset();
+  return options_.prepare_node ? options_.prepare_node(*nodes_[id]) : Status::Ok();
 }
 
 InProcFabric::~InProcFabric() {

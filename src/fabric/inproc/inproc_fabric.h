@@ -67,6 +67,13 @@ class InProcFabric final : public Fabric {
   MemoryNode& node(uint16_t id) { return *nodes_[id]; }
   const InProcOptions& options() const { return options_; }
 
+  // Tests: memory node `id`'s server restarts on a persistent pool, as a `memserver
+  // --data-dir` process killed and started again: its MemoryNode (handlers, their threads)
+  // goes away and a new one serves the same bytes, with the pool's identity and its next
+  // incarnation, prepared by prepare_node as at creation. Only while no verb or RPC is in
+  // flight; endpoints stay valid.
+  Status RestartNode(uint16_t id);
+
   // Fault injection that can be switched during a run.
   void SetNodeDown(uint16_t id, bool down);
   bool IsNodeDown(uint16_t id) const;
