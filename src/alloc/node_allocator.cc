@@ -57,7 +57,20 @@ Result<GlobalAddress> NodeAllocator::CutLocked(fabric::Endpoint& ep, uint16_t no
   arena.next = arena.next + size;
   arena.left -= size;
   in_use_ += size;
+  if (journal_) journal_(arena.next);
   return out;
+}
+
+void NodeAllocator::SetCutJournal(CutJournal journal) {
+  std::lock_guard lock(mu_);
+  journal_ = std::move(journal);
+}
+
+void NodeAllocator::Resume(GlobalAddress next, uint64_t left) {
+  std::lock_guard lock(mu_);
+  if (next.node() >= arenas_.size() || left < options_.alignment) return;
+  arenas_[next.node()].next = next;
+  arenas_[next.node()].left = left;
 }
 
 Result<GlobalAddress> NodeAllocator::AllocateOn(fabric::Endpoint& ep, uint16_t node, uint32_t bytes) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,15 @@ class NodeAllocator {
   // still holding its address must detect reuse by validating what they read (fence keys).
   void Free(GlobalAddress addr, uint32_t bytes);
 
+  // A memory server that cuts its own node's chunks and restarts on a persistent pool
+  // (XStore's server, designs/xstore/server_memory.h) carries on cutting its predecessor's
+  // chunk instead of leaking its tail. `journal` is called under the allocator's lock after
+  // every block cut from a chunk, with where the next one starts, before the block is handed
+  // out; Resume makes [next, next + left) on next.node() the chunk being cut.
+  using CutJournal = std::function<void(GlobalAddress next)>;
+  void SetCutJournal(CutJournal journal);
+  void Resume(GlobalAddress next, uint64_t left);
+
   uint16_t memory_nodes() const { return static_cast<uint16_t>(arenas_.size()); }
   uint64_t pool_bytes() const;    // chunk bytes taken from memory servers
   uint64_t bytes_in_use() const;  // allocated and not freed
@@ -66,6 +76,7 @@ class NodeAllocator {
   uint64_t pool_bytes_ = 0;
   uint64_t chunk_bytes_ = 0;  // what the memory servers' chunks hold (0: none taken yet)
   uint64_t in_use_ = 0;
+  CutJournal journal_;
 };
 
 }  // namespace dmindex::alloc

@@ -26,14 +26,16 @@ inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
 // (designs/registry.cc). One line per opcode, so two designs can never collide.
 inline constexpr RpcOpcode kDexOffload = 16;  // designs/dex/offload.h: OffloadWire -> OffloadResult
 // designs/xstore/wire.h: a partition's memory server runs its writes, lookups that fall back,
-// scans' first leaf, its bulk load and training, waits for its background training, and
-// stores the index's records (descriptors, superblock) in its pool.
+// scans' first leaf, its bulk load and training, waits for its background training, stores
+// the index's records (descriptors, superblock) in its pool, and reads a node for a client
+// that found it torn twice alike.
 inline constexpr RpcOpcode kXStoreWrite = 17;
 inline constexpr RpcOpcode kXStoreLookup = 18;
 inline constexpr RpcOpcode kXStoreLocate = 19;
 inline constexpr RpcOpcode kXStoreLoad = 20;
 inline constexpr RpcOpcode kXStoreQuiesce = 21;
 inline constexpr RpcOpcode kXStoreStore = 22;
+inline constexpr RpcOpcode kXStoreReadNode = 23;
 // Tests register handlers of their own from here on; no design uses these.
 inline constexpr RpcOpcode kFirstTestOpcode = 1000;
 }  // namespace rpc_op
