@@ -3,6 +3,7 @@
 #   lib/libdmindex.a, lib/libdmindex_c.a, lib/libdmindex_<layer>.a
 #                                        dmindex::dmindex, dmindex::c and the layers they link
 #   lib/cmake/dmindex/                   find_package(dmindex CONFIG REQUIRED)
+#                                        (the build tree has one too: dmindex_DIR=<build>)
 #   lib/pkgconfig/dmindex.pc             pkg-config --cflags --libs dmindex
 #   bin/dmindex, share/dmindex/plot.py   the command (memserver, bench, plot, ...)
 # (lib is CMAKE_INSTALL_LIBDIR, e.g. lib/x86_64-linux-gnu under /usr.) Every path in the
@@ -18,6 +19,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dmindex DESTINATION ${CMAKE_INST
 
 set(cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/dmindex)
 install(EXPORT dmindexTargets NAMESPACE dmindex:: DESTINATION ${cmake_dir})
+# The same package for the build tree itself, uninstalled: dmindexConfig.cmake below and these
+# targets, naming the archives where the build makes them. The Python extension's build links
+# them (DMINDEX_PREBUILT_DIR, CMakeLists.txt) rather than compiling the library again.
+export(EXPORT dmindexTargets NAMESPACE dmindex:: FILE ${PROJECT_BINARY_DIR}/dmindexTargets.cmake)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/dmindexConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/dmindexConfig.cmake INSTALL_DESTINATION ${cmake_dir})
 # 0.x: a new minor version may change the API.

@@ -49,6 +49,13 @@ function(dmindex_layer name folder)
     target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:${lib}>)
   endforeach()
   target_compile_features(${target} PUBLIC cxx_std_20)
+  # Position-independent, so that the Python extension (a shared object: python/) links these
+  # very archives instead of compiling every layer a second time (scripts/install-python.sh,
+  # docs/PYTHON.md). -fno-semantic-interposition keeps -fPIC's cost small: calls between the
+  # library's own functions are not routed through the PLT for a preloaded library to replace,
+  # so they inline and bind locally as under the executables' -fPIE (GCC's default on Debian).
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(${target} PRIVATE -fno-semantic-interposition)
   if(DMINDEX_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
