@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dmindex/global_address.h"
+#include "dmindex/options.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/verb_script.h"
 #include "fabric/pool_layout.h"
@@ -20,8 +21,11 @@ namespace dmindex::testing {
 
 // Counts the READs and WRITEs of one thread; from the `die_at`-th on (1-based; 0: never) it
 // fails them, landing the first half of the `die_at`-th's words if it is a WRITE. Every later
-// READ and WRITE of the thread fails too, so whatever lock it held stays held, as in a killed
-// process (atomic verbs pass: the CAS that takes a lock lands with the READ batched behind it).
+// verb of the thread fails too, atomic ones included (none lands: a killed process posts
+// nothing), so whatever lock it held stays held. Atomic verbs before the `die_at`-th pass: the
+// CAS that takes a lock lands with the READ batched behind it. A dead thread also renews no
+// lease (CheckLive's on-the-spot renewal is its CAS), so one that asks after its own lock word
+// (tree/node_lock.cc, AskOurWord) stops once the test clock moved past its lease.
 class DyingThread final : public fabric::VerbScript {
  public:
   DyingThread(std::thread::id who, uint64_t die_at) : who_(who), die_at_(die_at) {}
@@ -33,6 +37,10 @@ class DyingThread final : public fabric::VerbScript {
     if (n == die_at_ && copy.verb().kind == fabric::VerbKind::kWrite) copy.Copy(0, copy.verb().length / 16 * 8);
     return Outcome::kFail;
   }
+  AtomicOutcome RunAtomic(const fabric::Verb&) override {
+    const bool dead = std::this_thread::get_id() == who_ && die_at_ != 0 && seen_ >= die_at_;
+    return dead ? AtomicOutcome::kNotLanded : AtomicOutcome::kPass;
+  }
   uint64_t seen() const { return seen_; }
 
  private:
@@ -40,6 +48,18 @@ class DyingThread final : public fabric::VerbScript {
   const uint64_t die_at_;
   std::atomic<uint64_t> seen_{0};
 };
+
+// The indexes of the lock tests: u64 keys, 256-byte nodes filled to `fill` (few keys make a
+// tree of several levels) and a 100 ms lease.
+inline IndexOptions LockTestOptions(double fill) {
+  IndexOptions o;
+  o.name = "t";
+  o.key_format = KeyFormat::kU64;
+  o.node_bytes = 256;
+  o.bulk_fill = fill;
+  o.knobs["lease_ms"] = "100";
+  return o;
+}
 
 // Lock words held anywhere in the pools' lock tables.
 inline uint64_t HeldLocks(fabric::Fabric& fabric) {

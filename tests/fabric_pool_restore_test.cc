@@ -45,13 +45,14 @@ TEST(PoolRestore, AllocatorAndIdentitySurviveTheMemoryNode) {
   EXPECT_EQ(second.identity(), identity);
   EXPECT_EQ(second.Info().chunks_in_use, 2u);
   EXPECT_EQ(static_cast<unsigned char>(pool[held[0]]), 0x5au) << "restoring must not clear the pool";
-  // The freed chunk comes back first, zeroed (its free-list link word cleared); then new
-  // ones, never one still held.
+  // The freed chunk comes back first, zeroed (its free-list link word overwritten by the
+  // chunk's header: pool_layout.h); then new ones, never one still held.
   const uint64_t again = second.AllocChunk().value();
   EXPECT_EQ(again, freed);
-  uint64_t link = 1;
-  std::memcpy(&link, pool.data() + again, 8);
-  EXPECT_EQ(link, 0u);
+  uint64_t header[2] = {1, 1};
+  std::memcpy(header, pool.data() + again, 16);
+  EXPECT_EQ(header[0], kChunkMagic ^ again);
+  EXPECT_EQ(header[1], 0u) << "no owner";
   std::set<uint64_t> out(held.begin(), held.end());
   out.insert(again);
   while (true) {

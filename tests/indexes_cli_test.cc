@@ -9,6 +9,8 @@
 #include "alloc/catalog.h"
 #include "designs/dex/partition_store.h"
 #include "designs/registry.h"
+#include "fabric/memory_node.h"
+#include "fabric/rpc.h"
 #include "fabric/ucx/memserver_process.h"
 #include "fabric/pool_layout.h"
 #include "fabric/ucx/ucx_fabric.h"
@@ -42,6 +44,15 @@ class IndexesCliTest : public ::testing::Test {
     o.knobs = std::move(knobs);
     return designs::MakeIndex(design, *fabric_, o);
   }
+  // The memory server's chunks in use (kPoolInfo), as any client sees them.
+  uint64_t ChunksInUse() {
+    auto ep = std::move(fabric_->Connect()).value();
+    fabric::RpcReply reply;
+    EXPECT_TRUE(ep->Call(0, fabric::rpc_op::kPoolInfo, {}, &reply).ok());
+    fabric::PoolInfo info;
+    EXPECT_TRUE(fabric::ReadPod(reply, 0, &info));
+    return info.chunks_in_use;
+  }
   testing::ToolRun Indexes(const std::string& args) {
     return RunTool("indexes --memservers " + memservers_ + " " + args);
   }
@@ -61,14 +72,18 @@ class IndexesCliTest : public ::testing::Test {
 
 TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
-  // `dmindex bench` drops its runs' indexes, so repeated runs do not fill the catalog.
+  // `dmindex bench` drops its runs' indexes, so repeated runs fill neither the catalog nor the
+  // pool: their chunks went back to the server.
+  const uint64_t empty = ChunksInUse();
   testing::ToolRun bench = RunTool("bench --memservers " + memservers_ +
                                    " --design sherman,dex --workload ycsb-c --keys 2000 --ops 2000 --warmup-ops 100");
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
+  EXPECT_EQ(ChunksInUse(), empty);
   auto sherman = Open("sherman", "plain");
   ASSERT_TRUE(sherman.ok()) << sherman.status().ToString();
   ASSERT_TRUE(std::move((*sherman)->OpenSession()).value()->Insert(5, 6).ok());
+  const uint64_t without_parted = ChunksInUse();
   auto dex = Open("dex", "parted", {{"partitions", "2"}, {"boundaries", "1000"}});
   ASSERT_TRUE(dex.ok()) << dex.status().ToString();
 
@@ -114,9 +129,11 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_EQ(Indexes("--index nosuch --unlock-map").exit_code, 2);
   EXPECT_EQ(RunTool("indexes").exit_code, 2);  // the embedded cluster holds no indexes
 
-  // Dropping frees the slot: the name can be created anew (empty).
+  // Dropping frees the index's chunks and its slot: the name can be created anew (empty).
   dex->reset();
+  EXPECT_GT(ChunksInUse(), without_parted);
   EXPECT_EQ(Indexes("--drop parted").exit_code, 0);
+  EXPECT_EQ(ChunksInUse(), without_parted);
   EXPECT_EQ(Indexes("--drop parted").exit_code, 1);  // gone
   EXPECT_EQ(Indexes("--index parted").output.find("parted"), std::string::npos);
   auto again = Open("dex", "parted");

@@ -132,6 +132,35 @@ TEST(LearnedLinearModel, CentredKeysKeepPrecisionAtTheTopOfTheKeySpace) {
   EXPECT_NEAR(m.Predict(base + 500), 500.0, 1e-6);
 }
 
+// The narrowest band: never wider than least squares' and sound (every point inside its
+// bounds); on random keys (the hashed keys a learned index meets) narrower in sum (by ~5%:
+// measured 147.7 against 155.3 page units over these 200 key sets).
+TEST(LearnedLinearModel, TheNarrowestBandIsNoWiderThanLeastSquaresAndHoldsEveryPoint) {
+  std::mt19937_64 rng(5);
+  double narrow_sum = 0, squares_sum = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<ModelKey> xs(2 + rng() % 300);
+    for (auto& x : xs) x = rng() >> (trial % 2 == 0 ? 0 : 40);  // full 64-bit and narrow ranges
+    std::sort(xs.begin(), xs.end());
+    std::vector<Point> pts;
+    for (size_t i = 0; i < xs.size(); ++i) pts.push_back({xs[i], static_cast<double>(i) / 16});
+    const LinearModel squares = LinearModel::Fit(pts), narrow = LinearModel::FitNarrowest(pts);
+    ASSERT_GE(narrow.slope, 0);
+    const ErrorBounds es = ErrorBounds::Of(squares, pts), en = ErrorBounds::Of(narrow, pts);
+    ASSERT_LE(en.below + en.above, es.below + es.above + 1e-9) << trial;
+    for (const Point& p : pts) {
+      ASSERT_LE(narrow.Predict(p.x) - en.below, p.y);
+      ASSERT_GE(narrow.Predict(p.x) + en.above, p.y);
+    }
+    narrow_sum += en.below + en.above;
+    squares_sum += es.below + es.above;
+  }
+  EXPECT_LT(narrow_sum, 0.98 * squares_sum);
+  // Decreasing points keep a monotone (flat) model, as least squares does.
+  std::vector<Point> down = {{1, 3}, {2, 2}, {3, 1}};
+  EXPECT_EQ(LinearModel::FitNarrowest(down).slope, 0);
+}
+
 TEST(LearnedTopModel, RoutingIntervalsTileTheKeySpaceAsRoutingDoes) {
   std::mt19937_64 rng(2);
   std::vector<ModelKey> keys(20000);

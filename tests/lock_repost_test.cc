@@ -1,7 +1,7 @@
 // Issue 25 (docs/SYNCHRONIZATION.md, "Leases": "A write posted again"): a writer's
 // write-and-unlock batch fails because memory node 0 went away, and the writer looks whether
-// its lock word still names it (NodeLock::StillOurs) to post the same verbs again. That READ
-// rides through the outage (the UCX fabric waits for a restarting server with a persistent
+// its lock word still names it (NodeLock::PostAgainWhileOurs) to post the same verbs again.
+// That READ rides through the outage (the UCX fabric waits for a restarting server with a persistent
 // pool), so it returns long after the writer's last renewal: the lease may have run out and
 // been revoked meanwhile by a process that saw its slot stand still since before the outage.
 // The word still names the writer only because the taker has not CASed it yet. Posting again
@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "crash_points.h"
 #include "designs/registry.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/inproc/verb_script.h"
@@ -101,16 +102,6 @@ class OutageScript final : public VerbScript {
   Stage stage_ = Stage::kBeforeWrite;
 };
 
-IndexOptions Options() {
-  IndexOptions o;
-  o.name = "t";
-  o.key_format = KeyFormat::kU64;
-  o.node_bytes = 256;
-  o.bulk_fill = 0.5;
-  o.knobs["lease_ms"] = "100";
-  return o;
-}
-
 // One memory node, an index of `design` loaded with the even keys 2..80.
 struct Bed {
   std::unique_ptr<fabric::InProcFabric> fabric;
@@ -125,7 +116,7 @@ Bed LoadedBed(const std::string& design) {
   fo.pool_bytes = 64ull << 20;
   fo.node.chunk_bytes = 1 << 20;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  b.index = std::move(designs::MakeIndex(design, *b.fabric, Options())).value();
+  b.index = std::move(designs::MakeIndex(design, *b.fabric, testing::LockTestOptions(0.5))).value();
   for (uint64_t k = 1; k <= 40; ++k) b.data.push_back({2 * k, 20 * k});
   b.loaded = testing::BulkLoadU64(*b.index, b.data);
   return b;
@@ -171,7 +162,7 @@ TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
   auto& taker = bed.index;
   const std::vector<testing::U64Pair>& data = bed.data;
   const std::vector<lease::SlotInfo> taker_slots = HeldSlots(*fabric);
-  auto holder = std::move(designs::MakeIndex(GetParam(), *fabric, Options())).value();
+  auto holder = std::move(designs::MakeIndex(GetParam(), *fabric, testing::LockTestOptions(0.5))).value();
   auto holder_session = std::move(holder->OpenSession(0)).value();
   auto taker_session = std::move(taker->OpenSession(0)).value();
   const uint64_t key = 41, neighbour = 43;  // the same leaf: between 40 and 44

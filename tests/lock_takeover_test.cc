@@ -51,8 +51,6 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return info.param.design + "_" + kOps[static_cast<int>(info.param.op)];
 }
 
-constexpr uint32_t kNodeBytes = 256;
-
 struct Bed {
   std::unique_ptr<fabric::InProcFabric> fabric;
   std::unique_ptr<Index> dead;   // the process that dies
@@ -63,16 +61,6 @@ struct Bed {
   bool key_existed = false;
   bool warm = false;  // the dying process reads the dead key's leaf first (its cache holds the parent)
 };
-
-IndexOptions Options(double fill) {
-  IndexOptions o;
-  o.name = "t";
-  o.key_format = KeyFormat::kU64;  // the test's keys and values are integers
-  o.node_bytes = kNodeBytes;
-  o.bulk_fill = fill;
-  o.knobs["lease_ms"] = "100";
-  return o;
-}
 
 // The tree and the dead operation for `op`: even keys loaded, the operation writes an odd key
 // (insert, splits) or an existing one (update).
@@ -88,12 +76,12 @@ Bed MakeBed(const Case& c) {
   // the others' hold 6) / a tree of height 3+ / 8 full leaves under a root with room for 12.
   const uint64_t leaf = c.design == "rftree" ? 7 : 6;
   const uint64_t keys = c.op == Op::kLeafSplit ? leaf : c.op == Op::kLeafSplitUnderParent ? 8 * leaf : 400;
-  b.taker = std::move(designs::MakeIndex(c.design, *b.fabric, Options(full ? 1.0 : 0.5))).value();
+  b.taker = std::move(designs::MakeIndex(c.design, *b.fabric, testing::LockTestOptions(full ? 1.0 : 0.5))).value();
   std::vector<testing::U64Pair> data;
   for (uint64_t k = 1; k <= keys; ++k) data.push_back({2 * k, 2 * k * 10});
   EXPECT_TRUE(testing::BulkLoadU64(*b.taker, data).ok());
   for (const auto& kv : data) b.acknowledged[kv.key] = kv.value;
-  b.dead = std::move(designs::MakeIndex(c.design, *b.fabric, Options(full ? 1.0 : 0.5))).value();
+  b.dead = std::move(designs::MakeIndex(c.design, *b.fabric, testing::LockTestOptions(full ? 1.0 : 0.5))).value();
   b.key = c.op == Op::kUpdate ? 2 * (keys / 2) : 2 * (keys / 2) + 1;
   b.key_existed = b.acknowledged.count(b.key) > 0;
   b.old_value = b.key_existed ? b.acknowledged[b.key] : 0;

@@ -15,6 +15,11 @@
 //  * ARestartFreesOnlyWordsOfEarlierIncarnations - the start frees words naming an earlier
 //    server incarnation and no others (its own, a compute process's lease, a word without one);
 //    no observer ever fences a memory server's holder; no process claims its lease slot.
+//  * RestartsDoNotGrowThePool - 20 restarts, each followed by writes that split leaves: the
+//    restarted server carries on cutting its predecessor's chunk and reuses its sessions' redo
+//    blocks (server_memory.h), so the chunks handed out and the redo blocks listed stay as
+//    they were after the first writes (before, every restart cut a new chunk for a new redo
+//    block and leaked both).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -70,10 +75,17 @@ struct Bed {
 };
 
 // The server's handlers over the in-process fabric itself: its scripts then reach the
-// server's tree. What the start freed is its answer.
-Result<tree::ServerLockRecovery> StartServer(fabric::InProcFabric& f) {
+// server's tree. What the start freed is its answer; *memory (if asked) what it found of its
+// predecessors' allocations.
+Result<tree::ServerLockRecovery> StartServer(fabric::InProcFabric& f,
+                                             designs::xstore::ServerMemory::Counts* memory = nullptr) {
   auto server = designs::xstore::RegisterXStoreHandlersOver(f.node(0), &f);
   if (!server.ok()) return server.status();
+  if (memory != nullptr) {
+    auto counts = (*server)->memory();
+    if (!counts.ok()) return counts.status();
+    *memory = *counts;
+  }
   return (*server)->recovered();
 }
 
@@ -250,6 +262,31 @@ TEST_P(XStoreServerRestart, EveryCrashPointIsFinishedOrUndoneAtRestart) {
 INSTANTIATE_TEST_SUITE_P(Writes, XStoreServerRestart,
                          ::testing::Values(Op::kInsert, Op::kUpdate, Op::kDelete, Op::kLeafSplit, Op::kInternalSplit),
                          OpName);
+
+TEST(XStoreServerMemory, RestartsDoNotGrowThePool) {
+  lease::ScopedTestClock frozen([] { return runtime::Clock::time_point(std::chrono::seconds(1)); });
+  Bed b = MakeBed(8);  // 8 inserts after the bulk load: leaves split, the server has a session
+  const uint64_t chunks = b.fabric->node(0).Info().chunks_in_use;
+  uint64_t listed = 0, next = 1'000'001;
+  for (int restart = 1; restart <= 20; ++restart) {
+    SCOPED_TRACE("restart " + std::to_string(restart));
+    ASSERT_TRUE(b.fabric->RestartNode(0).ok());
+    designs::xstore::ServerMemory::Counts memory;
+    ASSERT_TRUE(StartServer(*b.fabric, &memory).ok());
+    EXPECT_TRUE(memory.resumed) << "the predecessor's chunk was not carried on";
+    if (restart == 1) listed = memory.listed;
+    EXPECT_GT(memory.listed, 0u);
+    EXPECT_EQ(memory.listed, listed) << "a restart entered new redo blocks";
+    // Writes that split leaves (4 keys each) and take a session's redo block.
+    for (int i = 0; i < 6; ++i, next += 2) {
+      ASSERT_TRUE(b.session->Insert(next, next).ok());
+      b.acknowledged[next] = next;
+    }
+    EXPECT_EQ(b.fabric->node(0).Info().chunks_in_use, chunks) << "the pool grew";
+  }
+  for (const auto& [k, v] : b.acknowledged) ASSERT_EQ(LookUp(*b.session, k), State(v)) << "key " << k;
+  EXPECT_EQ(testing::HeldLocks(*b.fabric), 0u);
+}
 
 TEST(XStoreServerLocks, ARestartFreesOnlyWordsOfEarlierIncarnations) {
   fabric::InProcOptions fo;

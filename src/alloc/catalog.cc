@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/retry.h"
+#include "fabric/rpc.h"
 
 #include "fabric/pool_identity.h"
 #include "fabric/pool_layout.h"
@@ -14,7 +15,11 @@ namespace {
 // One 192-byte entry; three cache lines. Everything but state, root and aux is written once,
 // before state becomes kReady, and never changes afterwards.
 struct RawEntry {
-  uint64_t state;  // kFree -> kClaimed (CAS) -> kReady (ordered write after the fields)
+  // Phase in the low byte: kFree -> kClaimed (CAS, the generation one up) -> kReady (ordered
+  // write after the fields) -> kDropping (CAS) -> kFree (CAS, after its chunks were freed).
+  // The generation above it counts the indexes created in the slot: with the slot it makes
+  // the index's owner tag, never used again for another index.
+  uint64_t state;
   uint64_t root;
   uint64_t aux[CatalogEntry::kAuxWords];
   char name[32];
@@ -32,7 +37,15 @@ struct RawEntry {
 };
 static_assert(sizeof(RawEntry) == 192);
 
-constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2;
+constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2, kDropping = 3;
+constexpr uint64_t Phase(uint64_t state) { return state & 0xff; }
+constexpr uint64_t Generation(uint64_t state) { return state >> 8; }
+constexpr uint64_t State(uint64_t generation, uint64_t phase) { return generation << 8 | phase; }
+// Generation 0: an entry made before generations (format 2 pools kept by --data-dir), whose
+// chunks carry no tag.
+constexpr uint64_t OwnerTag(uint32_t slot, uint64_t state) {
+  return Generation(state) == 0 ? 0 : Generation(state) << 8 | slot;
+}
 constexpr uint64_t kMagic = 0x3130544143584d44ull;  // "DMXCAT01"
 constexpr uint32_t kEntries = fabric::kSuperblockBytes / sizeof(RawEntry);
 
@@ -40,8 +53,9 @@ GlobalAddress EntryAddress(uint32_t slot) {
   return GlobalAddress(0, fabric::kSuperblockOffset + slot * sizeof(RawEntry));
 }
 
-// A table read twice: fields of an entry that was already ready at the first read are
-// final, so the second read returns them untorn (a single READ may tear across lines).
+// A table read twice: fields of an entry that was already ready at the first read, in the
+// same generation, are final, so the second read returns them untorn (a single READ may
+// tear across lines).
 Status ReadTable(fabric::Endpoint& ep, std::vector<RawEntry>* table) {
   std::vector<RawEntry> first(kEntries);
   table->resize(kEntries);
@@ -49,7 +63,8 @@ Status ReadTable(fabric::Endpoint& ep, std::vector<RawEntry>* table) {
   DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(0), first.data(), bytes));
   DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(0), table->data(), bytes));
   for (uint32_t i = 0; i < kEntries; ++i)
-    if (first[i].state != kReady && (*table)[i].state == kReady) (*table)[i].state = kClaimed;
+    if (Phase((*table)[i].state) == kReady && first[i].state != (*table)[i].state)
+      (*table)[i].state = State(Generation((*table)[i].state), kClaimed);
   return Status::Ok();
 }
 
@@ -71,6 +86,7 @@ Result<CatalogEntry> ToEntry(const RawEntry& raw, uint32_t slot) {
   e.schema.inline_value_bytes = raw.inline_value_bytes;
   e.schema.max_value_bytes = raw.max_value_bytes;
   e.slot = slot;
+  e.owner = OwnerTag(slot, raw.state);
   e.root_word = EntryAddress(slot) + offsetof(RawEntry, root);
   return e;
 }
@@ -127,11 +143,15 @@ Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) 
   DMX_RETURN_IF_ERROR(CheckName(name));
   std::vector<RawEntry> table;
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
-  for (uint32_t i = 0; i < kEntries; ++i)
-    if (table[i].state == kReady && Field(table[i].name, sizeof table[i].name) == name) {
-      DMX_RETURN_IF_ERROR(CheckPools(ep, table[i], name));
-      return ToEntry(table[i], i);
-    }
+  for (uint32_t i = 0; i < kEntries; ++i) {
+    if (Field(table[i].name, sizeof table[i].name) != name) continue;
+    if (Phase(table[i].state) == kDropping)
+      return Status::NotFound("index '" + std::string(name) + "' is being dropped (a drop that stopped half-way "
+                              "is finished by the next Drop or opener of the name)");
+    if (Phase(table[i].state) != kReady) continue;
+    DMX_RETURN_IF_ERROR(CheckPools(ep, table[i], name));
+    return ToEntry(table[i], i);
+  }
   return Missing(ep, name);
 }
 
@@ -140,7 +160,7 @@ Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
   std::vector<CatalogEntry> entries;
   for (uint32_t i = 0; i < kEntries; ++i) {
-    if (table[i].state != kReady) continue;
+    if (Phase(table[i].state) != kReady) continue;
     auto entry = ToEntry(table[i], i);
     if (!entry.ok()) return entry.status();
     entries.push_back(std::move(entry).value());
@@ -148,12 +168,52 @@ Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
   return entries;
 }
 
-Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name) {
-  auto entry = Open(ep, name);
-  if (!entry.ok()) return entry.status();
+Result<uint64_t> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner) {
+  DMX_RETURN_IF_ERROR(CheckName(name));
+  std::vector<RawEntry> table;
+  DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
+  for (uint32_t i = 0; i < kEntries; ++i) {
+    const uint64_t state = table[i].state;
+    if (Field(table[i].name, sizeof table[i].name) != name) continue;
+    if (owner != 0 && OwnerTag(i, state) != owner) continue;  // another index of that name
+    if (Phase(state) == kDropping) return uint64_t{i};  // a drop that did not finish
+    if (Phase(state) != kReady) continue;
+    uint64_t old = 0;
+    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), state, State(Generation(state), kDropping), &old));
+    if (old == state || old == State(Generation(state), kDropping)) return uint64_t{i};
+    return Status::NotFound("index '" + std::string(name) + "' was dropped meanwhile");
+  }
+  return Missing(ep, name);
+}
+
+Status Catalog::FinishDrop(fabric::Endpoint& ep, uint32_t slot, uint16_t memory_nodes) {
+  if (slot >= kEntries) return Status::InvalidArgument("no catalog slot " + std::to_string(slot));
+  uint64_t state = 0;
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(slot), &state, 8));
+  if (Phase(state) != kDropping) return Status::Ok();  // finished by someone else
+  // Every memory node, each call idempotent: a finisher that dies anywhere in this loop
+  // leaves the mark, and whoever finishes after it frees what is left and nothing twice.
+  if (const uint64_t owner = OwnerTag(slot, state); owner != 0) {
+    for (uint16_t node = 0; node < memory_nodes; ++node) {
+      fabric::RpcReply request, reply;
+      fabric::AppendPod(&request, owner);
+      DMX_RETURN_IF_ERROR(ep.Call(node, fabric::rpc_op::kFreeOwnedChunks, request, &reply));
+    }
+  }
   uint64_t old = 0;
-  DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(entry->slot), kReady, kFree, &old));
-  return old == kReady ? Status::Ok() : Status::NotFound("index '" + std::string(name) + "' was dropped meanwhile");
+  return ep.Cas(EntryAddress(slot), state, State(Generation(state), kFree), &old);
+}
+
+Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner) {
+  auto slot = MarkDropping(ep, name, owner);
+  if (!slot.ok()) return slot.status();
+  return FinishDrop(ep, static_cast<uint32_t>(*slot), memory_nodes);
+}
+
+Status Catalog::Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner) {
+  auto ep = fabric.Connect();
+  if (!ep.ok()) return ep.status();
+  return Drop(**ep, name, fabric.memory_nodes(), owner);
 }
 
 KeySchema KeySchema::Of(const IndexOptions& options) {
@@ -197,19 +257,30 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
     bool pending = false, dropped = false;
     int first_free = -1;
+    std::vector<uint32_t> dropping;
     for (uint32_t i = 0; i < kEntries && !dropped; ++i) {
       const RawEntry& raw = table[i];
-      if (raw.state == kClaimed) pending = true;
-      if (raw.state == kFree && first_free < 0) first_free = static_cast<int>(i);
-      if (raw.state != kReady || Field(raw.name, sizeof raw.name) != name) continue;
+      const uint64_t phase = Phase(raw.state);
+      if (phase == kClaimed) pending = true;
+      if (phase == kFree && first_free < 0) first_free = static_cast<int>(i);
+      if (phase == kDropping) dropping.push_back(i);
+      if (phase == kDropping && Field(raw.name, sizeof raw.name) == name) {
+        // A drop of this name that its dropper did not finish: finish it, then the name is free.
+        DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
+        dropped = true;
+        break;
+      }
+      if (phase != kReady || Field(raw.name, sizeof raw.name) != name) continue;
       auto entry = ToEntry(raw, i);
       if (!entry.ok()) return entry;
       if (Status gone = CheckPools(ep, raw, name); !gone.ok()) {
         if (!gone.IsNotFound() || !create_if_missing) return gone;
-        // Its memory is gone with a pool: free the slot and create the index anew (racing
-        // creators each try the CAS; at most one frees it, and the claim below is shared).
+        // Its memory is gone with a pool: drop it (what it had in the other pools goes back)
+        // and create the index anew (racing creators each try the mark; every one may finish
+        // the drop, and the claim below is shared).
         uint64_t old = 0;
-        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), kReady, kFree, &old));
+        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), raw.state, State(Generation(raw.state), kDropping), &old));
+        DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
         dropped = true;
         break;
       }
@@ -230,16 +301,22 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
       continue;
     }
     if (!create_if_missing) return Missing(ep, name);
+    if (first_free < 0 && !dropping.empty()) {  // a full catalog: finish drops others left
+      for (uint32_t i : dropping) DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
+      continue;
+    }
     if (first_free < 0) return Status::OutOfSpace("catalog full: " + std::to_string(kEntries) + " indexes");
     const uint32_t slot = static_cast<uint32_t>(first_free);
+    const uint64_t free_state = table[slot].state;
+    const uint64_t claimed = State(Generation(free_state) + 1, kClaimed);
     uint64_t old = 0;
-    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(slot), kFree, kClaimed, &old));
-    if (old != kFree) {  // lost the race for this slot: look again
+    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(slot), free_state, claimed, &old));
+    if (old != free_state) {  // lost the race for this slot: look again
       if (!look_again()) return budget.Exhausted(quoted);
       continue;
     }
     RawEntry raw{};
-    raw.state = kClaimed;
+    raw.state = claimed;
     std::memcpy(raw.name, name.data(), name.size());
     std::memcpy(raw.design, design.data(), design.size());
     raw.node_bytes = spec.node_bytes;
@@ -250,7 +327,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     raw.format = kFormatVersion;
     raw.magic = kMagic;
     DMX_RETURN_IF_ERROR(RecordPools(ep, spec.memory_nodes, &raw));
-    uint64_t ready = kReady;
+    uint64_t ready = State(Generation(claimed), kReady);
     GlobalAddress base = EntryAddress(slot);
     // Fields first, then the state word: a reader that sees kReady sees the fields.
     DMX_RETURN_IF_ERROR(ep.Post({fabric::Verb::Write(base + 8, reinterpret_cast<char*>(&raw) + 8,
@@ -258,6 +335,7 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
                                  fabric::Verb::Write(base, &ready, 8)},
                                 fabric::Ordering::kInOrder));
     *created = true;
+    raw.state = ready;
     return ToEntry(raw, slot);
   }
 }

@@ -13,6 +13,7 @@
 #include "dmindex/options.h"
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
+#include "fabric/fabric.h"
 
 namespace dmindex::alloc {
 
@@ -49,6 +50,10 @@ struct CatalogEntry {
   uint32_t node_bytes = 0;
   KeySchema schema;
   uint32_t slot = 0;
+  // The tag of the chunks this index's allocators take (NodeAllocatorOptions::owner), which
+  // its drop frees on every memory node: the slot and how many indexes were created in it,
+  // so never another index's. 0 for an entry created before tags (nothing to free by tag).
+  uint64_t owner = 0;
   GlobalAddress root_word;  // remote 8-byte word holding the root node's GlobalAddress
   GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
 };
@@ -75,9 +80,22 @@ class Catalog {
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
   // Every ready entry, in slot order.
   static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);
-  // Frees the slot of entry `name` for a new index. Its nodes stay in the pool (chunks are
-  // not tracked per index); no process may still have it open. NotFound if absent.
-  static Status Drop(fabric::Endpoint& ep, std::string_view name);
+  // Drops index `name`: MarkDropping, then FinishDrop. Every chunk taken under its owner tag
+  // goes back to its memory server, then the slot is free for a new index. No process may
+  // still have it open (docs/API.md, "Drop"). NotFound if absent; an error from a memory
+  // node leaves the entry marked, for the next Drop or opener of the name to finish.
+  // `owner` not 0: only the index of that owner tag (an opener dropping what it opened, not
+  // an index created anew under the name since: NotFound then).
+  static Status Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner = 0);
+  // The same over a connection of its own to `fabric`'s memory nodes (Index::Drop).
+  static Status Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner);
+  // The two steps, public so that a test can stop between them as a crash would. Marks the
+  // entry dropping (from then on Open and List do not see it; OpenOrCreate of the name
+  // finishes the drop first) and returns its slot; an entry already marked is returned as is.
+  static Result<uint64_t> MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner = 0);
+  // Frees the chunks of the marked entry in `slot` on memory nodes 0..memory_nodes-1, then the
+  // slot. Ok if the slot is not marked (finished already).
+  static Status FinishDrop(fabric::Endpoint& ep, uint32_t slot, uint16_t memory_nodes);
 };
 
 }  // namespace dmindex::alloc

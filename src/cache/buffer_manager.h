@@ -146,6 +146,9 @@ class BufferManager {
   void ListCooling(BufferFrame* f, CacheWorker& w);
   Step Reheat(OptimisticGuard& parent, const uint64_t* slot, BufferFrame* c, GlobalAddress addr,
               CacheWorker& w);
+  // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
+  // the misses on a frame and its page overlap instead of following each other.
+  void PrefetchPage(const BufferFrame* f) const;
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
   void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
   uint64_t* FindSlot(std::byte* page, Swip s) const;
@@ -157,8 +160,15 @@ class BufferManager {
   const CacheOptions options_;
   const PageLayout& layout_;
   const size_t frame_count_;
-  std::unique_ptr<BufferFrame[]> frames_;
-  std::unique_ptr<std::byte[]> pages_;
+  // Frames and pages: each one anonymous mapping advised to use huge pages (HugeMapping).
+  struct Unmap {
+    size_t bytes;
+    void operator()(void* p) const;
+  };
+  static std::unique_ptr<std::byte[], Unmap> HugeMapping(size_t bytes);
+  static std::unique_ptr<BufferFrame[], Unmap> NewFrames(size_t count);
+  std::unique_ptr<BufferFrame[], Unmap> frames_;
+  std::unique_ptr<std::byte[], Unmap> pages_;
   std::atomic<size_t> never_used_{0};  // frames_[never_used_..] were never handed out
   MappingTable mapping_;
   CoolingMap cooling_;

@@ -39,6 +39,11 @@ class Endpoint {
   // --- two-sided RPC to a memory node ---
   Status Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply);
 
+  // Whether the fabric gave a memory node's pool up for good (its server restarted without
+  // it, or did not come back in time): it then fails every verb alike, so a loop waiting for
+  // one to answer (tree/node_lock.cc) stops. Fabrics that never give a pool up say false.
+  virtual bool GaveUpAPool() const { return false; }
+
   VerbCounts counts() const { return counters_.Snapshot(); }
   const VerbCounters& counters() const { return counters_; }
 

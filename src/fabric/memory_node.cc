@@ -15,6 +15,12 @@ std::string Describe(std::optional<uint16_t> id) {
   return id ? "memory node " + std::to_string(*id) : std::string("memory node (id not assigned yet)");
 }
 
+void WriteChunkHeader(std::byte* chunk, uint64_t offset, uint64_t owner) {
+  auto* header = reinterpret_cast<uint64_t*>(chunk);
+  __atomic_store_n(header + 1, owner, __ATOMIC_RELAXED);
+  __atomic_store_n(header, kChunkMagic ^ offset, __ATOMIC_RELAXED);
+}
+
 }  // namespace
 
 MemoryNode::MemoryNode(std::optional<uint16_t> id, std::byte* base, uint64_t size,
@@ -102,17 +108,27 @@ Status MemoryNode::AssignId(uint16_t id) {
 
 void MemoryNode::RegisterBuiltins() {
   (void)rpc_.Register(rpc_op::kPing, "ping", [](RpcRequest, RpcReply*) { return Status::Ok(); });
-  (void)rpc_.Register(rpc_op::kAllocChunk, "alloc_chunk", [this](RpcRequest, RpcReply* reply) {
-    auto offset = AllocChunk();
+  (void)rpc_.Register(rpc_op::kAllocChunk, "alloc_chunk", [this](RpcRequest req, RpcReply* reply) {
+    uint64_t owner = 0;
+    if (!req.empty() && !ReadPod(req, 0, &owner)) return Status::InvalidArgument("alloc_chunk: short request");
+    auto offset = AllocChunk(owner);
     if (!offset.ok()) return offset.status();
-    AppendPod(reply, *offset);
-    AppendPod(reply, options_.chunk_bytes);
+    AppendPod(reply, *offset + kChunkHeaderBytes);
+    AppendPod(reply, options_.chunk_bytes - kChunkHeaderBytes);
     return Status::Ok();
   });
   (void)rpc_.Register(rpc_op::kFreeChunk, "free_chunk", [this](RpcRequest req, RpcReply*) {
     uint64_t offset;
     if (!ReadPod(req, 0, &offset)) return Status::InvalidArgument("free_chunk: short request");
-    return FreeChunk(offset);
+    return FreeChunk(offset - kChunkHeaderBytes);
+  });
+  (void)rpc_.Register(rpc_op::kFreeOwnedChunks, "free_owned_chunks", [this](RpcRequest req, RpcReply* reply) {
+    uint64_t owner;
+    if (!ReadPod(req, 0, &owner)) return Status::InvalidArgument("free_owned_chunks: short request");
+    auto freed = FreeOwnedChunks(owner);
+    if (!freed.ok()) return freed.status();
+    AppendPod(reply, *freed);
+    return Status::Ok();
   });
   (void)rpc_.Register(rpc_op::kPoolInfo, "pool_info", [this](RpcRequest, RpcReply* reply) {
     AppendPod(reply, Info());
@@ -152,7 +168,7 @@ Status MemoryNode::Execute(const Verb& v) {
   return Status::Ok();
 }
 
-Result<uint64_t> MemoryNode::AllocChunk() {
+Result<uint64_t> MemoryNode::AllocChunk(uint64_t owner) {
   std::lock_guard lock(chunk_mu_);
   uint64_t offset;
   if (free_head_ != 0) {
@@ -166,9 +182,11 @@ Result<uint64_t> MemoryNode::AllocChunk() {
                                 std::to_string(offset) + " links to " + std::to_string(next) + ")");
     free_head_ = next;
     PersistAllocator();
-    __atomic_store_n(link, uint64_t{0}, __ATOMIC_RELAXED);
   } else if (size_ >= options_.chunk_bytes && next_chunk_ <= size_ - options_.chunk_bytes) {
     offset = next_chunk_;
+    // The header before the bump pointer moves: a persistent pool never holds a handed-out
+    // chunk without one (a server killed in between hands the same chunk out again).
+    WriteChunkHeader(base_ + offset, offset, owner);
     next_chunk_ += options_.chunk_bytes;
   } else {
     return Status::OutOfSpace(Describe(id()) + ": pool of " +
@@ -176,6 +194,7 @@ Result<uint64_t> MemoryNode::AllocChunk() {
                               std::to_string(chunks_in_use_) + " chunks of " +
                               std::to_string(options_.chunk_bytes >> 20) + " MiB in use)");
   }
+  WriteChunkHeader(base_ + offset, offset, owner);  // over the link word of a reused chunk
   ++chunks_in_use_;
   PersistAllocator();
   return offset;
@@ -190,14 +209,63 @@ Status MemoryNode::FreeChunk(uint64_t offset) {
   for (uint64_t c = free_head_; c != 0 && IsHandedOutChunk(c) && hops-- > 0;
        c = __atomic_load_n(reinterpret_cast<const uint64_t*>(base_ + c), __ATOMIC_RELAXED))
     if (c == offset) return Status::InvalidArgument("free_chunk: chunk freed twice");
+  FreeChunkLocked(offset);
+  return Status::Ok();
+}
+
+bool MemoryNode::OwnedBy(uint64_t offset, uint64_t owner) const {
+  const auto* header = reinterpret_cast<const uint64_t*>(base_ + offset);
+  // A free chunk's word 0 is a link (a pool offset, far below the magic) or 0: never a header.
+  return __atomic_load_n(header, __ATOMIC_RELAXED) == (kChunkMagic ^ offset) &&
+         __atomic_load_n(header + 1, __ATOMIC_RELAXED) == owner;
+}
+
+void MemoryNode::OnOwnerFreed(std::function<void(uint64_t owner)> forget) {
+  std::lock_guard lock(forget_mu_);
+  forgets_.push_back(std::move(forget));
+}
+
+uint64_t MemoryNode::OwnerOf(uint64_t offset) const {
+  std::lock_guard lock(chunk_mu_);
+  if (offset < kChunkAreaOffset || offset >= next_chunk_) return 0;
+  const uint64_t chunk = offset - (offset - kChunkAreaOffset) % options_.chunk_bytes;
+  const auto* header = reinterpret_cast<const uint64_t*>(base_ + chunk);
+  if (__atomic_load_n(header, __ATOMIC_RELAXED) != (kChunkMagic ^ chunk)) return 0;
+  return __atomic_load_n(header + 1, __ATOMIC_RELAXED);
+}
+
+Result<uint64_t> MemoryNode::FreeOwnedChunks(uint64_t owner) {
+  if (owner == 0) return Status::InvalidArgument("free_owned_chunks: owner 0 names no index");
+  {
+    // Outside chunk_mu_: a handler forgetting an index may stop work that allocates.
+    std::lock_guard lock(forget_mu_);
+    for (auto& forget : forgets_) forget(owner);
+  }
+  std::lock_guard lock(chunk_mu_);
+  uint64_t freed = 0;
+  for (uint64_t c = kChunkAreaOffset; c < next_chunk_; c += options_.chunk_bytes)
+    if (OwnedBy(c, owner)) {
+      FreeChunkLocked(c);  // clears the header: a second call finds nothing
+      ++freed;
+    }
+  return freed;
+}
+
+uint64_t MemoryNode::ChunksOwnedBy(uint64_t owner) const {
+  std::lock_guard lock(chunk_mu_);
+  uint64_t owned = 0;
+  for (uint64_t c = kChunkAreaOffset; c < next_chunk_; c += options_.chunk_bytes) owned += OwnedBy(c, owner);
+  return owned;
+}
+
+void MemoryNode::FreeChunkLocked(uint64_t offset) {
   // Hand-outs are always zeroed (fresh pool memory is), so layers above may rely on it; the
-  // link word is cleared again when the chunk is handed out.
+  // link word is overwritten by the header when the chunk is handed out again.
   std::memset(base_ + offset, 0, options_.chunk_bytes);
   __atomic_store_n(reinterpret_cast<uint64_t*>(base_ + offset), free_head_, __ATOMIC_RELAXED);
   free_head_ = offset;
   --chunks_in_use_;
   PersistAllocator();
-  return Status::Ok();
 }
 
 PoolInfo MemoryNode::Info() const {
@@ -207,6 +275,7 @@ PoolInfo MemoryNode::Info() const {
   info.chunk_bytes = options_.chunk_bytes;
   info.chunks_total = size_ > kChunkAreaOffset ? (size_ - kChunkAreaOffset) / options_.chunk_bytes : 0;
   info.chunks_in_use = chunks_in_use_;
+  info.chunks_ever = (next_chunk_ - kChunkAreaOffset) / options_.chunk_bytes;
   return info;
 }
 

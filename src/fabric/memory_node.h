@@ -26,6 +26,9 @@ struct PoolInfo {
   uint64_t chunk_bytes = 0;
   uint64_t chunks_total = 0;
   uint64_t chunks_in_use = 0;
+  // Chunks handed out at least once (the bump pointer's reach): freed chunks are handed out
+  // again before it moves, so this stays put while freed memory is reused.
+  uint64_t chunks_ever = 0;
 };
 
 struct MemoryNodeOptions {
@@ -102,8 +105,26 @@ class MemoryNode {
   // The caller checked that the verb targets this node; the range is checked here.
   Status Execute(const Verb& v);
 
-  Result<uint64_t> AllocChunk();
-  Status FreeChunk(uint64_t offset);
+  // Hands out a chunk (its start; the caller may use it past kChunkHeaderBytes), whose
+  // header records `owner`: the tag of the index it is for (alloc/catalog.h), 0 for none.
+  // The header is written before the allocator's state moves, so a chunk is never handed
+  // out without it.
+  Result<uint64_t> AllocChunk(uint64_t owner = 0);
+  Status FreeChunk(uint64_t offset);  // a chunk's start
+  // Frees every chunk whose header names `owner` (not 0) and returns how many: what dropping
+  // an index does on each memory node. Idempotent: a freed chunk's header is cleared, so a
+  // second call (a drop finished after its dropper died) frees nothing twice.
+  Result<uint64_t> FreeOwnedChunks(uint64_t owner);
+  // How many handed-out chunks name `owner`.
+  uint64_t ChunksOwnedBy(uint64_t owner) const;
+  // The owner tag of the handed-out chunk holding pool offset `offset` (0: none, or not in a
+  // chunk): which index a node that a handler works on belongs to, so that what the handler
+  // allocates for it is that index's too.
+  uint64_t OwnerOf(uint64_t offset) const;
+  // Handlers that keep state per index (their allocators, XStore's partitions) say here how
+  // to forget an index's: FreeOwnedChunks calls every `forget` with the owner before it frees
+  // the chunks, so no handler works on (or allocates from) them once they can be reused.
+  void OnOwnerFreed(std::function<void(uint64_t owner)> forget);
   PoolInfo Info() const;
 
  private:
@@ -113,6 +134,9 @@ class MemoryNode {
   void PersistAllocator();
   // Whether `offset` is the start of a chunk the bump pointer has passed (chunk_mu_ held).
   bool IsHandedOutChunk(uint64_t offset) const;
+  // Whether the handed-out chunk at `offset` carries a header naming `owner` (chunk_mu_ held).
+  bool OwnedBy(uint64_t offset, uint64_t owner) const;
+  void FreeChunkLocked(uint64_t offset);
 
   std::atomic<int32_t> id_;  // -1: not assigned yet
   const PoolIdentity identity_;
@@ -127,6 +151,8 @@ class MemoryNode {
   std::vector<std::function<void()>> stops_;
   runtime::Mutex start_mu_;  // AssignId's first assignment and the starts it runs
   std::vector<std::function<void()>> starts_;
+  runtime::Mutex forget_mu_;
+  std::vector<std::function<void(uint64_t)>> forgets_;
 
   mutable runtime::Mutex chunk_mu_;
   uint64_t next_chunk_;     // bump pointer into the chunk area

@@ -15,7 +15,11 @@
 //   [kLeaseTableOffset, +kLeaseTableBytes) node 0: the lease table (lease/lease_table.h), one
 //                           64-byte slot per compute process; other nodes: reserved
 //   [kChunkAreaOffset, end) chunks handed out by RPC (kAllocChunk) and sub-allocated by
-//                           compute processes into index nodes
+//                           compute processes into index nodes. Each chunk's first
+//                           kChunkHeaderBytes are the server's while it is handed out: the
+//                           word kChunkMagic ^ offset, then the owner tag of the index it was
+//                           handed to (0: none), so that dropping an index frees exactly its
+//                           chunks (MemoryNode::FreeOwnedChunks); the caller gets the rest.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,8 @@ inline constexpr uint64_t kLockTableBytes = 256 * 1024;  // 32 K eight-byte lock
 inline constexpr uint64_t kLeaseTableOffset = kLockTableOffset + kLockTableBytes;
 inline constexpr uint64_t kLeaseTableBytes = 64 * 1024;  // 1024 slots of 64 bytes
 inline constexpr uint64_t kChunkAreaOffset = kLeaseTableOffset + kLeaseTableBytes;
+inline constexpr uint64_t kChunkHeaderBytes = 64;
+inline constexpr uint64_t kChunkMagic = 0x4b4e4843584d4400ull;  // "\0DMXCHNK", xor the offset
 inline constexpr uint64_t kDefaultChunkBytes = 32ull << 20;
 inline constexpr uint64_t kMinPoolBytes = kChunkAreaOffset + (1ull << 20);
 

@@ -19,21 +19,27 @@ using RpcOpcode = uint16_t;
 // Opcodes are allocated here, in one place, so designs cannot collide.
 namespace rpc_op {
 inline constexpr RpcOpcode kPing = 1;        // empty -> empty
-inline constexpr RpcOpcode kAllocChunk = 2;  // empty -> u64 chunk offset, u64 chunk bytes
-inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset -> empty
+// kAllocChunk's request is empty (an unowned chunk) or the u64 owner tag of the index the
+// chunk is for (memory_node.h: FreeOwnedChunks); the reply is the offset and the bytes the
+// caller may use: the chunk past its header (pool_layout.h, kChunkHeaderBytes).
+inline constexpr RpcOpcode kAllocChunk = 2;  // [u64 owner] -> u64 offset, u64 bytes
+inline constexpr RpcOpcode kFreeChunk = 3;   // u64 offset (as handed out) -> empty
 inline constexpr RpcOpcode kPoolInfo = 4;    // empty -> PoolInfo
+inline constexpr RpcOpcode kFreeOwnedChunks = 5;  // u64 owner -> u64 chunks freed
 // 16..: designs' memory-side handlers, registered through their registry entries
 // (designs/registry.cc). One line per opcode, so two designs can never collide.
 inline constexpr RpcOpcode kDexOffload = 16;  // designs/dex/offload.h: OffloadWire -> OffloadResult
 // designs/xstore/wire.h: a partition's memory server runs its writes, lookups that fall back,
-// scans' first leaf, its bulk load and training, waits for its background training, and
-// stores the index's records (descriptors, superblock) in its pool.
+// scans' first leaf, its bulk load and training, waits for its background training, stores
+// the index's records (descriptors, superblock) in its pool, and reads a node for a client
+// that found it torn twice alike.
 inline constexpr RpcOpcode kXStoreWrite = 17;
 inline constexpr RpcOpcode kXStoreLookup = 18;
 inline constexpr RpcOpcode kXStoreLocate = 19;
 inline constexpr RpcOpcode kXStoreLoad = 20;
 inline constexpr RpcOpcode kXStoreQuiesce = 21;
 inline constexpr RpcOpcode kXStoreStore = 22;
+inline constexpr RpcOpcode kXStoreReadNode = 23;
 // Tests register handlers of their own from here on; no design uses these.
 inline constexpr RpcOpcode kFirstTestOpcode = 1000;
 }  // namespace rpc_op

@@ -1,5 +1,6 @@
 // A monotone linear model over model keys (key_projection.h): y = slope * (x - x0) + intercept
-// with slope >= 0, fitted by least squares, and the error bounds of a fit over its points.
+// with slope >= 0, fitted by least squares or to the narrowest band, and the error bounds of a
+// fit over its points.
 //
 // Keys are centred on x0 (the smallest x fitted) before they become doubles, so a model over a
 // narrow range of 64-bit keys keeps the precision of its differences (a double has 53 bits;
@@ -34,6 +35,11 @@ struct LinearModel {
   // Least squares over `points` (any order, at least one), slope clamped at 0 (a monotone
   // model: a decreasing fit becomes the horizontal line through the mean).
   static LinearModel Fit(std::span<const Point> points);
+  // The line whose band [Predict - below, Predict + above] holding every point is narrowest
+  // (the minimax line, slope >= 0), centred in that band. A learned index reads every page
+  // the band of a prediction touches, so the band's width, not the squared error, is what a
+  // lookup pays: least squares lets a few far points widen the band of every prediction.
+  static LinearModel FitNarrowest(std::span<const Point> points);
 };
 
 // How far the points lie from a model's predictions: every point has

@@ -60,7 +60,7 @@ PageModel PageModel::Train(ModelKey first, ModelKey last, std::span<const PageSa
     m.x_max = key_max;
     for (Point& p : *points) p.x = std::clamp(p.x, m.x_min, m.x_max);
   }
-  m.line = LinearModel::Fit(*points);
+  m.line = LinearModel::FitNarrowest(*points);
   m.error = ErrorBounds::Of(m.line, *points);
   return m;
 }

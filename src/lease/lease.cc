@@ -165,6 +165,14 @@ Status Lease::CheckLive() {
   return Renew();
 }
 
+Status Lease::GiveUp(const std::string& why) {
+  if (ep_ == nullptr) return Status::Unavailable(why);  // a memory server's: it has no slot to stop renewing
+  // The background renewal stops at its next round (Renew answers fenced); writes posted
+  // before this instant passed CheckLive, so a taker's wait covers them as for a dead holder.
+  fenced_.store(true);
+  return Fenced(("was revoked by this process (" + why + ")").c_str());
+}
+
 Status Lease::Renew() {
   std::lock_guard<runtime::Mutex> g(mu_);
   if (ep_ == nullptr) return Status::Ok();  // a memory server's: nothing to renew
@@ -199,9 +207,12 @@ Status Lease::Renew() {
   }
   in_doubt_word_ = 0;
   live_until_ns_.store(Ns(began + options_.length), std::memory_order_release);
-  // For listings only (dmindex indexes --locks): when, by the wall clock, it was renewed.
+  // For listings only (dmindex indexes --locks): when, by the wall clock, it was renewed. Its
+  // failure says nothing about the renewal, which landed: CheckLive's answer (on which a
+  // writer gives its lease up, tree/node_lock.cc) must not depend on it.
   const uint64_t wall = WallMs();
-  return ep_->Write(SlotAddress(id_.slot) + 24, &wall, 8);
+  (void)ep_->Write(SlotAddress(id_.slot) + 24, &wall, 8);
+  return Status::Ok();
 }
 
 void Lease::RenewLoop() {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -101,6 +102,11 @@ class Lease {
   Status CheckLive();
   // One renewal now (the background thread calls this every renew_every).
   Status Renew();
+  // Fences this lease for good from this side: never renewed again, CheckLive fails from now
+  // on, so other processes take its locks over after TakeoverWait, as a dead process's. For a
+  // process that may have left a lock word naming it that it could not release
+  // (tree/node_lock.cc). Returns what its writers get from now on, with `why`.
+  Status GiveUp(const std::string& why);
 
  private:
   Lease(const LeaseOptions& options, std::unique_ptr<fabric::Endpoint> ep, HolderId id, uint64_t state_word,

@@ -60,13 +60,12 @@ std::string Commented(const std::string& lines) {
 }
 
 // Over --memservers, a run's index is dropped from the servers' catalog afterwards, so
-// repeated runs do not fill its 20 slots (its nodes stay in the pool until the servers
-// restart: chunks are not tracked per index).
+// repeated runs do not fill its 20 slots nor the pools (its chunks go back to the servers).
 void DropIndex(const FabricFlags& flags, const std::string& name) {
   auto fabric = flags.Open();
   if (!fabric.ok()) return;  // the run reported the fabric's trouble already
   auto ep = (*fabric)->Connect();
-  if (ep.ok()) (void)alloc::Catalog::Drop(**ep, name);
+  if (ep.ok()) (void)alloc::Catalog::Drop(**ep, name, (*fabric)->memory_nodes());
 }
 
 // How long each run is: a count of operations, a time, or a replayed trace's whole stream.

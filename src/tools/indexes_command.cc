@@ -1,4 +1,4 @@
-// `dmindex indexes`: the indexes in the memory servers' catalog (--drop frees one's slot),
+// `dmindex indexes`: the indexes in the memory servers' catalog (--drop frees one's chunks and slot),
 // the leases and node locks held (--locks), and what an operator may
 // repair of a DEX index after a compute process died: its host leases (--release-host) and
 // the partition map's change lock (--unlock-map).
@@ -51,8 +51,8 @@ void Run(IndexesFlags& f) {
     return;
   }
   if (!f.drop.empty()) {
-    FailIfError(alloc::Catalog::Drop(**ep, f.drop), "--drop", 1);
-    std::cout << "dropped " << f.drop << " from the catalog (its nodes stay in the pool)\n";
+    FailIfError(alloc::Catalog::Drop(**ep, f.drop, (*fabric)->memory_nodes()), "--drop", 1);
+    std::cout << "dropped " << f.drop << " (its chunks went back to the memory servers)\n";
     return;
   }
   if (repair) {
@@ -108,8 +108,8 @@ void AddIndexesCommand(CLI::App& app) {
               return Status::Ok();
             });
   cmd->add_option("--drop", f->drop,
-                  "Free this index's catalog slot (no process may have it open; its nodes stay in "
-                  "the pool until the memory servers restart)");
+                  "Drop this index: its chunks go back to the memory servers and its catalog slot "
+                  "is freed (no process may have it open; a drop that stopped half-way is finished)");
   cmd->add_flag("--locks", f->locks,
                 "List the leases of the processes that take node locks and every node lock held, "
                 "with its holder's lease and how long ago that lease was renewed");

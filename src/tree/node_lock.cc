@@ -18,10 +18,49 @@ constexpr uint64_t kHolderCheckEvery = 16;
 // about the holder. A memory server's own tree has neither (Lease::OfMemoryServer): it waits.
 bool CanTakeOver(const LockOwner& owner) { return owner.lease != nullptr && !owner.lease->memory_server(); }
 
-// Lets go of `word` if it names `owner` (a CAS of ours that may have landed, its reply lost).
-void ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
+// A live process never keeps a lock word naming its lease after the operation that took it
+// has failed: nobody takes over a holder whose lease renews, so the process's own later
+// writes of that node would wait on it forever (docs/SYNCHRONIZATION.md, "A live writer never
+// keeps its own word"). So a verb on our own word that failed with Unavailable (its memory
+// server went away and is not back yet) is asked again until it answers - while the word can
+// only be released by us: while our lease is live (a lost lease leaves the word to a taker,
+// below), and until the fabric gives the pool up (kOwnLockWordAnswer, `answers`: one budget
+// for every round of one release). A memory server's own tree asks once: its verbs reach its
+// own pool and fail only when it died, and its successor frees its words. A fabric that gave
+// a pool up (Endpoint::GaveUpAPool) fails every verb from then on: no answer will come.
+template <typename Ask>
+Status AskOurWord(fabric::Endpoint& ep, const LockOwner& owner, GlobalAddress word, RetryBudget& answers,
+                  Ask ask) {
+  Backoff pause(backoff::kPoll, "our lock word's memory server", word);
+  for (;;) {
+    const Status s = ask();
+    if (!s.IsUnavailable() || ep.GaveUpAPool() || (owner.lease != nullptr && owner.lease->memory_server()))
+      return s;
+    if (owner.lease != nullptr) DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
+    if (!answers.Spend()) return answers.Exhausted(word.ToString());
+    pause.Pause();
+  }
+}
+
+// `word` may still name `owner` and cannot be released now (`why`): the lease is given up
+// (fenced for good, never renewed again), so that the word is taken over after TakeoverWait
+// as a dead process's and its record replayed; the index opening must be reopened. Without
+// a lease (or a memory server's) nothing can take the word over: it stays. A fabric that gave
+// a pool up fails this process's every verb, renewals included: the lease runs out by itself.
+Status LeaveToTakeover(fabric::Endpoint& ep, const LockOwner& owner, GlobalAddress word, const Status& why) {
+  if (owner.lease == nullptr || owner.lease->memory_server() || ep.GaveUpAPool()) return why;
+  return owner.lease->GiveUp("lock word " + word.ToString() + " may still name it: " + why.message());
+}
+
+// Lets go of `word` if it names `owner` (a CAS of ours that may have landed, its reply lost):
+// by a CAS expecting our word, asked until it answers.
+Status ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, const LockOwner& owner) {
+  if (owner.word == kUnlocked) return Status::Ok();
+  RetryBudget answers(retry_limits::kOwnLockWordAnswer, "let go of our own lock word");
   uint64_t ignored = 0;
-  if (owner != kUnlocked) (void)ep.Cas(word, owner, kUnlocked, &ignored);
+  const Status s =
+      AskOurWord(ep, owner, word, answers, [&] { return ep.Cas(word, owner.word, kUnlocked, &ignored); });
+  return s.ok() ? s : LeaveToTakeover(ep, owner, word, s);
 }
 
 }  // namespace
@@ -72,7 +111,10 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
   // The CAS may have landed with its reply lost: let go of the word if it names us. By a CAS
   // expecting our word, not a WRITE after a READ: our lease may have run out over the outage
   // and a taker CASed the word between the two (docs/SYNCHRONIZATION.md, "A write posted again").
-  if (cas.IsUnavailable()) ReleaseIfOurs(ep, held->word, owner);
+  if (cas.IsUnavailable()) {
+    const Status released = ReleaseIfOurs(ep, held->word, held->owner);
+    return released.ok() ? cas : released;
+  }
   DMX_RETURN_IF_ERROR(cas);
   *holder = old;
   if (old != kUnlocked) return Status::Ok();
@@ -147,6 +189,10 @@ Status NodeLock::Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
     if (held->held) return Status::Ok();
     ++*cas_failures;
     if (failed % kHolderCheckEvery == 0) {
+      // Our own lease's word: a live process releases its words, so it is another thread's
+      // of ours - or one this process gave up (LeaveToTakeover): then stop, fenced, at once.
+      if (held->owner.lease != nullptr && LockWordHolder(holder) == held->owner.lease->id())
+        DMX_RETURN_IF_ERROR(held->owner.lease->CheckLive());
       bool took = false;
       DMX_RETURN_IF_ERROR(TakeOverIfDead(ep, held->owner, node, buf, len, holder, held, &took));
       if (took) return Status::Ok();
@@ -200,18 +246,12 @@ Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabr
   verbs.insert(verbs.end(), tail.begin(), tail.end());
   // Revoked (or a write that cannot be recorded): nothing is written and the word stays
   // held; a live process takes it over after our lease and finds no record to replay.
-  const bool posted = s.ok();
-  if (posted) s = PostInOrder(ep, verbs);
-  // In flight when the memory server went away and it came back with its pool: a word that
-  // still names us means nobody took the node since, so the same verbs go again - as a new
-  // write under the lock, after a new CheckLive. The READ of the word rode through the outage
-  // (docs/SYNCHRONIZATION.md, "A write posted again"): our lease may have run out meanwhile
-  // and been revoked by a taker that has not CASed the word yet. Only a batch that was posted
-  // goes again: a first CheckLive that failed (Unavailable too) left `verbs` without the writes,
-  // and posting that tail alone would answer Ok for writes never made.
-  if (posted && s.IsUnavailable() && StillOurs(ep, held->word, held->owner.word)) {
-    s = held->owner.lease != nullptr ? held->owner.lease->CheckLive() : Status::Ok();
-    if (s.ok()) s = PostInOrder(ep, verbs);
+  // Only a batch that was posted goes again: a first CheckLive that failed (Unavailable too)
+  // left `verbs` without the writes, and posting that tail alone would answer Ok for writes
+  // never made.
+  if (s.ok()) {
+    s = PostInOrder(ep, verbs);
+    if (s.IsUnavailable()) s = PostAgainWhileOurs(ep, *held, verbs, s);
   }
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
@@ -235,18 +275,46 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
   uint32_t n = 0;
   if (!handed) tail[n++] = fabric::Verb::Cas(next_word, kUnlocked, owner.word, &old);
   tail[n++] = fabric::Verb::Read(next, buf, len);
-  const Status s = PostAndRelease(ep, held, writes, {tail, n});
+  Status s = PostAndRelease(ep, held, writes, {tail, n});
   const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
-  if (!s.ok() && !handed) ReleaseIfOurs(ep, next_word, owner.word);  // landed, but the batch failed: not kept
+  // Landed, but the batch failed: not kept.
+  if (!s.ok() && !handed) {
+    if (Status released = ReleaseIfOurs(ep, next_word, owner); !released.ok()) s = released;
+  }
   if (!won && local != nullptr) local->Release(next_word, handed);
   next_held->held = won;
   return s;
 }
 
-bool NodeLock::StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner) {
-  // Owner tags are random per session (tree_state.h): a word holding ours was written by us.
-  uint64_t now = 0;
-  return owner != kUnlocked && ep.Read(word, &now, 8).ok() && now == owner;
+Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs,
+                                    Status failed) const {
+  // In flight when the memory server went away and it came back with its pool: a word that
+  // still names us means nobody took the node since (owner tags are random per session,
+  // tree_state.h: a word holding ours was written by us), so the same verbs go again - as a
+  // new write under the lock, after a new CheckLive. The READ of the word rode through the
+  // outage (docs/SYNCHRONIZATION.md, "A write posted again"): our lease may have run out
+  // meanwhile and been revoked by a taker that has not CASed the word yet.
+  if (held.owner.word == kUnlocked) return failed;
+  RetryBudget answers(retry_limits::kOwnLockWordAnswer, "read back our own lock word");
+  Status s = failed;
+  while (s.IsUnavailable()) {
+    uint64_t now = kUnlocked;
+    const Status read =
+        AskOurWord(ep, held.owner, held.word, answers, [&] { return ep.Read(held.word, &now, 8); });
+    if (!read.ok()) return LeaveToTakeover(ep, held.owner, held.word, read);
+    // Handed over locally (rename): the word may still name the thread before us - our lease,
+    // its redo block; the local table keeps every other thread of ours off it until we release.
+    const bool ours = now == held.owner.word ||
+                      (held.rename && held.owner.lease != nullptr &&
+                       LockWordHolder(now) == held.owner.lease->id());
+    if (!ours) return s;  // released by the batch, or taken over since
+    if (held.owner.lease != nullptr) {
+      if (Status live = held.owner.lease->CheckLive(); !live.ok())
+        return LeaveToTakeover(ep, held.owner, held.word, live);
+    }
+    s = PostInOrder(ep, verbs);
+  }
+  return s;
 }
 
 Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {

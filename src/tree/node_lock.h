@@ -84,7 +84,10 @@ class NodeLock {
   // writes nothing and leaves the word to its taker: Unavailable.
   // If they were in flight when a memory server went away (Unavailable) and the server came
   // back with its pool (memserver --data-dir), a lock word that still names us means no one
-  // took the node since: the writes and the unlock are posted again.
+  // took the node since: the writes and the unlock are posted again. The word is read until
+  // it answers while our lease is live; one that may still name us and cannot be released
+  // (our lease lost, or the fabric gave the pool up) is left to a taker with our lease given
+  // up (Unavailable "... revoked by this process ...": reopen the index).
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
   Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
   // WriteAndUnlock, with one attempt at the lock of `next` (as `owner`) and a READ of it
@@ -106,8 +109,9 @@ class NodeLock {
   Status Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
                  uint64_t* cas_failures) const;
   // One CAS on held->word (with the READ of the node when combining); *holder as above. A
-  // CAS in flight when its memory server went away may have landed: if the word names us
-  // once the server is back, it is released again before the Unavailable is returned.
+  // CAS in flight when its memory server went away may have landed: it is let go of by a CAS
+  // expecting our word, asked until it answers, before the Unavailable is returned (or left to
+  // a taker, as in WriteAndUnlock).
   Status TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,
                  uint64_t* holder) const;
   // WriteAndUnlock, with `tail` posted behind its verbs (in the unlock's batch when it is
@@ -125,8 +129,12 @@ class NodeLock {
   // record and reads the node. *took: the CAS won (the caller holds the lock, also on error).
   Status TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress word, uint64_t seen, uint64_t mine,
                   uint64_t dead, GlobalAddress node, void* buf, uint32_t len, bool* took) const;
-  // Whether the lock word `word` holds `owner` (read once the memory node answers again).
-  static bool StillOurs(fabric::Endpoint& ep, GlobalAddress word, uint64_t owner);
+  // After `verbs` (writes under held's lock and its release) failed with Unavailable
+  // (`failed`): reads the lock word until it answers and posts the verbs again while it names
+  // us and our lease is live; a word that may still name us and cannot be released now is left
+  // to a taker, with our lease given up (node_lock.cc, AskOurWord).
+  Status PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs,
+                            Status failed) const;
 
   const bool combine_;
   mutable lease::LeaseObserver observer_;

@@ -6,7 +6,8 @@ template <KeyValueTraits KV>
 RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
                            const NodeLayout<KV>& layout, GlobalAddress root_word,
                            const TreeHooks<KV>& hooks, std::unique_ptr<lease::Lease> lease)
-    : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split, std::move(lease)),
+    : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split, std::move(lease),
+              hooks.read_from_writer),
       reader_(shared_),
       scanner_(shared_, reader_),
       batch_(shared_, reader_),

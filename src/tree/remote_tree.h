@@ -41,6 +41,9 @@ struct TreeHooks {
   // locks under its incarnation (lease::Lease::OfMemoryServer). Null: one claimed in memory
   // node 0's lease table when options.lease > 0, none otherwise.
   std::function<std::unique_ptr<lease::Lease>()> make_lease;
+  // Null: readers judge a persistently torn image under the node's lock (one READ); set: by
+  // asking the tree's only writer (TreeShared::read_from_writer).
+  NodeReadByWriter<KV> read_from_writer;
 };
 
 template <KeyValueTraits KV>

@@ -18,9 +18,12 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const std::string& d
       **ep, options.name, {design, options.node_bytes, alloc::KeySchema::Of(options), fabric.memory_nodes()}, &created,
       options.create_if_missing);
   if (!entry.ok()) return entry.status();
-  auto tree = RemoteTree<KV>::Create(fabric, resolved, entry->root_word);
+  TreeOptions owned = resolved;
+  owned.chunk_owner = entry->owner;
+  auto tree = RemoteTree<KV>::Create(fabric, owned, entry->root_word);
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new TreeIndex<RemoteTree<KV>>(design, options, std::move(tree).value()));
+  return std::unique_ptr<Index>(
+      new TreeIndex<RemoteTree<KV>>(design, options, std::move(tree).value(), fabric, entry->owner));
 }
 
 }  // namespace

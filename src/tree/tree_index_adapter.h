@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloc/catalog.h"
 #include "common/u64.h"
 #include "dmindex/index.h"
 #include "tree/public_keys.h"
@@ -71,8 +72,9 @@ template <typename Tree>
 class TreeIndex final : public Index {
  public:
   using KV = typename Tree::Traits;
-  TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree)
-      : Index(std::move(design), options), tree_(std::move(tree)) {}
+  TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree, fabric::Fabric& fabric,
+            uint64_t owner)
+      : Index(std::move(design), options), tree_(std::move(tree)), fabric_(fabric), owner_(owner) {}
 
  private:
   Status DoBulkLoad(std::span<const KeyValue> sorted) override {
@@ -106,7 +108,21 @@ class TreeIndex final : public Index {
 
   void AddProperties(Properties* out) const override { tree_->AddProperties(out); }
 
-  std::unique_ptr<Tree> tree_;
+  // The tree goes first (its lease, its threads: nothing of it touches the pool afterwards),
+  // then its chunks and name (alloc/catalog.h). A drop that failed is tried again by the
+  // next Drop (the index stays closed).
+  Status DoDrop() override {
+    if (dropped_) return Status::Ok();
+    tree_.reset();
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    dropped_ = true;
+    return Status::Ok();
+  }
+
+  std::unique_ptr<Tree> tree_;  // null once dropping
+  bool dropped_ = false;
+  fabric::Fabric& fabric_;
+  const uint64_t owner_;  // the catalog entry's owner tag
 };
 
 }  // namespace dmindex::tree

@@ -48,6 +48,9 @@ struct TreeOptions {
   // watches as it watches the lock table's words (TreeReader::Read). Not knobs: set by designs.
   bool node_trailer = false;
   bool trailer_lock = false;
+  // The owner tag of the index's catalog entry, written into every chunk its allocators take
+  // so that dropping the index frees them (alloc/catalog.h). Not a knob: set by the opener.
+  uint64_t chunk_owner = 0;
 
   // Byte-string keys and values (BytesKV; the u64 format ignores these). Keys are 1 ..
   // max_key_bytes long; values of up to inline_value_bytes live in the leaf. The node must

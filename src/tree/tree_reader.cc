@@ -79,6 +79,9 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     if (t_.validator.Decode(buf, h)) return Status::Ok();
     const bool changed = std::memcmp(before.data(), buf, nb) != 0;
     std::memcpy(before.data(), buf, nb);
+    // A tree whose only writer reads for its readers (XStore's clients): they never write a
+    // lock word, so none can die holding one (docs/SYNCHRONIZATION.md).
+    if (t_.read_from_writer && owner == 0 && !changed) return ReadFromWriter(c, addr, buf, h);
     if (owner == 0 && !changed) {  // equal bytes prove nothing: read once under the lock
       NodeLockGuard guard(t_.lock, c.ep);
       auto me = c.LockOwnerOn(addr.node());
@@ -107,6 +110,8 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
         bool took = false;
         DMX_RETURN_IF_ERROR(TakeOverDeadTrailer(c, addr, buf, trailer, &took));
         if (took) continue;
+      } else if (t_.read_from_writer && under_lock.spent() % 16 == 15) {
+        return ReadFromWriter(c, addr, buf, h);  // the writer waits for its own lock, or judges it
       } else if (under_lock.spent() % 16 == 15) {
         // A holder whose lease expired is taken over: its write is finished (redo_log.h) and
         // the image read again.
@@ -129,6 +134,15 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
     // A write landed between the two READs: try again.
     if (!landing.Spend()) return landing.Exhausted(addr.ToString());
   }
+}
+
+// TreeShared::read_from_writer: the tree's only writer reads the node under its own lock and
+// sends the image; the reader checks it as any other.
+template <KeyValueTraits KV>
+Status TreeReader<KV>::ReadFromWriter(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
+  DMX_RETURN_IF_ERROR(t_.read_from_writer(c, addr, buf));
+  if (t_.validator.Decode(buf, h)) return Status::Ok();
+  return Status::Corruption("node " + addr.ToString() + " does not validate even as its writer reads it");
 }
 
 // The leaf's own lock for one READ: CAS its trailer from the free value `trailer` (even, as

@@ -26,7 +26,8 @@ class TreeReader {
   // between two READs - and reported otherwise: Corruption for zero memory (no node was ever
   // written there) and for an image that does not validate even read under the node's lock;
   // with TreeOptions::unlocked_writers the latter is Retry (a stalled unlocked write-back, the
-  // design decides). The argument is at ReadTorn and in docs/SYNCHRONIZATION.md.
+  // design decides); with TreeShared::read_from_writer the writer reads it instead of the
+  // reader taking the lock. The argument is at ReadTorn and in docs/SYNCHRONIZATION.md.
   Status Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
 
   // The root node's address: cached per compute node; RefreshRoot re-reads the root word.
@@ -103,6 +104,7 @@ class TreeReader {
 
  private:
   Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
+  Status ReadFromWriter(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
   Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, uint64_t me,
                           uint64_t* holder) const;
   enum class Walk { kDone, kStale };

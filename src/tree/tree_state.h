@@ -39,13 +39,23 @@ using LeafSplitObserver = std::function<void(const typename KV::Key& low, const 
                                              const typename KV::Key& high)>;
 
 template <KeyValueTraits KV>
+struct TreeContext;
+// Reads the node at `addr` into `buf` (node_bytes) as the tree's only writer sees it, for a
+// reader that met an image torn the same way twice with the lock free (TreeReader::Read).
+// XStore's clients ask their memory server by RPC instead of taking the lock for one READ, so
+// that no client ever holds a lock word of the server's tree (docs/SYNCHRONIZATION.md,
+// "Readers of an image that does not validate").
+template <KeyValueTraits KV>
+using NodeReadByWriter = std::function<Status(TreeContext<KV>& c, GlobalAddress addr, std::byte* buf)>;
+
+template <KeyValueTraits KV>
 struct TreeShared {
   TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root,
              std::shared_ptr<NodePlacer> p = nullptr, LeafSplitObserver<KV> split_observer = nullptr,
-             std::unique_ptr<lease::Lease> held_under = nullptr)
+             std::unique_ptr<lease::Lease> held_under = nullptr, NodeReadByWriter<KV> read_by_writer = nullptr)
       : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
         root_word(root), placer(std::move(p)), on_leaf_split(std::move(split_observer)),
-        lease(std::move(held_under)) {}
+        lease(std::move(held_under)), read_from_writer(std::move(read_by_writer)) {}
 
   // A block for a new node at `level` (the placer's choice, else the allocator's chunk).
   Result<GlobalAddress> PlaceNode(fabric::Endpoint& ep, alloc::NodeAllocator& a, uint8_t level) const {
@@ -70,6 +80,9 @@ struct TreeShared {
   // The lease this process holds the tree's locks under (null: none, options.lease = 0 or a
   // design that does not take them over, e.g. DEX).
   const std::unique_ptr<lease::Lease> lease;
+  // Null: a reader takes the node's lock for one READ to judge an image torn twice alike.
+  // Set: it asks the writer instead and never writes a lock word (nor takes one over).
+  const NodeReadByWriter<KV> read_from_writer;
 };
 
 template <KeyValueTraits KV>
@@ -78,7 +91,7 @@ struct ComputeNodeState {
   // ask for one.
   ComputeNodeState(uint32_t id_, uint16_t memory_nodes, const TreeOptions& o,
                    const NodeLayout<KV>& layout, std::unique_ptr<RoutingCache<KV>> routing = nullptr)
-      : id(id_), allocator(memory_nodes), retired(2 * o.value_lease), cache(std::move(routing)) {
+      : id(id_), allocator(memory_nodes, {.owner = o.chunk_owner}), retired(2 * o.value_lease), cache(std::move(routing)) {
     if (!cache && o.cache_bytes > 0) cache = std::make_unique<InternalCache<KV>>(o.cache_bytes, layout);
     if (o.hocl) local_locks = std::make_unique<LocalLockTable>(memory_nodes, o.handover_max);
   }

@@ -1,5 +1,6 @@
 #include "designs/dex/dex_index.h"
 
+#include "alloc/catalog.h"
 #include "designs/dex/dex_tree.h"
 #include "tree/public_keys.h"
 
@@ -53,8 +54,8 @@ template <tree::KeyValueTraits KV>
 class DexIndex final : public Index, public Partitioning {
  public:
   using Codec = tree::PublicKeys<typename KV::Keys>;
-  DexIndex(const IndexOptions& options, std::unique_ptr<DexTree<KV>> tree)
-      : Index("dex", options), tree_(std::move(tree)) {}
+  DexIndex(fabric::Fabric& fabric, const IndexOptions& options, std::unique_ptr<DexTree<KV>> tree)
+      : Index("dex", options), fabric_(fabric), tree_(std::move(tree)) {}
   ~DexIndex() override { CloseForDestructor(); }
 
   uint32_t partitions() const override { return tree_->partitions(); }
@@ -96,15 +97,28 @@ class DexIndex final : public Index, public Partitioning {
   // With partitioning off every compute node serves every key.
   Partitioning* DoPartitioning() override { return tree_->options().partition ? this : nullptr; }
   Status DoClose() override { return tree_->Close(); }
+  // After Close wrote the dirty pages back and gave the compute nodes up: the tree goes (its
+  // threads, its lease), then its chunks - nodes, logs, the partition map's block - and name.
+  Status DoDrop() override {
+    if (dropped_) return Status::Ok();
+    if (tree_) owner_ = tree_->options().tree.chunk_owner;
+    tree_.reset();
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    dropped_ = true;
+    return Status::Ok();
+  }
 
-  std::unique_ptr<DexTree<KV>> tree_;
+  fabric::Fabric& fabric_;
+  std::unique_ptr<DexTree<KV>> tree_;  // null once dropped
+  uint64_t owner_ = 0;                 // the catalog entry's owner tag, once dropping
+  bool dropped_ = false;
 };
 
 template <tree::KeyValueTraits KV>
 Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& options) {
   auto tree = DexTree<KV>::Open(fabric, options);
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new DexIndex<KV>(options, std::move(tree).value()));
+  return std::unique_ptr<Index>(new DexIndex<KV>(fabric, options, std::move(tree).value()));
 }
 
 }  // namespace

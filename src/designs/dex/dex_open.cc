@@ -102,6 +102,7 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, c
       **ep, index.name, {"dex", index.node_bytes, alloc::KeySchema::Of(index), fabric.memory_nodes()}, &created,
       index.create_if_missing);
   if (!entry.ok()) return entry.status();
+  o->tree.chunk_owner = entry->owner;  // every chunk of this process's allocators
   // This process's lease: its id is the host token, so an opener that finds the compute
   // nodes it wants hosted can tell whether their host is still alive.
   lease::LeaseOptions lo;

@@ -1,9 +1,11 @@
 // DEX's operations (§7): lookup, update/upsert/delete, bulk load (scans: dex_scan.cc).
 // Each loops over attempts of the cached traversal.
 //
-// A cached page is copied into private memory and its latch validated *before* anything in
-// the copy is decoded: a copy taken while a latch holder rewrote the page may be any mix of
-// two images, and a slotted node's offsets in such a mix could point anywhere.
+// A cached page is read under its optimistic latch, and its latch validated *before*
+// anything read is acted on: a page read while a latch holder rewrote it may be any mix of
+// two images. A slotted node's offsets in such a mix could point anywhere, so a slotted page
+// is copied and validated before it is decoded; the u64 format's pages are searched in place
+// with every index bounded by the node (docs/SYNCHRONIZATION.md, "DEX's cached pages").
 #include <algorithm>
 #include <string>
 
@@ -78,9 +80,8 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
         return Status::Ok();
       }
     } else {
-      CopyPage(at.leaf.page(), w.copy.data(), page_layout_.LeafBytes(at.h));
-      if (!at.leaf.Validate()) continue;
-      const int slot = leaf.Find(w.copy.data(), at.h, key);
+      int slot = -1;
+      if (!FindInCachedLeaf(w, at.leaf, at.h, key, &slot)) continue;
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
       if (slot < 0) return Status::NotFound();
       ref = leaf.BlockAt(w.copy.data(), at.h, static_cast<uint32_t>(slot));
@@ -207,6 +208,15 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   // Lock coupling: the parent must still be what led here (so no ancestor was evicted and
   // no subtree above could be offloaded meanwhile, §6.2).
   if (!at.parent.Validate()) return RetryStatus();
+  if constexpr (!kSlotted<KV>) {
+    // The hit path of an update: nothing but the key's slot is read. at.h is the page's
+    // header (the upgrade found the version the descent validated it at), and no writer can
+    // change the page under the exclusive latch.
+    if (w.cas == nullptr && op != WriteOp::kDelete && !at.h.unsorted()) {
+      const int slot = page_layout_.FindInPlace(x.page(), at.h.count, key);
+      if (slot >= 0) return RewriteSlot(w, x, at.h, op, key, value, block, static_cast<uint32_t>(slot));
+    }
+  }
   CopyPage(x.page(), w.copy.data(), layout_.node_bytes);
   Header h = DecodeHeader(w.copy.data());
   if (w.cas != nullptr) {
@@ -215,21 +225,12 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
     if (!equal) return Status::Ok();  // nothing changed: no record, the page stays clean
   }
   const int slot = leaf.Find(w.copy.data(), h, key);
+  if constexpr (!kSlotted<KV>) {
+    if (slot >= 0 && op != WriteOp::kDelete)
+      return RewriteSlot(w, x, h, op, key, value, block, static_cast<uint32_t>(slot));
+  }
   const tree::ValueBlockRef old =
       slot >= 0 ? leaf.BlockAt(w.copy.data(), h, static_cast<uint32_t>(slot)) : tree::ValueBlockRef{};
-  if constexpr (!kSlotted<KV>) {
-    // A present key's new value in the fixed format: its slot rewritten in place - the page
-    // Collect, ApplyToSorted and Build would make, without collecting the leaf.
-    if (slot >= 0 && op != WriteOp::kDelete) {
-      const uint32_t off = layout_.SlotOffset(static_cast<uint32_t>(slot));
-      leaf.EncodeEntry(w.copy.data(), static_cast<uint32_t>(slot), LeafEntry{key, Value(value), block}, h.version);
-      CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
-      x.MarkDirty();
-      pending_.Add(x.frame()->remote(), old);
-      if (w.cas != nullptr) *w.cas->swapped = true;
-      return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
-    }
-  }
   w.leaf_entries.clear();
   leaf.Collect(w.copy.data(), h, &w.leaf_entries);
   DMX_RETURN_IF_ERROR(tree::ApplyToSorted<KV>(w.leaf_entries, op, key, value, block));
@@ -248,6 +249,26 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   if (op == WriteOp::kDelete) *underfull = UnderfullNode(w.image.data(), DecodeHeader(w.image.data()));
   if (w.cas != nullptr) *w.cas->swapped = true;
   return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::RewriteSlot(Worker& w, cache::ExclusiveGuard& x, const Header& h, WriteOp op, KeyRef key,
+                                ValueRef value, const tree::ValueBlockRef& block, uint32_t slot) {
+  if constexpr (kSlotted<KV>) {
+    return Status::Corruption("dex: a slotted leaf has no fixed slots");
+  } else {
+    // The page Collect, ApplyToSorted and Build would make, without collecting the leaf.
+    const auto& leaf = shared_.validator.leaf();
+    const uint32_t off = layout_.SlotOffset(slot);
+    CopyPage(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
+    const tree::ValueBlockRef old = leaf.BlockAt(w.copy.data(), h, slot);
+    leaf.EncodeEntry(w.copy.data(), slot, LeafEntry{key, Value(value), block}, h.version);
+    CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
+    x.MarkDirty();
+    pending_.Add(x.frame()->remote(), old);
+    if (w.cas != nullptr) *w.cas->swapped = true;
+    return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
+  }
 }
 
 template <tree::KeyValueTraits KV>
@@ -358,6 +379,8 @@ Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
   template Status DexTree<KV>::Write(Workers&, WriteOp, KeyRef, ValueRef, const tree::CompareValue*);                                \
   template Status DexTree<KV>::WriteOwned(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
                                           LeafAt&, bool*);                                                \
+  template Status DexTree<KV>::RewriteSlot(Worker&, cache::ExclusiveGuard&, const Header&, WriteOp, KeyRef,  \
+                                           ValueRef, const tree::ValueBlockRef&, uint32_t);              \
   template Status DexTree<KV>::LockRemote(Worker&, GlobalAddress, tree::NodeLockGuard&, Header*, bool*);  \
   template Status DexTree<KV>::WriteShared(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
                                            GlobalAddress);                                                \

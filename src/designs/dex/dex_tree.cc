@@ -242,18 +242,56 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       DMX_RETURN_IF_ERROR(SplitChild(w, parent, node));
       return RetryStatus();
     }
-    CopyPage(node.page(), w.copy.data(), page_layout_.InternalBytes(h));
-    if (!node.Validate()) return RetryStatus();
-    const int idx = internal.ChildIndexFor(w.copy.data(), h, key);
-    const uint32_t count = internal.Count(h);
-    child_low = idx < 0 ? h.low : internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(idx));
-    child_high = idx + 1 < static_cast<int>(count) ? internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(idx + 1))
-                                                   : h.high;
+    int idx = -1;
+    if (!SearchCachedInternal(w, node, h, key, &idx, &child_low, &child_high)) return RetryStatus();
     slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout<KV>::SlotIndex(idx));
     expect = h.level - 1;
     nh = std::move(h);
   }
   return Status::Corruption("dex: path deeper than 64 levels");
+}
+
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::SearchCachedInternal(Worker& w, const cache::OptimisticGuard& node, const Header& h, KeyRef key,
+                                       int* idx, Key* low, Key* high) const {
+  const auto& internal = shared_.validator.internal();
+  const uint32_t count = internal.Count(h);
+  if constexpr (kSlotted<KV>) {
+    CopyPage(node.page(), w.copy.data(), page_layout_.InternalBytes(h));
+    if (!node.Validate()) return false;
+    *idx = internal.ChildIndexFor(w.copy.data(), h, key);
+    *low = *idx < 0 ? h.low : internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(*idx));
+    *high = *idx + 1 < static_cast<int>(count) ? internal.KeyAt(w.copy.data(), h, static_cast<uint32_t>(*idx + 1))
+                                               : h.high;
+    return true;
+  } else {
+    // Indices below Count(h) (the node's capacity at most) whatever the page holds; nothing
+    // read is used before the validation says the page did not change since `node` was taken.
+    *idx = page_layout_.ChildIndexInPlace(node.page(), count, key);
+    *low = *idx < 0 ? h.low : page_layout_.SeparatorInPlace(node.page(), static_cast<uint32_t>(*idx));
+    *high = *idx + 1 < static_cast<int>(count) ? page_layout_.SeparatorInPlace(node.page(), static_cast<uint32_t>(*idx + 1))
+                                               : h.high;
+    return node.Validate();
+  }
+}
+
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::FindInCachedLeaf(Worker& w, const cache::OptimisticGuard& leaf, const Header& h, KeyRef key,
+                                   int* slot) const {
+  if constexpr (!kSlotted<KV>) {
+    if (!h.unsorted()) {
+      *slot = page_layout_.FindInPlace(leaf.page(), h.count, key);
+      if (*slot >= 0) {  // the slot's words, for the codec to decode once they validate
+        const uint32_t off = layout_.SlotOffset(static_cast<uint32_t>(*slot));
+        CopyPage(leaf.page() + off, w.copy.data() + off, Layout::kSlotBytes);
+      }
+      return leaf.Validate();
+    }
+  }
+  CopyPage(leaf.page(), w.copy.data(), page_layout_.LeafBytes(h));
+  if (!leaf.Validate()) return false;
+  *slot = shared_.validator.leaf().Find(w.copy.data(), h, key);
+  return true;
 }
 
 template <tree::KeyValueTraits KV>

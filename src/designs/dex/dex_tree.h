@@ -231,6 +231,17 @@ class DexTree {
   // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
   // (w.need_refresh says whether shared nodes on the path must be refreshed first).
   Status Descend(Worker& w, KeyRef key, Intent intent, const OffloadRequest<KV>* offload, LeafAt* out);
+  // The child of the cached internal node `node` (header h, validated) covering `key`: its
+  // index (-1: the leftmost) and the range the node gives it; false if the page changed
+  // since `node` was taken (restart). The fixed format searches the page in place, the
+  // slotted one a validated copy (its offsets are read from the page).
+  bool SearchCachedInternal(Worker& w, const cache::OptimisticGuard& node, const Header& h, KeyRef key,
+                            int* idx, Key* low, Key* high) const;
+  // The slot of `key` in the cached leaf `leaf` (header h, validated) or -1, with the slot's
+  // bytes at their page offsets in w.copy (the codec's ValueAt/BlockAt read them there);
+  // false if the page changed (restart). In place as above for a sorted fixed-format leaf.
+  bool FindInCachedLeaf(Worker& w, const cache::OptimisticGuard& leaf, const Header& h, KeyRef key,
+                        int* slot) const;
   // Hands the rest of the operation to the memory server of `child` (a miss at `level`).
   // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
   Status Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,
@@ -249,6 +260,10 @@ class DexTree {
   // *underfull: a delete left the owned leaf underfull (fill_policy.h).
   Status WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
                     LeafAt& at, bool* underfull);
+  // Fixed format: writes a present key's new value into its slot `slot` of the owned leaf
+  // held by `x` (header h), in place.
+  Status RewriteSlot(Worker& w, cache::ExclusiveGuard& x, const Header& h, WriteOp op, KeyRef key, ValueRef value,
+                     const tree::ValueBlockRef& block, uint32_t slot);
   Status WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
                      GlobalAddress leaf);
   // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false

@@ -98,6 +98,39 @@ void NodePageLayout<KV>::BuildMeta(std::byte* page) const {
   KV::HeaderCodec::Write(h, page);
 }
 
+template <tree::KeyValueTraits KV>
+int NodePageLayout<KV>::ChildIndexInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
+  requires(!kSlotted<KV>)
+{
+  uint32_t lo = 0, hi = std::min(count, l_.internal_capacity);
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (key < SeparatorInPlace(page, mid)) hi = mid; else lo = mid + 1;
+  }
+  return static_cast<int>(lo) - 1;
+}
+
+template <tree::KeyValueTraits KV>
+typename KV::Key NodePageLayout<KV>::SeparatorInPlace(const std::byte* page, uint32_t i) const
+  requires(!kSlotted<KV>)
+{
+  static_assert(sizeof(typename KV::Key) == 8 && Layout::kKeyBytes == 8);
+  return LoadWord(page, l_.EntryOffset(std::min(i, l_.internal_capacity - 1)));
+}
+
+template <tree::KeyValueTraits KV>
+int NodePageLayout<KV>::FindInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
+  requires(!kSlotted<KV>)
+{
+  const uint32_t n = std::min(count, l_.leaf_capacity);
+  uint32_t lo = 0, hi = n;  // the first slot whose key is not below `key`
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (LoadWord(page, l_.SlotOffset(mid)) < key) lo = mid + 1; else hi = mid;
+  }
+  return lo < n && LoadWord(page, l_.SlotOffset(lo)) == key ? static_cast<int>(lo) : -1;
+}
+
 void CopyPage(const std::byte* page, std::byte* out, uint32_t len) {
   CopyFromPool(out, page, len);
 }

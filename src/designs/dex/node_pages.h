@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cache/page_io.h"
+#include "designs/dex/dex_keys.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/pending_blocks.h"
 #include "tree/tree_reader.h"
@@ -50,6 +51,22 @@ class NodePageLayout final : public cache::PageLayout {
   uint32_t InternalBytes(const Header& h) const;
   // Writes the meta page's image: no separators, no fences, the root as its leftmost child.
   void BuildMeta(std::byte* page) const;
+
+  // Fixed format only: searches of a cached page in place (the hit path copies no page),
+  // word by word with atomic loads, since a latch holder may be rewriting the page. `count`
+  // comes from a validated header copy; every index is bounded by the node's capacity
+  // whatever the page holds, so a torn page sends no read outside the node, and the caller
+  // validates the page's latch before it acts on an answer (docs/SYNCHRONIZATION.md, "DEX's
+  // cached pages").
+  // The index of the child covering `key` (last separator <= key; -1: the leftmost child).
+  int ChildIndexInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
+    requires(!kSlotted<KV>);
+  // Separator i of an internal page (i below the node's capacity).
+  typename KV::Key SeparatorInPlace(const std::byte* page, uint32_t i) const
+    requires(!kSlotted<KV>);
+  // The slot holding `key` in a sorted leaf page (count: its entries), or -1.
+  int FindInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
+    requires(!kSlotted<KV>);
 
  private:
   // Slotted format: where a page's slot array starts, by its meta word (within the node).

@@ -48,6 +48,12 @@ class OffloadHandler {
     return q->bytes_format ? Run<BytesFormat>(*q, reply) : Run<U64Format>(*q, reply);
   }
 
+  // A dropped index's allocator goes (MemoryNode::OnOwnerFreed).
+  void Forget(uint64_t owner) {
+    std::lock_guard lock(allocator_mu_);
+    if (allocators_) allocators_->Forget(owner);
+  }
+
  private:
   // A node read on the way down.
   template <typename KV>
@@ -143,7 +149,8 @@ class OffloadHandler {
     }
     // The leaf overflows. Below a parent of the subtree that is full, give it back.
     if (has_parent && !validator.internal().HasRoom(parent.h)) return answer();
-    auto right = Allocator()->AllocateOn(ep, at.addr.node(), nb);
+    // From the allocator of the leaf's index: the new leaf is freed with it when it is dropped.
+    auto right = Allocators().For(node_.OwnerOf(at.addr.offset()))->AllocateOn(ep, at.addr.node(), nb);
     if (right.status().IsOutOfSpace()) return answer();  // the compute node may allocate elsewhere
     if (!right.ok()) return right.status();
     const auto split = leaf.Split(at.h, entries);
@@ -207,18 +214,19 @@ class OffloadHandler {
     return tree::BodyCheck(reinterpret_cast<const std::byte*>(&n), sizeof n, old);
   }
 
-  // Blocks for new leaves, cut from chunks of this node. Made at the first split: a memory
-  // server learns its id (and so the size of the allocator's table) from its first client.
-  alloc::NodeAllocator* Allocator() {
+  // Blocks for new leaves, cut from chunks of this node, per index. Made at the first split: a
+  // memory server learns its id (and so the size of the allocators' tables) from its first
+  // client.
+  alloc::OwnedAllocators& Allocators() {
     std::lock_guard lock(allocator_mu_);
-    if (!allocator_) allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*node_.id() + 1));
-    return allocator_.get();
+    if (!allocators_) allocators_ = std::make_unique<alloc::OwnedAllocators>(static_cast<uint16_t>(*node_.id() + 1));
+    return *allocators_;
   }
 
   fabric::MemoryNode& node_;
   std::atomic<uint64_t> counter_{1};
   runtime::Mutex allocator_mu_;
-  std::unique_ptr<alloc::NodeAllocator> allocator_;
+  std::unique_ptr<alloc::OwnedAllocators> allocators_;
 };
 
 }  // namespace
@@ -227,6 +235,7 @@ Status RegisterOffloadHandler(fabric::MemoryNode& node) {
   // Registration must precede serving; a second DEX index on the fabric reuses it.
   if (node.rpc().Has(kOffloadOpcode)) return Status::Ok();
   auto handler = std::make_shared<OffloadHandler>(node);
+  node.OnOwnerFreed([handler](uint64_t owner) { handler->Forget(owner); });
   return node.rpc().Register(
       kOffloadOpcode, "dex.offload",
       [handler](fabric::RpcRequest req, fabric::RpcReply* reply) { return handler->Serve(req, reply); });

@@ -145,6 +145,13 @@ class TieredTree : public LocalTree<F> {
   Outcome TryModify(Worker& w, const Probe& key, Slice key_bytes,
                     FunctionRef<TieredDecision(const TieredEntry&)>& decide);
   void Track(Worker& w, const Path& path, int64_t entries_delta, bool dirty);
+  // Release's steps (tiered_release.cc): lock a subtree top-down, listing its nodes (with the
+  // versions before the locks) and its leaves in key order; retire the keys and values it
+  // held; empty its leftmost leaf (mounted, linked to `after`) and drop the rest.
+  using LockedNodes = std::vector<std::pair<NodeT*, uint64_t>>;
+  void LockSubtree(NodeT* node, LockedNodes* nodes, std::vector<NodeT*>* leaves);
+  void RetireReleased(Worker& w, const std::vector<NodeT*>& leaves, const LockedNodes& nodes, TieredReleased* r);
+  void PruneToLeftmost(Worker& w, NodeT* unit, NodeT* after, const LockedNodes& nodes, TieredReleased* r);
   void RetireNode(Worker& w, NodeT* node);
   // Entry i of a leaf, as Y is to store it (the caller holds the leaf's lock).
   static void AppendEntry(NodeT* leaf, uint32_t i, std::vector<ColdEntry>* batch);

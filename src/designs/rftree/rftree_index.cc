@@ -38,9 +38,11 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
       options.create_if_missing);
   if (!entry.ok()) return entry.status();
   DMX_RETURN_IF_ERROR(AgreeOnLockMode(**ep, entry->aux_word(kLockWord), resolved.lock));
-  auto tree = Tree::Open(fabric, resolved, entry->root_word, entry->aux_word(kLogWord));
+  rftree::RfTreeOptions owned = resolved;
+  owned.tree.chunk_owner = entry->owner;
+  auto tree = Tree::Open(fabric, owned, entry->root_word, entry->aux_word(kLogWord));
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new tree::TreeIndex<Tree>("rftree", options, std::move(tree).value()));
+  return std::unique_ptr<Index>(new tree::TreeIndex<Tree>("rftree", options, std::move(tree).value(), fabric, entry->owner));
 }
 
 }  // namespace

@@ -11,8 +11,17 @@ Result<std::unique_ptr<Client<KV>>> Client<KV>::Make(fabric::Fabric& fabric, con
                                                      std::vector<Partition> partitions) {
   if (partitions.empty()) return Status::InvalidArgument("xstore: an index of no partitions");
   std::unique_ptr<Client> c(new Client(fabric, options, std::move(partitions)));
-  // The reader's tree: its root word is never read (lookups start at predicted leaves).
-  auto tree = tree::RemoteTree<KV>::Create(fabric, options.tree, c->state_.partitions[0].descriptor);
+  // The reader's tree: its root word is never read (lookups start at predicted leaves). It
+  // takes no lock and holds no lease: a leaf torn twice alike is read by the memory server,
+  // the tree's only writer (ReadFromServer), so no client ever holds a word the server waits on.
+  tree::TreeOptions reader_options = options.tree;
+  reader_options.lease = std::chrono::milliseconds(0);
+  tree::TreeHooks<KV> hooks;
+  const State* state = &c->state_;
+  hooks.read_from_writer = [state](tree::TreeContext<KV>& ctx, GlobalAddress addr, std::byte* buf) {
+    return state->ReadFromServer(ctx, addr, buf);
+  };
+  auto tree = tree::RemoteTree<KV>::Create(fabric, reader_options, c->state_.partitions[0].descriptor, hooks);
   if (!tree.ok()) return tree.status();
   c->state_.tree = std::move(tree).value();
   for (uint32_t n = 0; n < options.tree.compute_nodes; ++n) {

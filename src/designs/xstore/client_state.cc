@@ -1,6 +1,7 @@
 #include "designs/xstore/client_state.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "designs/xstore/key_model.h"
 
@@ -95,6 +96,29 @@ Result<GlobalAddress> ClientState<KV>::FallbackLocate(Session& s, size_t p, cons
   DMX_RETURN_IF_ERROR(in.Check("locate reply"));
   if (outcome != static_cast<uint8_t>(wire::Outcome::kOk)) return Status::NotFound();
   return GlobalAddress::FromRaw(leaf);
+}
+
+template <tree::KeyValueTraits KV>
+Status ClientState<KV>::ReadFromServer(tree::TreeContext<KV>& c, GlobalAddress addr, std::byte* buf) const {
+  const Partition* on = nullptr;  // the partition on the node's memory node (one per node)
+  for (const Partition& p : partitions)
+    if (p.descriptor.node() == addr.node()) on = &p;
+  if (on == nullptr)
+    return Status::Corruption("xstore: node " + addr.ToString() + " lies on no partition's memory node");
+  fabric::RpcReply request, reply;
+  wire::Out(&request).Pod(on->descriptor.raw()).Pod(addr.raw());
+  DMX_RETURN_IF_ERROR(c.ep.Call(addr.node(), fabric::rpc_op::kXStoreReadNode, request, &reply));
+  wire::In in(reply);
+  std::string_view image;
+  in.Str(&image);
+  DMX_RETURN_IF_ERROR(in.Check("read node reply"));
+  const uint32_t nb = tree->layout().node_bytes;
+  if (image.size() != nb)
+    return Status::Corruption("xstore: memory node " + std::to_string(addr.node()) + " sent " +
+                              std::to_string(image.size()) + " bytes for node " + addr.ToString() + ", not " +
+                              std::to_string(nb));
+  std::memcpy(buf, image.data(), nb);
+  return Status::Ok();
 }
 
 template struct ClientState<tree::U64BytesKV>;

@@ -69,6 +69,9 @@ struct ClientState {
   Status FallbackLookup(Session& s, size_t p, const Prediction& pred, KeyRef key, Value* value) const;
   // The memory server names the leaf covering the key (NotFound: its tree is empty).
   Result<GlobalAddress> FallbackLocate(Session& s, size_t p, const Prediction& pred, KeyRef key) const;
+  // The memory server reads the node at `addr` for a reader that found it torn the same way
+  // twice with its lock free (tree::TreeShared::read_from_writer): a client holds no lock.
+  Status ReadFromServer(tree::TreeContext<KV>& c, GlobalAddress addr, std::byte* buf) const;
 
   fabric::Fabric& fabric;
   const XStoreOptions options;

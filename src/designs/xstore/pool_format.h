@@ -67,8 +67,8 @@ struct PartitionConfig {
   uint32_t max_key_bytes = 0;
   uint32_t inline_value_bytes = 0;
   uint32_t max_value_bytes = 0;
-  uint32_t keys_per_model = 200;
-  uint32_t expand_at = 200;
+  uint32_t keys_per_model = 32;
+  uint32_t expand_at = 48;
   uint32_t train_threads = 1;
   uint32_t top_segments = 16;
   bool retrain = true;

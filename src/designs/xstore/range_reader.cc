@@ -24,14 +24,29 @@ Status RangeReader<KV>::PredictRun(Session& s, size_t p, KeyRef cursor, size_t w
     run->push_back(*leaf);
     return Status::Ok();
   }
-  const auto& table = pred.sub->record.table;
+  // The run goes on past the predicted sub-model's pages into the tables of the sub-models
+  // after it that this compute node holds already (no fetch: a missing one ends the run, the
+  // next round predicts from there), so a scan's batch does not end where a sub-model's
+  // interval does. A leaf that straddles two intervals is in both tables: it is taken once.
+  // Stale entries cost nothing but bytes: ScanPartition takes images only while each
+  // continues the previous one by its sibling link.
   const uint16_t node = c_.NodeOf(p);
+  const ModelSet<KV>& set = *pred.set;
   size_t entries = 0;
-  for (uint32_t l = pred.pages.first; l < table.size() && run->size() < kMaxBatchLeaves; ++l) {
-    if (l > pred.pages.last && entries >= want) break;
-    const TableEntry e = TableEntry::Unpack(table[l]);
-    run->push_back(GlobalAddress(node, e.offset));
-    if (l > pred.pages.last) entries += e.count;  // the cursor lies in a predicted leaf
+  for (uint32_t model = pred.model; model < set.models() && run->size() < kMaxBatchLeaves; ++model) {
+    const SubModel* sub = model == pred.model ? pred.sub : set.subs[model].load(std::memory_order_acquire);
+    if (sub == nullptr) break;
+    const auto& table = sub->record.table;
+    for (uint32_t l = model == pred.model ? pred.pages.first : 0; l < table.size() && run->size() < kMaxBatchLeaves;
+         ++l) {
+      const bool predicted = model == pred.model && l <= pred.pages.last;  // the cursor lies in one
+      if (!predicted && entries >= want) return Status::Ok();
+      const TableEntry e = TableEntry::Unpack(table[l]);
+      const GlobalAddress leaf(node, e.offset);
+      if (!run->empty() && run->back() == leaf) continue;
+      run->push_back(leaf);
+      if (!predicted) entries += e.count;
+    }
   }
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include "designs/xstore/pool_format.h"
 #include "designs/xstore/trainer.h"
 #include "designs/xstore/wire.h"
+#include "fabric/pool_layout.h"
 
 namespace dmindex::designs::xstore {
 namespace {
@@ -45,8 +46,8 @@ class PartitionServerT final : public PartitionServer {
   // lock words name.
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
                                                        const PartitionConfig& config, alloc::NodeAllocator& shared,
-                                                       uint64_t incarnation) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, shared));
+                                                       ServerMemory& memory, uint64_t incarnation) {
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, memory));
     s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
     o.node_bytes = config.node_bytes;
@@ -76,10 +77,10 @@ class PartitionServerT final : public PartitionServer {
 
   ~PartitionServerT() override {
     Stop();
-    // The sessions' redo blocks came from the node's allocator (Acquire), not the tree's.
+    // The sessions' redo blocks came from the server's registry (Acquire), not the tree's
+    // allocator: they go back there.
     for (auto& c : free_) {
-      for (GlobalAddress b : c->redo_blocks)
-        if (!b.is_null()) shared_.Free(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+      for (GlobalAddress b : c->redo_blocks) memory_.GiveBack(b, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
       c->redo_blocks.clear();
     }
   }
@@ -100,7 +101,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  PartitionServerT(GlobalAddress descriptor, alloc::NodeAllocator& shared) : descriptor_(descriptor), shared_(shared) {}
+  PartitionServerT(GlobalAddress descriptor, ServerMemory& memory) : descriptor_(descriptor), memory_(memory) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
@@ -181,9 +182,28 @@ class PartitionServerT final : public PartitionServer {
       case fabric::rpc_op::kXStoreQuiesce:
         trainer_->Quiesce();
         return Status::Ok();
+      case fabric::rpc_op::kXStoreReadNode: return ReadNode(in, c, out);
       default:
         return Status::InvalidArgument("xstore: unknown opcode " + std::to_string(op));
     }
+  }
+
+  // A client's reader found the node torn twice alike with its lock free: this server, the
+  // tree's only writer, reads it through its tree (under its own lock if it must) and sends
+  // the validated image, so that no client ever takes a lock word of the tree.
+  Status ReadNode(wire::In& in, Ctx& c, wire::Out& out) {
+    uint64_t raw = 0;
+    in.Pod(&raw);
+    DMX_RETURN_IF_ERROR(in.Check("read node"));
+    const GlobalAddress addr = GlobalAddress::FromRaw(raw);
+    if (addr.node() != descriptor_.node() || addr.offset() < fabric::kChunkAreaOffset || addr.offset() % 64 != 0)
+      return Status::InvalidArgument("xstore read node: " + addr.ToString() + " is no node address of memory node " +
+                                     std::to_string(descriptor_.node()));
+    std::vector<std::byte> image(tree_->layout().node_bytes);
+    tree::NodeHeader<KV> h;
+    DMX_RETURN_IF_ERROR(tree_->reader().Read(c, addr, image.data(), &h));
+    out.Str(std::string_view(reinterpret_cast<const char*>(image.data()), image.size()));
+    return Status::Ok();
   }
 
   static uint8_t Outcome(const Status& s) {
@@ -237,10 +257,11 @@ class PartitionServerT final : public PartitionServer {
     }
     auto c = tree_->NewContext(0);
     if (!c.ok()) return c.status();
-    // Its redo block (its locks' record) from the node's allocator, as every node: the tree's
-    // own would cut a chunk of its own for it (a 64 MiB pool of 32 MiB chunks holds one).
+    // Its redo block (its locks' record): one the server's registry lists (a predecessor's,
+    // or an ended session's), else from the node's allocator, entered in the registry - not the
+    // tree's own allocator, which would cut a chunk of its own for it.
     const uint16_t node = descriptor_.node();
-    auto block = shared_.AllocateOn((*c)->ep, node, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
+    auto block = memory_.TakeRedoBlock((*c)->ep, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
     if (!block.ok()) return block.status();
     if (!tree::RedoBlockNameable(*block))
       return Status::OutOfSpace("redo block " + block->ToString() + " lies beyond what a lock word can name (32 GiB)");
@@ -254,7 +275,7 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
-  alloc::NodeAllocator& shared_;  // the node's: tree nodes (placer_) and redo blocks
+  ServerMemory& memory_;  // the node's redo blocks (tree nodes: placer_, from the node's allocator)
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
@@ -289,8 +310,8 @@ Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
     return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
   const uint64_t incarnation = node_.incarnation();
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, incarnation);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation);
   if (!made.ok()) return made.status();
   PartitionServer* p = made->get();
   partitions_.emplace(descriptor.raw(), std::move(made).value());
@@ -313,6 +334,10 @@ Status XStoreServer::ReadyLocked() {
     if (!freed.ok())
       return Status::Unavailable("xstore: memory node " + std::to_string(*id) + " could not free the locks its "
                                  "previous server left held: " + freed.status().ToString());
+    // No lock word names a redo block of an earlier incarnation now: they can be reused.
+    auto memory = ServerMemory::Open(node_, **ep, *allocator_);
+    if (!memory.ok()) return memory.status();
+    memory_ = std::move(memory).value();
     return freed;
   }();
   return started_->status();
@@ -327,6 +352,12 @@ Result<tree::ServerLockRecovery> XStoreServer::recovered() {
   std::lock_guard lock(mu_);
   DMX_RETURN_IF_ERROR(ReadyLocked());
   return **started_;
+}
+
+Result<ServerMemory::Counts> XStoreServer::memory() {
+  std::lock_guard lock(mu_);
+  DMX_RETURN_IF_ERROR(ReadyLocked());
+  return memory_->counts();
 }
 
 Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
@@ -375,7 +406,8 @@ Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryN
   const std::pair<fabric::RpcOpcode, const char*> ops[] = {
       {fabric::rpc_op::kXStoreWrite, "xstore.write"},   {fabric::rpc_op::kXStoreLookup, "xstore.lookup"},
       {fabric::rpc_op::kXStoreLocate, "xstore.locate"}, {fabric::rpc_op::kXStoreLoad, "xstore.load"},
-      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"}};
+      {fabric::rpc_op::kXStoreQuiesce, "xstore.quiesce"},  {fabric::rpc_op::kXStoreStore, "xstore.store"},
+      {fabric::rpc_op::kXStoreReadNode, "xstore.read-node"}};
   for (const auto& [op, name] : ops)
     DMX_RETURN_IF_ERROR(node.rpc().Register(op, name, [server, op = op](fabric::RpcRequest req, fabric::RpcReply* reply) {
       return server->Serve(op, req, reply);

@@ -7,9 +7,10 @@
 // processes and indexes share one memory server.
 //
 // The server allocates what it keeps - tree nodes, models, the indexes' descriptors and
-// superblocks - from one allocator per memory node (value blocks from each tree's own): it
-// cuts one chunk at a time however many indexes it serves, which matters on small pools (a
-// 64 MiB pool of 32 MiB chunks holds one).
+// superblocks, its sessions' redo blocks - from one allocator per memory node (value blocks
+// from each tree's own): it cuts one chunk at a time however many indexes it serves, which
+// matters on small pools (a 64 MiB pool of 32 MiB chunks holds one). A restarted server
+// carries on cutting its predecessor's chunk and reuses its redo blocks (server_memory.h).
 #pragma once
 
 #include <memory>
@@ -18,6 +19,7 @@
 
 #include "alloc/node_allocator.h"
 #include "common/runtime.h"
+#include "designs/xstore/server_memory.h"
 #include "fabric/local_fabric.h"
 #include "fabric/memory_node.h"
 #include "tree/server_locks.h"
@@ -49,6 +51,8 @@ class XStoreServer {
   void Start();
   // What Start freed (tests).
   Result<tree::ServerLockRecovery> recovered();
+  // What the start found of earlier incarnations' allocations, and reuses (tests).
+  Result<ServerMemory::Counts> memory();
 
  private:
   // The fabric, the node's allocator and the start's recovery, once the node knows its id
@@ -64,6 +68,7 @@ class XStoreServer {
   fabric::Fabric* fabric_;  // the trees' (local_, or a test's)
   std::unique_ptr<fabric::LocalFabric> local_;
   std::unique_ptr<alloc::NodeAllocator> allocator_;
+  std::unique_ptr<ServerMemory> memory_;  // its chunk journal and redo blocks; set by the start
   std::optional<Result<tree::ServerLockRecovery>> started_;  // set by the start
   std::unordered_map<uint64_t, std::unique_ptr<PartitionServer>> partitions_;
 };

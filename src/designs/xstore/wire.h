@@ -13,10 +13,14 @@
 //           the batches are bulk-loaded and the models trained; kNotFound: not empty)
 //   Quiesce -                                  -> -
 //   Store   (no descriptor: 0) record          -> its address on the server's node
+//   ReadNode node address                      -> its image, read by the server's tree
 //
 // Lookup and Locate are a compute node falling back: the reply carries the current model word
 // (the client reloads its model set when it changed) and, if the sub-model the client asked
 // with has been retrained since its copy (its blob word differs), the new blob (§5.2.1).
+// ReadNode is a client's reader that met a leaf torn the same way twice with its lock free:
+// the server, the tree's only writer, reads it under its own lock; the client holds none
+// (docs/SYNCHRONIZATION.md, "Readers of an image that does not validate").
 #pragma once
 
 #include <cstdint>

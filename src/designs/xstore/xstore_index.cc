@@ -143,20 +143,25 @@ class XStoreIndex final : public Index {
       config.validate = options_.tree.validate;
       std::byte image[descriptor::kBytes] = {};
       descriptor::EncodeConfig(config, image);
-      auto d = StoreOn(ep, static_cast<uint16_t>(p), {image, descriptor::kBytes});
+      auto d = StoreOn(ep, static_cast<uint16_t>(p), {image, descriptor::kBytes}, options_.tree.chunk_owner);
       if (!d.ok()) return d.status();
       sb.partitions.push_back({*d, lows[p]});
     }
-    auto at = StoreOn(ep, 0, sb.Encode());
+    auto at = StoreOn(ep, 0, sb.Encode(), options_.tree.chunk_owner);
     if (!at.ok()) return at.status();
     uint64_t old = 0;
     DMX_RETURN_IF_ERROR(ep.Cas(root_word_, 0, at->raw(), &old));
     return old == 0 ? at->raw() : old;
   }
 
-  static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record) {
+  // `owner`: the index's owner tag, in the request's first word. The memory server does not
+  // use it yet: it allocates what it keeps from one allocator per node, whose chunk cut and
+  // redo blocks survive its restarts (server_memory.h), so a dropped XStore index's
+  // server-side trees, models and records stay in the pool (docs/API.md, "Drop").
+  static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record,
+                                       uint64_t owner) {
     fabric::RpcReply request, reply;
-    wire::Out(&request).Pod(uint64_t{0}).Str(std::string_view(reinterpret_cast<const char*>(record.data()), record.size()));
+    wire::Out(&request).Pod(owner).Str(std::string_view(reinterpret_cast<const char*>(record.data()), record.size()));
     DMX_RETURN_IF_ERROR(ep.Call(node, fabric::rpc_op::kXStoreStore, request, &reply));
     uint64_t at = 0;
     wire::In in(reply);
@@ -230,6 +235,17 @@ class XStoreIndex final : public Index {
     if (!session.ok()) return session.status();
     return c->Quiesce(**session);
   }
+  // The client goes, then the index's chunks and name: on every memory server its partitions'
+  // trees, models, descriptors and the superblock (the server forgets the partitions first:
+  // XStoreServer::Forget).
+  Status DoDrop() override {
+    if (dropped_) return Status::Ok();
+    client_.store(nullptr, std::memory_order_release);
+    owned_.reset();
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner));
+    dropped_ = true;
+    return Status::Ok();
+  }
 
   fabric::Fabric& fabric_;
   const XStoreOptions options_;
@@ -237,6 +253,7 @@ class XStoreIndex final : public Index {
   runtime::Mutex mu_;
   std::unique_ptr<Client<KV>> owned_;
   std::atomic<Client<KV>*> client_{nullptr};
+  bool dropped_ = false;
 };
 
 template <tree::KeyValueTraits KV>
@@ -262,7 +279,9 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   auto entry = alloc::Catalog::OpenOrCreate(**ep, options.name, {"xstore", xo.tree.node_bytes, alloc::KeySchema::Of(options), fabric.memory_nodes()},
                                             &created, options.create_if_missing);
   if (!entry.ok()) return entry.status();
-  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, xo, entry->root_word));
+  XStoreOptions owned = xo;
+  owned.tree.chunk_owner = entry->owner;
+  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word));
 }
 
 }  // namespace

@@ -17,9 +17,9 @@ struct XStoreOptions {
   KeyFormat format = KeyFormat::kU64;
   uint32_t leaf_slots = 16;
   uint32_t partitions = 0;  // 0: one per memory node
-  uint32_t keys_per_model = 200;
+  uint32_t keys_per_model = 32;
   uint32_t top_segments = 16;
-  uint32_t expand_at = 200;  // 0: off
+  uint32_t expand_at = 48;  // 0: off
   bool retrain = true;
   uint32_t train_threads = 1;
   uint32_t speculate = 1;

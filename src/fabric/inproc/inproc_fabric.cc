@@ -85,7 +85,10 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
 Status InProcEndpoint::Execute(const Verb& v, MemoryNode& node, bool tear) {
   VerbScript* script = fabric_->script_.load(std::memory_order_acquire);
   if (v.is_atomic()) {
-    if (script == nullptr || script->RunAtomic(v) == VerbScript::AtomicOutcome::kPass) return node.Execute(v);
+    const VerbScript::AtomicOutcome o = script == nullptr ? VerbScript::AtomicOutcome::kPass : script->RunAtomic(v);
+    if (o == VerbScript::AtomicOutcome::kPass) return node.Execute(v);
+    if (o == VerbScript::AtomicOutcome::kNotLanded)
+      return Status::Unavailable("the atomic verb on " + v.remote.ToString() + " was dropped by a test script");
     DMX_RETURN_IF_ERROR(node.Execute(v));
     return Status::Unavailable("the reply of the atomic verb on " + v.remote.ToString() + " was lost by a test script");
   }

@@ -54,6 +54,7 @@ class VerbScript {
   enum class AtomicOutcome {
     kPass,       // carried out as usual
     kLostReply,  // carried out, then fails (Unavailable): its poster cannot tell it landed
+    kNotLanded,  // fails (Unavailable) without landing: its poster died before posting it
   };
   virtual ~VerbScript() = default;
   // Called concurrently from every thread that posts a READ or WRITE.

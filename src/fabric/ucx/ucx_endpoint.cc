@@ -119,6 +119,8 @@ Status UcxEndpoint::Ready(uint16_t node) {
   return Status::Ok();
 }
 
+bool UcxEndpoint::GaveUpAPool() const { return !fabric_.LostPool().ok(); }
+
 Status UcxEndpoint::StillServing(uint16_t node) const {
   DMX_RETURN_IF_ERROR(fabric_.LostPool());
   const Remote& r = *remotes_[node];

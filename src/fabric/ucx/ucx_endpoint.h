@@ -22,6 +22,7 @@ class UcxEndpoint final : public Endpoint {
  public:
   static Result<std::unique_ptr<UcxEndpoint>> Connect(UcxFabric& fabric);
   ~UcxEndpoint() override;
+  bool GaveUpAPool() const override;
 
  protected:
   Status DoPost(std::span<Verb> verbs, Ordering ordering) override;

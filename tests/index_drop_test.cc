@@ -1,0 +1,248 @@
+// Index::Drop gives an index's pool memory back (issue 28, item 3; docs/API.md, "Drop"): on
+// every design in the pool, in-process and over UCX memory servers, the servers' chunks in use
+// return to what they were before the index was created, and an index created after the
+// drop reuses the freed chunks (the servers' bump pointers do not move). The drop's crash
+// points (alloc/catalog.h: mark, free per memory node, unmark) are each stopped at, and the
+// next Drop or opener finishes the drop, freeing nothing twice and leaking nothing.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "alloc/catalog.h"
+#include "designs/registry.h"
+#include "fabric/memory_node.h"
+#include "fabric/rpc.h"
+#include "test_fabrics.h"
+
+namespace dmindex {
+namespace {
+
+// Not xstore: its memory server keeps its trees, models and records in chunks of its own,
+// shared by every index it serves, which a drop does not free yet (docs/API.md, "Drop").
+const std::vector<std::string> kPoolDesigns = {"naive", "sherman", "rftree", "dex"};
+
+// Every memory node's chunk figures, by RPC as any client sees them.
+std::vector<fabric::PoolInfo> Pools(fabric::Fabric& f) {
+  auto ep = std::move(f.Connect()).value();
+  std::vector<fabric::PoolInfo> pools;
+  for (uint16_t n = 0; n < f.memory_nodes(); ++n) {
+    fabric::RpcReply reply;
+    EXPECT_TRUE(ep->Call(n, fabric::rpc_op::kPoolInfo, {}, &reply).ok());
+    fabric::PoolInfo info;
+    EXPECT_TRUE(fabric::ReadPod(reply, 0, &info));
+    pools.push_back(info);
+  }
+  return pools;
+}
+
+uint64_t InUse(const std::vector<fabric::PoolInfo>& pools) {
+  uint64_t n = 0;
+  for (const auto& p : pools) n += p.chunks_in_use;
+  return n;
+}
+
+std::vector<uint64_t> InUseByNode(const std::vector<fabric::PoolInfo>& pools) {
+  std::vector<uint64_t> n;
+  for (const auto& p : pools) n.push_back(p.chunks_in_use);
+  return n;
+}
+
+std::vector<uint64_t> EverByNode(const std::vector<fabric::PoolInfo>& pools) {
+  std::vector<uint64_t> n;
+  for (const auto& p : pools) n.push_back(p.chunks_ever);
+  return n;
+}
+
+IndexOptions Options(const std::string& design) {
+  IndexOptions o;
+  o.design = design;
+  o.name = "dropped";
+  return o;
+}
+
+// Opens the index and writes 3,000 keys, some with values out of line (value blocks).
+std::unique_ptr<Index> CreateAndLoad(fabric::Fabric& f, const std::string& design) {
+  auto index = designs::MakeIndex(design, f, Options(design));
+  EXPECT_TRUE(index.ok()) << index.status().ToString();
+  if (!index.ok()) return nullptr;
+  auto session = (*index)->OpenSession(0);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return nullptr;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string value = i % 100 == 0 ? std::string(2000, 'v') : "value" + std::to_string(i);
+    Status s = (*session)->Insert("key" + std::to_string(i * 7919 % 3000), value);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return nullptr;
+  }
+  return std::move(index).value();
+}
+
+class IndexDropTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  void SetUp() override { fabric_ = testing::MakeTestFabric(std::get<1>(GetParam())); }
+  const std::string& design() const { return std::get<0>(GetParam()); }
+  std::unique_ptr<fabric::Fabric> fabric_;
+};
+
+TEST_P(IndexDropTest, PoolChunksReturnAndASecondIndexReusesThem) {
+  const auto before = Pools(*fabric_);
+  auto index = CreateAndLoad(*fabric_, design());
+  ASSERT_NE(index, nullptr);
+  const auto loaded = Pools(*fabric_);
+  ASSERT_GT(InUse(loaded), InUse(before)) << "the index took no chunk: nothing to measure";
+  Status dropped = index->Drop();
+  ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), InUseByNode(before));
+  EXPECT_TRUE(index->Drop().ok()) << "a second Drop is Ok";
+  index.reset();
+  auto ep = std::move(fabric_->Connect()).value();
+  EXPECT_TRUE(alloc::Catalog::Open(*ep, "dropped").status().IsNotFound());
+
+  // The same index again: its chunks are the freed ones (no chunk handed out for the first
+  // time), and its drop frees them again.
+  auto again = CreateAndLoad(*fabric_, design());
+  ASSERT_NE(again, nullptr);
+  const auto reloaded = Pools(*fabric_);
+  EXPECT_EQ(EverByNode(reloaded), EverByNode(loaded)) << "the second index took chunks never used before";
+  {
+    auto s = again->OpenSession(0);
+    ASSERT_TRUE(s.ok());
+    std::string v;
+    ASSERT_TRUE((*s)->Lookup("key0", &v).ok());  // the new index reads its own data
+    EXPECT_EQ(v, std::string(2000, 'v'));
+  }
+  ASSERT_TRUE(again->Drop().ok());
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), InUseByNode(before));
+}
+
+std::vector<std::tuple<std::string, std::string>> Params() {
+  std::vector<std::tuple<std::string, std::string>> p;
+  for (const char* fabric : {"inproc", "ucx-shm"})
+    for (const std::string& d : kPoolDesigns) p.emplace_back(d, fabric);
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(PoolDesigns, IndexDropTest, ::testing::ValuesIn(Params()), [](const auto& info) {
+  std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
+
+// The drop's crash points, stopped at by running its steps one by one as a dropper that died
+// would leave them. Each time the next Drop (or, last, the next opener of the name)
+// finishes it and the chunks in use are back where they were.
+class DropCrashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabric_ = testing::MakeTestFabric("inproc");
+    ep_ = std::move(fabric_->Connect()).value();
+    before_ = InUseByNode(Pools(*fabric_));
+  }
+  // A loaded sherman index, closed as its process would have it before dying mid-drop.
+  uint64_t Load() {
+    auto index = CreateAndLoad(*fabric_, "sherman");
+    EXPECT_NE(index, nullptr);
+    EXPECT_TRUE(index->Close().ok());
+    EXPECT_GT(InUse(Pools(*fabric_)), 0u);
+    auto entry = alloc::Catalog::Open(*ep_, "dropped");
+    EXPECT_TRUE(entry.ok());
+    EXPECT_NE(entry->owner, 0u);
+    return entry->owner;
+  }
+  uint64_t FreeOn(uint16_t node, uint64_t owner) {
+    fabric::RpcReply request, reply;
+    fabric::AppendPod(&request, owner);
+    EXPECT_TRUE(ep_->Call(node, fabric::rpc_op::kFreeOwnedChunks, request, &reply).ok());
+    uint64_t freed = 0;
+    EXPECT_TRUE(fabric::ReadPod(reply, 0, &freed));
+    return freed;
+  }
+  std::unique_ptr<fabric::Fabric> fabric_;
+  std::unique_ptr<fabric::Endpoint> ep_;
+  std::vector<uint64_t> before_;
+};
+
+TEST_F(DropCrashTest, AfterTheMarkTheNextDropFinishes) {
+  Load();
+  ASSERT_TRUE(alloc::Catalog::MarkDropping(*ep_, "dropped").ok());
+  // Marked: not listed, not openable, its chunks still held.
+  EXPECT_TRUE(alloc::Catalog::Open(*ep_, "dropped").status().IsNotFound());
+  EXPECT_TRUE(alloc::Catalog::List(*ep_)->empty());
+  EXPECT_NE(InUseByNode(Pools(*fabric_)), before_);
+  ASSERT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes()).ok());
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), before_);
+}
+
+TEST_F(DropCrashTest, BetweenMemoryNodesTheNextDropFreesTheRestAndNothingTwice) {
+  const uint64_t owner = Load();
+  ASSERT_TRUE(alloc::Catalog::MarkDropping(*ep_, "dropped").ok());
+  // The dropper freed the chunks on the first memory node holding some, then died.
+  uint16_t node = 0;
+  while (node < fabric_->memory_nodes() && FreeOn(node, owner) == 0) ++node;
+  ASSERT_LT(node, fabric_->memory_nodes()) << "the index had no chunk";
+  EXPECT_EQ(FreeOn(node, owner), 0u) << "freed twice";
+  ASSERT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes()).ok());
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), before_);
+  for (uint16_t n = 0; n < fabric_->memory_nodes(); ++n) EXPECT_EQ(FreeOn(n, owner), 0u);
+}
+
+TEST_F(DropCrashTest, AfterEveryFreeTheNextOpenerFinishesAndCreatesAnew) {
+  const uint64_t owner = Load();
+  ASSERT_TRUE(alloc::Catalog::MarkDropping(*ep_, "dropped").ok());
+  for (uint16_t n = 0; n < fabric_->memory_nodes(); ++n) FreeOn(n, owner);
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), before_);
+  // The slot is still taken (marked) until someone finishes: the next opener of the name.
+  auto index = designs::MakeIndex("sherman", *fabric_, Options("sherman"));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto entry = alloc::Catalog::Open(*ep_, "dropped");
+  ASSERT_TRUE(entry.ok());
+  EXPECT_NE(entry->owner, owner) << "a new index never shares the dropped one's tag";
+  auto session = (*index)->OpenSession(0);
+  ASSERT_TRUE(session.ok());
+  std::string v;
+  EXPECT_TRUE((*session)->Lookup("key0", &v).IsNotFound()) << "the new index is empty";
+  session->reset();
+  ASSERT_TRUE((*index)->Drop().ok());
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), before_);
+}
+
+// An opener's Drop drops the index it opened, not one created anew under its name since.
+TEST_F(DropCrashTest, ADropNeverTakesAnotherIndexOfTheSameName) {
+  const uint64_t owner = Load();
+  ASSERT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes()).ok());
+  auto index = designs::MakeIndex("sherman", *fabric_, Options("sherman"));
+  ASSERT_TRUE(index.ok());
+  EXPECT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes(), owner).IsNotFound());
+  EXPECT_TRUE(alloc::Catalog::Open(*ep_, "dropped").ok());
+}
+
+// The memory node's side: a chunk's header names its owner; freeing by owner is exact.
+TEST(ChunkOwners, FreeOwnedChunksFreesExactlyTheOwnersChunks) {
+  std::vector<std::byte> pool(fabric::kChunkAreaOffset + (8ull << 20));
+  fabric::MemoryNodeOptions o;
+  o.chunk_bytes = 1 << 20;
+  fabric::MemoryNode node(0, pool.data(), pool.size(), o);
+  const uint64_t a1 = node.AllocChunk(7).value(), b = node.AllocChunk(9).value();
+  const uint64_t none = node.AllocChunk().value(), a2 = node.AllocChunk(7).value();
+  EXPECT_EQ(node.OwnerOf(a1 + 4096), 7u);
+  EXPECT_EQ(node.OwnerOf(b + (1 << 20) - 8), 9u);
+  EXPECT_EQ(node.OwnerOf(none + 100), 0u);
+  EXPECT_EQ(node.ChunksOwnedBy(7), 2u);
+  EXPECT_EQ(node.FreeOwnedChunks(7).value(), 2u);
+  EXPECT_EQ(node.FreeOwnedChunks(7).value(), 0u);
+  EXPECT_EQ(node.OwnerOf(a2 + 64), 0u);
+  EXPECT_EQ(node.Info().chunks_in_use, 2u);
+  EXPECT_TRUE(node.FreeOwnedChunks(0).status().IsInvalidArgument());
+  // Freed chunks are handed out again (zeroed past their new header) before new ones.
+  const uint64_t again = node.AllocChunk(11).value();
+  EXPECT_TRUE(again == a1 || again == a2);
+  EXPECT_EQ(node.Info().chunks_ever, 4u);
+  for (uint64_t i = fabric::kChunkHeaderBytes; i < (1 << 20); i += 8)
+    ASSERT_EQ(pool[again + i], std::byte{0}) << i;
+}
+
+}  // namespace
+}  // namespace dmindex
