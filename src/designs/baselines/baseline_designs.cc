@@ -8,10 +8,10 @@
 #include "designs/kvstore/store_index.h"
 #include "designs/registry_entry.h"
 
-extern "C" const std::vector<dmindex::designs::Entry>* dmindex_baseline_designs() {
-  using namespace dmindex;
-  using designs::Entry;
-  using designs::Home;
+namespace dmindex::designs {
+namespace {
+
+const std::vector<Entry>& BaselineTable() {
   // In the order benchmarks list them, after the in-memory designs (registry.cc). The names
   // are also registry.cc's kBaselineDesigns (RegistrySplit.BaselinesAreTheNamesCoreKnows).
   static const std::vector<Entry> table = {
@@ -31,5 +31,12 @@ extern "C" const std::vector<dmindex::designs::Entry>* dmindex_baseline_designs(
        .not_shared_because = "the tree lives in a file and a buffer pool of the process that opens it",
        .memory_limit = true, .knobs = BtreeDiskKnobDocs},
   };
-  return &table;
+  return table;
+}
+
+}  // namespace
+}  // namespace dmindex::designs
+
+extern "C" const std::vector<dmindex::designs::Entry>* dmindex_baseline_designs() {
+  return &dmindex::designs::BaselineTable();
 }
