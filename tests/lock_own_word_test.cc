@@ -382,7 +382,7 @@ TEST(InlineLockRestart, ALeaseThatCannotBeShownLiveLeavesTheTrailerToATaker) {
   // has moved past the lease plus a quarter, and writes.
   auto taker = std::move(designs::MakeIndex("rftree", *b.fabric, testing::LockTestOptions(0.5))).value();
   auto session = std::move(taker->OpenSession(0)).value();
-  step_ms = 10;
+  step_ms = 50;  // a takeover wait (125 ms) in three looks at the holder's slot
   const Status took = session->Insert(LoadedIndex::kKey, 6);
   step_ms = 0;
   ASSERT_TRUE(took.ok()) << took.ToString();
