@@ -341,11 +341,12 @@ TEST(XStoreServerLocks, ARestartFreesOnlyWordsOfEarlierIncarnations) {
   }
 }
 
-// Remembers the address of every whole-node READ.
+// Remembers the address of every READ longer than a word (a lookup with its models cached
+// READs only the predicted leaves).
 class NodeReads final : public fabric::VerbScript {
  public:
   Outcome Run(const fabric::VerbCopy& copy) override {
-    if (copy.verb().kind == fabric::VerbKind::kRead && copy.verb().length == kNodeBytes) {
+    if (copy.verb().kind == fabric::VerbKind::kRead && copy.verb().length > 8) {
       std::lock_guard<std::mutex> g(mu_);
       nodes_.push_back(copy.verb().remote);
     }
