@@ -112,17 +112,20 @@ Loaded Load(std::unique_ptr<fabric::InProcFabric> fabric, std::map<std::string, 
 // Runs `op` on a thread of its own and waits for it. Without the behaviour under test it
 // would wait for the held operation; the bound only keeps such a failure from hanging.
 bool FinishesAlone(const std::function<void()>& op, std::thread* t) {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  *t = std::thread([&, op] {
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto d = std::make_shared<Done>();  // outlives this call if the wait gives up
+  *t = std::thread([d, op] {
     op();
-    std::lock_guard l(mu);
-    done = true;
-    cv.notify_all();
+    std::lock_guard l(d->mu);
+    d->done = true;
+    d->cv.notify_all();
   });
-  std::unique_lock l(mu);
-  return cv.wait_for(l, std::chrono::seconds(60), [&] { return done; });
+  std::unique_lock l(d->mu);
+  return d->cv.wait_for(l, std::chrono::seconds(60), [&] { return d->done; });
 }
 
 TEST(DexPolicy, ALookupReadsALeafBeingFetchedItself) {

@@ -17,9 +17,8 @@ uint64_t NowNs() {
 }
 
 // Cache per compute node (the floor: 64 nodes, docs/DEX.md "Knobs").
-template <tree::KeyValueTraits KV>
-uint64_t CacheBytes(const DexOptions& o, const tree::NodeLayout<KV>& layout) {
-  return std::max<uint64_t>(o.cache_bytes, 64ull * layout.node_bytes);
+uint64_t CacheBytes(const DexOptions& o, uint32_t node_bytes) {
+  return std::max<uint64_t>(o.cache_bytes, 64ull * node_bytes);
 }
 
 }  // namespace
@@ -31,9 +30,9 @@ DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const De
       core(id_, memory_nodes, o.tree, layout),
       meta_page(new std::byte[layout.node_bytes]()),
       offload(o.offload, o.offload_level, o.explore, o.cost_factor, o.local_search_ns,
-              CacheBytes(o, layout) / layout.node_bytes) {
+              CacheBytes(o, layout.node_bytes) / layout.node_bytes) {
   cache::CacheOptions co;
-  co.cache_bytes = CacheBytes(o, layout);
+  co.cache_bytes = CacheBytes(o, layout.node_bytes);
   co.page_bytes = layout.node_bytes;
   co.leaf_admission = o.leaf_admission;
   co.seed = 0x5EED + id_;
