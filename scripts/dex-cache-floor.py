@@ -11,8 +11,9 @@ leaf, or one offload), so with F frames the round trips per lookup are at least
   estimate: 1 - (share of the leaves a greedy fill takes, each with its level-1 parent, the
             levels above cached)                                 (DEX's path-aware cache)
 
-Usage: scripts/dex-cache-floor.py --keys 1000000 --cache-pct 8 [--node-bytes 1024]
-The cache is --cache-pct of keys x 16 bytes, as `dmindex bench --cache-pct` sizes it.
+Usage: scripts/dex-cache-floor.py --keys 1000000 --cache-pct 8 [--compute-nodes 2] [--node-bytes 1024]
+Each compute node's cache is --cache-pct of keys x 16 bytes, as `dmindex bench --cache-pct`
+sizes it; the compute nodes' partitions split the keys evenly, so their caches add up.
 """
 import argparse
 import math
@@ -34,13 +35,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, required=True)
     ap.add_argument("--cache-pct", type=float, required=True)
+    ap.add_argument("--compute-nodes", type=int, default=1)
     ap.add_argument("--theta", type=float, default=0.99)
     ap.add_argument("--node-bytes", type=int, default=1024)
     ap.add_argument("--fill", type=float, default=0.8, help="bulk load fill (TreeOptions::bulk_fill)")
     ap.add_argument("--seed", type=int, default=1, help="the leaves' random order")
     a = ap.parse_args()
     n = a.keys
-    frames = int(a.cache_pct / 100 * n * 16) // a.node_bytes
+    frames = a.compute_nodes * (int(a.cache_pct / 100 * n * 16) // a.node_bytes)
     header = 64  # the u64 layout's node header (tree/node_layout.h)
     per_leaf = max(1, int((a.node_bytes - header) // 24 * a.fill))
     fanout = max(2, int((a.node_bytes - header) // 16 * a.fill))
