@@ -1,4 +1,4 @@
-// DEX's miss policy (issue 26, item 3; docs/DEX.md "Offloading and admission"): nodes that keep
+// DEX's miss policy (issue 26, item 3; docs/DEX.md "How the pieces fit"): nodes that keep
 // missing without being cached become hot and are read in (MissCounts, OffloadPolicy::Hot);
 // an offloaded lookup registers nothing; a lookup of a leaf another operation is fetching or
 // holds reads its own copy instead of waiting. The concurrent cases are scripted: the first
