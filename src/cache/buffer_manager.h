@@ -49,7 +49,18 @@ class BufferManager {
   // version: `parent` is updated to stay valid. kMiss: the child is not cached; the caller
   // may Load() it (or offload the rest of the operation). kRetry: restart from the root
   // (the parent changed, or another thread is loading the child).
-  Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w);
+  // Inline: the hit (a swizzled child) is the descent's every step; the rest is ProbeRemote.
+  [[gnu::always_inline]] Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w) {
+    const Swip s = Swip::Load(slot);
+    // Validate before following the pointer: a torn view of the parent could hold anything.
+    if (!parent.Validate()) return {};
+    if (!s.swizzled()) return ProbeRemote(parent, slot, s.remote(), w);
+    PrefetchPage(s.frame());
+    OptimisticGuard child(s.frame());
+    if (!child.valid() || !parent.Validate()) return {};
+    CacheWorker::Bump(w.counters_.hits);
+    return {Step::kHit, child, {}};
+  }
   // Brings a missed child in: registers it as loading (so concurrent misses wait instead of
   // reading it again), READs it through `loader` and admits it (inner nodes always, leaves
   // with probability P_A, never a page the loader calls inadmissible) swizzled into
@@ -148,7 +159,24 @@ class BufferManager {
               CacheWorker& w);
   // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
   // the misses on a frame and its page overlap instead of following each other.
-  void PrefetchPage(const BufferFrame* f) const;
+  // Pages are a multiple of 8 bytes, at least 64 (Create): whole 256-byte blocks are asked
+  // for four lines at a time (a prefetch per line, a quarter of the loop's branches), then
+  // the lines of the tail.
+  void PrefetchPage(const BufferFrame* f) const {
+    const size_t i = static_cast<size_t>(f - frames_.get());
+    if (f < frames_.get() || i >= frame_count_) return;  // a scratch frame
+    const std::byte* line = pages_.get() + i * options_.page_bytes;
+    const std::byte* const end = line + options_.page_bytes;
+    for (; line + 256 <= end; line += 256) {
+      __builtin_prefetch(line);
+      __builtin_prefetch(line + 64);
+      __builtin_prefetch(line + 128);
+      __builtin_prefetch(line + 192);
+    }
+    for (; line < end; line += 64) __builtin_prefetch(line);
+  }
+  // Probe of a child that is not swizzled in `parent`: cached elsewhere (Reheat) or a miss.
+  Step ProbeRemote(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress addr, CacheWorker& w);
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
   void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
   uint64_t* FindSlot(std::byte* page, Swip s) const;
