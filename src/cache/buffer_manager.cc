@@ -85,6 +85,13 @@ BufferManager::~BufferManager() = default;
 
 // ---- traversal --------------------------------------------------------------------------
 
+void BufferManager::PrefetchPage(const BufferFrame* f) const {
+  const size_t i = static_cast<size_t>(f - frames_.get());
+  if (f < frames_.get() || i >= frame_count_) return;  // a scratch frame
+  const std::byte* page = pages_.get() + i * options_.page_bytes;
+  for (uint32_t off = 0; off < options_.page_bytes; off += 64) __builtin_prefetch(page + off);
+}
+
 BufferManager::Step BufferManager::ProbeRemote(OptimisticGuard& parent, const uint64_t* slot,
                                                GlobalAddress addr, CacheWorker& w) {
   BufferFrame* c = mapping_.Lookup(addr);

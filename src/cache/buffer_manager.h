@@ -159,22 +159,7 @@ class BufferManager {
               CacheWorker& w);
   // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
   // the misses on a frame and its page overlap instead of following each other.
-  // Pages are a multiple of 8 bytes, at least 64 (Create): whole 256-byte blocks are asked
-  // for four lines at a time (a prefetch per line, a quarter of the loop's branches), then
-  // the lines of the tail.
-  void PrefetchPage(const BufferFrame* f) const {
-    const size_t i = static_cast<size_t>(f - frames_.get());
-    if (f < frames_.get() || i >= frame_count_) return;  // a scratch frame
-    const std::byte* line = pages_.get() + i * options_.page_bytes;
-    const std::byte* const end = line + options_.page_bytes;
-    for (; line + 256 <= end; line += 256) {
-      __builtin_prefetch(line);
-      __builtin_prefetch(line + 64);
-      __builtin_prefetch(line + 128);
-      __builtin_prefetch(line + 192);
-    }
-    for (; line < end; line += 64) __builtin_prefetch(line);
-  }
+  void PrefetchPage(const BufferFrame* f) const;
   // Probe of a child that is not swizzled in `parent`: cached elsewhere (Reheat) or a miss.
   Step ProbeRemote(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress addr, CacheWorker& w);
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
