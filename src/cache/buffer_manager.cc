@@ -85,29 +85,18 @@ BufferManager::~BufferManager() = default;
 
 // ---- traversal --------------------------------------------------------------------------
 
-BufferManager::Step BufferManager::Probe(OptimisticGuard& parent, const uint64_t* slot,
-                                         CacheWorker& w, bool report_busy) {
-  const Swip s = Swip::Load(slot);
-  // Validate before following the pointer: a torn view of the parent could hold anything.
-  if (!parent.Validate()) return {};
-  if (s.swizzled()) {
-    PrefetchPage(s.frame());
-    OptimisticGuard child(s.frame());
-    if (!child.valid() || !parent.Validate()) return {};
-    CacheWorker::Bump(w.counters_.hits);
-    return {Step::kHit, child, {}};
-  }
-  const GlobalAddress addr = s.remote();
-  BufferFrame* c = mapping_.Lookup(addr);
-  if (c == nullptr) return {Step::kMiss, {}, addr};
-  return Reheat(parent, slot, c, addr, w, report_busy);
-}
-
 void BufferManager::PrefetchPage(const BufferFrame* f) const {
   const size_t i = static_cast<size_t>(f - frames_.get());
   if (f < frames_.get() || i >= frame_count_) return;  // a scratch frame
   const std::byte* page = pages_.get() + i * options_.page_bytes;
   for (uint32_t off = 0; off < options_.page_bytes; off += 64) __builtin_prefetch(page + off);
+}
+
+BufferManager::Step BufferManager::ProbeRemote(OptimisticGuard& parent, const uint64_t* slot,
+                                               GlobalAddress addr, CacheWorker& w, bool report_busy) {
+  BufferFrame* c = mapping_.Lookup(addr);
+  if (c == nullptr) return {Step::kMiss, {}, addr};
+  return Reheat(parent, slot, c, addr, w, report_busy);
 }
 
 // The child is cached but not swizzled in this parent: cooling (second chance), an orphan,

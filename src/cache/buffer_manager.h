@@ -51,7 +51,19 @@ class BufferManager {
   // (the parent changed, or another thread is loading the child: after waiting a while for
   // that thread). With `report_busy`, a child another thread is loading or holds for one
   // operation is kBusy at once, without waiting: a reader may ReadPrivate() it instead.
-  Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w, bool report_busy = false);
+  // Inline: the hit (a swizzled child) is the descent's every step; the rest is ProbeRemote.
+  [[gnu::always_inline]] Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w,
+                                    bool report_busy = false) {
+    const Swip s = Swip::Load(slot);
+    // Validate before following the pointer: a torn view of the parent could hold anything.
+    if (!parent.Validate()) return {};
+    if (!s.swizzled()) return ProbeRemote(parent, slot, s.remote(), w, report_busy);
+    PrefetchPage(s.frame());
+    OptimisticGuard child(s.frame());
+    if (!child.valid() || !parent.Validate()) return {};
+    CacheWorker::Bump(w.counters_.hits);
+    return {Step::kHit, child, {}};
+  }
   // Brings a missed child in: registers it as loading (so concurrent misses wait instead of
   // reading it again), READs it through `loader` and admits it (inner nodes always, leaves
   // with probability P_A, never a page the loader calls inadmissible) swizzled into
@@ -163,6 +175,9 @@ class BufferManager {
   // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
   // the misses on a frame and its page overlap instead of following each other.
   void PrefetchPage(const BufferFrame* f) const;
+  // Probe of a child that is not swizzled in `parent`: cached elsewhere (Reheat) or a miss.
+  Step ProbeRemote(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress addr, CacheWorker& w,
+                   bool report_busy);
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
   void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
   static bool Busy(FrameState st) { return st == FrameState::kLoading || st == FrameState::kTransient; }

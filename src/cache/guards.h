@@ -19,31 +19,31 @@ class OptimisticGuard {
   OptimisticGuard() = default;
   // Waits briefly while a writer holds the latch (retry_limits::kOptimisticRead); valid() is
   // false if it did not let go, and the caller restarts.
-  explicit OptimisticGuard(BufferFrame* f) : frame_(f) {
-    if (f->latch.TryOptimistic(&version_)) {
-      valid_ = true;
-      return;
-    }
-    RetryBudget waits(retry_limits::kOptimisticRead, "read a cache frame optimistically");
-    Backoff backoff(backoff::kLatchHeld, "a cache frame's writer");
-    while (waits.Spend()) {
-      backoff.Pause();
-      if (f->latch.TryOptimistic(&version_)) {
-        valid_ = true;
-        return;
-      }
-    }
+  [[gnu::always_inline]] explicit OptimisticGuard(BufferFrame* f) : frame_(f) {
+    valid_ = f->latch.TryOptimistic(&version_) || WaitForWriter();
   }
   OptimisticGuard(BufferFrame* f, uint64_t version) : frame_(f), version_(version), valid_(true) {}
 
   bool valid() const { return valid_; }
   // True iff nobody wrote the frame since the guard was taken.
-  bool Validate() const { return valid_ && frame_->latch.Validate(version_); }
+  [[gnu::always_inline]] bool Validate() const { return valid_ && frame_->latch.Validate(version_); }
   BufferFrame* frame() const { return frame_; }
   const std::byte* page() const { return frame_->page; }
   uint64_t version() const { return version_; }
 
  private:
+  // Out of line: the wait is rare, and inlining it would keep the constructor out of the
+  // descent's hit path.
+  [[gnu::noinline]] bool WaitForWriter() {
+    RetryBudget waits(retry_limits::kOptimisticRead, "read a cache frame optimistically");
+    Backoff backoff(backoff::kLatchHeld, "a cache frame's writer");
+    while (waits.Spend()) {
+      backoff.Pause();
+      if (frame_->latch.TryOptimistic(&version_)) return true;
+    }
+    return false;
+  }
+
   BufferFrame* frame_ = nullptr;
   uint64_t version_ = 0;
   bool valid_ = false;

@@ -6,6 +6,8 @@
 
 #include "common/runtime.h"
 #include "common/retry_status.h"
+#include <optional>
+
 #include "designs/dex/dex_tree.h"
 
 namespace dmindex::designs::dex {
@@ -22,9 +24,9 @@ template <tree::KeyValueTraits KV>
 Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, std::shared_lock<runtime::SharedMutex>* gate) {
   bool reloaded = false;
   // A draining compute node is being written back by a repartitioning (one flush of its
-  // dirty pages); wait for it, within kDexDraining.
-  RetryBudget drain(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
-  Backoff drain_wait(backoff::kLockHeld, "a repartitioning to finish");
+  // dirty pages); wait for it, within kDexDraining. Made only then: every operation enters.
+  std::optional<RetryBudget> drain;
+  std::optional<Backoff> drain_wait;
   for (;;) {
     const Map* m = map_.load(std::memory_order_acquire);
     const uint32_t cn = m->partitioned() ? m->Owner(key) : ws.home();
@@ -42,8 +44,12 @@ Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, std::shared_l
     }
     ComputeNode& node = compute_node(cn);
     if (node.draining.load(std::memory_order_acquire)) {
-      if (!drain.Spend()) return drain.Exhausted(std::to_string(cn));
-      drain_wait.Pause();
+      if (!drain) {
+        drain.emplace(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
+        drain_wait.emplace(backoff::kLockHeld, "a repartitioning to finish");
+      }
+      if (!drain->Spend()) return drain->Exhausted(std::to_string(cn));
+      drain_wait->Pause();
       continue;
     }
     std::shared_lock g(node.gate);

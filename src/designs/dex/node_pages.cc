@@ -11,11 +11,6 @@
 namespace dmindex::designs::dex {
 namespace {
 
-uint64_t LoadWord(const std::byte* page, uint32_t offset) {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(page) + offset))
-      .load(std::memory_order_relaxed);
-}
-
 // Both formats keep level (8) | flags (8) | count (16) in the low half of the meta word.
 constexpr uint32_t kMetaOff = 16;
 static_assert(tree::SlottedLayout::kMetaOff == kMetaOff && tree::FixedLayout<U64Format>::kMetaOff == kMetaOff);
@@ -25,20 +20,20 @@ static_assert(tree::SlottedLayout::kLeftmostOff == tree::FixedLayout<U64Format>:
 
 template <tree::KeyValueTraits KV>
 uint32_t NodePageLayout<KV>::SlotsOff(const std::byte* page) const {
-  const uint64_t meta = LoadWord(page, kMetaOff);
+  const uint64_t meta = LoadPageWord(page, kMetaOff);
   const uint32_t off = tree::SlottedLayout::SlotsOffset((meta >> 32) & 0xffff, meta >> 48);
   return std::min(off, l_.node_bytes);
 }
 
 template <tree::KeyValueTraits KV>
 bool NodePageLayout<KV>::IsLeaf(const std::byte* page) const {
-  return (LoadWord(page, kMetaOff) & 0xFF) == 0;
+  return (LoadPageWord(page, kMetaOff) & 0xFF) == 0;
 }
 
 template <tree::KeyValueTraits KV>
 size_t NodePageLayout<KV>::ChildCount(const std::byte* page) const {
   if (IsLeaf(page)) return 0;
-  const uint64_t count = (LoadWord(page, kMetaOff) >> 16) & 0xFFFF;
+  const uint64_t count = (LoadPageWord(page, kMetaOff) >> 16) & 0xFFFF;
   if constexpr (kSlotted<KV>) {
     const uint64_t room = (l_.node_bytes - SlotsOff(page)) / tree::SlottedLayout::kSlotBytes;
     return std::min(count, room) + 1;  // + leftmost
@@ -48,30 +43,23 @@ size_t NodePageLayout<KV>::ChildCount(const std::byte* page) const {
 }
 
 template <tree::KeyValueTraits KV>
-uint64_t* NodePageLayout<KV>::ChildSlot(std::byte* page, size_t i) const {
-  if (i == 0) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
-  if constexpr (kSlotted<KV>) {
-    // The child word of slot i - 1. A page read while its writer changes it may claim a slot
-    // array past the node: such a page fails its latch's validation, but must not send this
-    // outside the page first.
-    const uint64_t off = SlotsOff(page) + (i - 1) * tree::SlottedLayout::kSlotBytes + 8;
-    if (off + 8 > l_.node_bytes) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
-    return reinterpret_cast<uint64_t*>(page + off);
-  } else {
-    return reinterpret_cast<uint64_t*>(page + l_.EntryOffset(static_cast<uint32_t>(i - 1)) + Layout::kKeyBytes);
-  }
+uint64_t* NodePageLayout<KV>::SlottedChildSlot(std::byte* page, size_t i) const {
+  // The child word of slot i - 1 (i >= 1). A page read while its writer changes it may claim
+  // a slot array past the node: such a page fails its latch's validation, but must not send
+  // this outside the page first.
+  const uint64_t off = SlotsOff(page) + (i - 1) * tree::SlottedLayout::kSlotBytes + 8;
+  if (off + 8 > l_.node_bytes) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
+  return reinterpret_cast<uint64_t*>(page + off);
 }
 
 template <tree::KeyValueTraits KV>
-void NodePageLayout<KV>::CopyHeader(const std::byte* page, std::byte* out) const {
+void NodePageLayout<KV>::CopySlottedHeader(const std::byte* page, std::byte* out) const {
   if constexpr (kSlotted<KV>) {
     constexpr uint32_t kFixed = tree::SlottedLayout::kFencesOff;
     CopyPage(page, out, kFixed);
-    const uint64_t meta = LoadWord(out, kMetaOff);
+    const uint64_t meta = LoadPageWord(out, kMetaOff);
     const uint32_t end = std::min(tree::SlottedLayout::SlotsOffset((meta >> 32) & 0xffff, meta >> 48), l_.node_bytes);
     CopyPage(page + kFixed, out + kFixed, end - kFixed);
-  } else {
-    CopyPage(page, out, Layout::kHeaderBytes);
   }
 }
 
@@ -96,43 +84,6 @@ void NodePageLayout<KV>::BuildMeta(std::byte* page) const {
     tree::SlottedHeaderCodec::Place(&h);
   }
   KV::HeaderCodec::Write(h, page);
-}
-
-template <tree::KeyValueTraits KV>
-int NodePageLayout<KV>::ChildIndexInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
-  requires(!kSlotted<KV>)
-{
-  uint32_t lo = 0, hi = std::min(count, l_.internal_capacity);
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (key < SeparatorInPlace(page, mid)) hi = mid; else lo = mid + 1;
-  }
-  return static_cast<int>(lo) - 1;
-}
-
-template <tree::KeyValueTraits KV>
-typename KV::Key NodePageLayout<KV>::SeparatorInPlace(const std::byte* page, uint32_t i) const
-  requires(!kSlotted<KV>)
-{
-  static_assert(sizeof(typename KV::Key) == 8 && Layout::kKeyBytes == 8);
-  return LoadWord(page, l_.EntryOffset(std::min(i, l_.internal_capacity - 1)));
-}
-
-template <tree::KeyValueTraits KV>
-int NodePageLayout<KV>::FindInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
-  requires(!kSlotted<KV>)
-{
-  const uint32_t n = std::min(count, l_.leaf_capacity);
-  uint32_t lo = 0, hi = n;  // the first slot whose key is not below `key`
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (LoadWord(page, l_.SlotOffset(mid)) < key) lo = mid + 1; else hi = mid;
-  }
-  return lo < n && LoadWord(page, l_.SlotOffset(lo)) == key ? static_cast<int>(lo) : -1;
-}
-
-void CopyPage(const std::byte* page, std::byte* out, uint32_t len) {
-  CopyFromPool(out, page, len);
 }
 
 template <tree::KeyValueTraits KV>

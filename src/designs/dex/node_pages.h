@@ -12,11 +12,14 @@
 // by what the page's own header says, clamped to the node.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <span>
 #include <vector>
 
 #include "cache/page_io.h"
+#include "common/pool_memory.h"
 #include "designs/dex/dex_keys.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/pending_blocks.h"
@@ -37,15 +40,24 @@ class NodePageLayout final : public cache::PageLayout {
   explicit NodePageLayout(const Layout& l) : l_(l) {}
   bool IsLeaf(const std::byte* page) const override;
   size_t ChildCount(const std::byte* page) const override;
-  uint64_t* ChildSlot(std::byte* page, size_t i) const override;
+  // Inline (the descent takes one per level); the slotted format's is in node_pages.cc.
+  uint64_t* ChildSlot(std::byte* page, size_t i) const override {
+    if (i == 0) return reinterpret_cast<uint64_t*>(page + Layout::kLeftmostOff);
+    if constexpr (kSlotted<KV>) return SlottedChildSlot(page, i);
+    else return reinterpret_cast<uint64_t*>(page + l_.EntryOffset(static_cast<uint32_t>(i - 1)) + Layout::kKeyBytes);
+  }
   using cache::PageLayout::ChildSlot;
 
   // The slot of the child covering `key`, from a validated private copy of the page.
   static size_t SlotIndex(int child_index) { return static_cast<size_t>(child_index + 1); }
 
   // Copies a cached page's header - fences included - into private memory (to be validated
-  // against the page's latch before it is decoded).
-  void CopyHeader(const std::byte* page, std::byte* out) const;
+  // against the page's latch before it is decoded). Inline for the fixed format: the descent
+  // copies one header per level.
+  void CopyHeader(const std::byte* page, std::byte* out) const {
+    if constexpr (kSlotted<KV>) CopySlottedHeader(page, out);
+    else CopyFromPool(out, page, Layout::kHeaderBytes);
+  }
   // The leading bytes of a page with header h that hold what a reader of its entries needs.
   uint32_t LeafBytes(const Header& h) const;
   uint32_t InternalBytes(const Header& h) const;
@@ -58,25 +70,55 @@ class NodePageLayout final : public cache::PageLayout {
   // whatever the page holds, so a torn page sends no read outside the node, and the caller
   // validates the page's latch before it acts on an answer (docs/SYNCHRONIZATION.md, "DEX's
   // cached pages").
+  // Defined here, not in node_pages.cc: they are the hit path's inner loops, and a call per
+  // probe (the descent is in another file) cost more than the search.
   // The index of the child covering `key` (last separator <= key; -1: the leftmost child).
   int ChildIndexInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
-    requires(!kSlotted<KV>);
+    requires(!kSlotted<KV>)
+  {
+    uint32_t lo = 0, hi = std::min(count, l_.internal_capacity);
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (key < SeparatorInPlace(page, mid)) hi = mid; else lo = mid + 1;
+    }
+    return static_cast<int>(lo) - 1;
+  }
   // Separator i of an internal page (i below the node's capacity).
   typename KV::Key SeparatorInPlace(const std::byte* page, uint32_t i) const
-    requires(!kSlotted<KV>);
+    requires(!kSlotted<KV>)
+  {
+    static_assert(sizeof(typename KV::Key) == 8 && Layout::kKeyBytes == 8);
+    return LoadPageWord(page, l_.EntryOffset(std::min(i, l_.internal_capacity - 1)));
+  }
   // The slot holding `key` in a sorted leaf page (count: its entries), or -1.
   int FindInPlace(const std::byte* page, uint32_t count, typename KV::KeyRef key) const
-    requires(!kSlotted<KV>);
+    requires(!kSlotted<KV>)
+  {
+    const uint32_t n = std::min(count, l_.leaf_capacity);
+    uint32_t lo = 0, hi = n;  // the first slot whose key is not below `key`
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (LoadPageWord(page, l_.SlotOffset(mid)) < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && LoadPageWord(page, l_.SlotOffset(lo)) == key ? static_cast<int>(lo) : -1;
+  }
 
  private:
   // Slotted format: where a page's slot array starts, by its meta word (within the node).
   uint32_t SlotsOff(const std::byte* page) const;
+  void CopySlottedHeader(const std::byte* page, std::byte* out) const;
+  uint64_t* SlottedChildSlot(std::byte* page, size_t i) const;
+  // One word of a cached page, whole (a latch holder may be storing it).
+  static uint64_t LoadPageWord(const std::byte* page, uint32_t offset) {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(page) + offset))
+        .load(std::memory_order_relaxed);
+  }
 
   Layout l_;
 };
 
 // Copies a cached page (or its first `len` bytes) word by word into private memory.
-void CopyPage(const std::byte* page, std::byte* out, uint32_t len);
+inline void CopyPage(const std::byte* page, std::byte* out, uint32_t len) { CopyFromPool(out, page, len); }
 
 // One session's remote node I/O on behalf of one compute node.
 template <tree::KeyValueTraits KV>
