@@ -18,8 +18,10 @@
 // not release a lock a taker CASed in between.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -209,6 +211,96 @@ TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
     EXPECT_TRUE(k.ok() && got == 4100) << "an acknowledged insert was lost: " << k.ToString();
   }
   for (const auto& kv : data) {
+    ASSERT_TRUE(taker_session->Lookup(kv.key, &got).ok()) << kv.key;
+    EXPECT_EQ(got, kv.value);
+  }
+  holder_session.reset();
+}
+
+// On one thread: the first batch with a WRITE is held before any of it goes out (as a post
+// waits in the UCX fabric for a restarting memory server, UcxEndpoint::Ready) until Resume.
+class HeldFirstWriteBatch final : public VerbScript {
+ public:
+  explicit HeldFirstWriteBatch(std::thread::id who) : who_(who) {}
+  Outcome Run(const VerbCopy&) override { return Outcome::kPass; }
+  void BeforePost(std::span<const fabric::Verb> verbs) override {
+    if (std::this_thread::get_id() != who_) return;
+    if (std::none_of(verbs.begin(), verbs.end(), [](const auto& v) { return v.kind == fabric::VerbKind::kWrite; }))
+      return;
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    if (held_) return;
+    held_ = true;
+    cv_.NotifyAll();
+    cv_.Wait(lock, [&] { return resumed_; });
+  }
+  // True once the batch is held, false once `done` is set.
+  bool WaitHeldOr(const std::atomic<bool>& done) {
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    cv_.Wait(lock, [&] { return held_ || done.load(); });
+    return held_;
+  }
+  void Resume() {
+    {
+      std::lock_guard<runtime::Mutex> g(mu_);
+      resumed_ = true;
+    }
+    cv_.NotifyAll();
+  }
+  void Poke() { cv_.NotifyAll(); }
+
+ private:
+  const std::thread::id who_;
+  runtime::Mutex mu_;
+  runtime::CondVar cv_;
+  bool held_ = false, resumed_ = false;
+};
+
+// The first post of a write-and-unlock batch (not a re-post) waits out a restart of memory
+// node 0 between the holder's CheckLive and the moment its verbs go out: the holder could
+// not renew meanwhile, an observer revoked its lease and a taker took its lock over and
+// inserted into the same leaf. The batch must not go out after that (the fabric asks the
+// lease once it is ready to post: fabric::PostGuard); before, it landed and overwrote the
+// taker's acknowledged insert with the holder's image of the leaf.
+TEST_P(LockRepost, AFirstPostThatWaitedOutARestartIsFencedByTheLease) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
+  Bed bed = LoadedBed(GetParam());
+  ASSERT_TRUE(bed.loaded.ok()) << bed.loaded.ToString();
+  auto& fabric = bed.fabric;
+  const std::vector<lease::SlotInfo> taker_slots = HeldSlots(*fabric);
+  auto holder = std::move(designs::MakeIndex(GetParam(), *fabric, testing::LockTestOptions(0.5))).value();
+  auto holder_session = std::move(holder->OpenSession(0)).value();
+  auto taker_session = std::move(bed.index->OpenSession(0)).value();
+  const uint64_t key = 41, neighbour = 43;  // the same leaf: between 40 and 44
+
+  std::atomic<bool> go{false}, done{false};
+  Status holder_status;
+  std::unique_ptr<HeldFirstWriteBatch> script;
+  std::thread writer([&] {
+    while (!go.load()) std::this_thread::yield();
+    holder_status = holder_session->Insert(key, 4100);
+    done = true;
+    script->Poke();
+  });
+  script = std::make_unique<HeldFirstWriteBatch>(writer.get_id());
+  fabric->SetVerbScript(script.get());
+  go = true;
+  const bool held = script->WaitHeldOr(done);
+  if (held) RevokeNewLeases(*fabric, taker_slots, now_ms);
+  // The taker takes the revoked holder's lock over and inserts into the leaf meanwhile.
+  const Status taker_status = held && !HasFatalFailure() ? taker_session->Insert(neighbour, 4300) : Status::Ok();
+  script->Resume();
+  writer.join();
+  fabric->SetVerbScript(nullptr);
+  ASSERT_TRUE(held) << "the holder's insert posted no WRITE: " << holder_status.ToString();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(taker_status.ok()) << taker_status.ToString();
+  EXPECT_TRUE(holder_status.IsUnavailable()) << holder_status.ToString();
+
+  uint64_t got = 0;
+  const Status n = taker_session->Lookup(neighbour, &got);
+  EXPECT_TRUE(n.ok() && got == 4300) << "the taker's acknowledged insert was lost: " << n.ToString();
+  for (const auto& kv : bed.data) {
     ASSERT_TRUE(taker_session->Lookup(kv.key, &got).ok()) << kv.key;
     EXPECT_EQ(got, kv.value);
   }

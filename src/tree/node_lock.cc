@@ -250,7 +250,7 @@ Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabr
   // left `verbs` without the writes, and posting that tail alone would answer Ok for writes
   // never made.
   if (s.ok()) {
-    s = PostInOrder(ep, verbs);
+    s = PostInOrder(ep, held->owner.lease, verbs);
     if (s.IsUnavailable()) s = PostAgainWhileOurs(ep, *held, verbs, s);
   }
   held->held = false;
@@ -312,18 +312,20 @@ Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std:
       if (Status live = held.owner.lease->CheckLive(); !live.ok())
         return LeaveToTakeover(ep, held.owner, held.word, live);
     }
-    s = PostInOrder(ep, verbs);
+    s = PostInOrder(ep, held.owner.lease, verbs);
   }
   return s;
 }
 
-Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {
+Status NodeLock::PostInOrder(fabric::Endpoint& ep, lease::Lease* lease, std::span<fabric::Verb> verbs) const {
   size_t begin = 0;
   while (begin < verbs.size()) {
     size_t end = begin + 1;
     if (combine_)
       while (end < verbs.size() && verbs[end].remote.node() == verbs[begin].remote.node()) ++end;
-    DMX_RETURN_IF_ERROR(ep.Post(verbs.subspan(begin, end - begin), fabric::Ordering::kInOrder));
+    const std::span<fabric::Verb> batch = verbs.subspan(begin, end - begin);
+    DMX_RETURN_IF_ERROR(lease != nullptr ? ep.Post(batch, fabric::Ordering::kInOrder, *lease)
+                                         : ep.Post(batch, fabric::Ordering::kInOrder));
     begin = end;
   }
   return Status::Ok();
