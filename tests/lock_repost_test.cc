@@ -201,7 +201,7 @@ TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
   fabric->SetVerbScript(nullptr);
   ASSERT_TRUE(taker_status.ok()) << taker_status.ToString();
   EXPECT_FALSE(reposted) << "the holder posted its batch again after its lease was revoked";
-  EXPECT_TRUE(holder_status.IsUnavailable()) << holder_status.ToString();
+  EXPECT_TRUE(holder_status.IsUnavailable()) << "answered after its lease was revoked: " << holder_status.ToString();
 
   uint64_t got = 0;
   const Status n = taker_session->Lookup(neighbour, &got);
@@ -259,8 +259,8 @@ class HeldFirstWriteBatch final : public VerbScript {
 // node 0 between the holder's CheckLive and the moment its verbs go out: the holder could
 // not renew meanwhile, an observer revoked its lease and a taker took its lock over and
 // inserted into the same leaf. The batch must not go out after that (the fabric asks the
-// lease once it is ready to post: fabric::PostGuard); before, it landed and overwrote the
-// taker's acknowledged insert with the holder's image of the leaf.
+// lease once it is ready to post: fabric::PostGuard); before, it landed under the taker's
+// lock and the holder's insert was answered Ok after its lease had been revoked.
 TEST_P(LockRepost, AFirstPostThatWaitedOutARestartIsFencedByTheLease) {
   std::atomic<int64_t> now_ms{1'000'000};
   lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
@@ -295,7 +295,7 @@ TEST_P(LockRepost, AFirstPostThatWaitedOutARestartIsFencedByTheLease) {
   ASSERT_TRUE(held) << "the holder's insert posted no WRITE: " << holder_status.ToString();
   ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(taker_status.ok()) << taker_status.ToString();
-  EXPECT_TRUE(holder_status.IsUnavailable()) << holder_status.ToString();
+  EXPECT_TRUE(holder_status.IsUnavailable()) << "answered after its lease was revoked: " << holder_status.ToString();
 
   uint64_t got = 0;
   const Status n = taker_session->Lookup(neighbour, &got);
