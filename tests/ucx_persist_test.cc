@@ -155,7 +155,8 @@ class RestartFixture : public ::testing::Test {
     server = Start(at, data_dir);
     ASSERT_TRUE(server);
   }
-  std::unique_ptr<UcxFabric> Connect(const std::string& servers, fabric::ucx::UcxOptions o = {}) {
+  std::unique_ptr<UcxFabric> Connect(const std::string& servers) {
+    fabric::ucx::UcxOptions o;
     o.transport = transport_;
     auto f = UcxFabric::Create(servers, o);
     EXPECT_TRUE(f.ok()) << f.status().ToString();
@@ -279,58 +280,6 @@ void RestartFixture::RideThroughRestarts() {
   auto reopened = Open(*other, false);
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   verify(**reopened, "a new opener");
-}
-
-// A server that came back with its pool (the monitor reconnected: the node's generation
-// moved) but does not answer this process's endpoint yet - here stopped with SIGSTOP just
-// after, as a server killed again before the monitor noticed looks - is waited for like a
-// restarting one: an operation that needs it waits until it answers (within op_timeout)
-// instead of failing at once. Before, the failed reattachment stayed with the endpoint and
-// every operation on the node failed at once until the monitor saw the server go (the crash
-// soak's seed 500195: a naive writer answered 446 operations Unavailable in a few ms).
-class MemserverBackButSilent : public RestartFixture {
- protected:
-  void SetUp() override { design_ = "naive"; }  // every lookup READs the pool
-};
-
-TEST_F(MemserverBackButSilent, AnOperationWaitsForItInsteadOfFailing) {
-  const std::string data0 = dir_.path() + "/node0", data1 = dir_.path() + "/node1";
-  auto s0 = Start("127.0.0.1:0", data0);
-  auto s1 = Start("127.0.0.1:0", data1);
-  ASSERT_TRUE(s0 && s1);
-  fabric::ucx::UcxOptions o;
-  o.connect_timeout = std::chrono::milliseconds(200);  // a silent server's handshake fails fast
-  o.op_timeout = std::chrono::seconds(60);
-  auto fabric = Connect(s0->address().ToString() + "," + s1->address().ToString(), o);
-  ASSERT_TRUE(fabric);
-  auto index = Open(*fabric, true);
-  ASSERT_TRUE(index.ok()) << index.status().ToString();
-  auto session = std::move((*index)->OpenSession()).value();
-  constexpr uint64_t kKeys = 2000;  // nodes on both memory nodes
-  for (uint64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(session->Insert(k, 3 * k).ok());
-
-  Restart(s1, data1);
-  for (int i = 0; i < 20000 && fabric->monitor().generation(1) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_EQ(fabric->monitor().generation(1), 1u) << "the monitor did not see node 1 come back";
-  s1->Signal(SIGSTOP);
-  std::atomic<bool> done{false};
-  Status failure;
-  std::thread reader([&] {
-    for (uint64_t k = 1; k <= kKeys && failure.ok(); ++k) {
-      uint64_t v = 0;
-      if (Status s = session->Lookup(k, &v); !s.ok() || v != 3 * k)
-        failure = s.ok() ? Status::Corruption("key " + std::to_string(k) + " read " + std::to_string(v)) : s;
-    }
-    done = true;
-  });
-  // Several of the reader's handshakes fail meanwhile; it must still be waiting, not failed.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const bool failed_early = done.load() && !failure.ok();
-  s1->Signal(SIGCONT);
-  reader.join();
-  EXPECT_FALSE(failed_early) << "failed while the server was silent: " << failure.ToString();
-  EXPECT_TRUE(failure.ok()) << failure.ToString();
 }
 
 TEST_P(MemserverRestart, AVolatilePoolsRestartFailsEveryOperationAndReopeningIsNotFound) {

@@ -104,28 +104,16 @@ Status UcxEndpoint::Ready(uint16_t node) {
            (r.peer_failed && state == LivenessMonitor::State::kUp &&
             monitor.generation(node) == r.generation && fabric_.pool_persistent(node));
   };
-  // Back (its generation moved): connect to it again. If that fails while its pool is
-  // persistent, the server may have gone away again before the monitor noticed (killed
-  // twice in a row, or not answering yet): wait as for a restart, within the same budget,
-  // rather than fail an operation that was never issued. Before, the failed reattachment
-  // stayed in `broken` and every operation on the node failed at once until the monitor
-  // saw the server go (a crash-soak writer answered 446 operations Unavailable so).
-  bool reattach = monitor.generation(node) != r.generation;
-  if (restarting() || reattach) {
+  if (restarting()) {
     RetryBudget budget(AnswerLimit(), "waiting for a restarting memory server");
     Backoff pause(backoff::kPoll, "a restarting memory server");
-    while (restarting() || reattach) {
-      if (!restarting()) {
-        DMX_RETURN_IF_ERROR(fabric_.LostPool());
-        reattach = !Reattach(r).ok() && fabric_.pool_persistent(node);
-        if (!reattach) break;
-      }
-      if (!budget.Spend()) return r.broken.ok() ? fabric_.NodeDownError(node) : r.broken;
+    while (restarting()) {
+      if (!budget.Spend()) return fabric_.NodeDownError(node);
       pause.Pause();
-      reattach = reattach || monitor.generation(node) != r.generation;
     }
     DMX_RETURN_IF_ERROR(fabric_.LostPool());
   }
+  if (monitor.generation(node) != r.generation) DMX_RETURN_IF_ERROR(Reattach(r));
   if (!r.broken.ok()) return r.broken;
   if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
