@@ -86,7 +86,7 @@ BufferManager::~BufferManager() = default;
 // ---- traversal --------------------------------------------------------------------------
 
 BufferManager::Step BufferManager::Probe(OptimisticGuard& parent, const uint64_t* slot,
-                                         CacheWorker& w) {
+                                         CacheWorker& w, bool report_busy) {
   const Swip s = Swip::Load(slot);
   // Validate before following the pointer: a torn view of the parent could hold anything.
   if (!parent.Validate()) return {};
@@ -100,7 +100,7 @@ BufferManager::Step BufferManager::Probe(OptimisticGuard& parent, const uint64_t
   const GlobalAddress addr = s.remote();
   BufferFrame* c = mapping_.Lookup(addr);
   if (c == nullptr) return {Step::kMiss, {}, addr};
-  return Reheat(parent, slot, c, addr, w);
+  return Reheat(parent, slot, c, addr, w, report_busy);
 }
 
 void BufferManager::PrefetchPage(const BufferFrame* f) const {
@@ -113,9 +113,12 @@ void BufferManager::PrefetchPage(const BufferFrame* f) const {
 // The child is cached but not swizzled in this parent: cooling (second chance), an orphan,
 // or swizzled in a stale parent. Swizzle it here; needs both latches.
 BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_t* slot,
-                                          BufferFrame* c, GlobalAddress addr, CacheWorker& w) {
+                                          BufferFrame* c, GlobalAddress addr, CacheWorker& w,
+                                          bool report_busy) {
   const FrameState st = c->load_state();
   if (st != FrameState::kHot && st != FrameState::kCooling) {
+    // Validated: the parent still pointed to addr while another thread had it registered.
+    if (report_busy && Busy(st) && c->remote() == addr && parent.Validate()) return {Step::kBusy, {}, addr};
     WaitWhileBusy(c, addr);  // I/O in progress: no second READ; restart when it is done
     return {};
   }
@@ -171,11 +174,13 @@ BufferManager::Step BufferManager::Reheat(OptimisticGuard& parent, const uint64_
 
 Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint64_t* slot,
                                             GlobalAddress addr, bool child_is_leaf,
-                                            CacheWorker& w, PageLoader& loader) {
+                                            CacheWorker& w, PageLoader& loader, bool hot) {
   if (addr.is_null() || !Swip::Representable(addr))
     return Status::Corruption("child pointer " + addr.ToString() + " is not a node address");
   // One transient page per operation: a second miss in the same operation is admitted.
-  bool admit = !child_is_leaf || w.transient_ != nullptr || w.Uniform() < options_.leaf_admission;
+  // A hot leaf skips the draw, but P_A = 0 still means that no leaf is ever cached.
+  bool admit = !child_is_leaf || (hot && options_.leaf_admission > 0) || w.transient_ != nullptr ||
+               w.Uniform() < options_.leaf_admission;
   BufferFrame* f = w.scratch_;
   if (admit) {
     auto r = AcquireFreeFrame(w);
@@ -254,6 +259,27 @@ Result<OptimisticGuard> BufferManager::Resolve(OptimisticGuard& parent, const ui
   if (step.kind == Step::kHit) return step.child;
   if (step.kind == Step::kRetry) return RetryStatus();
   return Load(parent, slot, step.missing, child_is_leaf, w, loader);
+}
+
+Result<OptimisticGuard> BufferManager::ReadPrivate(GlobalAddress addr, CacheWorker& w, PageLoader& loader) {
+  if (addr.is_null() || !Swip::Representable(addr))
+    return Status::Corruption("child pointer " + addr.ToString() + " is not a node address");
+  BufferFrame* f = w.private_.get();
+  // Only this thread ever reaches f, so its page needs no staging; the latch is taken all the
+  // same, so a guard from the previous private read fails validation.
+  f->latch.Lock();
+  f->set_remote(addr);
+  f->set_state(FrameState::kTransient);
+  Status s = loader.Load(addr, f->page);
+  if (!s.ok()) {
+    f->set_state(FrameState::kFree);
+    f->set_remote({});
+    f->latch.Unlock();
+    return s;
+  }
+  CacheWorker::Bump(w.counters_.misses);
+  CacheWorker::Bump(w.counters_.bypassed);
+  return OptimisticGuard(f, f->latch.Unlock());
 }
 
 Status BufferManager::ClaimTransient(GlobalAddress addr, CacheWorker& w) {

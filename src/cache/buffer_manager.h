@@ -40,28 +40,42 @@ class BufferManager {
 
   // ---- top-down traversal -------------------------------------------------------------
   struct Step {
-    enum Kind { kHit, kMiss, kRetry } kind = kRetry;
+    enum Kind { kHit, kMiss, kBusy, kRetry } kind = kRetry;
     OptimisticGuard child;   // kHit: the child, read-latched optimistically
-    GlobalAddress missing;   // kMiss: the child's remote address
+    GlobalAddress missing;   // kMiss, kBusy: the child's remote address
   };
   // The child whose pointer is in `slot` of the optimistically latched `parent`. A cooling
   // or unswizzled cached child is swizzled back in (second chance), which changes `parent`'s
   // version: `parent` is updated to stay valid. kMiss: the child is not cached; the caller
   // may Load() it (or offload the rest of the operation). kRetry: restart from the root
-  // (the parent changed, or another thread is loading the child).
-  Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w);
+  // (the parent changed, or another thread is loading the child: after waiting a while for
+  // that thread). With `report_busy`, a child another thread is loading or holds for one
+  // operation is kBusy at once, without waiting: a reader may ReadPrivate() it instead.
+  Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w, bool report_busy = false);
   // Brings a missed child in: registers it as loading (so concurrent misses wait instead of
   // reading it again), READs it through `loader` and admits it (inner nodes always, leaves
   // with probability P_A, never a page the loader calls inadmissible) swizzled into
   // `parent`. A page not admitted becomes the worker's transient page until EndOperation(),
   // and its parent stays pinned until then. Retry if another thread registered the node
   // first, or if `parent` changed during the READ (the page is then cached unswizzled and
-  // cooling: the restart finds it without a second READ).
+  // cooling: the restart finds it without a second READ). `hot`: the caller knows the leaf
+  // is worth caching (DEX's miss counts): admitted whatever P_A draws (unless P_A is 0).
   Result<OptimisticGuard> Load(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress child,
-                               bool child_is_leaf, CacheWorker& w, PageLoader& loader);
+                               bool child_is_leaf, CacheWorker& w, PageLoader& loader, bool hot = false);
   // Probe, then Load on a miss.
   Result<OptimisticGuard> Resolve(OptimisticGuard& parent, const uint64_t* slot,
                                   bool child_is_leaf, CacheWorker& w, PageLoader& loader);
+
+  // Waits (bounded) while another thread loads or holds `addr` (after Probe's kBusy, for a
+  // caller that will not read it privately); then restart.
+  void WaitWhileRegistered(GlobalAddress addr) const {
+    if (const BufferFrame* f = mapping_.Lookup(addr)) WaitWhileBusy(f, addr);
+  }
+  // READs `addr` into w's private frame, which no other thread can reach (it is never in the
+  // mapping table nor swizzled anywhere), for a caller that only reads it: a reader of a node
+  // another thread is loading or holds (Probe's kBusy), instead of waiting for that thread.
+  // The copy is valid until w's next ReadPrivate; nothing is registered or admitted.
+  Result<OptimisticGuard> ReadPrivate(GlobalAddress addr, CacheWorker& w, PageLoader& loader);
 
   // Registers `addr` as being worked on elsewhere without loading it (DEX offloading, §6.2):
   // concurrent traversals reaching it restart until EndOperation(). Retry if it is cached
@@ -145,12 +159,13 @@ class BufferManager {
   // bucket is jammed), evicting the bucket's head if it was full.
   void ListCooling(BufferFrame* f, CacheWorker& w);
   Step Reheat(OptimisticGuard& parent, const uint64_t* slot, BufferFrame* c, GlobalAddress addr,
-              CacheWorker& w);
+              CacheWorker& w, bool report_busy);
   // Asks the CPU to fetch the page of frame f (by its index, without reading the frame), so
   // the misses on a frame and its page overlap instead of following each other.
   void PrefetchPage(const BufferFrame* f) const;
   // Waits (yielding, bounded) while another thread loads or holds node `addr` in frame f.
   void WaitWhileBusy(const BufferFrame* f, GlobalAddress addr) const;
+  static bool Busy(FrameState st) { return st == FrameState::kLoading || st == FrameState::kTransient; }
   uint64_t* FindSlot(std::byte* page, Swip s) const;
   bool HasSwizzledChild(const std::byte* page) const;
   // A worker joins (and gets a scratch frame for transient pages) or leaves.

@@ -11,7 +11,11 @@ CacheWorker::CacheWorker(BufferManager& bm, PageWriter& writer)
       writer_(writer),
       rng_(bm.options().seed ^ runtime::Entropy()),
       staging_(new std::byte[bm.options().page_bytes]),
-      scratch_(bm.Register(this)) {}
+      scratch_(bm.Register(this)),
+      private_page_(new std::byte[bm.options().page_bytes]()),
+      private_(std::make_unique<BufferFrame>()) {
+  private_->page = private_page_.get();
+}
 
 CacheWorker::~CacheWorker() {
   (void)EndOperation();  // a failed write-back here has no one left to report to

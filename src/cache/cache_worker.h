@@ -62,6 +62,10 @@ class CacheWorker {
   // frame holding a page that turned out not admissible.
   BufferFrame* transient_ = nullptr;
   BufferFrame* transient_parent_ = nullptr;  // pinned while transient_ is in use
+  // BufferManager::ReadPrivate's frame: never registered nor swizzled, so no other thread
+  // ever holds a pointer to it.
+  std::unique_ptr<std::byte[]> private_page_;
+  std::unique_ptr<BufferFrame> private_;
 };
 
 }  // namespace dmindex::cache

@@ -66,7 +66,7 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
     runtime::Clock::time_point started;
     const bool leased = LeaseStart(&started);
     LeafAt at;
-    Status s = Descend(w, key, Intent::kRead, w.no_offload ? nullptr : &req, &at);
+    Status s = Descend(w, key, Intent::kLookup, w.no_offload ? nullptr : &req, &at);
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);

@@ -1,6 +1,7 @@
 // DexTree: construction, workers, the cached traversal (Algorithm 1) and refresh_from_root.
 #include "designs/dex/dex_tree.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/pool_memory.h"
@@ -15,6 +16,11 @@ uint64_t NowNs() {
                                    .count());
 }
 
+// Cache per compute node (the floor: 64 nodes, docs/DEX.md "Knobs").
+uint64_t CacheBytes(const DexOptions& o, uint32_t node_bytes) {
+  return std::max<uint64_t>(o.cache_bytes, 64ull * node_bytes);
+}
+
 }  // namespace
 
 template <tree::KeyValueTraits KV>
@@ -23,9 +29,10 @@ DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const De
     : id(id_),
       core(id_, memory_nodes, o.tree, layout),
       meta_page(new std::byte[layout.node_bytes]()),
-      offload(o.offload, o.offload_level, o.explore, o.cost_factor, o.local_search_ns) {
+      offload(o.offload, o.offload_level, o.explore, o.cost_factor, o.local_search_ns,
+              CacheBytes(o, layout.node_bytes) / layout.node_bytes) {
   cache::CacheOptions co;
-  co.cache_bytes = std::max<uint64_t>(o.cache_bytes, 64ull * layout.node_bytes);
+  co.cache_bytes = CacheBytes(o, layout.node_bytes);
   co.page_bytes = layout.node_bytes;
   co.leaf_admission = o.leaf_admission;
   co.seed = 0x5EED + id_;
@@ -201,18 +208,37 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
   Key child_low = KV::kNegInf, child_high = KV::kPosInf;  // the next child's range, by `node`
   for (int depth = 0; depth < 64; ++depth) {
     const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
-    auto step = cn.bm->Probe(node, slot, w.cw);
+    // A leaf another operation is fetching or holds: a lookup READs its own copy instead of
+    // waiting for it (docs/SYNCHRONIZATION.md, "DEX's offloaded lookups and readers of a busy
+    // leaf"); a write waits and restarts. Either is a miss that leaves the leaf uncached.
+    auto step = cn.bm->Probe(node, slot, w.cw, /*report_busy=*/expect == 0);
     if (step.kind == cache::BufferManager::Step::kRetry) return RetryStatus();
-    if (step.kind == cache::BufferManager::Step::kMiss) {
+    if (step.kind == cache::BufferManager::Step::kBusy && intent != Intent::kLookup) {
+      cn.offload.CountMiss(step.missing);
+      cn.bm->WaitWhileRegistered(step.missing);
+      return RetryStatus();
+    }
+    if (step.kind == cache::BufferManager::Step::kBusy) {
+      w.pages.Expect(std::move(child_low), std::move(child_high), /*busy_here=*/true);
+      auto copy = cn.bm->ReadPrivate(step.missing, w.cw, w.pages);
+      if (w.pages.stale()) w.need_refresh = true;
+      if (!copy.ok()) return copy.status();
+      cn.offload.CountMiss(step.missing);
+      cn.offload.private_reads.fetch_add(1, std::memory_order_relaxed);
+      step.child = *copy;
+    } else if (step.kind == cache::BufferManager::Step::kMiss) {
       // Offload the rest if the child is ours, low enough, and the cost model says so.
       if (offload != nullptr && expect >= 0 && nh.level != kMetaLevel &&
-          cn.offload.Decide(child_level, w.ctx.rng)) {
+          cn.offload.Decide(child_level, step.missing, w.ctx.rng)) {
         Status s = Offload(w, node, step.missing, child_level, *offload, out);
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
       }
+      // A leaf that kept missing without being cached is worth a frame now (OffloadPolicy::Hot).
+      const bool hot = expect == 0 && cn.offload.Hot(0, step.missing);
+      if (hot) cn.offload.hot_reads.fetch_add(1, std::memory_order_relaxed);
       const uint64_t t0 = NowNs();
       w.pages.Expect(std::move(child_low), std::move(child_high));
-      auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages);
+      auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages, hot);
       if (w.pages.stale()) w.need_refresh = true;
       if (!loaded.ok()) return loaded.status();
       cn.offload.RecordRead(NowNs() - t0);
@@ -313,9 +339,14 @@ Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAdd
   // which the memory server cannot see. Below an owned parent, an uncached node proves
   // that nothing of its subtree is in use or dirty here (path-aware caching, §6.2).
   if (!Owned(w, ph) || !w.map->Owns(w.cn, lo, hi)) return Status::NotSupported("shared subtree");
-  // Register the subtree root as busy (I/O flag) and pin its parent (§6.2).
-  Status claim = cn.bm->ClaimTransient(child, w.cw);
-  if (!claim.ok()) return claim;
+  // A write registers the subtree root as busy (I/O flag): nobody loads, changes or offloads
+  // into the subtree until the reply (§6.2). A lookup changes nothing and registers nothing,
+  // so operations on a hot node do not queue behind it (docs/SYNCHRONIZATION.md, "DEX's
+  // offloaded lookups"). Either pins the parent.
+  if (req.op != OffloadOp::kLookup) {
+    Status claim = cn.bm->ClaimTransient(child, w.cw);
+    if (!claim.ok()) return claim;
+  }
   parent.frame()->pins.fetch_add(1, std::memory_order_acq_rel);
   struct Unpin {
     cache::BufferFrame* f;
@@ -340,6 +371,7 @@ Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAdd
     return RetryStatus();
   }
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
+  cn.offload.CountMiss(child);
   // Cached copies of what the memory server changed are stale now (§6.2).
   if (r.r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.written), w.cw));
   if (r.r.parent_written != 0)
@@ -378,10 +410,12 @@ IndexStats DexTree<KV>::Stats() const {
 template <tree::KeyValueTraits KV>
 std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   uint64_t offload_splits = 0;
-  uint64_t offloads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
+  uint64_t offloads = 0, hot_reads = 0, private_reads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
            reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0, log_ring = 0;
   for (const auto& n : nodes_) {
     offloads += n->offload.offloads.load(std::memory_order_relaxed);
+    hot_reads += n->offload.hot_reads.load(std::memory_order_relaxed);
+    private_reads += n->offload.private_reads.load(std::memory_order_relaxed);
     fallbacks += n->offload.fallbacks.load(std::memory_order_relaxed);
     offload_splits += n->offload.splits.load(std::memory_order_relaxed);
     merges += n->retired.merges.load(std::memory_order_relaxed);
@@ -397,6 +431,8 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   }
   return {{"dmindex.dex.offloads", offloads},
           {"dmindex.dex.offload-fallbacks", fallbacks},
+          {"dmindex.dex.hot-reads", hot_reads},
+          {"dmindex.dex.private-reads", private_reads},
           {"dmindex.dex.offload-splits", offload_splits},
           {"dmindex.dex.merges", merges},
           {"dmindex.dex.shared-merges", shared_merges},

@@ -227,7 +227,8 @@ class DexTree {
     OffloadReply<KV> result;  // when offloaded
     uint8_t stop_level = 0;  // in: Descend stops at the node of this level (merges)
   };
-  enum class Intent { kRead, kInsert };
+  // kLookup: reads only, so a leaf another operation is fetching may be read privately.
+  enum class Intent { kLookup, kRead, kInsert };
   // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
   // (w.need_refresh says whether shared nodes on the path must be refreshed first).
   Status Descend(Worker& w, KeyRef key, Intent intent, const OffloadRequest<KV>* offload, LeafAt* out);

@@ -139,10 +139,13 @@ template <tree::KeyValueTraits KV>
 Status NodePages<KV>::Load(GlobalAddress addr, std::byte* page) {
   tree::NodeHeader<KV> h;
   const Key low = std::exchange(expect_low_, KV::kNegInf), high = std::exchange(expect_high_, KV::kPosInf);
+  const bool busy_here = std::exchange(busy_here_, false);
   Status read = reader_.Read(ctx_, addr, page, &h);
   if (IsRetry(read)) {
     // No lock holder, no write landing, and the image does not validate (TreeReader::Read).
-    // Only the owner of a node writes it without its lock.
+    // Only the owner of a node writes it without its lock: this compute node, which may be
+    // at it only if another of its operations holds the node.
+    if (busy_here) return read;
     if ((*map_)->Owns(compute_node_, low, high))
       return Status::Corruption(read.message() + "; it lies in compute node " + std::to_string(compute_node_) +
                                 "'s range, which is not writing it back: a write cut short by a crash");

@@ -101,10 +101,13 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // The range the next Load's node covers according to the parent it is reached from (the
   // whole key space if unknown). If this compute node owns that range, nobody else writes the
   // node, and it is not writing it back itself (the node is not cached here: it is being
-  // loaded), so an image that does not validate and that no writer is changing is corrupt.
-  void Expect(Key low, Key high) {
+  // loaded), so an image that does not validate and that no writer is changing is corrupt -
+  // unless `busy_here`: the node is another operation's of this compute node right now (a
+  // private read of a busy leaf), which may be writing it back: then such an image is Retry.
+  void Expect(Key low, Key high, bool busy_here = false) {
     expect_low_ = std::move(low);
     expect_high_ = std::move(high);
+    busy_here_ = busy_here;
   }
   bool stale() {
     const bool s = stale_;
@@ -140,6 +143,7 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   const Map* const* map_;  // the index's current map (swapped by repartitioning)
   PendingBlocks* const pending_;
   bool stale_ = false;
+  bool busy_here_ = false;
   Key expect_low_ = KV::kNegInf, expect_high_ = KV::kPosInf;
   std::vector<std::byte> encoded_;
   std::vector<tree::LeafEntry<KV>> leaf_entries_;

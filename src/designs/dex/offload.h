@@ -15,12 +15,18 @@
 //
 // Compute side: OffloadPolicy compares moving averages of the offload latency l_p with
 // (L+1) x (l_o + l_s) x c, l_o the moving average of a node READ (§6.1), and takes the other
-// choice with probability q to keep both estimates fresh.
+// choice with probability q to keep both estimates fresh. That comparison sees one miss; an
+// offloaded miss brings nothing into the cache, so a hot node, once offloaded, would miss and
+// be offloaded for good (docs/results/simulation.md, cause 1). So the policy also counts the
+// misses of each node that left it uncached (offloads; operations that found a leaf another
+// operation was fetching or held) in a decayed hashed table, and reads a node in - admitted, even a
+// leaf - once those misses cost as much as reading its path would (MissCounts, Hot).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "dmindex/status.h"
 #include "fabric/memory_node.h"
@@ -65,19 +71,53 @@ struct OffloadRequest {
 // answers InvalidArgument, and the compute node stops offloading.
 Status RegisterOffloadHandler(fabric::MemoryNode& node);
 
+// How often each node missed lately without being brought into the cache: saturating 8-bit
+// counts in a table hashed by node address, all halved each time as many misses as the table
+// has slots were counted. The window is then a few times the cache's frames in misses - about
+// the time a page stays cached - so a node counted twice in it misses more often than the
+// cache turns over. Collisions only add counts: a cold node may be read in early (one READ
+// instead of one offload), never kept out. Thread-safe; counts are estimates.
+class MissCounts {
+ public:
+  // `frames`: the cache's frame count; the table has the next power of two >= 4 x frames slots.
+  explicit MissCounts(uint64_t frames);
+  // Counts one miss of `node`.
+  void Count(GlobalAddress node);
+  uint32_t Of(GlobalAddress node) const;
+
+ private:
+  size_t Slot(GlobalAddress node) const;
+  void Halve();
+
+  std::vector<std::atomic<uint8_t>> counts_;
+  const uint64_t mask_;
+  std::atomic<uint64_t> counted_{0};
+};
+
 class OffloadPolicy {
  public:
+  // `frames`: the compute node's cache frames (MissCounts' window).
   OffloadPolicy(bool enabled, uint32_t max_level, double explore, double cost_factor,
-                uint64_t local_search_ns);
+                uint64_t local_search_ns, uint64_t frames);
 
-  // Whether to offload a miss at `level` (the caller checked ownership).
-  bool Decide(uint32_t level, std::mt19937_64& rng) const;
+  // Whether to offload a miss of `node` at `level` (the caller checked ownership): never a
+  // Hot one, else by the cost model.
+  bool Decide(uint32_t level, GlobalAddress node, std::mt19937_64& rng) const;
+  // Whether `node`'s counted misses (CountMiss) cost as much as reading its path in:
+  // n x min(l_p, l_o + l_s) >= (L+1) x (l_o + l_s) x c - renting until the rent paid equals
+  // the price of buying (at least two misses). Such a node is read and admitted, even a leaf.
+  bool Hot(uint32_t level, GlobalAddress node) const;
+  // A miss of `node` that left it uncached: offloaded, read privately, or a write that found
+  // it registered by another operation.
+  void CountMiss(GlobalAddress node) { misses_.Count(node); }
   void RecordOffload(uint64_t ns) { Record(offload_ns_, ns); }
   void RecordRead(uint64_t ns) { Record(read_ns_, ns); }
   void Disable() { enabled_.store(false, std::memory_order_relaxed); }
 
   std::atomic<uint64_t> offloads{0}, fallbacks{0};
   std::atomic<uint64_t> splits{0};  // offloaded inserts that split their leaf on the memory server
+  // Misses read in because they were Hot; lookups that read a busy leaf privately.
+  std::atomic<uint64_t> hot_reads{0}, private_reads{0};
 
  private:
   // Exponential moving average over ~50 samples (alpha = 2 / 51).
@@ -87,6 +127,7 @@ class OffloadPolicy {
   const uint32_t max_level_;
   const double explore_, cost_factor_, local_search_ns_;
   std::atomic<double> offload_ns_{0.0}, read_ns_{0.0};
+  MissCounts misses_;
 };
 
 }  // namespace dmindex::designs::dex

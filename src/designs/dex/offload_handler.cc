@@ -3,9 +3,12 @@
 // and splits a full leaf there instead of giving the insert back. Both key formats: the
 // request names the format and the layout (offload_wire.h).
 //
-// Why the handler may write without locks: the compute node claimed the subtree root as busy
-// in its mapping table under a pinned parent (DexTree::Offload), and it owns the subtree alone
-// (its partition), so nobody else reads or writes these nodes until the reply.
+// Why the handler may write without locks: for a write, the compute node claimed the subtree
+// root as busy in its mapping table under a pinned parent (DexTree::Offload), and it owns the
+// subtree alone (its partition), so nobody else reads or writes these nodes until the reply.
+// A lookup claims nothing: the compute node may load, change and write back the subtree's
+// nodes meanwhile. It only reads, and every image it accepts validated; a torn, dead or
+// foreign one sends it back (docs/SYNCHRONIZATION.md, "DEX's offloaded lookups").
 //
 // A split follows DEX's rule for what may reach the pool (docs/DEX.md): the new right leaf is
 // written before the left one that links it, and the separator goes into the parent only
