@@ -18,8 +18,11 @@
 // not release a lock a taker CASed in between.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,93 +156,110 @@ void RevokeNewLeases(fabric::Fabric& fabric, const std::vector<lease::SlotInfo>&
 
 class LockRepost : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
-  std::atomic<int64_t> now_ms{1'000'000};
-  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
-  Bed bed = LoadedBed(GetParam());
-  ASSERT_TRUE(bed.loaded.ok()) << bed.loaded.ToString();
-  auto& fabric = bed.fabric;
-  auto& taker = bed.index;
-  const std::vector<testing::U64Pair>& data = bed.data;
-  const std::vector<lease::SlotInfo> taker_slots = HeldSlots(*fabric);
-  auto holder = std::move(designs::MakeIndex(GetParam(), *fabric, testing::LockTestOptions(0.5))).value();
-  auto holder_session = std::move(holder->OpenSession(0)).value();
-  auto taker_session = std::move(taker->OpenSession(0)).value();
-  const uint64_t key = 41, neighbour = 43;  // the same leaf: between 40 and 44
+// A holder and a taker of one loaded index under the test clock: the holder's insert of 41
+// runs on its own thread, started by Start under a script made for that thread (the script
+// follows its verbs only); the taker's session is the test thread's.
+class HolderAndTaker {
+ public:
+  static constexpr uint64_t kKey = 41, kNeighbour = 43;  // the same leaf: between 40 and 44
 
-  // The holder's insert, on its own thread (the script follows its verbs only), started once
-  // the script that knows the thread is installed.
-  std::atomic<bool> go{false}, done{false};
-  Status holder_status;
-  std::unique_ptr<OutageScript> script;
-  std::thread writer([&] {
-    while (!go.load()) std::this_thread::yield();
-    holder_status = holder_session->Insert(key, 4100);
-    done = true;
-    script->Poke();
-  });
-  script = std::make_unique<OutageScript>(writer.get_id());
-  fabric->SetVerbScript(script.get());
-  go = true;
-  script->WaitReadHeld();
-  RevokeNewLeases(*fabric, taker_slots, now_ms);
+  explicit HolderAndTaker(const std::string& design)
+      : clock_([this] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); }),
+        bed(LoadedBed(design)) {
+    if (!bed.loaded.ok()) return;
+    taker_slots = HeldSlots(*bed.fabric);
+    holder_ = std::move(designs::MakeIndex(design, *bed.fabric, testing::LockTestOptions(0.5))).value();
+    holder_session_ = std::move(holder_->OpenSession(0)).value();
+    taker_session = std::move(bed.index->OpenSession(0)).value();
+  }
+  ~HolderAndTaker() { Finish(); }
+
+  template <typename Script>
+  Script& Start() {
+    writer_ = std::thread([this] {
+      while (!go_.load()) std::this_thread::yield();
+      holder_status = holder_session_->Insert(kKey, 4100);
+      done = true;
+      poke_();
+    });
+    auto script = std::make_unique<Script>(writer_.get_id());
+    Script& ref = *script;
+    poke_ = [&ref] { ref.Poke(); };
+    script_ = std::move(script);
+    bed.fabric->SetVerbScript(script_.get());
+    go_ = true;
+    return ref;
+  }
+  // Joins the holder's thread and removes the script.
+  void Finish() {
+    if (writer_.joinable()) writer_.join();
+    if (bed.fabric) bed.fabric->SetVerbScript(nullptr);
+  }
+  // The taker's acknowledged insert of kNeighbour (4300) and every loaded key are there.
+  void ExpectTakersWritesKept() {
+    uint64_t got = 0;
+    const Status n = taker_session->Lookup(kNeighbour, &got);
+    EXPECT_TRUE(n.ok() && got == 4300) << "the taker's acknowledged insert was lost: " << n.ToString();
+    for (const auto& kv : bed.data) {
+      ASSERT_TRUE(taker_session->Lookup(kv.key, &got).ok()) << kv.key;
+      EXPECT_EQ(got, kv.value);
+    }
+  }
+
+  std::atomic<int64_t> now_ms{1'000'000};
+
+ private:
+  lease::ScopedTestClock clock_;
+
+ public:
+  Bed bed;
+  std::vector<lease::SlotInfo> taker_slots;
+  std::unique_ptr<Session> taker_session;
+  std::atomic<bool> done{false};
+  Status holder_status;  // read after Finish
+
+ private:
+  std::unique_ptr<Index> holder_;
+  std::unique_ptr<Session> holder_session_;
+  std::unique_ptr<VerbScript> script_;
+  std::function<void()> poke_;
+  std::atomic<bool> go_{false};
+  std::thread writer_;
+};
+
+TEST_P(LockRepost, ABatchPostedAgainAfterAnOutageIsFencedByTheLease) {
+  HolderAndTaker t(GetParam());
+  ASSERT_TRUE(t.bed.loaded.ok()) << t.bed.loaded.ToString();
+  OutageScript& script = t.Start<OutageScript>();
+  script.WaitReadHeld();
+  RevokeNewLeases(*t.bed.fabric, t.taker_slots, t.now_ms);
   if (HasFatalFailure()) {
-    script->ResumeRead();
-    writer.join();
-    fabric->SetVerbScript(nullptr);
+    script.ResumeRead();
     return;
   }
-  script->ResumeRead();
-  const bool reposted = script->WaitRepostOr(done);
+  script.ResumeRead();
+  const bool reposted = script.WaitRepostOr(t.done);
   // Whether the holder posted again or not, the taker now writes into the same leaf: it takes
   // the revoked holder's lock over (the taker's own lease renews on the spot: nobody revoked it).
-  const Status taker_status = taker_session->Insert(neighbour, 4300);
-  if (reposted) script->ResumeWrite();
-  writer.join();
-  fabric->SetVerbScript(nullptr);
+  const Status taker_status = t.taker_session->Insert(HolderAndTaker::kNeighbour, 4300);
+  if (reposted) script.ResumeWrite();
+  t.Finish();
   ASSERT_TRUE(taker_status.ok()) << taker_status.ToString();
   EXPECT_FALSE(reposted) << "the holder posted its batch again after its lease was revoked";
-  EXPECT_TRUE(holder_status.IsUnavailable()) << holder_status.ToString();
-
-  uint64_t got = 0;
-  const Status n = taker_session->Lookup(neighbour, &got);
-  EXPECT_TRUE(n.ok() && got == 4300) << "the taker's acknowledged insert was lost: " << n.ToString();
-  const Status k = taker_session->Lookup(key, &got);
-  if (holder_status.ok()) {
+  EXPECT_TRUE(t.holder_status.IsUnavailable()) << t.holder_status.ToString();
+  if (t.holder_status.ok()) {
+    uint64_t got = 0;
+    const Status k = t.taker_session->Lookup(HolderAndTaker::kKey, &got);
     EXPECT_TRUE(k.ok() && got == 4100) << "an acknowledged insert was lost: " << k.ToString();
   }
-  for (const auto& kv : data) {
-    ASSERT_TRUE(taker_session->Lookup(kv.key, &got).ok()) << kv.key;
-    EXPECT_EQ(got, kv.value);
-  }
-  holder_session.reset();
+  t.ExpectTakersWritesKept();
 }
 
-// On one thread: the first lock CAS lands and its reply is lost; a READ of its word after that
-// copies, then is held until Resume (a taker CASes the word meanwhile).
-class LostLockReply final : public VerbScript {
+// A script that holds one verb or batch of one thread (`who`) until the test resumes it.
+class OneHold : public VerbScript {
  public:
-  explicit LostLockReply(std::thread::id who) : who_(who) {}
-  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
-    if (std::this_thread::get_id() != who_ || v.kind != fabric::VerbKind::kCas) return AtomicOutcome::kPass;
-    std::lock_guard<runtime::Mutex> g(mu_);
-    if (lost_) return AtomicOutcome::kPass;
-    lost_ = true;
-    word_ = v.remote;
-    return AtomicOutcome::kLostReply;
-  }
-  Outcome Run(const VerbCopy& copy) override {
-    if (std::this_thread::get_id() != who_) return Outcome::kPass;
-    std::unique_lock<runtime::Mutex> lock(mu_);
-    if (!lost_ || held_ || copy.verb().remote != word_ || copy.verb().kind != fabric::VerbKind::kRead)
-      return Outcome::kPass;
-    copy.Copy(0, copy.verb().length);
-    held_ = true;
-    cv_.NotifyAll();
-    cv_.Wait(lock, [&] { return resumed_; });
-    return Outcome::kDone;
-  }
-  // True once a READ of the word is held, false once `done` is set.
+  explicit OneHold(std::thread::id who) : who_(who) {}
+  // True once the verb is held, false once `done` is set.
   bool WaitHeldOr(const std::atomic<bool>& done) {
     std::unique_lock<runtime::Mutex> lock(mu_);
     cv_.Wait(lock, [&] { return held_ || done.load(); });
@@ -253,16 +273,93 @@ class LostLockReply final : public VerbScript {
     cv_.NotifyAll();
   }
   void Poke() { cv_.NotifyAll(); }
+
+ protected:
+  bool Mine() const { return std::this_thread::get_id() == who_; }
+  // With mu_ held through `lock`: marks the verb held and waits for Resume.
+  void HoldUntilResumed(std::unique_lock<runtime::Mutex>& lock) {
+    held_ = true;
+    cv_.NotifyAll();
+    cv_.Wait(lock, [&] { return resumed_; });
+  }
+
+  runtime::Mutex mu_;
+  bool held_ = false;
+
+ private:
+  const std::thread::id who_;
+  runtime::CondVar cv_;
+  bool resumed_ = false;
+};
+
+// On one thread: the first batch with a WRITE is held before any of it goes out (as a post
+// waits in the UCX fabric for a restarting memory server, UcxEndpoint::Ready) until Resume.
+class HeldFirstWriteBatch final : public OneHold {
+ public:
+  using OneHold::OneHold;
+  Outcome Run(const VerbCopy&) override { return Outcome::kPass; }
+  void BeforePost(std::span<const fabric::Verb> verbs) override {
+    if (!Mine() ||
+        std::none_of(verbs.begin(), verbs.end(), [](const auto& v) { return v.kind == fabric::VerbKind::kWrite; }))
+      return;
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    if (!held_) HoldUntilResumed(lock);
+  }
+};
+
+// The first post of a write-and-unlock batch (not a re-post) waits out a restart of memory
+// node 0 between the holder's CheckLive and the moment its verbs go out: the holder could
+// not renew meanwhile, an observer revoked its lease and a taker took its lock over and
+// inserted into the same leaf. The batch must not go out after that (the fabric asks the
+// lease once it is ready to post: fabric::PostGuard); before, it landed under the taker's
+// lock and the holder's insert was answered Ok after its lease had been revoked.
+TEST_P(LockRepost, AFirstPostThatWaitedOutARestartIsFencedByTheLease) {
+  HolderAndTaker t(GetParam());
+  ASSERT_TRUE(t.bed.loaded.ok()) << t.bed.loaded.ToString();
+  HeldFirstWriteBatch& script = t.Start<HeldFirstWriteBatch>();
+  const bool held = script.WaitHeldOr(t.done);
+  if (held) RevokeNewLeases(*t.bed.fabric, t.taker_slots, t.now_ms);
+  // The taker takes the revoked holder's lock over and inserts into the leaf meanwhile.
+  const Status taker_status =
+      held && !HasFatalFailure() ? t.taker_session->Insert(HolderAndTaker::kNeighbour, 4300) : Status::Ok();
+  script.Resume();
+  t.Finish();
+  ASSERT_TRUE(held) << "the holder's insert posted no WRITE: " << t.holder_status.ToString();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(taker_status.ok()) << taker_status.ToString();
+  EXPECT_TRUE(t.holder_status.IsUnavailable()) << "answered after its lease was revoked: " << t.holder_status.ToString();
+  t.ExpectTakersWritesKept();
+}
+
+// On one thread: the first lock CAS lands and its reply is lost; a READ of its word after that
+// copies, then is held until Resume (a taker CASes the word meanwhile).
+class LostLockReply final : public OneHold {
+ public:
+  using OneHold::OneHold;
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
+    if (!Mine() || v.kind != fabric::VerbKind::kCas) return AtomicOutcome::kPass;
+    std::lock_guard<runtime::Mutex> g(mu_);
+    if (lost_) return AtomicOutcome::kPass;
+    lost_ = true;
+    word_ = v.remote;
+    return AtomicOutcome::kLostReply;
+  }
+  Outcome Run(const VerbCopy& copy) override {
+    if (!Mine()) return Outcome::kPass;
+    std::unique_lock<runtime::Mutex> lock(mu_);
+    if (!lost_ || held_ || copy.verb().remote != word_ || copy.verb().kind != fabric::VerbKind::kRead)
+      return Outcome::kPass;
+    copy.Copy(0, copy.verb().length);
+    HoldUntilResumed(lock);
+    return Outcome::kDone;
+  }
   GlobalAddress word() {
     std::lock_guard<runtime::Mutex> g(mu_);
     return word_;
   }
 
  private:
-  const std::thread::id who_;
-  runtime::Mutex mu_;
-  runtime::CondVar cv_;
-  bool lost_ = false, held_ = false, resumed_ = false;
+  bool lost_ = false;
   GlobalAddress word_;
 };
 

@@ -41,12 +41,18 @@ Status Endpoint::Post(std::initializer_list<Verb> verbs, Ordering ordering) {
   return Post(std::span<Verb>(buf, n), ordering);
 }
 
-Status Endpoint::Post(std::span<Verb> verbs, Ordering ordering) {
+Status Endpoint::Post(std::span<Verb> verbs, Ordering ordering) { return PostChecked(verbs, ordering, nullptr); }
+
+Status Endpoint::Post(std::span<Verb> verbs, Ordering ordering, PostGuard& guard) {
+  return PostChecked(verbs, ordering, &guard);
+}
+
+Status Endpoint::PostChecked(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
   if (verbs.empty()) return Status::Ok();
   DMX_RETURN_IF_ERROR(Validate(verbs, ordering));
   for (const Verb& v : verbs) counters_.CountVerb(v);
   counters_.CountRoundTrip();
-  return DoPost(verbs, ordering);
+  return DoPost(verbs, ordering, guard);
 }
 
 Status Endpoint::Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) {

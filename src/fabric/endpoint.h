@@ -20,6 +20,19 @@ namespace dmindex::fabric {
 
 class Fabric;
 
+// What a batch written under a remote lock checks at the last moment before its verbs go out:
+// after every wait of the fabric's own (the UCX fabric waits for a restarting memory server
+// before it posts, UcxEndpoint::Ready), so a wait of seconds cannot carry the batch past the
+// instant its holder stopped being allowed to write (lease::Lease is one: its CheckLive;
+// docs/LEASES.md, "A write posted again"). Not OK: nothing of the batch is posted.
+class PostGuard {
+ public:
+  virtual Status MayPost() = 0;
+
+ protected:
+  ~PostGuard() = default;
+};
+
 class Endpoint {
  public:
   virtual ~Endpoint();
@@ -35,6 +48,8 @@ class Endpoint {
   // --- batches: several verbs, one round trip ---
   Status Post(std::span<Verb> verbs, Ordering ordering);
   Status Post(std::initializer_list<Verb> verbs, Ordering ordering);
+  // The same, posted only if `guard` says so once the fabric is ready to post it.
+  Status Post(std::span<Verb> verbs, Ordering ordering, PostGuard& guard);
 
   // --- two-sided RPC to a memory node ---
   Status Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply);
@@ -48,12 +63,16 @@ class Endpoint {
   const VerbCounters& counters() const { return counters_; }
 
  protected:
-  virtual Status DoPost(std::span<Verb> verbs, Ordering ordering) = 0;
+  // `guard` (null: none) is asked after the backend's last wait and before the first verb
+  // goes out; every backend asks it when given one.
+  virtual Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) = 0;
   virtual Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) = 0;
   // Backend-independent checks: alignment of atomics, ordered batches on one node.
   static Status Validate(std::span<const Verb> verbs, Ordering ordering);
 
  private:
+  Status PostChecked(std::span<Verb> verbs, Ordering ordering, PostGuard* guard);
+
   friend class Fabric;
   Fabric* fabric_ = nullptr;  // set by Fabric::Connect; told on close
   VerbCounters counters_;

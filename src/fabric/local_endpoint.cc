@@ -13,9 +13,10 @@ Status LocalEndpoint::Local(uint16_t node, const char* what) const {
                               ": a memory server reaches only its own pool");
 }
 
-Status LocalEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
+Status LocalEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
   (void)ordering;  // verbs run one after the other, in order: both orderings hold
   for (const Verb& v : verbs) DMX_RETURN_IF_ERROR(Local(v.remote.node(), "a verb"));
+  if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
   for (const Verb& v : verbs) {
     // As the in-process fabric: whoever observes verb i observes everything before it.
     std::atomic_thread_fence(std::memory_order_release);

@@ -24,7 +24,7 @@ class LocalEndpoint final : public Endpoint {
   MemoryNode& node() const { return node_; }
 
  protected:
-  Status DoPost(std::span<Verb> verbs, Ordering ordering) override;
+  Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) override;
   Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
 
  private:

@@ -75,8 +75,9 @@ struct LeaseOptions {
 // Checks `o` (length in (0, 40.95 s], renew_every below length): InvalidArgument naming it.
 Status ValidateLeaseOptions(const LeaseOptions& o);
 
-// This process's lease. Thread-safe.
-class Lease {
+// This process's lease. Thread-safe. As a fabric::PostGuard (CheckLive), it keeps a batch
+// written under its locks from going out after a wait of the fabric's own.
+class Lease final : public fabric::PostGuard {
  public:
   // Claims a free (or released, or revoked) slot and starts renewing it.
   static Result<std::unique_ptr<Lease>> Claim(fabric::Fabric& fabric, const LeaseOptions& options);
@@ -100,6 +101,7 @@ class Lease {
   // renewal is late. Unavailable once fenced (revoked by another process after it saw no
   // renewal for TakeoverWait): for good, the process must reopen its indexes.
   Status CheckLive();
+  Status MayPost() override { return CheckLive(); }
   // One renewal now (the background thread calls this every renew_every).
   Status Renew();
   // Fences this lease for good from this side: never renewed again, CheckLive fails from now

@@ -331,7 +331,9 @@ Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std:
 }
 
 Status NodeLock::PostHolding(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs) const {
-  return held.trailer ? ep.Post(verbs, fabric::Ordering::kInOrder) : PostInOrder(ep, verbs);
+  lease::Lease* lease = held.owner.lease;
+  if (!held.trailer) return PostInOrder(ep, lease, verbs);
+  return lease != nullptr ? ep.Post(verbs, fabric::Ordering::kInOrder, *lease) : ep.Post(verbs, fabric::Ordering::kInOrder);
 }
 
 Status NodeLock::TryTrailerLock(fabric::Endpoint& ep, LockOwner owner, GlobalAddress trailer_addr, uint64_t version,
@@ -355,13 +357,15 @@ Status NodeLock::WriteAndReleaseTrailer(fabric::Endpoint& ep, Held* held, std::s
   return PostAndRelease(ep, held, writes, {&release, 1});
 }
 
-Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {
+Status NodeLock::PostInOrder(fabric::Endpoint& ep, lease::Lease* lease, std::span<fabric::Verb> verbs) const {
   size_t begin = 0;
   while (begin < verbs.size()) {
     size_t end = begin + 1;
     if (combine_)
       while (end < verbs.size() && verbs[end].remote.node() == verbs[begin].remote.node()) ++end;
-    DMX_RETURN_IF_ERROR(ep.Post(verbs.subspan(begin, end - begin), fabric::Ordering::kInOrder));
+    const std::span<fabric::Verb> batch = verbs.subspan(begin, end - begin);
+    DMX_RETURN_IF_ERROR(lease != nullptr ? ep.Post(batch, fabric::Ordering::kInOrder, *lease)
+                                         : ep.Post(batch, fabric::Ordering::kInOrder));
     begin = end;
   }
   return Status::Ok();

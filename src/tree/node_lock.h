@@ -147,8 +147,10 @@ class NodeLock {
   Status PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock, uint64_t (&header)[8],
                     std::vector<fabric::Verb>* verbs) const;
   // Posts verbs so that they land in order: one in-order batch per run of verbs on one
-  // memory node when combining, one round trip per verb otherwise.
-  Status PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const;
+  // memory node when combining, one round trip per verb otherwise. Each batch goes out only
+  // while `lease` (the holder's, null: none) is live at the instant it is posted, after any
+  // wait of the fabric's (docs/LEASES.md, "A write posted again").
+  Status PostInOrder(fabric::Endpoint& ep, lease::Lease* lease, std::span<fabric::Verb> verbs) const;
   // The takeover itself, once `dead` (the lock word a holder wrote, as it appears at `word`:
   // `seen`) is known: fences its lease if it expired, CASes `seen` to `mine`, replays the
   // record and reads the node. *took: the CAS won (the caller holds the lock, also on error).

@@ -172,10 +172,12 @@ Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
   auto& r = w.record;
   if (!s.ok() || !r.claimed) return s;
   if (!w.pages.Carried()) {
-    DMX_RETURN_IF_ERROR(Live());  // a fenced process acknowledges nothing more
+    // A fenced process acknowledges nothing more: the record goes out only while the lease is
+    // live at the instant it is posted (fabric::PostGuard).
     fabric::Verb verbs[2];
-    const int count = n.log->Verbs(r.pos, r.bytes, verbs);
-    DMX_RETURN_IF_ERROR(w.ctx.ep.Post({verbs, static_cast<size_t>(count)}, fabric::Ordering::kUnordered));
+    const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
+    DMX_RETURN_IF_ERROR(lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                               : w.ctx.ep.Post(record, fabric::Ordering::kUnordered));
   }
   n.log_appends.fetch_add(1, std::memory_order_relaxed);
   n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);

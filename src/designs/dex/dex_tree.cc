@@ -54,7 +54,7 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
       image(tree.layout_.node_bytes) {
-  pages.SetLiveness([&tree] { return tree.Live(); });
+  pages.SetGuard(tree.lease_.get());
 }
 
 template <tree::KeyValueTraits KV>

@@ -147,18 +147,15 @@ Status NodePages<KV>::Encode(const std::byte* page, std::byte* out) {
 
 template <tree::KeyValueTraits KV>
 Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
-  if (live_) DMX_RETURN_IF_ERROR(live_());
   encoded_.resize(t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
-  if (companions_.empty()) {
-    DMX_RETURN_IF_ERROR(ctx_.ep.Write(addr, encoded_.data(), t_.layout.node_bytes));
-  } else {
-    companions_.push_back(fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
-    Status posted = ctx_.ep.Post(companions_, fabric::Ordering::kUnordered);
-    companions_.clear();
-    DMX_RETURN_IF_ERROR(posted);
-    carried_ = true;
-  }
+  const bool carries = !companions_.empty();
+  companions_.push_back(fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
+  Status posted = guard_ != nullptr ? ctx_.ep.Post(companions_, fabric::Ordering::kUnordered, *guard_)
+                                    : ctx_.ep.Post(companions_, fabric::Ordering::kUnordered);
+  companions_.clear();
+  DMX_RETURN_IF_ERROR(posted);
+  if (carries) carried_ = true;
   RetirePending(addr);
   return Status::Ok();
 }

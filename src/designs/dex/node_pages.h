@@ -131,9 +131,10 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
             tree::TreeContext<KV>& ctx, uint32_t compute_node, const Map* const* map,
             PendingBlocks* pending)
       : t_(tree), reader_(reader), ctx_(ctx), compute_node_(compute_node), map_(map), pending_(pending) {}
-  // Every write-back first asks `live` (DexTree::Live): a process whose lease may have been
-  // taken over writes nothing more to the pool.
-  void SetLiveness(std::function<Status()> live) { live_ = std::move(live); }
+  // Every write-back goes out only while `lease` (this process's, null: none) is live at
+  // the instant it is posted (fabric::PostGuard): a process whose lease may have been taken
+  // over writes nothing more to the pool, not even after a wait of the fabric's own.
+  void SetGuard(fabric::PostGuard* lease) { guard_ = lease; }
 
   // A validated image. Leaves shared with other compute nodes are not admitted: they stay
   // remote (and are re-read) because only owned nodes may be cached dirty.
@@ -192,7 +193,7 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   std::vector<tree::InternalEntry<KV>> internal_entries_;
   std::vector<tree::ValueBlockRef> retiring_;
   std::vector<fabric::Verb> companions_;  // Accompany
-  std::function<Status()> live_;
+  fabric::PostGuard* guard_ = nullptr;
   bool carried_ = false;
 };
 

@@ -30,7 +30,7 @@ class InProcEndpoint final : public Endpoint {
   InProcEndpoint(InProcFabric* fabric, uint64_t seed) : fabric_(fabric), rng_(seed) {}
 
  protected:
-  Status DoPost(std::span<Verb> verbs, Ordering ordering) override;
+  Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) override;
   Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
 
  private:
@@ -118,12 +118,16 @@ void InProcEndpoint::ModelNetwork(uint64_t bytes) {
   if (wait_ns > 0) WaitUntil(runtime::Now() + std::chrono::nanoseconds(wait_ns));
 }
 
-Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
+Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
   uint64_t bytes = 0;
   for (const Verb& v : verbs) {
     DMX_RETURN_IF_ERROR(CheckTarget(v));
     bytes += v.length;
   }
+  // A script may hold the batch here, as the UCX fabric's wait for a restarting server does;
+  // the guard is asked after it, as there.
+  if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) script->BeforePost(verbs);
+  if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
   if (NetworkModel* model = fabric_->options_.network.get())
     return model->Post(verbs, ordering, [&] { return Land(verbs, ordering); });
   // The request travels before it executes: delay first, so an injected delay really

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "common/runtime.h"
@@ -61,6 +62,10 @@ class VerbScript {
   virtual Outcome Run(const VerbCopy& copy) = 0;
   // Called concurrently from every thread that posts a CAS or FAA.
   virtual AtomicOutcome RunAtomic(const Verb&) { return AtomicOutcome::kPass; }
+  // Called with every batch before any of its verbs goes out (and before the post's guard is
+  // asked, Endpoint::Post): a script may block here, as a post waits in the UCX fabric for a
+  // memory server that is restarting.
+  virtual void BeforePost(std::span<const Verb>) {}
 };
 
 // Holds one verb in the middle of its copy. The first READ or WRITE that `match` accepts

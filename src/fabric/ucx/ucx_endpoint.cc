@@ -180,13 +180,16 @@ ucs_status_ptr_t UcxEndpoint::Issue(Verb& v) {
   return ucp_atomic_op_nbx(r.ep, UCP_ATOMIC_OP_CSWAP, &v.operand, 1, addr, r.rkey, &p);
 }
 
-Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering) {
+Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
   touched_.clear();
   for (const Verb& v : verbs) {
     DMX_RETURN_IF_ERROR(CheckTarget(v));
     if (std::find(touched_.begin(), touched_.end(), v.remote.node()) == touched_.end())
       touched_.push_back(v.remote.node());
   }
+  // After Ready, which may have waited seconds for a restarting server: a lock holder's
+  // batch goes out only if its lease still allows it (the guard), nothing of it otherwise.
+  if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
   ucp_worker_h w = worker_->get();
   bool wrote = false;
   Status failed;

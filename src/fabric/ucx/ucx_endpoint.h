@@ -25,7 +25,7 @@ class UcxEndpoint final : public Endpoint {
   bool GaveUpAPool() const override;
 
  protected:
-  Status DoPost(std::span<Verb> verbs, Ordering ordering) override;
+  Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) override;
   Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
 
  private:
