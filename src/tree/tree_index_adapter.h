@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "alloc/catalog.h"
+#include "alloc/index_hold.h"
 #include "common/u64.h"
 #include "dmindex/index.h"
 #include "tree/public_keys.h"
@@ -72,9 +73,12 @@ template <typename Tree>
 class TreeIndex final : public Index {
  public:
   using KV = typename Tree::Traits;
+  // `hold`: this handle's registration as a holder of the index (alloc/index_hold.h), until
+  // it closes.
   TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree, fabric::Fabric& fabric,
-            uint64_t owner)
-      : Index(std::move(design), options), tree_(std::move(tree)), fabric_(fabric), owner_(owner) {}
+            uint64_t owner, std::unique_ptr<alloc::IndexHold> hold)
+      : Index(std::move(design), options), tree_(std::move(tree)), fabric_(fabric), owner_(owner),
+        hold_(std::move(hold)) {}
 
  private:
   Status DoBulkLoad(std::span<const KeyValue> sorted) override {
@@ -108,6 +112,12 @@ class TreeIndex final : public Index {
 
   void AddProperties(Properties* out) const override { tree_->AddProperties(out); }
 
+  // A closed handle holds the index no more: a drop elsewhere may go on.
+  Status DoClose() override {
+    if (hold_) hold_->Release();
+    return Status::Ok();
+  }
+
   // The tree goes first (its lease, its threads: nothing of it touches the pool afterwards),
   // then its chunks and name (alloc/catalog.h). A drop that failed is tried again by the
   // next Drop (the index stays closed).
@@ -123,6 +133,15 @@ class TreeIndex final : public Index {
   bool dropped_ = false;
   fabric::Fabric& fabric_;
   const uint64_t owner_;  // the catalog entry's owner tag
+  std::unique_ptr<alloc::IndexHold> hold_;
 };
+
+// Registers a handle of the index in `entry` whose tree locks under `lease` (null: a lease of
+// the hold's own) as a holder (alloc/index_hold.h).
+inline Result<std::unique_ptr<alloc::IndexHold>> HoldIndex(fabric::Fabric& fabric, const alloc::CatalogEntry& entry,
+                                                           lease::Lease* lease, const TreeOptions& options) {
+  return alloc::IndexHold::Take(fabric, entry, lease,
+                                options.lease.count() > 0 ? options.lease : TreeOptions{}.lease);
+}
 
 }  // namespace dmindex::tree

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "alloc/catalog.h"
+#include "alloc/index_hold.h"
 #include "designs/xstore/client.h"
 #include "designs/xstore/key_model.h"
 
@@ -94,8 +95,11 @@ class XStoreSession final : public Session {
 template <tree::KeyValueTraits KV>
 class XStoreIndex final : public Index {
  public:
-  XStoreIndex(fabric::Fabric& fabric, const IndexOptions& options, const XStoreOptions& xo, GlobalAddress root_word)
-      : Index("xstore", options), fabric_(fabric), options_(xo), root_word_(root_word) {}
+  // `hold`: this handle's registration as a holder of the index, under a lease of its own
+  // (alloc/index_hold.h; XStore's compute processes take no lock), until it closes.
+  XStoreIndex(fabric::Fabric& fabric, const IndexOptions& options, const XStoreOptions& xo, GlobalAddress root_word,
+              std::unique_ptr<alloc::IndexHold> hold)
+      : Index("xstore", options), fabric_(fabric), options_(xo), root_word_(root_word), hold_(std::move(hold)) {}
   ~XStoreIndex() override { CloseForDestructor(); }
 
   // The client over the superblock, reading it (or, with `create`, making it with these
@@ -154,10 +158,9 @@ class XStoreIndex final : public Index {
     return old == 0 ? at->raw() : old;
   }
 
-  // `owner`: the index's owner tag, in the request's first word. The memory server does not
-  // use it yet: it allocates what it keeps from one allocator per node, whose chunk cut and
-  // redo blocks survive its restarts (server_memory.h), so a dropped XStore index's
-  // server-side trees, models and records stay in the pool (docs/API.md, "Drop").
+  // `owner`: the index's owner tag, in the request's first word: the memory server stores the
+  // record in a chunk of the index's (and builds the partition of a descriptor from its
+  // index's memory), so that dropping the index frees it (XStoreServer::Forget).
   static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record,
                                        uint64_t owner) {
     fabric::RpcReply request, reply;
@@ -229,6 +232,11 @@ class XStoreIndex final : public Index {
   // Background training must not outlive the run that caused it (in simulated time its
   // threads belong to the run): wait for it.
   Status DoClose() override {
+    Status quiesced = Quiesce();
+    if (hold_) hold_->Release();  // a closed handle holds the index no more
+    return quiesced;
+  }
+  Status Quiesce() {
     Client<KV>* c = client_.load(std::memory_order_acquire);
     if (c == nullptr) return Status::Ok();
     auto session = c->NewSession(0);
@@ -242,6 +250,7 @@ class XStoreIndex final : public Index {
     if (dropped_) return Status::Ok();
     client_.store(nullptr, std::memory_order_release);
     owned_.reset();
+    hold_.reset();  // and its lease
     DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner));
     dropped_ = true;
     return Status::Ok();
@@ -253,6 +262,7 @@ class XStoreIndex final : public Index {
   runtime::Mutex mu_;
   std::unique_ptr<Client<KV>> owned_;
   std::atomic<Client<KV>*> client_{nullptr};
+  std::unique_ptr<alloc::IndexHold> hold_;
   bool dropped_ = false;
 };
 
@@ -281,7 +291,9 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   if (!entry.ok()) return entry.status();
   XStoreOptions owned = xo;
   owned.tree.chunk_owner = entry->owner;
-  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word));
+  auto hold = alloc::IndexHold::Take(fabric, *entry, nullptr, tree::TreeOptions{}.lease);
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word, std::move(hold).value()));
 }
 
 }  // namespace
