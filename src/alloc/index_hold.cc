@@ -33,7 +33,8 @@ Result<std::unique_ptr<IndexHold>> IndexHold::Take(fabric::Fabric& fabric, const
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
   std::unique_ptr<lease::Lease> own;
-  if (entry.owner == 0)  // an entry of before tags: nothing names it, nothing to register
+  // An entry of before tags (nothing names it), or leases off: nothing to register.
+  if (entry.owner == 0 || (lease == nullptr && length.count() == 0))
     return std::unique_ptr<IndexHold>(new IndexHold(nullptr, nullptr, {}));
   if (lease == nullptr) {
     lease::LeaseOptions lo;

@@ -14,6 +14,7 @@
 // at least one sees the other: never both go on.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,8 +46,9 @@ class IndexHold {
  public:
   // Registers under `lease` (the design's own, which must outlive the hold), or, if null,
   // under a lease of the hold's own claimed with `length` (a design that takes no lease: its
-  // renewals say the holder lives). NotFound if the entry is no longer ready in its generation
-  // (being dropped, or dropped): then nothing stays registered.
+  // renewals say the holder lives); null and a length of 0 (the knob lease_ms=0: leases off):
+  // registers nothing, and a drop does not see this handle. NotFound if the entry is no
+  // longer ready in its generation (being dropped, or dropped): then nothing stays registered.
   static Result<std::unique_ptr<IndexHold>> Take(fabric::Fabric& fabric, const CatalogEntry& entry,
                                                  lease::Lease* lease, std::chrono::milliseconds length);
   ~IndexHold() { Release(); }

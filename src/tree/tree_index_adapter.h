@@ -136,12 +136,11 @@ class TreeIndex final : public Index {
   std::unique_ptr<alloc::IndexHold> hold_;
 };
 
-// Registers a handle of the index in `entry` whose tree locks under `lease` (null: a lease of
-// the hold's own) as a holder (alloc/index_hold.h).
+// Registers a handle of the index in `entry` whose tree locks under `lease` as a holder
+// (alloc/index_hold.h); none without a lease (lease_ms=0).
 inline Result<std::unique_ptr<alloc::IndexHold>> HoldIndex(fabric::Fabric& fabric, const alloc::CatalogEntry& entry,
-                                                           lease::Lease* lease, const TreeOptions& options) {
-  return alloc::IndexHold::Take(fabric, entry, lease,
-                                options.lease.count() > 0 ? options.lease : TreeOptions{}.lease);
+                                                           lease::Lease* lease) {
+  return alloc::IndexHold::Take(fabric, entry, lease, std::chrono::milliseconds(0));
 }
 
 }  // namespace dmindex::tree

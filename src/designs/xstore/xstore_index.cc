@@ -291,7 +291,7 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   if (!entry.ok()) return entry.status();
   XStoreOptions owned = xo;
   owned.tree.chunk_owner = entry->owner;
-  auto hold = alloc::IndexHold::Take(fabric, *entry, nullptr, tree::TreeOptions{}.lease);
+  auto hold = alloc::IndexHold::Take(fabric, *entry, nullptr, xo.tree.lease);
   if (!hold.ok()) return hold.status();
   return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word, std::move(hold).value()));
 }
