@@ -172,7 +172,7 @@ Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
   return entries;
 }
 
-Result<Catalog::DropMark> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner) {
+Result<DropMark> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner) {
   DMX_RETURN_IF_ERROR(CheckName(name));
   std::vector<RawEntry> table;
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));

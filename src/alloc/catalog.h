@@ -58,6 +58,20 @@ struct CatalogEntry {
   GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
 };
 
+// How Catalog::Drop treats the index's holders.
+struct DropOptions {
+  // Holders whose lease stands still for its length and a quarter (a dead or stalled process)
+  // are fenced - their lease revoked, so they never write again - instead of refusing the
+  // drop; it waits that long at most. Live holders still refuse it.
+  bool force = false;
+};
+
+// An index being dropped (Catalog::MarkDropping): its slot, and the slot's generation.
+struct DropMark {
+  uint32_t slot = 0;
+  uint64_t generation = 0;
+};
+
 class Catalog {
  public:
   static constexpr uint32_t kFormatVersion = 2;  // 2: entries carry the key schema
@@ -87,22 +101,12 @@ class Catalog {
   // node leaves the entry marked, for the next Drop or opener of the name to finish.
   // `owner` not 0: only the index of that owner tag (an opener dropping what it opened, not
   // an index created anew under the name since: NotFound then).
-  struct DropOptions {
-    // Holders whose lease stands still for its length and a quarter (a dead or stalled
-    // process) are fenced - their lease revoked, so they never write again - instead of
-    // refusing the drop; it waits that long at most. Live holders still refuse it.
-    bool force = false;
-  };
   static Status Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner = 0,
                      DropOptions options = {});
   // The same over a connection of its own to `fabric`'s memory nodes (Index::Drop).
   static Status Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner);
 
   // The steps, public so that a test can stop between them as a crash would.
-  struct DropMark {  // the index being dropped: its slot, and the generation of the slot it is
-    uint32_t slot = 0;
-    uint64_t generation = 0;
-  };
   // Marks the entry: from then on Open and List do not see it, and openers that registered as
   // holders meanwhile back off (NotFound). An entry already marked is returned as is.
   static Result<DropMark> MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner = 0);
