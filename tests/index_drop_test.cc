@@ -69,8 +69,9 @@ IndexOptions Options(const std::string& design, const std::string& name = "dropp
   o.design = design;
   o.name = name;
   // Two DEX compute nodes (every key of the tests in the first), so that a second handle can
-  // host the other.
-  if (design == "dex") o.knobs = {{"partitions", "2"}};
+  // host the other; no background write-back, so that an idle handle's lease stands still
+  // under the test clock (RevokedHolderTest).
+  if (design == "dex") o.knobs = {{"partitions", "2"}, {"writeback_ms", "0"}};
   return o;
 }
 
@@ -204,6 +205,56 @@ INSTANTIATE_TEST_SUITE_P(PoolDesigns, IndexDropTest, ::testing::ValuesIn(Params(
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
 });
+
+// A holder that stalls past its lease is revoked by a forced drop; the memory is then reused by
+// another index. The holder, waking up, never answers from it: its reads and writes fail (the
+// answer stands only if its lease was live after the read, docs/OPERATIONS.md "Drop").
+class RevokedHolderTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { fabric_ = testing::MakeTestFabric("inproc"); }  // the test clock drives this process's leases
+  const std::string& design() const { return GetParam(); }
+  std::unique_ptr<fabric::Fabric> fabric_;
+};
+
+TEST_P(RevokedHolderTest, NeverAnswersFromReusedMemory) {
+  // Leases renew only when their holder checks them (no thread); the clock moves on at every
+  // read, so the idle holder's lease stands still while the dropper watches it.
+  std::atomic<int64_t> now_ms{1000};
+  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms += 20)); });
+  auto holder = CreateAndLoad(*fabric_, design());
+  ASSERT_NE(holder, nullptr);
+  auto session = holder->OpenSession(0);
+  ASSERT_TRUE(session.ok());
+  auto ep = std::move(fabric_->Connect()).value();
+  ASSERT_TRUE(alloc::Catalog::Drop(*ep, "dropped", fabric_->memory_nodes()).IsBusy());
+  Status forced = alloc::Catalog::Drop(*ep, "dropped", fabric_->memory_nodes(), 0, {.force = true});
+  ASSERT_TRUE(forced.ok()) << forced.ToString();
+  // Another index takes the freed chunks, with other values under the same keys.
+  auto reuser = designs::MakeIndex(design(), *fabric_, Options(design(), "reuser"));
+  ASSERT_TRUE(reuser.ok()) << reuser.status().ToString();
+  {
+    auto s = (*reuser)->OpenSession(0);
+    ASSERT_TRUE(s.ok());
+    for (int i = 0; i < 3000; ++i) ASSERT_TRUE((*s)->Insert("key" + std::to_string(i), "other" + std::to_string(i)).ok());
+  }
+  for (int i = 0; i < 3000; i += 101) {
+    std::string v;
+    Status st = (*session)->Lookup("key" + std::to_string(i), &v);
+    EXPECT_FALSE(st.ok()) << "key" << i << " answered " << v;
+    EXPECT_FALSE(st.IsNotFound()) << st.ToString();
+  }
+  EXPECT_FALSE((*session)->Insert("key1", "late").ok());
+  session->reset();
+  holder.reset();
+  auto s = (*reuser)->OpenSession(0);
+  ASSERT_TRUE(s.ok());
+  std::string v;
+  ASSERT_TRUE((*s)->Lookup("key1", &v).ok());
+  EXPECT_EQ(v, "other1") << "the revoked holder wrote into the other index";
+}
+
+INSTANTIATE_TEST_SUITE_P(PoolDesigns, RevokedHolderTest, ::testing::ValuesIn(kPoolDesigns),
+                         [](const auto& info) { return info.param; });
 
 // The drop's crash points, stopped at by running its steps one by one as a dropper that died
 // would leave them. Each time the next Drop (or, last, the next opener of the name)

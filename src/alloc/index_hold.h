@@ -58,6 +58,9 @@ class IndexHold {
   // Not a holder any more (Close): best effort, a failed CAS leaves the registration to end
   // with the lease.
   void Release();
+  // The hold's own lease (CheckLive); Ok if it registered under the design's (which checks
+  // it) or registered nothing.
+  Status CheckLive() { return own_ ? own_->CheckLive() : Status::Ok(); }
 
  private:
   IndexHold(std::unique_ptr<fabric::Endpoint> ep, std::unique_ptr<lease::Lease> own, lease::HolderId id)

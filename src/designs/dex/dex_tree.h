@@ -191,6 +191,8 @@ class DexTree {
   // Writes every hosted compute node's dirty pages back and releases its host leases (the
   // destructor does it too, ignoring errors). Operations must have ended.
   Status Close();
+  // Ok while this process's lease is live (Live): a session's reads stand only then.
+  Status LeaseLive() { return Live(); }
   // Partitioning::RouteKey: the serving compute node and its partition.
   KeyRoute<Keys> RouteOf(KeyRef key) const;
   const DexOptions& options() const { return options_; }

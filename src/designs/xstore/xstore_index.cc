@@ -56,7 +56,8 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();
-    return client_->Lookup(**s, C::Tree(key), value);
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    return index_.Answer(client_->Lookup(**s, C::Tree(key), value));
   }
   Status Write(wire::WriteKind kind, Slice key, Slice value) {
     auto s = Ready(kind == wire::WriteKind::kUpsert);
@@ -77,7 +78,8 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::Ok();
-    DMX_RETURN_IF_ERROR(client_->Scan(**s, C::Range(range), count, &entries_));
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    DMX_RETURN_IF_ERROR(index_.Answer(client_->Scan(**s, C::Range(range), count, &entries_)));
     out->reserve(entries_.size());
     for (auto& e : entries_) out->push_back({KeyModel<KV>::ToPublic(e.key), std::move(e.value)});
     return Status::Ok();
@@ -124,6 +126,16 @@ class XStoreIndex final : public Index {
   }
 
   fabric::Fabric& fabric() { return fabric_; }
+
+  // A read's answer stands only if the handle's registration lease was live after the read:
+  // once it is revoked (a process stalled past it) the index may have been dropped and the
+  // memory read reused (docs/OPERATIONS.md, "Drop"); checked before the read too. Writes are
+  // refused by the memory server.
+  Status Answer(Status s) {
+    if (!hold_ || (!s.ok() && !s.IsNotFound())) return s;
+    Status live = hold_->CheckLive();
+    return live.ok() ? s : live;
+  }
 
  private:
   // Has each partition's memory server store its descriptor, and memory node 0's the
