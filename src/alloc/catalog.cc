@@ -353,12 +353,15 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
       if (Status gone = CheckPools(ep, raw, name); !gone.ok()) {
         if (!gone.IsNotFound() || !create_if_missing) return gone;
         // Its memory is gone with a pool: drop it (what it had in the other pools goes back)
-        // and create the index anew (racing creators each try the mark; every one may finish
-        // the drop, and the claim below is shared).
+        // and create the index anew (racing creators each try the marks; every one may finish
+        // the drop, and the claim below is shared). Its holders are not waited for: a handle of
+        // an index whose pool went away fails every operation (its fabric gave the pool up,
+        // docs/FAILURES.md), so the drop commits at once.
         uint64_t old = 0;
         DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), raw.state, State(Generation(raw.state), kMarked), &old));
-        if (Status s = Settle(ep, mark, spec.memory_nodes); !s.ok())
-          return s.IsBusy() ? gone : s;  // still held open by a process that has not noticed yet
+        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), State(Generation(raw.state), kMarked),
+                                   State(Generation(raw.state), kCommitted), &old));
+        DMX_RETURN_IF_ERROR(FinishDrop(ep, mark, spec.memory_nodes));
         dropped = true;
         break;
       }
