@@ -277,6 +277,17 @@ class DropCrashTest : public ::testing::Test {
     EXPECT_NE(entry->owner, 0u);
     return entry->owner;
   }
+  // Load, and the loaded index's entry as an opener reads it.
+  alloc::CatalogEntry LoadedEntry() {
+    Load();
+    auto entry = alloc::Catalog::Open(*ep_, "dropped");
+    EXPECT_TRUE(entry.ok()) << entry.status().ToString();
+    return entry.ok() ? *entry : alloc::CatalogEntry{};
+  }
+  // This test registering as a holder of `entry`, as a second handle does when it opens.
+  Result<std::unique_ptr<alloc::IndexHold>> Hold(const alloc::CatalogEntry& entry) {
+    return alloc::IndexHold::Take(*fabric_, entry, nullptr, std::chrono::milliseconds(2000));
+  }
   uint64_t FreeOn(uint16_t node, uint64_t owner) {
     fabric::RpcReply request, reply;
     fabric::AppendPod(&request, owner);
@@ -359,14 +370,12 @@ TEST_F(DropCrashTest, AfterEveryFreeTheNextOpenerFinishesAndCreatesAnew) {
 // An opener that read the entry ready before the mark registers after it: it sees the mark and
 // backs off, leaving no registration, and the drop goes on.
 TEST_F(DropCrashTest, AnOpenerRegisteringAfterTheMarkBacksOff) {
-  Load();
-  auto entry = alloc::Catalog::Open(*ep_, "dropped");
-  ASSERT_TRUE(entry.ok());
+  const auto entry = LoadedEntry();
   auto mark = alloc::Catalog::MarkDropping(*ep_, "dropped");
   ASSERT_TRUE(mark.ok());
-  auto hold = alloc::IndexHold::Take(*fabric_, *entry, nullptr, std::chrono::milliseconds(2000));
+  auto hold = Hold(entry);
   EXPECT_TRUE(hold.status().IsNotFound()) << hold.status().ToString();
-  EXPECT_TRUE(alloc::HoldersOf(*ep_, entry->owner)->empty()) << "it left its registration";
+  EXPECT_TRUE(alloc::HoldersOf(*ep_, entry.owner)->empty()) << "it left its registration";
   ASSERT_TRUE(alloc::Catalog::Settle(*ep_, *mark, fabric_->memory_nodes()).ok());
   EXPECT_EQ(InUseByNode(Pools(*fabric_)), before_);
 }
@@ -374,10 +383,8 @@ TEST_F(DropCrashTest, AnOpenerRegisteringAfterTheMarkBacksOff) {
 // A holder registered before the mark: the dropper sees it, gives the index back and is Busy.
 // Between the mark and that, the index cannot be opened.
 TEST_F(DropCrashTest, AHolderRegisteredBeforeTheMarkRefusesTheDrop) {
-  Load();
-  auto entry = alloc::Catalog::Open(*ep_, "dropped");
-  ASSERT_TRUE(entry.ok());
-  auto hold = alloc::IndexHold::Take(*fabric_, *entry, nullptr, std::chrono::milliseconds(2000));
+  const auto entry = LoadedEntry();
+  auto hold = Hold(entry);
   ASSERT_TRUE(hold.ok()) << hold.status().ToString();
   auto mark = alloc::Catalog::MarkDropping(*ep_, "dropped");
   ASSERT_TRUE(mark.ok());
@@ -386,7 +393,7 @@ TEST_F(DropCrashTest, AHolderRegisteredBeforeTheMarkRefusesTheDrop) {
   EXPECT_TRUE(alloc::Catalog::FinishDrop(*ep_, *mark, fabric_->memory_nodes()).ok()) << "nothing to finish";
   auto again = alloc::Catalog::Open(*ep_, "dropped");
   ASSERT_TRUE(again.ok()) << "given back";
-  EXPECT_EQ(again->owner, entry->owner);
+  EXPECT_EQ(again->owner, entry.owner);
   EXPECT_NE(InUseByNode(Pools(*fabric_)), before_);
   hold->reset();  // closed: the drop goes through
   ASSERT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes()).ok());
@@ -396,15 +403,13 @@ TEST_F(DropCrashTest, AHolderRegisteredBeforeTheMarkRefusesTheDrop) {
 // A dropper that died after its mark, with a holder registered: the next opener of the name
 // settles the mark - the index is given back, and opened with its data, not dropped.
 TEST_F(DropCrashTest, AMarkLeftOnAHeldIndexIsGivenBackByTheNextOpener) {
-  Load();
-  auto entry = alloc::Catalog::Open(*ep_, "dropped");
-  ASSERT_TRUE(entry.ok());
-  auto hold = alloc::IndexHold::Take(*fabric_, *entry, nullptr, std::chrono::milliseconds(2000));
+  const auto entry = LoadedEntry();
+  auto hold = Hold(entry);
   ASSERT_TRUE(hold.ok());
   ASSERT_TRUE(alloc::Catalog::MarkDropping(*ep_, "dropped").ok());
   auto index = designs::MakeIndex("sherman", *fabric_, Options("sherman"));
   ASSERT_TRUE(index.ok()) << index.status().ToString();
-  EXPECT_EQ(alloc::Catalog::Open(*ep_, "dropped")->owner, entry->owner) << "the same index";
+  EXPECT_EQ(alloc::Catalog::Open(*ep_, "dropped")->owner, entry.owner) << "the same index";
   auto s = (*index)->OpenSession(0);
   ASSERT_TRUE(s.ok());
   ExpectLoaded(**s);
@@ -432,12 +437,10 @@ TEST_F(DropCrashTest, AForcedDropWaitsOutAHolderThatStoppedRenewingButNotALiveOn
     }
     return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load()));
   });
-  Load();
-  auto entry = alloc::Catalog::Open(*ep_, "dropped");
-  ASSERT_TRUE(entry.ok());
+  const auto entry = LoadedEntry();
   auto live = lease::Lease::Claim(*fabric_, lease::LeaseOptions{});
   ASSERT_TRUE(live.ok());
-  auto held = alloc::IndexHold::Take(*fabric_, *entry, live->get(), {});
+  auto held = alloc::IndexHold::Take(*fabric_, entry, live->get(), {});
   ASSERT_TRUE(held.ok());
   renewing = live->get();
   Status refused = alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes(), 0, {.force = true});
@@ -445,7 +448,7 @@ TEST_F(DropCrashTest, AForcedDropWaitsOutAHolderThatStoppedRenewingButNotALiveOn
   renewing = nullptr;
   held->reset();
 
-  auto stopped = alloc::IndexHold::Take(*fabric_, *entry, nullptr, std::chrono::milliseconds(2000));
+  auto stopped = Hold(entry);
   ASSERT_TRUE(stopped.ok());
   EXPECT_TRUE(alloc::Catalog::Drop(*ep_, "dropped", fabric_->memory_nodes()).IsBusy());
   const int64_t start = now_ms.load();
