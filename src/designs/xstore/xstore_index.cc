@@ -63,6 +63,7 @@ class XStoreSession final : public Session {
     auto s = Ready(kind == wire::WriteKind::kUpsert);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();  // an update or delete of an empty index
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));  // a revoked handle sends no write
     return client_->Write(**s, kind, C::Tree(key), value);
   }
   Status DoInsert(Slice key, Slice value) override { return Write(wire::WriteKind::kUpsert, key, value); }
@@ -72,6 +73,7 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();  // an empty index
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
     return client_->CompareAndSwap(**s, C::Tree(key), expected, desired, swapped, current);
   }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
@@ -129,8 +131,8 @@ class XStoreIndex final : public Index {
 
   // A read's answer stands only if the handle's registration lease was live after the read:
   // once it is revoked (a process stalled past it) the index may have been dropped and the
-  // memory read reused (docs/OPERATIONS.md, "Drop"); checked before the read too. Writes are
-  // refused by the memory server.
+  // memory read reused (docs/OPERATIONS.md, "Drop"); checked before the read too, and before
+  // a write is sent (the lease's margin covers its flight, as for a lock holder's writes).
   Status Answer(Status s) {
     if (!hold_ || (!s.ok() && !s.IsNotFound())) return s;
     Status live = hold_->CheckLive();
