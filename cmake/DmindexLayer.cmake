@@ -8,6 +8,12 @@
 #                 [PRIVATE_LIBS <target>...] external libraries only its own files include
 #                                          (still linked into every program using it)
 #                 [BUILD_ONLY <target>...] header-only libraries needed to compile it only
+#                 [LINK_SYMBOL <symbol>]   an extern "C" function of the layer that the layers
+#                                          below reach through a weak reference only (a part
+#                                          of the library a program may leave out, e.g. the
+#                                          UCX fabric): every program linking the layer is
+#                                          made to link it (--undefined), else the archive
+#                                          would add nothing
 #                 [PUBLIC_API])            the library users link: src/ stays private
 #
 # The linker enforces DEPENDS: dmindex_<name>_layering is a program linking every object of
@@ -19,7 +25,7 @@
 # layer's header is not a symbol.
 
 function(dmindex_layer name folder)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "PUBLIC_API" "" "DEPENDS;LIBS;PRIVATE_LIBS;BUILD_ONLY")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "PUBLIC_API" "LINK_SYMBOL" "DEPENDS;LIBS;PRIVATE_LIBS;BUILD_ONLY")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dmindex_layer(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -49,6 +55,10 @@ function(dmindex_layer name folder)
     target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:${lib}>)
   endforeach()
   target_compile_features(${target} PUBLIC cxx_std_20)
+  if(arg_LINK_SYMBOL)
+    target_link_options(${target} INTERFACE "LINKER:--undefined=${arg_LINK_SYMBOL}")
+    set_property(GLOBAL PROPERTY DMINDEX_LAYER_LINK_SYMBOL_${name} ${arg_LINK_SYMBOL})
+  endif()
   # Position-independent, so that the Python extension (a shared object: python/) links these
   # very archives instead of compiling every layer a second time (scripts/install-python.sh,
   # docs/PYTHON.md). -fno-semantic-interposition keeps -fPIC's cost small: calls between the

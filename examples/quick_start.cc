@@ -3,8 +3,9 @@
 // Result: a value or the Status saying why there is none); this program checks each one.
 //
 //   quick_start [design]        design: any of dmindex::Index::Designs() (default sherman):
-//                               local, naive, sherman, rftree, dex, xstore, indexy, rocksdb,
-//                               lmdb, btree-disk
+//                               local, naive, sherman, rftree, dex, xstore; linked against
+//                               dmindex::dmindex instead of dmindex::core, also absl, indexy,
+//                               rocksdb, lmdb, btree-disk (docs/C_API.md, "What a program links")
 #include <dmindex/index.h>
 
 #include <cstdlib>

@@ -22,7 +22,9 @@ fi
 # links build/'s archives (DMINDEX_PREBUILT_DIR, CMakeLists.txt), instead of compiling every
 # layer a second time (31 min on two cores with nothing cached: docs/CI.md).
 started=$SECONDS
-scripts/build.sh --target dmindex_api
+# The layers of dmindex::dmindex, which the extension links: dmindex::core's, the UCX fabric's
+# and the baselines' (CMakeLists.txt).
+scripts/build.sh --target dmindex_api --target dmindex_api_ucx --target dmindex_designs_baselines
 echo "install-python: the library built in $(( SECONDS - started )) s"
 source scripts/compiler-cache.sh
 export CMAKE_ARGS="${compiler_cache[*]} -DDMINDEX_PREBUILT_DIR=$PWD/build"

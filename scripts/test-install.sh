@@ -4,9 +4,12 @@
 # to where it was installed or built), then against it
 #   - compiles every public header alone, with nothing but <prefix>/include on the path (and
 #     dmindex/c.h as C11);
-#   - builds examples/ with find_package(dmindex CONFIG REQUIRED) (examples/CMakeLists.txt)
-#     and quick_start (C++) and c_quick_start (C) with a plain compiler command line and
-#     pkg-config --cflags --libs dmindex;
+#   - builds examples/ with find_package(dmindex CONFIG REQUIRED COMPONENTS core ucx)
+#     (examples/CMakeLists.txt), and quick_start (C++) and c_quick_start (C) with a plain
+#     compiler command line and pkg-config --cflags --libs dmindex-core; checks that those
+#     linked against dmindex::core alone need no shared library beyond the C/C++ runtime
+#     (scripts/check-core-links.sh); builds quick_start again with pkg-config's dmindex (the
+#     whole library) and runs it on a design of dmindex::baselines;
 #   - runs quick_start and c_quick_start (both builds each) and range_iteration, and memory_servers against two
 #     memory servers started from the installed dmindex (scripts/with-memservers.sh);
 #   - checks that the installed `dmindex plot` runs the plot.py installed beside it.
@@ -40,8 +43,9 @@ cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAK
   | { grep -vP '^-- (?!Configuring incomplete)' || true; }
 ninja -C "$work/examples"
 
-pc_dir=$(dirname "$(find "$prefix" -name dmindex.pc)")
-flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs dmindex)
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name dmindex-core.pc)")
+flags=$(pkg-config --cflags --libs dmindex-core)
 echo "test-install: $cxx -std=c++20 -O2 examples/quick_start.cc $flags"
 # shellcheck disable=SC2086  # $flags is a list of compiler arguments
 "$cxx" -std=c++20 -O2 -Wall -Wextra -Werror examples/quick_start.cc -o "$work/quick_start_pkg_config" $flags
@@ -51,11 +55,27 @@ echo "test-install: ${CC:-cc} -std=c11 examples/c_quick_start.c $flags -lstdc++ 
 # shellcheck disable=SC2086
 "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -Werror examples/c_quick_start.c -o "$work/c_quick_start_pkg_config" $flags -lstdc++ -lm
 
-for example in "$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration" \
-               "$work/examples/c_quick_start" "$work/c_quick_start_pkg_config"; do
+core_only=("$work/examples/quick_start" "$work/quick_start_pkg_config" "$work/examples/range_iteration"
+           "$work/examples/c_quick_start" "$work/c_quick_start_pkg_config")
+scripts/check-core-links.sh "${core_only[@]}"
+for example in "${core_only[@]}"; do
   echo "test-install: $(basename "$example")"
   "$example"
 done
+
+# The whole library through pkg-config: dmindex.pc requires the components' modules, whose
+# linker options pull in the parts dmindex::core reaches through weak symbols.
+flags=$(pkg-config --cflags --libs dmindex)
+echo "test-install: $cxx -std=c++20 -O2 examples/quick_start.cc $flags"
+# shellcheck disable=SC2086
+"$cxx" -std=c++20 -O2 -Wall -Wextra -Werror examples/quick_start.cc -o "$work/quick_start_all" $flags
+echo "test-install: quick_start_all lmdb"
+"$work/quick_start_all" lmdb
+if "$work/quick_start_pkg_config" lmdb 2>"$work/lmdb.err"; then
+  echo "test-install: quick_start linked against dmindex-core opened an lmdb index" >&2
+  exit 1
+fi
+grep -F "design lmdb is not linked into this program; link dmindex::baselines" "$work/lmdb.err"
 echo "test-install: memory_servers"
 scripts/with-memservers.sh "$prefix/bin/dmindex" "$work/examples/memory_servers"
 

@@ -59,23 +59,76 @@ class ServerAwayForReads final : public VerbScript {
   int failed_reads_ = 0;
 };
 
-// Counts CASes, changing nothing (the tests post from one thread).
+// Counts CASes, changing nothing (the tests post from one thread), and remembers the word
+// the last one was posted to: the lock the write took (a lock-table word, or RF-tree's trailer).
 class CountCases final : public VerbScript {
  public:
   Outcome Run(const VerbCopy&) override { return Outcome::kPass; }
-  AtomicOutcome RunAtomic(const fabric::Verb&) override {
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
     ++cases_;
+    last_ = v.remote;
     return AtomicOutcome::kPass;
   }
   int cases() const { return cases_; }
+  GlobalAddress last() const { return last_; }
 
  private:
   int cases_ = 0;
+  GlobalAddress last_;
 };
 
 lease::ClockFn FixedClock(std::atomic<int64_t>* now_ms) {
   return [now_ms] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms->load())); };
 }
+
+uint64_t WordAt(fabric::Fabric& fabric, GlobalAddress addr) {
+  auto ep = std::move(fabric.Connect()).value();
+  uint64_t w = 1;
+  EXPECT_TRUE(ep->Read(addr, &w, 8).ok());
+  return w;
+}
+
+// Whether the lock at `addr` is free: a lock-table word holds 0, a leaf's trailer (RF-tree's
+// inline lock) an even version.
+bool LockFree(fabric::Fabric& fabric, GlobalAddress addr) {
+  const uint64_t w = WordAt(fabric, addr);
+  const bool table = addr.offset() >= fabric::kLockTableOffset &&
+                     addr.offset() < fabric::kLockTableOffset + fabric::kLockTableBytes;
+  return table ? w == 0 : (w & 1) == 0;
+}
+
+// A fabric and an index of `design` holding keys 2, 4, ..., 80 and key 41, written twice (the
+// second time under `clean`: the lock its writes of that leaf take).
+struct LoadedIndex {
+  std::unique_ptr<fabric::InProcFabric> fabric;
+  std::unique_ptr<Index> index;
+  std::unique_ptr<Session> session;
+  std::vector<testing::U64Pair> data;
+  CountCases clean;
+  static constexpr uint64_t kKey = 41;
+
+  explicit LoadedIndex(const std::string& design) {
+    fabric::InProcOptions fo;
+    fo.pool_bytes = 64ull << 20;
+    fo.node.chunk_bytes = 1 << 20;
+    fabric = std::move(fabric::InProcFabric::Create(fo)).value();
+    index = std::move(designs::MakeIndex(design, *fabric, testing::LockTestOptions(0.5))).value();
+    for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
+    EXPECT_TRUE(testing::BulkLoadU64(*index, data).ok());
+    session = std::move(index->OpenSession(0)).value();
+    EXPECT_TRUE(session->Insert(kKey, 1).ok());
+    fabric->SetVerbScript(&clean);
+    EXPECT_TRUE(session->Insert(kKey, 2).ok());
+    fabric->SetVerbScript(nullptr);
+  }
+  // `s`'s insert of kKey with `script` installed.
+  Status Insert(Session& s, uint64_t value, VerbScript* script) {
+    fabric->SetVerbScript(script);
+    const Status done = s.Insert(kKey, value);
+    fabric->SetVerbScript(nullptr);
+    return done;
+  }
+};
 
 class NodeLockRestart : public ::testing::TestWithParam<std::string> {};
 
@@ -83,51 +136,38 @@ class NodeLockRestart : public ::testing::TestWithParam<std::string> {};
 // (the server is not back): the writer asks until the word answers, posts the batch again and
 // is acknowledged; the word is free, and its own next write of the leaf takes the lock at the
 // first CAS, as a write that met no outage.
+// RF-tree (lock=inline, its default) holds the leaf's trailer instead of a lock-table word: the
+// same read-back and re-post through the same code (NodeLock::WriteAndReleaseTrailer).
 TEST_P(NodeLockRestart, AWriterWhoseReadBacksFailUntilTheServerAnswersReleasesItsWord) {
   std::atomic<int64_t> now_ms{1'000'000};
   lease::ScopedTestClock clock(FixedClock(&now_ms));  // the lease stays live throughout
-  fabric::InProcOptions fo;
-  fo.pool_bytes = 64ull << 20;
-  fo.node.chunk_bytes = 1 << 20;
-  auto fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  auto index = std::move(designs::MakeIndex(GetParam(), *fabric, testing::LockTestOptions(0.5))).value();
-  std::vector<testing::U64Pair> data;
-  for (uint64_t k = 1; k <= 40; ++k) data.push_back({2 * k, 20 * k});
-  ASSERT_TRUE(testing::BulkLoadU64(*index, data).ok());
-  auto session = std::move(index->OpenSession(0)).value();
-  const uint64_t key = 41;
-  ASSERT_TRUE(session->Insert(key, 1).ok());
-
-  CountCases clean;
-  fabric->SetVerbScript(&clean);
-  ASSERT_TRUE(session->Insert(key, 2).ok());
-  fabric->SetVerbScript(nullptr);
+  LoadedIndex b(GetParam());
+  ASSERT_FALSE(b.clean.last().is_null());
 
   ServerAwayForReads away(std::this_thread::get_id(), 3);
-  fabric->SetVerbScript(&away);
-  const Status s = session->Insert(key, 3);
-  fabric->SetVerbScript(nullptr);
+  const Status s = b.Insert(*b.session, 3, &away);
   EXPECT_EQ(away.failed_reads(), 3) << "the server's absence was not met as scripted";
   EXPECT_TRUE(s.ok()) << s.ToString();
   // Checked before the next write, which would wait a minute on a word left held.
-  ASSERT_EQ(testing::HeldLocks(*fabric), 0u) << "the live writer left its own lock word held";
+  ASSERT_EQ(testing::HeldLocks(*b.fabric), 0u) << "the live writer left its own lock word held";
+  ASSERT_TRUE(LockFree(*b.fabric, b.clean.last())) << "the live writer left its leaf's lock held";
 
   CountCases after;
-  fabric->SetVerbScript(&after);
-  const Status next = session->Insert(key, 4);
-  fabric->SetVerbScript(nullptr);
+  const Status next = b.Insert(*b.session, 4, &after);
   ASSERT_TRUE(next.ok()) << next.ToString();
-  EXPECT_EQ(after.cases(), clean.cases()) << "the writer's next write of the leaf waited for its lock";
+  EXPECT_EQ(after.cases(), b.clean.cases()) << "the writer's next write of the leaf waited for its lock";
   uint64_t got = 0;
-  ASSERT_TRUE(session->Lookup(key, &got).ok());
+  ASSERT_TRUE(b.session->Lookup(LoadedIndex::kKey, &got).ok());
   EXPECT_EQ(got, 4u);
-  for (const auto& kv : data) {
-    ASSERT_TRUE(session->Lookup(kv.key, &got).ok()) << kv.key;
+  for (const auto& kv : b.data) {
+    ASSERT_TRUE(b.session->Lookup(kv.key, &got).ok()) << kv.key;
     EXPECT_EQ(got, kv.value);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(LockTableDesigns, NodeLockRestart, ::testing::Values("naive", "sherman"),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(InlineLeafLocks, NodeLockRestart, ::testing::Values("rftree"),
                          [](const auto& info) { return info.param; });
 
 // One lease and one node lock (combining verbs or not) on a one-node pool, with the test's clock.
@@ -164,7 +204,7 @@ struct LockBed {
   }
   uint64_t Word() {
     uint64_t w = 1;
-    EXPECT_TRUE(ep->Read(tree::LockWordFor(node), &w, 8).ok());
+    EXPECT_TRUE(ep->Read(tree::LockWordFor(node, tree::LockArea::kProcesses), &w, 8).ok());
     return w;
   }
 };
@@ -200,7 +240,7 @@ class NodeLockRestartCas : public ::testing::TestWithParam<bool> {};
 // server answers, so the next attempt takes the lock at once.
 TEST_P(NodeLockRestartCas, ALockWhoseReplyWasLostIsLetGoOfOnceTheServerAnswers) {
   LockBed b(/*combine=*/GetParam());
-  LostLockReplyThenAway away(tree::LockWordFor(b.node), 3);
+  LostLockReplyThenAway away(tree::LockWordFor(b.node, tree::LockArea::kProcesses), 3);
   b.fabric->SetVerbScript(&away);
   const Status s = b.Lock();
   b.fabric->SetVerbScript(nullptr);
@@ -246,7 +286,7 @@ class NodeZeroAway final : public VerbScript {
 TEST_P(NodeLockRestartCas, ALeaseThatCannotBeShownLiveLeavesTheWordToATaker) {
   LockBed b(/*combine=*/GetParam());
   ASSERT_TRUE(b.Lock().ok());
-  NodeZeroAway away(tree::LockWordFor(b.node), &b.now_ms);
+  NodeZeroAway away(tree::LockWordFor(b.node, tree::LockArea::kProcesses), &b.now_ms);
   b.fabric->SetVerbScript(&away);
   const uint64_t written = 0x5eed;
   std::vector<fabric::Verb> writes{fabric::Verb::Write(b.node, &written, sizeof written)};
@@ -282,6 +322,79 @@ TEST_P(NodeLockRestartCas, ALeaseThatCannotBeShownLiveLeavesTheWordToATaker) {
 
 INSTANTIATE_TEST_SUITE_P(Combine, NodeLockRestartCas, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "combined" : "separate"; });
+
+// RF-tree's inline leaf lock: the trailer's CAS lands and its reply is lost, and the CASes that
+// let go of it fail three times more. The write answers Unavailable with the trailer back at
+// the version it held, and the next write takes it at the first CAS.
+TEST(InlineLockRestart, ATrailerWhoseCasReplyWasLostIsLetGoOfOnceTheServerAnswers) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ScopedTestClock clock(FixedClock(&now_ms));
+  LoadedIndex b("rftree");
+  const GlobalAddress trailer = b.clean.last();
+  ASSERT_FALSE(trailer.is_null());
+  const uint64_t version = WordAt(*b.fabric, trailer);
+  ASSERT_EQ(version & 1, 0u);
+
+  LostLockReplyThenAway away(trailer, 3);
+  const Status s = b.Insert(*b.session, 3, &away);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_EQ(away.failed(), 3) << "the trailer taken by the lost CAS was not let go of";
+  ASSERT_EQ(WordAt(*b.fabric, trailer), version) << "the trailer taken by the CAS whose reply was lost stayed held";
+
+  CountCases after;
+  ASSERT_TRUE(b.Insert(*b.session, 4, &after).ok());
+  EXPECT_EQ(after.cases(), b.clean.cases()) << "the next write waited for the leaf's lock";
+  uint64_t got = 0;
+  ASSERT_TRUE(b.session->Lookup(LoadedIndex::kKey, &got).ok());
+  EXPECT_EQ(got, 4u);
+}
+
+// RF-tree's inline leaf lock, when the lease cannot be shown live: memory node 0 (the leaf, its
+// trailer and the lease table) goes away under the write's batch and stays away while the
+// clock passes the lease. The writer stops asking, gives its lease up and answers Unavailable
+// ("revoked by this process"); the trailer still names it, its own next write stops at once,
+// and another process's writer takes the trailer over after the takeover wait and writes.
+TEST(InlineLockRestart, ALeaseThatCannotBeShownLiveLeavesTheTrailerToATaker) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  std::atomic<int64_t> step_ms{0};  // how far each clock read moves the clock
+  lease::ScopedTestClock clock([&] {
+    return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.fetch_add(step_ms.load())));
+  });
+  LoadedIndex b("rftree");
+  const GlobalAddress trailer = b.clean.last();
+  ASSERT_FALSE(trailer.is_null());
+
+  NodeZeroAway away(trailer, &now_ms);
+  const Status s = b.Insert(*b.session, 3, &away);
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  ASSERT_NE(s.message().find("revoked by this process"), std::string::npos) << s.ToString();
+  EXPECT_GE(away.failed_reads(), 2);
+  EXPECT_LE(away.failed_reads(), 10);
+  const uint64_t left = WordAt(*b.fabric, trailer);
+  ASSERT_NE(tree::TrailerLockWord(left), 0u) << "the trailer no longer names the writer: " << left;
+
+  // Node 0 is back: the writer's own next write of the leaf meets its given-up trailer and stops.
+  const Status again = b.Insert(*b.session, 5, nullptr);
+  EXPECT_TRUE(again.IsUnavailable()) << again.ToString();
+  EXPECT_NE(again.message().find("revoked"), std::string::npos) << again.ToString();
+
+  // Another process (another opening, another lease) takes the trailer over once the clock
+  // has moved past the lease plus a quarter, and writes.
+  auto taker = std::move(designs::MakeIndex("rftree", *b.fabric, testing::LockTestOptions(0.5))).value();
+  auto session = std::move(taker->OpenSession(0)).value();
+  step_ms = 50;  // a takeover wait (125 ms) in three looks at the holder's slot
+  const Status took = session->Insert(LoadedIndex::kKey, 6);
+  step_ms = 0;
+  ASSERT_TRUE(took.ok()) << took.ToString();
+  EXPECT_TRUE(LockFree(*b.fabric, trailer));
+  uint64_t got = 0;
+  ASSERT_TRUE(session->Lookup(LoadedIndex::kKey, &got).ok());
+  EXPECT_EQ(got, 6u);
+  for (const auto& kv : b.data) {
+    ASSERT_TRUE(session->Lookup(kv.key, &got).ok()) << kv.key;
+    EXPECT_EQ(got, kv.value);
+  }
+}
 
 }  // namespace
 }  // namespace dmindex

@@ -333,7 +333,7 @@ class LoseRenewalReply final : public VerbScript {
 // with Unavailable and nothing is planned or posted. The word still names the holder and the
 // next CheckLive finds the renewal landed: posting "the same verbs" again then posted none of
 // the writes and answered Ok (found in review of the merge of the re-post fix). An Ok answer
-// must mean the write landed.
+// must mean the write landed; and a word left held that way must not name a lease that renews.
 TEST(LockRepostPlanned, AnOkAnswerMeansTheWritesLandedAfterAFailedFirstCheckLive) {
   std::atomic<int64_t> now_ms{1'000'000};
   lease::ClockFn clock = [&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); };
@@ -365,6 +365,14 @@ TEST(LockRepostPlanned, AnOkAnswerMeansTheWritesLandedAfterAFailedFirstCheckLive
   uint64_t landed = 0;
   ASSERT_TRUE(ep->Read(node, &landed, sizeof landed).ok());
   EXPECT_TRUE(!s.ok() || landed == written) << "answered " << s.ToString() << " but the node holds " << landed;
+  // Nothing was posted, so the word still names the holder: its lease must never renew again
+  // (the lost renewal landed, and the next one would succeed), or nobody could take the word
+  // over (docs/LEASES.md, "A live writer never keeps its own word").
+  uint64_t word = 0;
+  ASSERT_TRUE(ep->Read(held.word, &word, 8).ok());
+  if (word == owner.word) {
+    EXPECT_FALSE(lease->CheckLive().ok()) << "the lease renews with its word still held";
+  }
 }
 
 }  // namespace

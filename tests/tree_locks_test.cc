@@ -59,7 +59,7 @@ TEST_P(NodeLockTest, CountersUnderTheLockNeverLoseAnUpdate) {
   ASSERT_TRUE(ep->Read(node, buf, sizeof buf).ok());
   for (uint64_t w : buf) EXPECT_EQ(w, static_cast<uint64_t>(kThreads * kIncrements));
   uint64_t word = 1;
-  ASSERT_TRUE(ep->Read(LockWordFor(node), &word, 8).ok());
+  ASSERT_TRUE(ep->Read(LockWordFor(node, LockArea::kProcesses), &word, 8).ok());
   EXPECT_EQ(word, 0u) << "the lock must end free";
   if (GetParam().hocl) { EXPECT_GT(local0.handovers() + local1.handovers(), 0u); }
 }

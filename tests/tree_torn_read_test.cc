@@ -146,7 +146,7 @@ TEST_P(TornReadDeadWriter, AnImageNobodyIsWritingIsReportedAtOnce) {
   // One torn READ, then one more with the lock word, then one under the lock: no waiting.
   EXPECT_LE(pool.cn->retries.load(), 1u);
   uint64_t lock_word = 1;
-  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node), &lock_word, 8).ok());
+  ASSERT_TRUE(pool.ep->Read(LockWordFor(pool.node, LockArea::kProcesses), &lock_word, 8).ok());
   EXPECT_EQ(lock_word, 0u) << "the reader left the lock it took held";
 }
 
@@ -213,7 +213,7 @@ TEST_P(TornReadDeadWriter, EqualTornImagesFromTwoWritersAreNotCorruption) {
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);  // writer 2's image, read under the lock
   EXPECT_EQ(h.count, 3u);
-  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u) << "the reader left the lock it took held";
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node, LockArea::kProcesses)), 0u) << "the reader left the lock it took held";
 }
 
 // RF-tree's inline lock (TreeOptions::trailer_lock): a leaf's writer holds its trailer, not a
@@ -236,7 +236,7 @@ TEST(TornRead, EqualTornImagesWhileAnInlineWriterHoldsTheTrailerAreNotCorruption
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);  // writer 2's image
   EXPECT_EQ(WordAt(pool, trailer), held) << "the reader changed a trailer another writer holds";
-  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u) << "the reader left the lock-table word held";
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node, LockArea::kProcesses)), 0u) << "the reader left the lock-table word held";
 }
 
 // The same two equal torn READs with nobody writing afterwards: the reader reads under the
@@ -248,7 +248,7 @@ TEST(TornRead, AReaderUnderTheTrailerPutsItBack) {
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(h.version, 1003u);
   EXPECT_EQ(WordAt(pool, pool.node + pool.layout.TrailerOffset()), 1003u) << "C's version again, free";
-  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node)), 0u);
+  EXPECT_EQ(WordAt(pool, LockWordFor(pool.node, LockArea::kProcesses)), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Writers, TornReadDeadWriter, ::testing::Bool(),

@@ -24,11 +24,13 @@
 //    the index (server_memory.h): after restarts, dropping the index frees every chunk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -39,6 +41,7 @@
 #include "designs/xstore/server.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "lease/lease.h"
+#include "tree/lock_table.h"
 #include "tree/lock_word.h"
 #include "tree/server_locks.h"
 #include "u64_api.h"
@@ -363,6 +366,91 @@ TEST(XStoreServerLocks, ARestartFreesOnlyWordsOfEarlierIncarnations) {
     ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
     EXPECT_NE((*claimed)->id().slot, lease::kMemoryServerSlot);
     leases.push_back(std::move(claimed).value());
+  }
+}
+
+// Remembers the address of every READ longer than a word (a lookup with its models cached
+// READs only the predicted leaves).
+class NodeReads final : public fabric::VerbScript {
+ public:
+  Outcome Run(const fabric::VerbCopy& copy) override {
+    if (copy.verb().kind == fabric::VerbKind::kRead && copy.verb().length > 8) {
+      std::lock_guard<std::mutex> g(mu_);
+      nodes_.push_back(copy.verb().remote);
+    }
+    return Outcome::kPass;
+  }
+  std::vector<GlobalAddress> nodes() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return nodes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<GlobalAddress> nodes_;
+};
+
+// Counts the verbs posted to any of `words`; CASes on them fail without landing (as if their
+// memory server were away), so that a writer that waits on one fails at once instead of after
+// a minute.
+class WordsOffLimits final : public fabric::VerbScript {
+ public:
+  explicit WordsOffLimits(std::vector<GlobalAddress> words) : words_(std::move(words)) {}
+  Outcome Run(const fabric::VerbCopy& copy) override {
+    if (Mine(copy.verb())) touched_.fetch_add(1);
+    return Outcome::kPass;
+  }
+  AtomicOutcome RunAtomic(const fabric::Verb& v) override {
+    if (!Mine(v)) return AtomicOutcome::kPass;
+    touched_.fetch_add(1);
+    return AtomicOutcome::kNotLanded;
+  }
+  uint64_t touched() const { return touched_.load(); }
+
+ private:
+  bool Mine(const fabric::Verb& v) const { return std::find(words_.begin(), words_.end(), v.remote) != words_.end(); }
+  const std::vector<GlobalAddress> words_;
+  std::atomic<uint64_t> touched_{0};
+};
+
+// No dead lock of another index blocks XStore's server (docs/LOCK_TAKEOVER.md, "Other
+// indexes"). The server cannot take a word over (it has no access to the lease table), so its
+// trees lock in a part of the lock table no compute process's tree hashes onto
+// (tree/lock_table.h). Here a compute process holds, under a lease nobody has fenced, the
+// words of the processes' part where the leaves a lookup reads hash to; the server's update of
+// the lookup's key and an insert next to it go through at once and post no verb to those words
+// (before, the server waited on them: a minute, then Unavailable; here their CASes fail at once).
+TEST(XStoreServerLocks, AnotherIndexsHeldWordNeverBlocksTheServer) {
+  Bed b = MakeBed();
+  const uint64_t key = 50;
+  ASSERT_EQ(LookUp(*b.session, key), State(b.acknowledged[key]));  // fetches the models
+  NodeReads reads;
+  b.fabric->SetVerbScript(&reads);
+  ASSERT_EQ(LookUp(*b.session, key), State(b.acknowledged[key]));  // the predicted leaves
+  b.fabric->SetVerbScript(nullptr);
+  ASSERT_FALSE(reads.nodes().empty());
+  std::vector<GlobalAddress> words;
+  auto ep = std::move(b.fabric->Connect()).value();
+  const uint64_t held = tree::EncodeLockWord(lease::HolderId{5, 9}, GlobalAddress());
+  for (GlobalAddress leaf : reads.nodes()) {
+    words.push_back(tree::LockWordFor(leaf, tree::LockArea::kProcesses));
+    ASSERT_TRUE(ep->Write(words.back(), &held, 8).ok());
+  }
+
+  WordsOffLimits off(words);
+  b.fabric->SetVerbScript(&off);
+  const Status updated = b.session->Update(key, 500);
+  const Status inserted = b.session->Insert(key + 1, 510);
+  b.fabric->SetVerbScript(nullptr);
+  ASSERT_TRUE(updated.ok()) << updated.ToString();
+  ASSERT_TRUE(inserted.ok()) << inserted.ToString();
+  EXPECT_EQ(off.touched(), 0u) << "the server's writes went to compute processes' lock words";
+  EXPECT_EQ(LookUp(*b.session, key), State(500));
+  EXPECT_EQ(LookUp(*b.session, key + 1), State(510));
+  for (GlobalAddress w : words) {
+    uint64_t now = 0;
+    ASSERT_TRUE(ep->Read(w, &now, 8).ok());
+    EXPECT_EQ(now, held) << "a process's word was changed by the server";
   }
 }
 

@@ -97,7 +97,8 @@ dmindex_code_t dmindex_cluster_open_embedded(const dmindex_embedded_t* embedded,
 /* Running `dmindex memserver` processes: addresses[i] ("HOST:PORT") is memory node i.
  * transport: "shm" or "tcp" (the servers' --transport; NULL: shm). cluster_key_file: the servers'
  * --cluster-key (NULL or "": ~/.dmindex/cluster-key). Timeouts in ms, 0: the defaults (5 s to
- * connect, 10 s per verb). UNAVAILABLE if a server cannot be reached or refuses the key. */
+ * connect, 10 s per verb). UNAVAILABLE if a server cannot be reached or refuses the key;
+ * NOT_SUPPORTED if the program does not link dmindex::ucx (docs/C_API.md). */
 dmindex_code_t dmindex_cluster_connect(const char* const* addresses, size_t address_count, const char* transport,
                                        const char* cluster_key_file, uint32_t connect_timeout_ms,
                                        uint32_t op_timeout_ms, dmindex_cluster_t** cluster,

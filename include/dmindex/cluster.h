@@ -49,7 +49,8 @@ struct MemoryServers {
 class Cluster {
  public:
   static Result<std::shared_ptr<Cluster>> Open(const EmbeddedCluster& embedded = {});
-  // Unavailable if a server cannot be reached (within connect_timeout) or refuses us.
+  // Unavailable if a server cannot be reached (within connect_timeout) or refuses us;
+  // NotSupported if the program does not link dmindex::ucx (docs/C_API.md, "What a program links").
   static Result<std::shared_ptr<Cluster>> Open(const MemoryServers& servers);
 
   ~Cluster();

@@ -161,10 +161,11 @@ class Index {
   // Opens the index `options.name` of design `options.design` on `cluster`, creating it if
   // the catalog has none of that name (and options.create_if_missing). A null cluster: a
   // new embedded cluster of the defaults, owned by this index. The index keeps its cluster
-  // alive. InvalidArgument for an unknown design, knob or bad option.
+  // alive. InvalidArgument for an unknown design, knob or bad option; NotSupported for a
+  // design of dmindex::baselines in a program that does not link it (docs/C_API.md).
   static Result<std::unique_ptr<Index>> Open(const IndexOptions& options,
                                              std::shared_ptr<Cluster> cluster = nullptr);
-  // The designs Open knows, in the order benchmarks list them.
+  // The designs Open knows (those linked into this program), in the order benchmarks list them.
   static std::vector<std::string> Designs();
 
   // Closes the index if Close was not called, ignoring its errors: call Close to see them.

@@ -18,8 +18,9 @@ inline constexpr uint32_t kMaxNodeBytes = 64 * 1024;
 inline constexpr uint32_t kAutoNodeBytes = 0;
 
 struct IndexOptions {
-  // The index design: Index::Designs() lists them (local, naive, sherman, rftree, dex, xstore,
-  // indexy, rocksdb, lmdb, btree-disk; the baseline absl); docs/API.md says where each lives.
+  // The index design: Index::Designs() lists them (local, naive, sherman, rftree, dex, xstore;
+  // with dmindex::baselines linked also the baseline absl, indexy, rocksdb, lmdb, btree-disk);
+  // docs/API.md says where each lives.
   std::string design = "sherman";
   // The index's name: its catalog entry on the cluster (designs in the cluster's pool), so
   // several processes can open one index, or its folder under `directory` (rocksdb, lmdb).

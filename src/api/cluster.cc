@@ -1,16 +1,16 @@
-// Cluster::Open: the embedded in-process cluster, or running memory servers over UCX.
+// Cluster::Open: the embedded in-process cluster, or running memory servers over UCX (when the
+// program links dmindex::ucx: ucx_component.h).
 #include "dmindex/cluster.h"
 
 #include <cmath>
 
 #include "api/cluster_access.h"
+#include "api/ucx_component.h"
 
 #include "designs/registry.h"
 #include "fabric/fabric.h"
 #include "fabric/inproc/inproc_fabric.h"
 #include "fabric/pool_layout.h"
-#include "fabric/ucx/tcp_socket.h"
-#include "fabric/ucx/ucx_fabric.h"
 
 namespace dmindex {
 
@@ -78,21 +78,12 @@ Result<std::shared_ptr<Cluster>> Cluster::Open(const EmbeddedCluster& embedded) 
 }
 
 Result<std::shared_ptr<Cluster>> Cluster::Open(const MemoryServers& servers) {
-  std::vector<fabric::ucx::HostPort> list;
-  for (const std::string& address : servers.addresses) {
-    auto hp = fabric::ucx::ParseHostPort(address);
-    if (!hp.ok()) return hp.status();
-    list.push_back(std::move(hp).value());
-  }
-  fabric::ucx::UcxOptions o;
-  o.transport = servers.transport == Transport::kTcp ? fabric::ucx::UcxTransport::kTcp
-                                                     : fabric::ucx::UcxTransport::kShm;
-  o.cluster_key_file = servers.cluster_key_file;
-  o.connect_timeout = servers.connect_timeout;
-  o.op_timeout = servers.op_timeout;
-  auto f = fabric::ucx::UcxFabric::Create(std::move(list), o);
+  if (dmindex_ucx_component == nullptr)
+    return Status::NotSupported("memory servers are reached over UCX, which is not linked into this program; "
+                                "link dmindex::ucx");
+  auto f = dmindex_ucx_component()->connect(servers);
   if (!f.ok()) return f.status();
-  return ClusterOver(std::shared_ptr<fabric::Fabric>(std::move(f).value()));
+  return ClusterOver(std::move(f).value());
 }
 
 }  // namespace dmindex

@@ -1,18 +1,14 @@
 #include "designs/registry.h"
 
 #include <algorithm>
-#include <functional>
+#include <iterator>
 
-#include "designs/absl/absl_index.h"
-#include "designs/btreedisk/btree_disk_index.h"
 #include "designs/dex/dex_index.h"
 #include "designs/dex/dex_options.h"
 #include "designs/dex/offload.h"
-#include "designs/indexy/indexy_index.h"
-#include "designs/indexy/indexy_options.h"
-#include "designs/kvstore/store_index.h"
 #include "designs/local/local_index.h"
 #include "designs/naive/naive.h"
+#include "designs/registry_entry.h"
 #include "designs/rftree/rftree_index.h"
 #include "designs/rftree/rftree_options.h"
 #include "designs/sherman/sherman.h"
@@ -25,40 +21,15 @@
 namespace dmindex::designs {
 namespace {
 
-using Factory = std::function<Result<std::unique_ptr<Index>>(fabric::Fabric&, const IndexOptions&)>;
-
-// Where a design keeps an index, which decides what IndexOptions::name, create_if_missing and
-// directory mean for it (options.h).
-enum class Home {
-  kPool,       // the cluster's pool: found by name in the catalog; no directory
-  kProcess,    // this process, for the Index object's life: nothing to reopen; no directory
-  kDirectory,  // <directory>/<name> when a directory is given, else a temporary folder
-};
-
-struct Entry {
-  const char* name;
-  Factory make;
-  Home home = Home::kPool;
-  const char* not_shared_because = nullptr;  // null: SharedAcrossProcesses (registry.h)
-  // The design's memory-side RPC handlers, registered on a memory node before it serves.
-  Status (*register_memory_side)(fabric::MemoryNode&) = nullptr;
-  bool memory_limit = false;  // takes the knob limit_mb (MemoryLimitedDesigns)
-  const char* baseline = nullptr;  // non-null: a yardstick, not a design; what it is (DesignNote)
-  // Its knob table's rows with their defaults (DesignKnobs); null: it takes no knobs.
-  std::vector<KnobDoc> (*knobs)() = nullptr;
-};
-
 std::vector<KnobDoc> NaiveKnobDocs() { return tree::TreeKnobs().Describe(tree::TreeOptions{}); }
 std::vector<KnobDoc> ShermanKnobDocs() { return tree::TreeKnobs().Describe(ShermanDefaults()); }
 
-// One line per design, in the order benchmarks list them.
-const std::vector<Entry>& Table() {
-  static const std::vector<Entry> table = {
+// The designs of dmindex::core: those living in the cluster's memory (and `local`), which
+// need nothing beyond the C++ runtime. One line per design, in the order benchmarks list them.
+std::vector<Entry> CoreTable() {
+  return {
       {.name = "local", .make = MakeLocalIndex, .home = Home::kProcess,
        .not_shared_because = "the index lives in the memory of the process that opens it"},
-      {.name = "absl", .make = MakeAbslIndex, .home = Home::kProcess,
-       .not_shared_because = "the map lives in the memory of the process that opens it",
-       .baseline = "a baseline, not a design: absl::btree_map behind one shared mutex (docs/LOCAL.md)"},
       {.name = "naive", .make = MakeNaive, .knobs = NaiveKnobDocs},
       {.name = "sherman", .make = MakeSherman, .knobs = ShermanKnobDocs},
       {.name = "rftree", .make = MakeRfTree, .knobs = rftree::RfTreeKnobDocs},
@@ -66,20 +37,41 @@ const std::vector<Entry>& Table() {
       {.name = "dex", .make = MakeDex, .register_memory_side = dex::RegisterOffloadHandler, .knobs = dex::DexKnobDocs},
       {.name = "xstore", .make = xstore::MakeXStore, .register_memory_side = xstore::RegisterXStoreHandlers,
        .knobs = xstore::XStoreKnobDocs},
-      {.name = "indexy", .make = MakeIndexyIndex, .home = Home::kProcess,
-       .not_shared_because = "X lives in the memory of the process that opens it, Y in a directory of its own",
-       .memory_limit = true, .knobs = indexy::IndexyKnobDocs},
-      {.name = "rocksdb", .make = MakeRocksDbIndex, .home = Home::kDirectory,
-       .not_shared_because = "the store lives in a directory of the process that opens it", .memory_limit = true,
-       .knobs = StoreKnobDocs},
-      {.name = "lmdb", .make = MakeLmdbIndex, .home = Home::kDirectory,
-       .not_shared_because = "the store lives in a directory of the process that opens it", .memory_limit = true,
-       .knobs = StoreKnobDocs},
-      {.name = "btree-disk", .make = MakeBtreeDiskIndex, .home = Home::kProcess,
-       .not_shared_because = "the tree lives in a file and a buffer pool of the process that opens it",
-       .memory_limit = true, .knobs = BtreeDiskKnobDocs},
   };
+}
+
+// The designs of dmindex::baselines (src/designs/baselines/), named here so that a program
+// linking dmindex::core alone is told which target brings one, not that it does not exist.
+constexpr std::string_view kBaselineDesigns[] = {"absl", "indexy", "rocksdb", "lmdb", "btree-disk"};
+
+// Every design linked into this program: the core's, then dmindex::baselines' if linked.
+const std::vector<Entry>& Table() {
+  static const std::vector<Entry> table = [] {
+    std::vector<Entry> all = CoreTable();
+    if (dmindex_baseline_designs != nullptr) {
+      const std::vector<Entry>& baselines = *dmindex_baseline_designs();
+      all.insert(all.end(), baselines.begin(), baselines.end());
+    }
+    return all;
+  }();
   return table;
+}
+
+const Entry* Find(std::string_view design) {
+  for (const Entry& e : Table())
+    if (design == e.name) return &e;
+  return nullptr;
+}
+
+// Why `design` is not in Table(): a baseline of a target this program does not link
+// (NotSupported), or no design at all (InvalidArgument, listing the known ones).
+Status NotInTable(std::string_view design) {
+  const std::string name(design);
+  if (std::find(std::begin(kBaselineDesigns), std::end(kBaselineDesigns), design) != std::end(kBaselineDesigns))
+    return Status::NotSupported("design " + name + " is not linked into this program; link dmindex::baselines");
+  std::string known;
+  for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
+  return Status::InvalidArgument("unknown design '" + name + "' (known: " + known + ")");
 }
 
 }  // namespace
@@ -90,6 +82,10 @@ std::vector<std::string> DesignNames() {
   return names;
 }
 
+std::vector<std::string> BaselineDesigns() {
+  return std::vector<std::string>(std::begin(kBaselineDesigns), std::end(kBaselineDesigns));
+}
+
 std::vector<std::string> MemoryLimitedDesigns() {
   std::vector<std::string> names;
   for (const Entry& e : Table())
@@ -98,25 +94,23 @@ std::vector<std::string> MemoryLimitedDesigns() {
 }
 
 Result<std::vector<KnobDoc>> DesignKnobs(std::string_view design) {
-  for (const Entry& e : Table())
-    if (design == e.name) return e.knobs == nullptr ? std::vector<KnobDoc>{} : e.knobs();
-  return Status::InvalidArgument("unknown design '" + std::string(design) + "'");
+  const Entry* e = Find(design);
+  if (e == nullptr) return NotInTable(design);
+  return e->knobs == nullptr ? std::vector<KnobDoc>{} : e->knobs();
 }
 
 std::string DesignNote(std::string_view design) {
-  for (const Entry& e : Table())
-    if (design == e.name && e.baseline != nullptr) return e.baseline;
-  return "";
+  const Entry* e = Find(design);
+  return e != nullptr && e->baseline != nullptr ? e->baseline : "";
 }
 
 Status SharedAcrossProcesses(std::string_view design) {
-  for (const Entry& e : Table())
-    if (design == e.name)
-      return e.not_shared_because == nullptr
-                 ? Status::Ok()
-                 : Status::NotSupported("design " + std::string(design) +
-                                        " cannot be shared by processes: " + e.not_shared_because);
-  return Status::InvalidArgument("unknown design '" + std::string(design) + "'");
+  const Entry* e = Find(design);
+  if (e == nullptr) return NotInTable(design);
+  return e->not_shared_because == nullptr ? Status::Ok()
+                                          : Status::NotSupported("design " + std::string(design) +
+                                                                 " cannot be shared by processes: " +
+                                                                 e->not_shared_because);
 }
 
 namespace {
@@ -160,20 +154,15 @@ Result<std::unique_ptr<Index>> MakeIndex(std::string_view design, fabric::Fabric
   IndexOptions named = options;
   named.design = std::string(design);
   named.node_bytes = NodeBytesFor(options);
-  for (const Entry& e : Table()) {
-    if (design != e.name) continue;
-    DMX_RETURN_IF_ERROR(CheckHome(e, named));
-    return e.make(fabric, named);
-  }
-  std::string known;
-  for (const Entry& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.name;
-  return Status::InvalidArgument("unknown design '" + std::string(design) + "' (known: " + known + ")");
+  const Entry* e = Find(design);
+  if (e == nullptr) return NotInTable(design);
+  DMX_RETURN_IF_ERROR(CheckHome(*e, named));
+  return e->make(fabric, named);
 }
 
 bool IssuesVerbs(std::string_view design) {
-  for (const Entry& e : Table())
-    if (design == e.name) return e.home == Home::kPool;
-  return false;
+  const Entry* e = Find(design);
+  return e != nullptr && e->home == Home::kPool;
 }
 
 Status RegisterMemoryNodeHandlers(fabric::MemoryNode& node) {

@@ -1,5 +1,9 @@
 // The designs dmindex implements, by name. The bench driver and the correctness harness
-// reach every design through here, so a new design is one entry in registry.cc.
+// reach every design through here, so a new design is one entry in registry.cc (in-memory,
+// dmindex::core) or in baselines/baseline_designs.cc (needing a disk store or another
+// library, dmindex::baselines). A program that links dmindex::core alone has the first table
+// only: there, a design of the second is NotSupported naming the target to link, wherever an
+// unknown design is InvalidArgument below.
 #pragma once
 
 #include <memory>
@@ -14,7 +18,10 @@
 
 namespace dmindex::designs {
 
+// The designs linked into this program (every one in the dmindex command and the tests).
 std::vector<std::string> DesignNames();
+// The designs of dmindex::baselines, whether this program links them or not.
+std::vector<std::string> BaselineDesigns();
 // The designs that take a memory limit as their knob limit_mb (an index larger than memory:
 // indexy, the store baselines, btree-disk).
 std::vector<std::string> MemoryLimitedDesigns();

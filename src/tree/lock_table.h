@@ -17,15 +17,26 @@ namespace dmindex::tree {
 inline constexpr uint32_t kLockWordsPerMemoryNode =
     static_cast<uint32_t>(fabric::kLockTableBytes / 8);
 
+// Who holds the words of a tree, and so which part of the table its nodes hash onto. A memory
+// server's own trees (XStore's server side, lease::Lease::OfMemoryServer) cannot take a word
+// over (the lease table is on memory node 0, out of a server's reach), so they lock in a part
+// of the table no compute process's tree hashes onto: a dead process's word never blocks a
+// server's write, and a server's words are freed by its own unlock or its successor's start
+// (tree/server_locks.h). The XStore clients' reader trees read the server's part too.
+enum class LockArea : uint8_t { kProcesses, kMemoryServer };
+inline constexpr uint32_t kMemoryServerLockWords = 4096;
+inline constexpr uint32_t kProcessLockWords = kLockWordsPerMemoryNode - kMemoryServerLockWords;
+
 // Index of the lock word guarding `node` within its memory node's lock table.
-inline uint32_t LockIndexFor(GlobalAddress node) {
+inline uint32_t LockIndexFor(GlobalAddress node, LockArea area) {
   // Node offsets are 64-byte aligned: drop those bits, then Fibonacci-hash.
-  uint64_t h = (node.offset() >> 6) * 0x9E3779B97F4A7C15ull;
-  return static_cast<uint32_t>(h >> 32) % kLockWordsPerMemoryNode;
+  const uint64_t h = ((node.offset() >> 6) * 0x9E3779B97F4A7C15ull) >> 32;
+  if (area == LockArea::kMemoryServer) return kProcessLockWords + static_cast<uint32_t>(h % kMemoryServerLockWords);
+  return static_cast<uint32_t>(h % kProcessLockWords);
 }
 
-inline GlobalAddress LockWordFor(GlobalAddress node) {
-  return GlobalAddress(node.node(), fabric::kLockTableOffset + 8ull * LockIndexFor(node));
+inline GlobalAddress LockWordFor(GlobalAddress node, LockArea area) {
+  return GlobalAddress(node.node(), fabric::kLockTableOffset + 8ull * LockIndexFor(node, area));
 }
 
 }  // namespace dmindex::tree

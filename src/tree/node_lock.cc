@@ -52,15 +52,22 @@ Status LeaveToTakeover(fabric::Endpoint& ep, const LockOwner& owner, GlobalAddre
   return owner.lease->GiveUp("lock word " + word.ToString() + " may still name it: " + why.message());
 }
 
-// Lets go of `word` if it names `owner` (a CAS of ours that may have landed, its reply lost):
-// by a CAS expecting our word, asked until it answers.
-Status ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, const LockOwner& owner) {
+// Lets go of `word` if it holds `mine` (a CAS of ours that may have landed, its reply lost),
+// putting `free` back: by a CAS expecting our word, asked until it answers. A lock-table word
+// is ours as owner.word and free as 0; a trailer ours as EncodeTrailerLock(owner.word) and free
+// as the version it held.
+Status ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, const LockOwner& owner, uint64_t mine,
+                     uint64_t free) {
   if (owner.word == kUnlocked) return Status::Ok();
   RetryBudget answers(retry_limits::kOwnLockWordAnswer, "let go of our own lock word");
   uint64_t ignored = 0;
-  const Status s =
-      AskOurWord(ep, owner, word, answers, [&] { return ep.Cas(word, owner.word, kUnlocked, &ignored); });
+  const Status s = AskOurWord(ep, owner, word, answers, [&] { return ep.Cas(word, mine, free, &ignored); });
   return s.ok() ? s : LeaveToTakeover(ep, owner, word, s);
+}
+
+// What the word of `held` holds while it is held.
+uint64_t HeldValue(const NodeLock::Held& held) {
+  return held.trailer ? EncodeTrailerLock(held.owner.word) : held.owner.word;
 }
 
 }  // namespace
@@ -68,7 +75,7 @@ Status ReleaseIfOurs(fabric::Endpoint& ep, GlobalAddress word, const LockOwner& 
 Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOwner owner,
                              GlobalAddress node, void* buf, uint32_t len, Held* held,
                              uint64_t* cas_failures) const {
-  held->word = LockWordFor(node);
+  held->word = WordFor(node);
   held->node = node;
   held->node_bytes = len;
   held->owner = owner;
@@ -90,7 +97,7 @@ Status NodeLock::LockAndRead(fabric::Endpoint& ep, LocalLockTable* local, LockOw
 
 Status NodeLock::TryLockAndRead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node,
                                 void* buf, uint32_t len, Held* held, uint64_t* holder) const {
-  held->word = LockWordFor(node);
+  held->word = WordFor(node);
   held->node = node;
   held->node_bytes = len;
   held->owner = owner;
@@ -112,7 +119,7 @@ Status NodeLock::TryOnce(fabric::Endpoint& ep, GlobalAddress node, void* buf, ui
   // expecting our word, not a WRITE after a READ: our lease may have run out over the outage
   // and a taker CASed the word between the two (docs/SYNCHRONIZATION.md, "A write posted again").
   if (cas.IsUnavailable()) {
-    const Status released = ReleaseIfOurs(ep, held->word, held->owner);
+    const Status released = ReleaseIfOurs(ep, held->word, held->owner, held->owner.word, kUnlocked);
     return released.ok() ? cas : released;
   }
   DMX_RETURN_IF_ERROR(cas);
@@ -129,7 +136,7 @@ Status NodeLock::TakeOverIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAdd
                                 uint32_t len, uint64_t holder, Held* held, bool* took) const {
   *took = false;
   if (!CanTakeOver(owner) || holder == kUnlocked) return Status::Ok();
-  held->word = LockWordFor(node);
+  held->word = WordFor(node);
   held->node = node;
   held->node_bytes = len;
   held->owner = owner;
@@ -238,20 +245,26 @@ Status NodeLock::WriteAndUnlock(fabric::Endpoint& ep, Held* held,
 Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                                 std::span<const fabric::Verb> tail) const {
   const bool hand_over = held->local != nullptr && held->local->ShouldHandOver(held->word);
-  Status s;
-  if (held->owner.lease != nullptr) s = held->owner.lease->CheckLive();
+  Status live;
+  if (held->owner.lease != nullptr) live = held->owner.lease->CheckLive();
+  Status s = live;
   std::vector<fabric::Verb> verbs;
   uint64_t header[8];
-  if (s.ok()) s = PlanWrites(*held, writes, !hand_over, header, &verbs);
+  // A trailer is released by the caller's tail (a version), never by a WRITE of 0.
+  if (s.ok()) s = PlanWrites(*held, writes, !hand_over && !held->trailer, header, &verbs);
   verbs.insert(verbs.end(), tail.begin(), tail.end());
-  // Revoked (or a write that cannot be recorded): nothing is written and the word stays
-  // held; a live process takes it over after our lease and finds no record to replay.
+  // Not live (or a write that cannot be recorded): nothing is written and the word stays
+  // held; a live process takes it over after our lease and finds no record to replay. A lease
+  // that could not be shown live (its renewal did not reach node 0: Unavailable) may renew
+  // later with the word still naming it, so it is given up (LeaveToTakeover).
   // Only a batch that was posted goes again: a first CheckLive that failed (Unavailable too)
   // left `verbs` without the writes, and posting that tail alone would answer Ok for writes
   // never made.
   if (s.ok()) {
-    s = PostInOrder(ep, verbs);
+    s = PostHolding(ep, *held, verbs);
     if (s.IsUnavailable()) s = PostAgainWhileOurs(ep, *held, verbs, s);
+  } else if (!live.ok()) {
+    s = LeaveToTakeover(ep, held->owner, held->word, live);
   }
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
@@ -262,12 +275,12 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
                                        LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
                                        uint32_t len, Held* next_held) const {
   next_held->held = false;
-  const GlobalAddress next_word = LockWordFor(next);
+  const GlobalAddress next_word = WordFor(next);
   bool handed = false;  // the compute node holds next's global lock already (hocl hand-over)
   if (!combine_ || next.node() != held->node.node() || next_word == held->word ||
       (local != nullptr && !local->TryAcquire(next_word, &handed)))
     return WriteAndUnlock(ep, held, writes);
-  *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false};
+  *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false, false};
   // Behind held's unlock: the READ lands after the CAS and is used only if the CAS won. A
   // batch posted twice (PostAndRelease) finds our own word the second time.
   uint64_t old = kUnlocked;
@@ -279,7 +292,7 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
   const bool won = s.ok() && (handed || old == kUnlocked || old == owner.word);
   // Landed, but the batch failed: not kept.
   if (!s.ok() && !handed) {
-    if (Status released = ReleaseIfOurs(ep, next_word, owner); !released.ok()) s = released;
+    if (Status released = ReleaseIfOurs(ep, next_word, owner, owner.word, kUnlocked); !released.ok()) s = released;
   }
   if (!won && local != nullptr) local->Release(next_word, handed);
   next_held->held = won;
@@ -304,7 +317,7 @@ Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std:
     if (!read.ok()) return LeaveToTakeover(ep, held.owner, held.word, read);
     // Handed over locally (rename): the word may still name the thread before us - our lease,
     // its redo block; the local table keeps every other thread of ours off it until we release.
-    const bool ours = now == held.owner.word ||
+    const bool ours = now == HeldValue(held) ||
                       (held.rename && held.owner.lease != nullptr &&
                        LockWordHolder(now) == held.owner.lease->id());
     if (!ours) return s;  // released by the batch, or taken over since
@@ -312,9 +325,34 @@ Status NodeLock::PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std:
       if (Status live = held.owner.lease->CheckLive(); !live.ok())
         return LeaveToTakeover(ep, held.owner, held.word, live);
     }
-    s = PostInOrder(ep, verbs);
+    s = PostHolding(ep, held, verbs);
   }
   return s;
+}
+
+Status NodeLock::PostHolding(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs) const {
+  return held.trailer ? ep.Post(verbs, fabric::Ordering::kInOrder) : PostInOrder(ep, verbs);
+}
+
+Status NodeLock::TryTrailerLock(fabric::Endpoint& ep, LockOwner owner, GlobalAddress trailer_addr, uint64_t version,
+                                GlobalAddress node, void* buf, uint32_t len, uint64_t* seen) const {
+  const uint64_t mine = EncodeTrailerLock(owner.word);
+  *seen = ~version;
+  const Status cas = len == 0 ? ep.Cas(trailer_addr, version, mine, seen)
+                              : ep.Post({fabric::Verb::Cas(trailer_addr, version, mine, seen),
+                                         fabric::Verb::Read(node, buf, len)},
+                                        fabric::Ordering::kInOrder);
+  // As in TryOnce: landed with its reply lost, or not; let go of it by a CAS expecting ours.
+  if (cas.IsUnavailable()) {
+    const Status released = ReleaseIfOurs(ep, trailer_addr, owner, mine, version);
+    return released.ok() ? cas : released;
+  }
+  return cas;
+}
+
+Status NodeLock::WriteAndReleaseTrailer(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                        const fabric::Verb& release) const {
+  return PostAndRelease(ep, held, writes, {&release, 1});
 }
 
 Status NodeLock::PostInOrder(fabric::Endpoint& ep, std::span<fabric::Verb> verbs) const {

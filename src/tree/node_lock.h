@@ -21,14 +21,21 @@
 #include "fabric/endpoint.h"
 #include "lease/lease.h"
 #include "tree/local_lock_table.h"
+#include "tree/lock_table.h"
 #include "tree/lock_word.h"
 
 namespace dmindex::tree {
 
 class NodeLock {
  public:
-  // `clock`: what the holder checks read (null: the lease layer's default).
-  explicit NodeLock(bool combine, lease::ClockFn clock = nullptr) : combine_(combine), observer_(std::move(clock)) {}
+  // `clock`: what the holder checks read (null: the lease layer's default). `area`: the part
+  // of the lock table the tree's nodes hash onto (lock_table.h: a memory server's own trees
+  // have their own).
+  explicit NodeLock(bool combine, lease::ClockFn clock = nullptr, LockArea area = LockArea::kProcesses)
+      : combine_(combine), area_(area), observer_(std::move(clock)) {}
+
+  // The lock-table word guarding `node`.
+  GlobalAddress WordFor(GlobalAddress node) const { return LockWordFor(node, area_); }
 
   // What a holder needs to write under the lock and release it.
   struct Held {
@@ -38,6 +45,9 @@ class NodeLock {
     LockOwner owner;
     bool rename = false;              // handed over locally: the word names the previous holder
     LocalLockTable* local = nullptr;  // null: no local layer (hocl off)
+    // The lock is the node's trailer (word: its address), which holds EncodeTrailerLock(owner.word)
+    // while held and a version when free; otherwise a lock-table word holding owner.word.
+    bool trailer = false;
     bool held = false;
   };
 
@@ -69,14 +79,29 @@ class NodeLock {
   Status TakeOverTrailerIfDead(fabric::Endpoint& ep, LockOwner owner, GlobalAddress node,
                                GlobalAddress trailer_addr, void* buf, uint32_t len, uint64_t trailer,
                                bool* took) const;
-  // For a lock kept outside the lock table (the trailer): the verbs of `writes` under `held`
-  // (word: the trailer's address; node_bytes: the extent the record covers) in posting order,
-  // with their redo record, and no unlock - the caller's own release goes last. `header`
-  // backs the record until the verbs are posted.
-  Status PlanRecordedWrites(const Held& held, std::span<fabric::Verb> writes, uint64_t (&header)[8],
-                            std::vector<fabric::Verb>* verbs) const {
-    return PlanWrites(held, writes, /*unlock=*/false, header, verbs);
+  // One attempt at a lock kept in the node's trailer (RF-tree's inline leaf locks): a CAS of
+  // the trailer at `trailer_addr` from `version` (even: free) to `owner`'s lock
+  // (EncodeTrailerLock), with `len` bytes of `node` READ into `buf` behind it in one in-order
+  // batch (len 0: none; the READ is used only if the CAS won). *seen: what the CAS found
+  // (`version`: the trailer is ours). A CAS in flight when its memory server went away may
+  // have landed: it is let go of by a CAS back to `version`, asked until it answers, before the
+  // Unavailable is returned (or left to a taker, as in WriteAndUnlock) - as TryOnce does.
+  Status TryTrailerLock(fabric::Endpoint& ep, LockOwner owner, GlobalAddress trailer_addr, uint64_t version,
+                        GlobalAddress node, void* buf, uint32_t len, uint64_t* seen) const;
+  // How `owner` holds the trailer lock of `node`, whose trailer is at `trailer_offset`: a
+  // record covers the node up to its trailer, never the trailer.
+  static Held TrailerHeld(LockOwner owner, GlobalAddress node, uint32_t trailer_offset) {
+    return Held{node + trailer_offset, node, trailer_offset, owner, false, nullptr, true, true};
   }
+  // WriteAndUnlock for a trailer lock (held->trailer; word: the trailer's address, node_bytes:
+  // the extent the record covers, which never includes the trailer): `writes` with their redo
+  // record, then `release` (the WRITE that puts a version into the trailer), as one in-order
+  // batch on the node's memory node. The same rules: a holder whose lease cannot be shown live
+  // writes nothing and leaves the trailer to a taker (its lease given up), and a batch that
+  // fails with Unavailable is posted again while the trailer still names us and our lease is
+  // live, or the trailer is left to a taker - so no trailer is kept naming a live lease.
+  Status WriteAndReleaseTrailer(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                const fabric::Verb& release) const;
 
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
   // waiter). Writes on the lock's memory node share the unlock's batch when combine is on;
@@ -135,8 +160,12 @@ class NodeLock {
   // to a taker, with our lease given up (node_lock.cc, AskOurWord).
   Status PostAgainWhileOurs(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs,
                             Status failed) const;
+  // Posts a holding's batch: a trailer lock's as one in-order batch (all on the node's memory
+  // node), a lock-table word's by PostInOrder.
+  Status PostHolding(fabric::Endpoint& ep, const Held& held, std::span<fabric::Verb> verbs) const;
 
   const bool combine_;
+  const LockArea area_;
   mutable lease::LeaseObserver observer_;
   mutable std::atomic<uint64_t> takeovers_{0};
   mutable std::atomic<uint64_t> repairs_{0};

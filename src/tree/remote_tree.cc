@@ -7,7 +7,7 @@ RemoteTree<KV>::RemoteTree(fabric::Fabric& fabric, const TreeOptions& options,
                            const NodeLayout<KV>& layout, GlobalAddress root_word,
                            const TreeHooks<KV>& hooks, std::unique_ptr<lease::Lease> lease)
     : shared_(fabric, options, layout, root_word, hooks.placer, hooks.on_leaf_split, std::move(lease),
-              hooks.read_from_writer),
+              hooks.read_from_writer, hooks.lock_area),
       reader_(shared_),
       scanner_(shared_, reader_),
       batch_(shared_, reader_),

@@ -44,6 +44,9 @@ struct TreeHooks {
   // Null: readers judge a persistently torn image under the node's lock (one READ); set: by
   // asking the tree's only writer (TreeShared::read_from_writer).
   NodeReadByWriter<KV> read_from_writer;
+  // The part of each memory node's lock table the tree's nodes hash onto (tree/lock_table.h):
+  // kMemoryServer for a memory server's own trees and for the readers of such a tree.
+  LockArea lock_area = LockArea::kProcesses;
 };
 
 template <KeyValueTraits KV>

@@ -53,7 +53,7 @@ Status TreeReader<KV>::Read(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHead
 template <KeyValueTraits KV>
 Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const {
   const uint32_t nb = t_.layout.node_bytes;
-  const GlobalAddress lock_word = LockWordFor(addr);
+  const GlobalAddress lock_word = t_.lock.WordFor(addr);
   std::vector<std::byte> before(buf, buf + nb);
   Backoff backoff(backoff::kLockHeld);
   RetryBudget under_lock(retry_limits::kTornUnderLock, "read node");
@@ -89,7 +89,7 @@ Status TreeReader<KV>::ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, Node
       DMX_RETURN_IF_ERROR(t_.lock.TryLockAndRead(c.ep, *me, addr, buf, nb, guard.held(), &owner));
       // With trailer locks an inline writer takes no lock-table word: hold the trailer too.
       if (guard.holds() && t_.options.trailer_lock) {
-        DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, me->word, &owner));
+        DMX_RETURN_IF_ERROR(ReadUnderTrailer(c, addr, buf, trailer, *me, &owner));
         if (owner != 0) DMX_RETURN_IF_ERROR(guard.Unlock());
       }
       if (guard.holds()) {
@@ -154,18 +154,22 @@ Status TreeReader<KV>::ReadFromWriter(Ctx& c, GlobalAddress addr, std::byte* buf
 // *holder: non-zero if the trailer was not `trailer` (taken or rewritten since: wait).
 template <KeyValueTraits KV>
 Status TreeReader<KV>::ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer,
-                                        uint64_t me, uint64_t* holder) const {
+                                        LockOwner me, uint64_t* holder) const {
   const GlobalAddress word = addr + t_.layout.TrailerOffset();
   uint64_t old = 0;
-  DMX_RETURN_IF_ERROR(c.ep.Post({fabric::Verb::Cas(word, trailer, EncodeTrailerLock(me), &old),
-                                 fabric::Verb::Read(addr, buf, t_.layout.node_bytes)},
-                                fabric::Ordering::kInOrder));
+  DMX_RETURN_IF_ERROR(t_.lock.TryTrailerLock(c.ep, me, word, trailer, addr, buf, t_.layout.node_bytes, &old));
   if (old != trailer) {
     *holder = old | 1;
     return Status::Ok();
   }
   *holder = 0;
-  return c.ep.Write(word, &trailer, 8);
+  return ReleaseTrailer(c, me, addr, trailer);
+}
+
+template <KeyValueTraits KV>
+Status TreeReader<KV>::ReleaseTrailer(Ctx& c, LockOwner me, GlobalAddress addr, const uint64_t& version) const {
+  NodeLock::Held held = NodeLock::TrailerHeld(me, addr, t_.layout.TrailerOffset());
+  return t_.lock.WriteAndReleaseTrailer(c.ep, &held, {}, fabric::Verb::Write(held.word, &version, 8));
 }
 
 template <KeyValueTraits KV>
@@ -184,7 +188,7 @@ Status TreeReader<KV>::TakeOverDeadTrailer(Ctx& c, GlobalAddress addr, std::byte
   if (!t_.validator.Decode(buf, &h))
     return Status::Corruption("leaf " + addr.ToString() + " does not validate after its dead holder's "
                               "write was finished (its trailer stays held)");
-  return c.ep.Write(word, &h.version, 8);
+  return ReleaseTrailer(c, *me, addr, h.version);
 }
 
 template <KeyValueTraits KV>

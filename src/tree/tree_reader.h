@@ -101,11 +101,15 @@ class TreeReader {
   // releases the trailer with the version of the leaf as repaired. `buf` (node_bytes) gets
   // that image. *took: whether it did (the caller reads the leaf again).
   Status TakeOverDeadTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, bool* took) const;
+  // Releases the trailer of the leaf at `addr`, held by `me` with nothing written under it, by
+  // writing `version` into it (NodeLock::WriteAndReleaseTrailer: asked until it answers, or
+  // left to a taker with the lease given up - never kept naming a live lease).
+  Status ReleaseTrailer(Ctx& c, LockOwner me, GlobalAddress addr, const uint64_t& version) const;
 
  private:
   Status ReadTorn(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
   Status ReadFromWriter(Ctx& c, GlobalAddress addr, std::byte* buf, NodeHeader<KV>* h) const;
-  Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, uint64_t me,
+  Status ReadUnderTrailer(Ctx& c, GlobalAddress addr, std::byte* buf, uint64_t trailer, LockOwner me,
                           uint64_t* holder) const;
   enum class Walk { kDone, kStale };
   // From `addr` (expected at level `expect`, -1 if unknown) down to `level`, moving right

@@ -52,8 +52,9 @@ template <KeyValueTraits KV>
 struct TreeShared {
   TreeShared(fabric::Fabric& f, const TreeOptions& o, const NodeLayout<KV>& l, GlobalAddress root,
              std::shared_ptr<NodePlacer> p = nullptr, LeafSplitObserver<KV> split_observer = nullptr,
-             std::unique_ptr<lease::Lease> held_under = nullptr, NodeReadByWriter<KV> read_by_writer = nullptr)
-      : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine),
+             std::unique_ptr<lease::Lease> held_under = nullptr, NodeReadByWriter<KV> read_by_writer = nullptr,
+             LockArea lock_area = LockArea::kProcesses)
+      : fabric(f), options(o), layout(l), validator(l, o.validate), lock(o.combine, nullptr, lock_area),
         root_word(root), placer(std::move(p)), on_leaf_split(std::move(split_observer)),
         lease(std::move(held_under)), read_from_writer(std::move(read_by_writer)) {}
 

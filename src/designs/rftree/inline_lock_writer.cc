@@ -67,13 +67,19 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
     const uint64_t v = f.h.version;
     const uint64_t seen = tree::LoadAt<uint64_t>(c.node(), trailer);
     uint64_t old = seen;
-    if (seen == v) DMX_RETURN_IF_ERROR(c.ep.Cas(f.addr + trailer, v, tree::EncodeTrailerLock(me->word), &old));
+    // A CAS whose reply is lost is let go of before its Unavailable comes back (NodeLock).
+    if (seen == v)
+      DMX_RETURN_IF_ERROR(t_.lock.TryTrailerLock(c.ep, *me, f.addr + trailer, v, GlobalAddress(), nullptr, 0, &old));
     if (seen != v || old != v) {
       // Held (odd), or the write of a newer version is landing or landed after the READ:
       // READ again once its writer is done - or, every 16th time, once a holder whose lease
       // expired is taken over and its write finished (docs/SYNCHRONIZATION.md).
       c.CountRetry();
       if (locked.spent() % 16 == 15 && (old & 1) != 0) {
+        // Our own lease's: a live process releases its trailers, so this one was left to a
+        // taker by a writer of ours that gave our lease up (NodeLock): stop, fenced, at once.
+        if (me->lease != nullptr && tree::LockWordHolder(tree::TrailerLockWord(old)) == me->lease->id())
+          DMX_RETURN_IF_ERROR(me->lease->CheckLive());
         bool took = false;
         DMX_RETURN_IF_ERROR(reader_.TakeOverDeadTrailer(c, f.addr, c.node(), old, &took));
         if (took) continue;
@@ -94,7 +100,7 @@ Status InlineLockWriter<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRe
       if (op != tree::WriteOp::kDelete && value.size() > leaf.InlineLimit()) {
         auto prepared = values_.Prepare(c, key, value, f.addr.node(), &block_write);
         if (!prepared.ok()) {
-          Unlock(c, f.addr, v);
+          Unlock(c, *me, f.addr, v);
           return prepared.status();
         }
         block = *prepared;
@@ -123,8 +129,10 @@ Status InlineLockWriter<KV>::ValueOf(Ctx& c, KeyRef key, const tree::LeafEntry<K
 }
 
 template <tree::KeyValueTraits KV>
-void InlineLockWriter<KV>::Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const {
-  (void)c.ep.Write(addr + t_.layout.TrailerOffset(), &version, 8);
+void InlineLockWriter<KV>::Unlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, uint64_t version) const {
+  // Its failure is not the caller's answer (the caller has one), but the release follows
+  // NodeLock's rules: asked until it answers, or the trailer left to a taker, never kept.
+  (void)reader_.ReleaseTrailer(c, me, addr, version);
 }
 
 template <tree::KeyValueTraits KV>
@@ -132,29 +140,19 @@ Status InlineLockWriter<KV>::PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAdd
                                            std::vector<fabric::Verb>* verbs) const {
   const uint32_t nb = t_.layout.node_bytes, trailer = t_.layout.TrailerOffset();
   const std::byte* image = c.node();
-  if (unlock_ == UnlockMode::kWithNode) {  // the paper's: node and unlocked trailer at once (no record)
-    verbs->push_back(fabric::Verb::Write(addr, image, nb));
-    return c.ep.Post(std::span<fabric::Verb>(*verbs), fabric::Ordering::kInOrder);
-  }
+  tree::NodeLock::Held held = tree::NodeLock::TrailerHeld(me, addr, trailer);
+  // The paper's unlock=with_node: node and unlocked trailer in one WRITE, with no record (the
+  // fresh blocks in `verbs` lie outside the leaf: none is recorded).
+  if (unlock_ == UnlockMode::kWithNode)
+    return t_.lock.WriteAndReleaseTrailer(c.ep, &held, std::span<fabric::Verb>(*verbs),
+                                          fabric::Verb::Write(addr, image, nb));
+  // Only while our lease lets us write (otherwise the trailer is left for a taker, who finds no
+  // record of this write and releases the leaf as it was); the record covers the leaf up to
+  // its trailer, and the trailer (the release) lands last. A batch that fails is posted again
+  // while the trailer still names us (NodeLock::WriteAndReleaseTrailer).
   verbs->push_back(fabric::Verb::Write(addr, image, trailer));
-  std::vector<fabric::Verb> planned;
-  uint64_t header[8];
-  if (me.lease != nullptr) {
-    // Only while our lease lets us write; otherwise the trailer stays held for a taker, who
-    // finds no record of this write (it never started) and releases the leaf as it was.
-    DMX_RETURN_IF_ERROR(me.lease->CheckLive());
-    // The record covers the leaf up to its trailer; the trailer (the release) lands last.
-    tree::NodeLock::Held held;
-    held.word = addr + trailer;
-    held.node = addr;
-    held.node_bytes = trailer;
-    held.owner = me;
-    held.held = true;
-    DMX_RETURN_IF_ERROR(t_.lock.PlanRecordedWrites(held, std::span<fabric::Verb>(*verbs), header, &planned));
-    verbs->swap(planned);
-  }
-  verbs->push_back(fabric::Verb::Write(addr + trailer, image + trailer, nb - trailer));
-  return c.ep.Post(std::span<fabric::Verb>(*verbs), fabric::Ordering::kInOrder);
+  return t_.lock.WriteAndReleaseTrailer(c.ep, &held, std::span<fabric::Verb>(*verbs),
+                                        fabric::Verb::Write(addr + trailer, image + trailer, nb - trailer));
 }
 
 template <tree::KeyValueTraits KV>
@@ -185,13 +183,17 @@ Status InlineLockWriter<KV>::WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddre
     if constexpr (KV::kValueBlocks) {
       if (!block.is_null()) values_.Free(c, block);
     }
-    Unlock(c, addr, h.version);
+    Unlock(c, me, addr, h.version);
     return s;
   }
   // The right half must be complete before the left one's sibling link exposes it.
   verbs.push_back(fabric::Verb::Write(split.right, c.sibling(), nb));
   if (split.right.node() != addr.node()) {
-    DMX_RETURN_IF_ERROR(c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kUnordered));
+    // The leaf is untouched until the right half has landed: a failure releases it as it was.
+    if (Status s = c.ep.Post(std::span<fabric::Verb>(verbs), fabric::Ordering::kUnordered); !s.ok()) {
+      Unlock(c, me, addr, h.version);
+      return s;
+    }
     verbs.clear();
   }
   DMX_RETURN_IF_ERROR(PostAndUnlock(c, me, addr, &verbs));

@@ -72,10 +72,11 @@ class InlineLockWriter {
   // READ (the leaf has changed): READ again.
   Status ValueOf(Ctx& c, KeyRef key, const tree::LeafEntry<KV>& entry, std::string* value, bool* fetched) const;
   // Releases the lock of a leaf nothing was written to: its version back in the trailer.
-  void Unlock(Ctx& c, GlobalAddress addr, uint64_t version) const;
+  void Unlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, uint64_t version) const;
   // Posts `verbs` (fresh blocks: a value block, a split's right leaf), then the session's
   // image of the leaf at `addr` with its redo record (held under a lease: `me`), and last the
-  // trailer, which releases the lock - one in-order batch on the leaf's memory node.
+  // trailer, which releases the lock - one in-order batch on the leaf's memory node, posted
+  // again while the trailer names us if it fails (NodeLock::WriteAndReleaseTrailer).
   Status PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, std::vector<fabric::Verb>* verbs) const;
 
   const tree::TreeShared<KV>& t_;

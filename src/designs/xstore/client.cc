@@ -21,6 +21,8 @@ Result<std::unique_ptr<Client<KV>>> Client<KV>::Make(fabric::Fabric& fabric, con
   hooks.read_from_writer = [state](tree::TreeContext<KV>& ctx, GlobalAddress addr, std::byte* buf) {
     return state->ReadFromServer(ctx, addr, buf);
   };
+  // The server's trees lock in the server's part of the lock table: the words it reads.
+  hooks.lock_area = tree::LockArea::kMemoryServer;
   auto tree = tree::RemoteTree<KV>::Create(fabric, reader_options, c->state_.partitions[0].descriptor, hooks);
   if (!tree.ok()) return tree.status();
   c->state_.tree = std::move(tree).value();

@@ -69,6 +69,9 @@ class PartitionServerT final : public PartitionServer {
     // it: its lock words name its incarnation and its writes are recorded, so that the next
     // incarnation finishes and frees what a killed one held (XStoreServer::Start).
     hooks.make_lease = [incarnation] { return lease::Lease::OfMemoryServer(incarnation); };
+    // It cannot take a word over (no lease-table access): it locks where no compute process's
+    // tree does, so no dead process's word blocks it (tree/lock_table.h).
+    hooks.lock_area = tree::LockArea::kMemoryServer;
     PartitionServerT* self = s.get();
     hooks.on_leaf_split = [self](const typename KV::Key& low, const typename KV::Key& sep,
                                  const typename KV::Key& high) { self->trainer_->OnSplit(low, sep, high); };
