@@ -450,7 +450,10 @@ TEST_P(ApiOpsCasVerbs, ASwapCostsAnUpdateAndAFailedCompareWritesNothing) {
     knobs["writeback_ms"] = "0";  // no background write-back
     knobs["log_kb"] = "4096";     // 65,536 records: the redo ring never fills (no checkpoint)
   }
-  if (d == "xstore") knobs["retrain"] = "off";  // no server-side retraining
+  if (d == "xstore") {
+    knobs["retrain"] = "off";  // no server-side retraining
+    knobs["lease_ms"] = "0";   // no renewals of the handle's registration (the docs' figures)
+  }
   constexpr uint64_t kKeys = 20'000;
   WarmU64Index w;
   ASSERT_NO_FATAL_FAILURE(OpenWarmU64(d, std::move(knobs), kKeys, &w));

@@ -129,6 +129,14 @@ TEST_F(IndexesCliTest, ListsIndexesAndRepairsWhatADeadProcessLeft) {
   EXPECT_EQ(Indexes("--index nosuch --unlock-map").exit_code, 2);
   EXPECT_EQ(RunTool("indexes").exit_code, 2);  // the embedded cluster holds no indexes
 
+  // Held open (by this process's handle): refused, naming the holder; nothing freed.
+  const uint64_t held_chunks = ChunksInUse();
+  testing::ToolRun held = Indexes("--drop parted");
+  EXPECT_EQ(held.exit_code, 1) << held.output;
+  EXPECT_NE(held.output.find("Busy"), std::string::npos) << held.output;
+  EXPECT_NE(held.output.find("process " + std::to_string(getpid())), std::string::npos) << held.output;
+  EXPECT_EQ(ChunksInUse(), held_chunks);
+
   // Dropping frees the index's chunks and its slot: the name can be created anew (empty).
   dex->reset();
   EXPECT_GT(ChunksInUse(), without_parted);

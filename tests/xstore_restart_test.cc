@@ -20,6 +20,8 @@
 //    blocks (server_memory.h), so the chunks handed out and the redo blocks listed stay as
 //    they were after the first writes (before, every restart cut a new chunk for a new redo
 //    block and leaked both).
+//  * ADropFreesWhatEveryIncarnationKept - what the server keeps for an index is in chunks of
+//    the index (server_memory.h): after restarts, dropping the index frees every chunk.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -289,6 +291,32 @@ TEST(XStoreServerMemory, RestartsDoNotGrowThePool) {
   }
   for (const auto& [k, v] : b.acknowledged) ASSERT_EQ(LookUp(*b.session, k), State(v)) << "key " << k;
   EXPECT_EQ(testing::HeldLocks(*b.fabric), 0u);
+}
+
+// What each incarnation of the server kept for the index - its chunks, the one it cut on, its
+// redo blocks - is the index's (tagged with its owner tag): dropping the index frees all of
+// it, whichever incarnation took it.
+TEST(XStoreServerMemory, ADropFreesWhatEveryIncarnationKept) {
+  lease::ScopedTestClock frozen([] { return runtime::Clock::time_point(std::chrono::seconds(1)); });
+  const uint64_t empty = 0;  // a new pool's chunks in use
+  Bed b = MakeBed(8);
+  uint64_t next = 1'000'001;
+  for (int restart = 1; restart <= 3; ++restart) {
+    ASSERT_TRUE(b.fabric->RestartNode(0).ok());
+    ASSERT_TRUE(StartServer(*b.fabric).ok());
+    for (int i = 0; i < 6; ++i, next += 2) ASSERT_TRUE(b.session->Insert(next, next).ok());
+  }
+  EXPECT_GT(b.fabric->node(0).Info().chunks_in_use, empty);
+  b.session.reset();
+  Status dropped = b.index->Drop();
+  ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_EQ(b.fabric->node(0).Info().chunks_in_use, empty) << "a chunk of the index outlived its drop";
+  // The restarted server forgot it: it keeps memory for no index now.
+  designs::xstore::ServerMemory::Counts memory;
+  ASSERT_TRUE(b.fabric->RestartNode(0).ok());
+  ASSERT_TRUE(StartServer(*b.fabric, &memory).ok());
+  EXPECT_EQ(memory.listed, 0u);
+  EXPECT_FALSE(memory.resumed);
 }
 
 TEST(XStoreServerLocks, ARestartFreesOnlyWordsOfEarlierIncarnations) {

@@ -211,8 +211,10 @@ class Index {
   // Closes the index and deletes it: its nodes go back to the pool (Stats().pool_bytes and
   // the cluster's memory return to what they were before it was created) and its name leaves
   // the catalog (rocksdb, lmdb: its folder is removed). Every session must be destroyed
-  // first (InvalidArgument otherwise, and nothing is dropped). NotSupported for designs
-  // that cannot free their memory (the message says which); afterwards the index is closed.
+  // first (InvalidArgument otherwise, and nothing is dropped). Busy, naming them, while other
+  // handles (other processes', or this one's) have the index open: nothing is dropped.
+  // NotSupported for designs that cannot free their memory (the message says which);
+  // afterwards the index is closed.
   Status Drop();
 
  protected:

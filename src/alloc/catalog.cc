@@ -1,8 +1,10 @@
 #include "alloc/catalog.h"
 
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
+#include "alloc/index_hold.h"
 #include "common/retry.h"
 #include "fabric/rpc.h"
 
@@ -16,7 +18,8 @@ namespace {
 // before state becomes kReady, and never changes afterwards.
 struct RawEntry {
   // Phase in the low byte: kFree -> kClaimed (CAS, the generation one up) -> kReady (ordered
-  // write after the fields) -> kDropping (CAS) -> kFree (CAS, after its chunks were freed).
+  // write after the fields) -> kMarked (CAS: a drop checks for holders) -> kCommitted (CAS, no
+  // holder seen; or back to kReady, holders seen) -> kFree (CAS, after its chunks were freed).
   // The generation above it counts the indexes created in the slot: with the slot it makes
   // the index's owner tag, never used again for another index.
   uint64_t state;
@@ -37,7 +40,8 @@ struct RawEntry {
 };
 static_assert(sizeof(RawEntry) == 192);
 
-constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2, kDropping = 3;
+constexpr uint64_t kFree = 0, kClaimed = 1, kReady = 2, kMarked = 3, kCommitted = 4;
+constexpr bool Dropping(uint64_t state) { return (state & 0xff) == kMarked || (state & 0xff) == kCommitted; }
 constexpr uint64_t Phase(uint64_t state) { return state & 0xff; }
 constexpr uint64_t Generation(uint64_t state) { return state >> 8; }
 constexpr uint64_t State(uint64_t generation, uint64_t phase) { return generation << 8 | phase; }
@@ -145,7 +149,7 @@ Result<CatalogEntry> Catalog::Open(fabric::Endpoint& ep, std::string_view name) 
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
   for (uint32_t i = 0; i < kEntries; ++i) {
     if (Field(table[i].name, sizeof table[i].name) != name) continue;
-    if (Phase(table[i].state) == kDropping)
+    if (Dropping(table[i].state))
       return Status::NotFound("index '" + std::string(name) + "' is being dropped (a drop that stopped half-way "
                               "is finished by the next Drop or opener of the name)");
     if (Phase(table[i].state) != kReady) continue;
@@ -168,7 +172,7 @@ Result<std::vector<CatalogEntry>> Catalog::List(fabric::Endpoint& ep) {
   return entries;
 }
 
-Result<uint64_t> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner) {
+Result<DropMark> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner) {
   DMX_RETURN_IF_ERROR(CheckName(name));
   std::vector<RawEntry> table;
   DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
@@ -176,24 +180,81 @@ Result<uint64_t> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view na
     const uint64_t state = table[i].state;
     if (Field(table[i].name, sizeof table[i].name) != name) continue;
     if (owner != 0 && OwnerTag(i, state) != owner) continue;  // another index of that name
-    if (Phase(state) == kDropping) return uint64_t{i};  // a drop that did not finish
+    const DropMark mark{i, Generation(state)};
+    if (Dropping(state)) return mark;  // a drop that did not finish
     if (Phase(state) != kReady) continue;
     uint64_t old = 0;
-    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), state, State(Generation(state), kDropping), &old));
-    if (old == state || old == State(Generation(state), kDropping)) return uint64_t{i};
+    DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), state, State(Generation(state), kMarked), &old));
+    if (old == state || (Generation(old) == Generation(state) && Dropping(old))) return mark;
     return Status::NotFound("index '" + std::string(name) + "' was dropped meanwhile");
   }
   return Missing(ep, name);
 }
 
-Status Catalog::FinishDrop(fabric::Endpoint& ep, uint32_t slot, uint16_t memory_nodes) {
-  if (slot >= kEntries) return Status::InvalidArgument("no catalog slot " + std::to_string(slot));
+namespace {
+
+// The holders of `owner` that refuse a drop: all of them; with `force`, those seen renewing
+// while the others' leases are waited out and revoked (LeaseObserver::FenceIfExpired: a holder
+// whose slot stood still for its length and a quarter never writes again).
+Result<std::vector<IndexHolder>> Refusing(fabric::Endpoint& ep, uint64_t owner, bool force) {
+  auto holders = HoldersOf(ep, owner);
+  if (!holders.ok() || !force || holders->empty()) return holders;
+  lease::LeaseObserver observer;
+  std::unordered_map<uint32_t, uint64_t> first;  // each holder's slot word when first seen
+  Backoff backoff(backoff::kPoll, "the leases of an index's holders, to drop it");
+  for (;;) {
+    std::vector<IndexHolder> live, waiting;
+    for (const IndexHolder& h : *holders) {
+      auto fenced = observer.FenceIfExpired(ep, h.id);
+      if (!fenced.ok()) return fenced.status();
+      if (*fenced) continue;
+      const auto seen = first.emplace(h.id.slot, h.state_word).first;
+      (seen->second != h.state_word ? live : waiting).push_back(h);
+    }
+    if (!live.empty() || waiting.empty()) return live;
+    backoff.Pause();
+    holders = HoldersOf(ep, owner);
+    if (!holders.ok()) return holders;
+  }
+}
+
+Status Held(uint32_t slot, const std::vector<IndexHolder>& holders) {
+  std::string m = "the index in catalog slot " + std::to_string(slot) + " is open in ";
+  for (size_t i = 0; i < holders.size(); ++i) m += (i == 0 ? "" : ", ") + holders[i].ToString();
+  return Status::Busy(m + ": close it there first (a dead process's lease is waited out by a forced drop, "
+                          "`dmindex indexes --drop NAME --force`); the index stays as it was");
+}
+
+}  // namespace
+
+Status Catalog::CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options) {
+  if (mark.slot >= kEntries) return Status::InvalidArgument("no catalog slot " + std::to_string(mark.slot));
   uint64_t state = 0;
-  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(slot), &state, 8));
-  if (Phase(state) != kDropping) return Status::Ok();  // finished by someone else
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(mark.slot), &state, 8));
+  const uint64_t marked = State(mark.generation, kMarked);
+  if (state == State(mark.generation, kReady))  // someone else saw holders and gave the index back
+    return Status::Busy("the index in catalog slot " + std::to_string(mark.slot) +
+                        " was found held open by another process settling its drop; it stays as it was");
+  if (state != marked) return Status::Ok();  // committed, or finished, by someone else
+  // The mark is in place: an opener registering from now on sees it and backs off, so the
+  // holders read now are all there can be (index_hold.h).
+  auto holders = Refusing(ep, OwnerTag(mark.slot, state), options.force);
+  if (!holders.ok()) return holders.status();
+  uint64_t old = 0;
+  const uint64_t next = State(mark.generation, holders->empty() ? kCommitted : kReady);
+  DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(mark.slot), marked, next, &old));
+  if (old != marked) return CommitDrop(ep, mark, options);  // settled by someone else: say how
+  return holders->empty() ? Status::Ok() : Held(mark.slot, *holders);
+}
+
+Status Catalog::FinishDrop(fabric::Endpoint& ep, DropMark mark, uint16_t memory_nodes) {
+  if (mark.slot >= kEntries) return Status::InvalidArgument("no catalog slot " + std::to_string(mark.slot));
+  uint64_t state = 0;
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(mark.slot), &state, 8));
+  if (state != State(mark.generation, kCommitted)) return Status::Ok();  // finished by someone else
   // Every memory node, each call idempotent: a finisher that dies anywhere in this loop
   // leaves the mark, and whoever finishes after it frees what is left and nothing twice.
-  if (const uint64_t owner = OwnerTag(slot, state); owner != 0) {
+  if (const uint64_t owner = OwnerTag(mark.slot, state); owner != 0) {
     for (uint16_t node = 0; node < memory_nodes; ++node) {
       fabric::RpcReply request, reply;
       fabric::AppendPod(&request, owner);
@@ -201,13 +262,27 @@ Status Catalog::FinishDrop(fabric::Endpoint& ep, uint32_t slot, uint16_t memory_
     }
   }
   uint64_t old = 0;
-  return ep.Cas(EntryAddress(slot), state, State(Generation(state), kFree), &old);
+  return ep.Cas(EntryAddress(mark.slot), state, State(mark.generation, kFree), &old);
 }
 
-Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner) {
-  auto slot = MarkDropping(ep, name, owner);
-  if (!slot.ok()) return slot.status();
-  return FinishDrop(ep, static_cast<uint32_t>(*slot), memory_nodes);
+Status Catalog::Settle(fabric::Endpoint& ep, DropMark mark, uint16_t memory_nodes, DropOptions options) {
+  DMX_RETURN_IF_ERROR(CommitDrop(ep, mark, options));
+  return FinishDrop(ep, mark, memory_nodes);
+}
+
+Status Catalog::CheckStillReady(fabric::Endpoint& ep, const CatalogEntry& entry) {
+  if (entry.owner == 0) return Status::Ok();  // an entry of before generations: never marked by tag
+  uint64_t state = 0;
+  DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(entry.slot), &state, 8));
+  if (state == State(entry.owner >> 8, kReady)) return Status::Ok();
+  return Status::NotFound("index '" + entry.name + "' is being dropped, or was dropped, by another process");
+}
+
+Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner,
+                     DropOptions options) {
+  auto mark = MarkDropping(ep, name, owner);
+  if (!mark.ok()) return mark.status();
+  return Settle(ep, *mark, memory_nodes, options);
 }
 
 Status Catalog::Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner) {
@@ -257,16 +332,18 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     DMX_RETURN_IF_ERROR(ReadTable(ep, &table));
     bool pending = false, dropped = false;
     int first_free = -1;
-    std::vector<uint32_t> dropping;
+    std::vector<DropMark> dropping;
     for (uint32_t i = 0; i < kEntries && !dropped; ++i) {
       const RawEntry& raw = table[i];
       const uint64_t phase = Phase(raw.state);
       if (phase == kClaimed) pending = true;
       if (phase == kFree && first_free < 0) first_free = static_cast<int>(i);
-      if (phase == kDropping) dropping.push_back(i);
-      if (phase == kDropping && Field(raw.name, sizeof raw.name) == name) {
-        // A drop of this name that its dropper did not finish: finish it, then the name is free.
-        DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
+      const DropMark mark{i, Generation(raw.state)};
+      if (Dropping(raw.state)) dropping.push_back(mark);
+      if (Dropping(raw.state) && Field(raw.name, sizeof raw.name) == name) {
+        // A drop of this name that its dropper did not finish: finish it, then the name is
+        // free; or, if the index turns out held open (Busy), it is ready again: open it.
+        if (Status s = Settle(ep, mark, spec.memory_nodes); !s.ok() && !s.IsBusy()) return s;
         dropped = true;
         break;
       }
@@ -276,11 +353,15 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
       if (Status gone = CheckPools(ep, raw, name); !gone.ok()) {
         if (!gone.IsNotFound() || !create_if_missing) return gone;
         // Its memory is gone with a pool: drop it (what it had in the other pools goes back)
-        // and create the index anew (racing creators each try the mark; every one may finish
-        // the drop, and the claim below is shared).
+        // and create the index anew (racing creators each try the marks; every one may finish
+        // the drop, and the claim below is shared). Its holders are not waited for: a handle of
+        // an index whose pool went away fails every operation (its fabric gave the pool up,
+        // docs/FAILURES.md), so the drop commits at once.
         uint64_t old = 0;
-        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), raw.state, State(Generation(raw.state), kDropping), &old));
-        DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
+        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), raw.state, State(Generation(raw.state), kMarked), &old));
+        DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(i), State(Generation(raw.state), kMarked),
+                                   State(Generation(raw.state), kCommitted), &old));
+        DMX_RETURN_IF_ERROR(FinishDrop(ep, mark, spec.memory_nodes));
         dropped = true;
         break;
       }
@@ -302,8 +383,15 @@ Result<CatalogEntry> Catalog::OpenOrCreate(fabric::Endpoint& ep, std::string_vie
     }
     if (!create_if_missing) return Missing(ep, name);
     if (first_free < 0 && !dropping.empty()) {  // a full catalog: finish drops others left
-      for (uint32_t i : dropping) DMX_RETURN_IF_ERROR(FinishDrop(ep, i, spec.memory_nodes));
-      continue;
+      bool settled = false;  // a held one goes back to ready: no room made
+      for (const DropMark& mark : dropping) {
+        Status s = Settle(ep, mark, spec.memory_nodes);
+        if (!s.ok() && !s.IsBusy()) return s;
+        settled = settled || s.ok();
+      }
+      if (settled) continue;
+      return Status::OutOfSpace("catalog full: " + std::to_string(kEntries) + " indexes (some being dropped, "
+                                "held open by other processes)");
     }
     if (first_free < 0) return Status::OutOfSpace("catalog full: " + std::to_string(kEntries) + " indexes");
     const uint32_t slot = static_cast<uint32_t>(first_free);

@@ -58,6 +58,20 @@ struct CatalogEntry {
   GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
 };
 
+// How Catalog::Drop treats the index's holders.
+struct DropOptions {
+  // Holders whose lease stands still for its length and a quarter (a dead or stalled process)
+  // are fenced - their lease revoked, so they never write again - instead of refusing the
+  // drop; it waits that long at most. Live holders still refuse it.
+  bool force = false;
+};
+
+// An index being dropped (Catalog::MarkDropping): its slot, and the slot's generation.
+struct DropMark {
+  uint32_t slot = 0;
+  uint64_t generation = 0;
+};
+
 class Catalog {
  public:
   static constexpr uint32_t kFormatVersion = 2;  // 2: entries carry the key schema
@@ -80,22 +94,34 @@ class Catalog {
   static Result<CatalogEntry> Open(fabric::Endpoint& ep, std::string_view name);
   // Every ready entry, in slot order.
   static Result<std::vector<CatalogEntry>> List(fabric::Endpoint& ep);
-  // Drops index `name`: MarkDropping, then FinishDrop. Every chunk taken under its owner tag
-  // goes back to its memory server, then the slot is free for a new index. No process may
-  // still have it open (docs/API.md, "Drop"). NotFound if absent; an error from a memory
+  // Drops index `name`: MarkDropping, CommitDrop, FinishDrop. Busy, naming them, while other
+  // processes (or other handles of this one) hold it open (alloc/index_hold.h): the index
+  // stays as it was. Otherwise every chunk taken under its owner tag goes back to its memory
+  // server, then the slot is free for a new index. NotFound if absent; an error from a memory
   // node leaves the entry marked, for the next Drop or opener of the name to finish.
   // `owner` not 0: only the index of that owner tag (an opener dropping what it opened, not
   // an index created anew under the name since: NotFound then).
-  static Status Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner = 0);
+  static Status Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner = 0,
+                     DropOptions options = {});
   // The same over a connection of its own to `fabric`'s memory nodes (Index::Drop).
   static Status Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner);
-  // The two steps, public so that a test can stop between them as a crash would. Marks the
-  // entry dropping (from then on Open and List do not see it; OpenOrCreate of the name
-  // finishes the drop first) and returns its slot; an entry already marked is returned as is.
-  static Result<uint64_t> MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner = 0);
-  // Frees the chunks of the marked entry in `slot` on memory nodes 0..memory_nodes-1, then the
-  // slot. Ok if the slot is not marked (finished already).
-  static Status FinishDrop(fabric::Endpoint& ep, uint32_t slot, uint16_t memory_nodes);
+
+  // The steps, public so that a test can stop between them as a crash would.
+  // Marks the entry: from then on Open and List do not see it, and openers that registered as
+  // holders meanwhile back off (NotFound). An entry already marked is returned as is.
+  static Result<DropMark> MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner = 0);
+  // A marked entry with holders goes back to ready: Busy naming them. Without, it is committed
+  // to the drop (and nobody can hold it any more). Ok if committed or finished already.
+  static Status CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options = {});
+  // Frees the chunks of the committed index on memory nodes 0..memory_nodes-1, then its slot.
+  // Ok if it is not committed (finished already).
+  static Status FinishDrop(fabric::Endpoint& ep, DropMark mark, uint16_t memory_nodes);
+  // CommitDrop, then FinishDrop: what the next Drop or opener does with a marked entry.
+  static Status Settle(fabric::Endpoint& ep, DropMark mark, uint16_t memory_nodes, DropOptions options = {});
+
+  // Ok if `entry` is still ready in the generation it was opened in; NotFound if it is being
+  // dropped or was dropped (IndexHold: an opener checks after registering).
+  static Status CheckStillReady(fabric::Endpoint& ep, const CatalogEntry& entry);
 };
 
 }  // namespace dmindex::alloc

@@ -24,6 +24,7 @@ struct IndexesFlags {
   uint64_t token = 0;
   bool unlock_map = false;
   std::string drop;
+  bool force = false;
   bool locks = false;
 };
 
@@ -51,7 +52,7 @@ void Run(IndexesFlags& f) {
     return;
   }
   if (!f.drop.empty()) {
-    FailIfError(alloc::Catalog::Drop(**ep, f.drop, (*fabric)->memory_nodes()), "--drop", 1);
+    FailIfError(alloc::Catalog::Drop(**ep, f.drop, (*fabric)->memory_nodes(), 0, {.force = f.force}), "--drop", 1);
     std::cout << "dropped " << f.drop << " (its chunks went back to the memory servers)\n";
     return;
   }
@@ -109,7 +110,12 @@ void AddIndexesCommand(CLI::App& app) {
             });
   cmd->add_option("--drop", f->drop,
                   "Drop this index: its chunks go back to the memory servers and its catalog slot "
-                  "is freed (no process may have it open; a drop that stopped half-way is finished)");
+                  "is freed; refused (naming them) while processes have it open; a drop that stopped "
+                  "half-way is finished");
+  cmd->add_flag("--force", f->force,
+                "With --drop: wait out the leases of holders that stopped renewing (dead or stalled "
+                "processes: revoked, they never write again), up to a lease and a quarter; live "
+                "holders still refuse the drop");
   cmd->add_flag("--locks", f->locks,
                 "List the leases of the processes that take node locks and every node lock held, "
                 "with its holder's lease and how long ago that lease was renewed");

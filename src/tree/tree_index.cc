@@ -22,8 +22,10 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const std::string& d
   owned.chunk_owner = entry->owner;
   auto tree = RemoteTree<KV>::Create(fabric, owned, entry->root_word);
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(
-      new TreeIndex<RemoteTree<KV>>(design, options, std::move(tree).value(), fabric, entry->owner));
+  auto hold = HoldIndex(fabric, *entry, (*tree)->shared().lease.get());
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<Index>(new TreeIndex<RemoteTree<KV>>(design, options, std::move(tree).value(), fabric,
+                                                              entry->owner, std::move(hold).value()));
 }
 
 }  // namespace

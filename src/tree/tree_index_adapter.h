@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "alloc/catalog.h"
+#include "alloc/index_hold.h"
 #include "common/u64.h"
 #include "dmindex/index.h"
 #include "tree/public_keys.h"
@@ -28,20 +29,44 @@ namespace dmindex::tree {
 template <KeyValueTraits KV>
 using KeyCodec = PublicKeys<typename KV::Keys>;
 
+// The lease a tree's locks are held under (null: none): the core's, or a wrapping design's.
+template <typename Tree>
+lease::Lease* LockLeaseOf(const Tree& tree) {
+  if constexpr (requires { tree.lock_lease(); }) return tree.lock_lease();
+  else return tree.shared().lease.get();
+}
+
 template <typename Tree>
 class TreeSession final : public Session {
  public:
   using KV = typename Tree::Traits;
   using Codec = KeyCodec<KV>;
-  TreeSession(const Tree& tree, std::unique_ptr<typename Tree::Ctx> ctx) : tree_(tree), ctx_(std::move(ctx)) {}
+  // `lease`: the one the tree's locks are held under (null: none).
+  TreeSession(const Tree& tree, std::unique_ptr<typename Tree::Ctx> ctx, lease::Lease* lease)
+      : tree_(tree), ctx_(std::move(ctx)), lease_(lease) {}
 
  private:
-  Status DoLookup(Slice key, std::string* value) override { return tree_.Lookup(*ctx_, Codec::Tree(key), value); }
+  // A read's answer stands only if the lease was live after the read: once it is revoked (a
+  // process stalled past it) the index may have been dropped and the memory read reused
+  // (docs/OPERATIONS.md, "Drop"). Checked before the read too, so that a revoked handle does
+  // not read at all. Writes check it before they write.
+  Status Live() const { return lease_ == nullptr ? Status::Ok() : lease_->CheckLive(); }
+  Status Answer(Status s) const {
+    if (!s.ok() && !s.IsNotFound()) return s;
+    Status live = Live();
+    return live.ok() ? s : live;
+  }
+
+  Status DoLookup(Slice key, std::string* value) override {
+    DMX_RETURN_IF_ERROR(Live());
+    return Answer(tree_.Lookup(*ctx_, Codec::Tree(key), value));
+  }
   Status DoInsert(Slice key, Slice value) override { return tree_.Upsert(*ctx_, Codec::Tree(key), value); }
   Status DoUpdate(Slice key, Slice value) override { return tree_.Update(*ctx_, Codec::Tree(key), value); }
   Status DoDelete(Slice key) override { return tree_.Delete(*ctx_, Codec::Tree(key)); }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(tree_.Scan(*ctx_, Codec::Range(range), count, &entries_));
+    DMX_RETURN_IF_ERROR(Live());
+    DMX_RETURN_IF_ERROR(Answer(tree_.Scan(*ctx_, Codec::Range(range), count, &entries_)));
     out->reserve(entries_.size());
     for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});
     return Status::Ok();
@@ -57,13 +82,20 @@ class TreeSession final : public Session {
   }
   void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override {
+    if (Status live = Live(); !live.ok()) {
+      for (Status& st : statuses) st = live;
+      return;
+    }
     keys_.clear();
     for (Slice k : keys) keys_.push_back(Codec::Tree(k));
     tree_.MultiLookup(*ctx_, keys_, values, statuses);
+    if (Status live = Answer(Status::Ok()); !live.ok())
+      for (Status& st : statuses) st = live;
   }
 
   const Tree& tree_;
   std::unique_ptr<typename Tree::Ctx> ctx_;
+  lease::Lease* const lease_;
   std::vector<LeafEntry<KV>> entries_;
   std::vector<typename KV::KeyRef> keys_;
 };
@@ -72,9 +104,12 @@ template <typename Tree>
 class TreeIndex final : public Index {
  public:
   using KV = typename Tree::Traits;
+  // `hold`: this handle's registration as a holder of the index (alloc/index_hold.h), until
+  // it closes.
   TreeIndex(std::string design, const IndexOptions& options, std::unique_ptr<Tree> tree, fabric::Fabric& fabric,
-            uint64_t owner)
-      : Index(std::move(design), options), tree_(std::move(tree)), fabric_(fabric), owner_(owner) {}
+            uint64_t owner, std::unique_ptr<alloc::IndexHold> hold)
+      : Index(std::move(design), options), tree_(std::move(tree)), fabric_(fabric), owner_(owner),
+        hold_(std::move(hold)) {}
 
  private:
   Status DoBulkLoad(std::span<const KeyValue> sorted) override {
@@ -90,7 +125,7 @@ class TreeIndex final : public Index {
   Result<std::unique_ptr<Session>> DoOpenSession(uint32_t compute_node) override {
     auto ctx = tree_->NewContext(compute_node);
     if (!ctx.ok()) return ctx.status();
-    return std::unique_ptr<Session>(new TreeSession<Tree>(*tree_, std::move(ctx).value()));
+    return std::unique_ptr<Session>(new TreeSession<Tree>(*tree_, std::move(ctx).value(), LockLeaseOf(*tree_)));
   }
 
   IndexStats DoStats() const override {
@@ -108,6 +143,12 @@ class TreeIndex final : public Index {
 
   void AddProperties(Properties* out) const override { tree_->AddProperties(out); }
 
+  // A closed handle holds the index no more: a drop elsewhere may go on.
+  Status DoClose() override {
+    if (hold_) hold_->Release();
+    return Status::Ok();
+  }
+
   // The tree goes first (its lease, its threads: nothing of it touches the pool afterwards),
   // then its chunks and name (alloc/catalog.h). A drop that failed is tried again by the
   // next Drop (the index stays closed).
@@ -123,6 +164,14 @@ class TreeIndex final : public Index {
   bool dropped_ = false;
   fabric::Fabric& fabric_;
   const uint64_t owner_;  // the catalog entry's owner tag
+  std::unique_ptr<alloc::IndexHold> hold_;
 };
+
+// Registers a handle of the index in `entry` whose tree locks under `lease` as a holder
+// (alloc/index_hold.h); none without a lease (lease_ms=0).
+inline Result<std::unique_ptr<alloc::IndexHold>> HoldIndex(fabric::Fabric& fabric, const alloc::CatalogEntry& entry,
+                                                           lease::Lease* lease) {
+  return alloc::IndexHold::Take(fabric, entry, lease, std::chrono::milliseconds(0));
+}
 
 }  // namespace dmindex::tree

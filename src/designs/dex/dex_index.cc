@@ -19,7 +19,19 @@ class DexSession final : public Session {
   DexSession(DexTree<KV>& tree, uint32_t home) : tree_(tree), workers_(tree, home) {}
 
  private:
-  Status DoLookup(Slice key, std::string* value) override { return tree_.Lookup(workers_, Codec::Tree(key), value); }
+  // A read's answer stands only if the lease was live after the read: once it is revoked (a
+  // process stalled past it) the index may have been dropped and the memory read reused
+  // (docs/OPERATIONS.md, "Drop"); checked before the read too. Writes check it before they
+  // write.
+  Status Answer(Status s) {
+    if (!s.ok() && !s.IsNotFound()) return s;
+    Status live = tree_.LeaseLive();
+    return live.ok() ? s : live;
+  }
+  Status DoLookup(Slice key, std::string* value) override {
+    DMX_RETURN_IF_ERROR(tree_.LeaseLive());
+    return Answer(tree_.Lookup(workers_, Codec::Tree(key), value));
+  }
   Status DoInsert(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpsert, Codec::Tree(key), value); }
   Status DoUpdate(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpdate, Codec::Tree(key), value); }
   Status DoDelete(Slice key) override { return tree_.Write(workers_, WriteOp::kDelete, Codec::Tree(key), {}); }
@@ -30,6 +42,7 @@ class DexSession final : public Session {
   // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow): each
   // next leaf is the one covering the last one's high fence.
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
+    DMX_RETURN_IF_ERROR(tree_.LeaseLive());
     const tree::ScanRange<KV> r = Codec::Range(range);
     entries_.clear();
     Status s;
@@ -39,6 +52,7 @@ class DexSession final : public Session {
       if (!s.ok() || next == KV::kPosInf || r.Beyond(next)) break;  // kPosInf: the last leaf
       cursor = std::move(next);
     }
+    if (Status live = Answer(Status::Ok()); !live.ok()) return live;
     // NotOwner keeps the pairs before the foreign partition (Session::Scan).
     out->reserve(out->size() + entries_.size());
     for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});

@@ -109,12 +109,15 @@ Result<std::unique_ptr<DexTree<KV>>> DexTree<KV>::Open(fabric::Fabric& fabric, c
   lo.length = std::chrono::milliseconds(o->lease_ms);
   auto lease = lease::Lease::Claim(fabric, lo);
   if (!lease.ok()) return lease.status();
+  auto hold = alloc::IndexHold::Take(fabric, *entry, lease->get(), lo.length);
+  if (!hold.ok()) return hold.status();
   const uint64_t token = HostToken((*lease)->id());
   auto opened = created ? Create(fabric, **ep, *o, *layout, *entry, token)
                         : Join(fabric, **ep, *o, *layout, *entry, index.name, token);
   if (!opened.ok()) return opened.status();
   std::unique_ptr<DexTree> t = std::move(opened).value();
   t->lease_ = std::move(lease).value();
+  t->hold_ = std::move(hold).value();
   t->host_token_ = token;
   // Until the maintenance worker exists (then the destructor does it), failing gives the
   // leases back here.

@@ -99,6 +99,7 @@ Status DexTree<KV>::Close() {
   Status released = host_token_ == 0 ? Status::Ok()
                                      : store_.ReleaseHosts(maintenance_->ctx.ep, first_,
                                                            compute_nodes(), host_token_);
+  if (hold_) hold_->Release();  // a drop elsewhere may go on
   if (!flushed.ok())
     return Status::FromCode(flushed.code(), "close: writing dirty pages back: " + flushed.message());
   return released;

@@ -32,6 +32,7 @@
 
 #include "common/runtime.h"
 #include "alloc/catalog.h"
+#include "alloc/index_hold.h"
 #include "cache/buffer_manager.h"
 #include "common/retry.h"
 #include "designs/dex/dex_options.h"
@@ -190,6 +191,8 @@ class DexTree {
   // Writes every hosted compute node's dirty pages back and releases its host leases (the
   // destructor does it too, ignoring errors). Operations must have ended.
   Status Close();
+  // Ok while this process's lease is live (Live): a session's reads stand only then.
+  Status LeaseLive() { return Live(); }
   // Partitioning::RouteKey: the serving compute node and its partition.
   KeyRoute<Keys> RouteOf(KeyRef key) const;
   const DexOptions& options() const { return options_; }
@@ -443,6 +446,9 @@ class DexTree {
   // This process's lease (lease/lease.h) and the host token naming it in the map's host
   // words (HostToken): whoever finds the lease expired may take the compute nodes over.
   std::unique_ptr<lease::Lease> lease_;
+  // This handle's registration as a holder of the index under lease_ (alloc/index_hold.h),
+  // until Close.
+  std::unique_ptr<alloc::IndexHold> hold_;
   uint64_t host_token_ = 0;
   bool closed_ = false;
   std::vector<std::unique_ptr<ComputeNode>> nodes_;  // the hosted ones

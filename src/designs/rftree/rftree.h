@@ -53,6 +53,8 @@ class RfTree {
                                               GlobalAddress root_word, GlobalAddress log_word);
 
   Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
+  // The lease its locks are held under (null: none).
+  lease::Lease* lock_lease() const { return tree_->shared().lease.get(); }
 
   Status Lookup(Ctx& c, KeyRef key, Value* value) const {
     return Run(c, [&] { return tree_->Lookup(*c.tree, key, value); });

@@ -42,7 +42,10 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   owned.tree.chunk_owner = entry->owner;
   auto tree = Tree::Open(fabric, owned, entry->root_word, entry->aux_word(kLogWord));
   if (!tree.ok()) return tree.status();
-  return std::unique_ptr<Index>(new tree::TreeIndex<Tree>("rftree", options, std::move(tree).value(), fabric, entry->owner));
+  auto hold = tree::HoldIndex(fabric, *entry, (*tree)->lock_lease());
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<Index>(new tree::TreeIndex<Tree>("rftree", options, std::move(tree).value(), fabric,
+                                                          entry->owner, std::move(hold).value()));
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 namespace dmindex::designs::xstore {
 namespace {
 
-// A partition's tree nodes come from the memory node's allocator; the bytes are counted for
-// the partition's pool figure.
+// A partition's tree nodes come from its index's allocator on the node; the bytes are counted
+// for the partition's pool figure.
 class PartitionPlacer final : public tree::NodePlacer {
  public:
   PartitionPlacer(alloc::NodeAllocator& shared, uint16_t node) : shared_(shared), node_(node) {}
@@ -43,13 +43,17 @@ class PartitionServerT final : public PartitionServer {
   using Keys = KeyModel<KV>;
 
   // `incarnation`: the memory server's on its pool (MemoryNode::incarnation), which its
-  // lock words name.
+  // lock words name. `memory`: the index's on this node; `owner` its tag, which the tree's
+  // own allocator (value blocks) writes into its chunks too.
   static Result<std::unique_ptr<PartitionServer>> Make(fabric::Fabric& fabric, GlobalAddress descriptor,
-                                                       const PartitionConfig& config, alloc::NodeAllocator& shared,
-                                                       ServerMemory& memory, uint64_t incarnation) {
-    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, memory));
+                                                       const PartitionConfig& config,
+                                                       std::shared_ptr<IndexMemory> memory, uint64_t owner,
+                                                       uint64_t incarnation) {
+    std::unique_ptr<PartitionServerT> s(new PartitionServerT(descriptor, std::move(memory)));
+    alloc::NodeAllocator& shared = *s->index_memory_->allocator;
     s->placer_ = std::make_shared<PartitionPlacer>(shared, descriptor.node());
     tree::TreeOptions o;
+    o.chunk_owner = owner;
     o.node_bytes = config.node_bytes;
     o.compute_nodes = 1;
     o.combine = true;
@@ -104,7 +108,8 @@ class PartitionServerT final : public PartitionServer {
   }
 
  private:
-  PartitionServerT(GlobalAddress descriptor, ServerMemory& memory) : descriptor_(descriptor), memory_(memory) {}
+  PartitionServerT(GlobalAddress descriptor, std::shared_ptr<IndexMemory> memory)
+      : descriptor_(descriptor), index_memory_(std::move(memory)), memory_(*index_memory_->memory) {}
 
   Status Run(fabric::RpcOpcode op, wire::In& in, Ctx& c, fabric::RpcReply* reply) {
     wire::Out out(reply);
@@ -260,8 +265,8 @@ class PartitionServerT final : public PartitionServer {
     }
     auto c = tree_->NewContext(0);
     if (!c.ok()) return c.status();
-    // Its redo block (its locks' record): one the server's registry lists (a predecessor's,
-    // or an ended session's), else from the node's allocator, entered in the registry - not the
+    // Its redo block (its locks' record): one the index's registry lists (a predecessor's, or
+    // an ended session's), else from the index's allocator, entered in the registry - not the
     // tree's own allocator, which would cut a chunk of its own for it.
     const uint16_t node = descriptor_.node();
     auto block = memory_.TakeRedoBlock((*c)->ep, tree::RedoBlockBytes(tree_->shared().layout.node_bytes));
@@ -278,7 +283,8 @@ class PartitionServerT final : public PartitionServer {
   }
 
   const GlobalAddress descriptor_;
-  ServerMemory& memory_;  // the node's redo blocks (tree nodes: placer_, from the node's allocator)
+  const std::shared_ptr<IndexMemory> index_memory_;  // outlives everything below
+  ServerMemory& memory_;  // the index's redo blocks (tree nodes: placer_, from its allocator)
   std::shared_ptr<PartitionPlacer> placer_;
   std::unique_ptr<Tree> tree_;
   std::unique_ptr<Trainer<KV>> trainer_;
@@ -289,36 +295,82 @@ class PartitionServerT final : public PartitionServer {
   std::vector<tree::LeafEntry<KV>> loading_;  // a bulk load's batches so far
 };
 
+Status Dropped(GlobalAddress descriptor) {
+  return Status::NotFound("xstore: the index of the partition at " + descriptor.ToString() + " was dropped");
+}
+
 }  // namespace
 
 Result<PartitionServer*> XStoreServer::Find(GlobalAddress descriptor) {
   {
     std::shared_lock lock(mu_);
     auto it = partitions_.find(descriptor.raw());
-    if (it != partitions_.end()) return it->second.get();
+    if (it != partitions_.end()) return it->second.server.get();
   }
   std::lock_guard lock(mu_);
   auto it = partitions_.find(descriptor.raw());
-  if (it != partitions_.end()) return it->second.get();
+  if (it != partitions_.end()) return it->second.server.get();
   const auto id = node_.id();
   if (!id || descriptor.node() != *id || !node_.Contains(descriptor.offset(), descriptor::kBytes))
     return Status::InvalidArgument("xstore: descriptor " + descriptor.ToString() + " is not in this memory node's pool");
   DMX_RETURN_IF_ERROR(ReadyLocked());
+  const uint64_t owner = node_.OwnerOf(descriptor.offset());  // the index whose chunk holds it
+  if (dropped_.contains(owner)) return Dropped(descriptor);
   auto ep = fabric_->Connect();
   if (!ep.ok()) return ep.status();
   std::byte image[descriptor::kBytes];
   DMX_RETURN_IF_ERROR((*ep)->Read(descriptor, image, descriptor::kBytes));
   PartitionConfig config;
   if (!descriptor::DecodeConfig(image, &config))
-    return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString());
+    return Status::InvalidArgument("xstore: no partition descriptor at " + descriptor.ToString() +
+                                   " (its index may have been dropped)");
+  auto memory = MemoryOfLocked(**ep, owner);
+  if (!memory.ok()) return memory.status();
   const uint64_t incarnation = node_.incarnation();
   auto made = config.format == KeyFormat::kU64
-                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation)
-                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *allocator_, *memory_, incarnation);
+                  ? PartitionServerT<tree::U64BytesKV>::Make(*fabric_, descriptor, config, *memory, owner, incarnation)
+                  : PartitionServerT<tree::BytesKV>::Make(*fabric_, descriptor, config, *memory, owner, incarnation);
   if (!made.ok()) return made.status();
   PartitionServer* p = made->get();
-  partitions_.emplace(descriptor.raw(), std::move(made).value());
+  partitions_.emplace(descriptor.raw(), Partition{std::move(made).value(), owner});
   return p;
+}
+
+Result<std::shared_ptr<IndexMemory>> XStoreServer::MemoryOfLocked(fabric::Endpoint& ep, uint64_t owner) {
+  if (auto it = memories_.find(owner); it != memories_.end()) return it->second;
+  auto m = std::make_shared<IndexMemory>();
+  m->allocator = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*node_.id() + 1),
+                                                        alloc::NodeAllocatorOptions{.owner = owner});
+  auto memory = ServerMemory::Open(node_, ep, *m->allocator, owner);
+  if (!memory.ok()) return memory.status();
+  m->memory = std::move(memory).value();
+  memories_.emplace(owner, m);
+  return m;
+}
+
+void XStoreServer::Forget(uint64_t owner) {
+  std::vector<std::unique_ptr<PartitionServer>> gone;
+  std::shared_ptr<IndexMemory> memory;
+  {
+    std::unique_lock serving(serving_);  // no request under way, on this index or another
+    std::lock_guard lock(mu_);
+    dropped_.insert(owner);
+    for (auto it = partitions_.begin(); it != partitions_.end();) {
+      if (it->second.owner != owner) {
+        ++it;
+        continue;
+      }
+      gone.push_back(std::move(it->second.server));
+      it = partitions_.erase(it);
+    }
+    if (auto it = memories_.find(owner); it != memories_.end()) {
+      memory = std::move(it->second);
+      memories_.erase(it);
+    }
+  }
+  // Their training stops (outside the locks: requests of other indexes go on) before this
+  // returns and the chunks are freed.
+  for (auto& p : gone) p->Stop();
 }
 
 Status XStoreServer::ReadyLocked() {
@@ -329,7 +381,6 @@ Status XStoreServer::ReadyLocked() {
     local_ = std::make_unique<fabric::LocalFabric>(node_);
     fabric_ = local_.get();
   }
-  allocator_ = std::make_unique<alloc::NodeAllocator>(static_cast<uint16_t>(*id + 1));
   started_ = [&]() -> Result<tree::ServerLockRecovery> {
     auto ep = fabric_->Connect();
     if (!ep.ok()) return ep.status();
@@ -337,10 +388,12 @@ Status XStoreServer::ReadyLocked() {
     if (!freed.ok())
       return Status::Unavailable("xstore: memory node " + std::to_string(*id) + " could not free the locks its "
                                  "previous server left held: " + freed.status().ToString());
-    // No lock word names a redo block of an earlier incarnation now: they can be reused.
-    auto memory = ServerMemory::Open(node_, **ep, *allocator_);
-    if (!memory.ok()) return memory.status();
-    memory_ = std::move(memory).value();
+    // No lock word names a redo block of an earlier incarnation now: they can be reused. The
+    // indexes it kept memory for carry on where it stopped.
+    for (const uint64_t owner : ServerMemory::OwnersIn(node_)) {
+      auto memory = MemoryOfLocked(**ep, owner);
+      if (!memory.ok()) return memory.status();
+    }
     return freed;
   }();
   return started_->status();
@@ -360,33 +413,42 @@ Result<tree::ServerLockRecovery> XStoreServer::recovered() {
 Result<ServerMemory::Counts> XStoreServer::memory() {
   std::lock_guard lock(mu_);
   DMX_RETURN_IF_ERROR(ReadyLocked());
-  return memory_->counts();
+  ServerMemory::Counts counts;
+  for (const auto& [owner, m] : memories_) counts += m->memory->counts();
+  return counts;
 }
 
 Status XStoreServer::Store(fabric::RpcRequest request, fabric::RpcReply* reply) {
   wire::In in(request);
-  uint64_t zero = 0;
+  uint64_t owner = 0;  // the index's owner tag (0: an index of before tags)
   std::string_view record;
-  in.Pod(&zero).Str(&record);
+  in.Pod(&owner).Str(&record);
   DMX_RETURN_IF_ERROR(in.Check("store"));
   fabric::Fabric* fabric = nullptr;
-  alloc::NodeAllocator* allocator = nullptr;
+  std::shared_ptr<IndexMemory> memory;
+  std::unique_ptr<fabric::Endpoint> ep;
   {
     std::lock_guard lock(mu_);
     DMX_RETURN_IF_ERROR(ReadyLocked());
+    if (dropped_.contains(owner))
+      return Status::NotFound("xstore: the index tagged " + std::to_string(owner) + " was dropped");
     fabric = fabric_;
-    allocator = allocator_.get();
+    auto connected = fabric->Connect();
+    if (!connected.ok()) return connected.status();
+    ep = std::move(connected).value();
+    auto m = MemoryOfLocked(*ep, owner);
+    if (!m.ok()) return m.status();
+    memory = std::move(m).value();
   }
-  auto ep = fabric->Connect();
-  if (!ep.ok()) return ep.status();
-  auto at = allocator->AllocateOn(**ep, *node_.id(), static_cast<uint32_t>(record.size()));
+  auto at = memory->allocator->AllocateOn(*ep, *node_.id(), static_cast<uint32_t>(record.size()));
   if (!at.ok()) return at.status();
-  DMX_RETURN_IF_ERROR((*ep)->Write(*at, record.data(), static_cast<uint32_t>(record.size())));
+  DMX_RETURN_IF_ERROR(ep->Write(*at, record.data(), static_cast<uint32_t>(record.size())));
   wire::Out(reply).Pod(at->raw());
   return Status::Ok();
 }
 
 Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fabric::RpcReply* reply) {
+  std::shared_lock serving(serving_);
   if (op == fabric::rpc_op::kXStoreStore) return Store(request, reply);
   uint64_t descriptor = 0;
   if (!fabric::ReadPod(request, 0, &descriptor)) return Status::InvalidArgument("xstore: short request");
@@ -397,7 +459,7 @@ Status XStoreServer::Serve(fabric::RpcOpcode op, fabric::RpcRequest request, fab
 
 void XStoreServer::Stop() {
   std::shared_lock lock(mu_);
-  for (auto& [addr, p] : partitions_) p->Stop();
+  for (auto& [addr, p] : partitions_) p.server->Stop();
 }
 
 Status RegisterXStoreHandlers(fabric::MemoryNode& node) { return RegisterXStoreHandlersOver(node, nullptr).status(); }
@@ -416,6 +478,7 @@ Result<std::shared_ptr<XStoreServer>> RegisterXStoreHandlersOver(fabric::MemoryN
       return server->Serve(op, req, reply);
     }));
   node.OnStop([server] { server->Stop(); });
+  node.OnOwnerFreed([server](uint64_t owner) { server->Forget(owner); });
   node.OnIdKnown([server] { server->Start(); });
   return server;
 }

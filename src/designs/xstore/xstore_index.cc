@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "alloc/catalog.h"
+#include "alloc/index_hold.h"
 #include "designs/xstore/client.h"
 #include "designs/xstore/key_model.h"
 
@@ -55,12 +56,14 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();
-    return client_->Lookup(**s, C::Tree(key), value);
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    return index_.Answer(client_->Lookup(**s, C::Tree(key), value));
   }
   Status Write(wire::WriteKind kind, Slice key, Slice value) {
     auto s = Ready(kind == wire::WriteKind::kUpsert);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();  // an update or delete of an empty index
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));  // a revoked handle sends no write
     return client_->Write(**s, kind, C::Tree(key), value);
   }
   Status DoInsert(Slice key, Slice value) override { return Write(wire::WriteKind::kUpsert, key, value); }
@@ -70,13 +73,15 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();  // an empty index
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
     return client_->CompareAndSwap(**s, C::Tree(key), expected, desired, swapped, current);
   }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::Ok();
-    DMX_RETURN_IF_ERROR(client_->Scan(**s, C::Range(range), count, &entries_));
+    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    DMX_RETURN_IF_ERROR(index_.Answer(client_->Scan(**s, C::Range(range), count, &entries_)));
     out->reserve(entries_.size());
     for (auto& e : entries_) out->push_back({KeyModel<KV>::ToPublic(e.key), std::move(e.value)});
     return Status::Ok();
@@ -94,8 +99,11 @@ class XStoreSession final : public Session {
 template <tree::KeyValueTraits KV>
 class XStoreIndex final : public Index {
  public:
-  XStoreIndex(fabric::Fabric& fabric, const IndexOptions& options, const XStoreOptions& xo, GlobalAddress root_word)
-      : Index("xstore", options), fabric_(fabric), options_(xo), root_word_(root_word) {}
+  // `hold`: this handle's registration as a holder of the index, under a lease of its own
+  // (alloc/index_hold.h; XStore's compute processes take no lock), until it closes.
+  XStoreIndex(fabric::Fabric& fabric, const IndexOptions& options, const XStoreOptions& xo, GlobalAddress root_word,
+              std::unique_ptr<alloc::IndexHold> hold)
+      : Index("xstore", options), fabric_(fabric), options_(xo), root_word_(root_word), hold_(std::move(hold)) {}
   ~XStoreIndex() override { CloseForDestructor(); }
 
   // The client over the superblock, reading it (or, with `create`, making it with these
@@ -120,6 +128,16 @@ class XStoreIndex final : public Index {
   }
 
   fabric::Fabric& fabric() { return fabric_; }
+
+  // A read's answer stands only if the handle's registration lease was live after the read:
+  // once it is revoked (a process stalled past it) the index may have been dropped and the
+  // memory read reused (docs/OPERATIONS.md, "Drop"); checked before the read too, and before
+  // a write is sent (the lease's margin covers its flight, as for a lock holder's writes).
+  Status Answer(Status s) {
+    if (!hold_ || (!s.ok() && !s.IsNotFound())) return s;
+    Status live = hold_->CheckLive();
+    return live.ok() ? s : live;
+  }
 
  private:
   // Has each partition's memory server store its descriptor, and memory node 0's the
@@ -154,10 +172,9 @@ class XStoreIndex final : public Index {
     return old == 0 ? at->raw() : old;
   }
 
-  // `owner`: the index's owner tag, in the request's first word. The memory server does not
-  // use it yet: it allocates what it keeps from one allocator per node, whose chunk cut and
-  // redo blocks survive its restarts (server_memory.h), so a dropped XStore index's
-  // server-side trees, models and records stay in the pool (docs/API.md, "Drop").
+  // `owner`: the index's owner tag, in the request's first word: the memory server stores the
+  // record in a chunk of the index's (and builds the partition of a descriptor from its
+  // index's memory), so that dropping the index frees it (XStoreServer::Forget).
   static Result<GlobalAddress> StoreOn(fabric::Endpoint& ep, uint16_t node, std::span<const std::byte> record,
                                        uint64_t owner) {
     fabric::RpcReply request, reply;
@@ -229,6 +246,11 @@ class XStoreIndex final : public Index {
   // Background training must not outlive the run that caused it (in simulated time its
   // threads belong to the run): wait for it.
   Status DoClose() override {
+    Status quiesced = Quiesce();
+    if (hold_) hold_->Release();  // a closed handle holds the index no more
+    return quiesced;
+  }
+  Status Quiesce() {
     Client<KV>* c = client_.load(std::memory_order_acquire);
     if (c == nullptr) return Status::Ok();
     auto session = c->NewSession(0);
@@ -242,6 +264,7 @@ class XStoreIndex final : public Index {
     if (dropped_) return Status::Ok();
     client_.store(nullptr, std::memory_order_release);
     owned_.reset();
+    hold_.reset();  // and its lease
     DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner));
     dropped_ = true;
     return Status::Ok();
@@ -253,6 +276,7 @@ class XStoreIndex final : public Index {
   runtime::Mutex mu_;
   std::unique_ptr<Client<KV>> owned_;
   std::atomic<Client<KV>*> client_{nullptr};
+  std::unique_ptr<alloc::IndexHold> hold_;
   bool dropped_ = false;
 };
 
@@ -281,7 +305,9 @@ Result<std::unique_ptr<Index>> Open(fabric::Fabric& fabric, const IndexOptions& 
   if (!entry.ok()) return entry.status();
   XStoreOptions owned = xo;
   owned.tree.chunk_owner = entry->owner;
-  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word));
+  auto hold = alloc::IndexHold::Take(fabric, *entry, nullptr, xo.tree.lease);
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<Index>(new XStoreIndex<KV>(fabric, options, owned, entry->root_word, std::move(hold).value()));
 }
 
 }  // namespace

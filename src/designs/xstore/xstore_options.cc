@@ -53,6 +53,14 @@ std::vector<Table::Row> XStoreRows() {
                    "a lookup whose prediction spans more leaves asks the server instead"),
       Table::Switch("prefetch", &XStoreOptions::prefetch,
                     "fetch a partition's whole model set on first use; off: each sub-model when needed"),
+      Table::Custom({"lease_ms", KnobKind::kCount, 0, 40'950, {}, "", "",
+                     "the lease a handle registers as a holder of the index under (a drop is refused while it "
+                     "renews); 0: none, a drop does not see the handle"},
+                    [](const KnobValue& v, XStoreOptions& o) {
+                      o.tree.lease = std::chrono::milliseconds(v.count);
+                      return Status::Ok();
+                    },
+                    [](const XStoreOptions& o) { return std::to_string(o.tree.lease.count()); }),
   };
   // XStore's clients cache models, not nodes, and its writes run on the memory server: of the
   // core's knobs only validation applies.
