@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "fabric/ucx/bootstrap.h"
+#include "fabric/ucx/remote_key.h"
 #include "fabric/ucx/ucx_fabric.h"
 #include "fabric/ucx/wire.h"
 
@@ -60,8 +61,9 @@ Status UcxEndpoint::ConnectRemote(Remote& r) {
                              &UcxEndpoint::OnEndpointError, &r);
   if (!ep.ok()) return ep.status();
   r.ep = *ep;
-  ucs_status_t st = ucp_ep_rkey_unpack(r.ep, welcome->rkey.data(), &r.rkey);
-  if (st != UCS_OK) return FromUcs(st, "unpacking the remote key of " + fabric_.server(r.node).ToString());
+  auto rkey = UnpackPoolKey(r.ep, welcome->rkey, r.base, r.bytes, fabric_.server(r.node).ToString());
+  if (!rkey.ok()) return rkey.status();
+  r.rkey = *rkey;
   // Over shared memory the pool should be mapped here and verbs plain loads and stores; if
   // not, UCX silently emulates every verb with messages (5-25x slower). Say so, once.
   void* mapped = nullptr;
