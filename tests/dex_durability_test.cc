@@ -17,11 +17,18 @@
 //    process dies and nothing acknowledged is lost.
 //  * DexDurability.LongValuesAreWrittenThrough: values whose record would not fit a quarter
 //    of the ring go to the pool with their page; a short record voids the key's older ones.
+//  * DexDurability.ACheckpointWhoseLeaseEndedBeforeItsHeadWriteMovesNoHead: a writer's
+//    checkpoint stalls right before it stores the log's new head while its lease is revoked
+//    (as a taker's observer does): the head must not move (a new host may have replayed the
+//    log and moved it on since).
 //  * DexDurability.BackgroundWriteBackEmptiesTheCache: durability=none, writeback_ms=20:
 //    the dirty pages reach the pool without any further operation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
+#include <span>
 #include <random>
 
 #include "alloc/catalog.h"
@@ -30,6 +37,7 @@
 #include "dex_crash_check.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/verb_script.h"
+#include "lease/lease.h"
 
 namespace dmindex {
 namespace {
@@ -100,7 +108,7 @@ TEST(DexRedoLog, RecordsOfEverySizeWrapAroundTheRing) {
       head += RedoLog::kSlot;
       while (!written.empty() && written.front().pos < head) written.erase(written.begin());
     }
-    ASSERT_TRUE(log->WriteHead(*ep, head).ok());
+    ASSERT_TRUE(log->WriteHead(*ep, head, nullptr).ok());
     fabric::Verb verbs[2];
     const int n = log->Verbs(pos, bytes, verbs);
     ASSERT_TRUE(ep->Post({verbs, static_cast<size_t>(n)}, fabric::Ordering::kUnordered).ok());
@@ -316,6 +324,76 @@ TEST(DexDurability, LongValuesAreWrittenThrough) {
     ASSERT_TRUE(s->Lookup(k, &n).ok()) << k;
     EXPECT_EQ(n, k);
   }
+}
+
+// Holds a checkpoint's head WRITE (a single 8-byte WRITE of one of `heads`) before it goes out
+// and runs `stall` there once: the checkpointing process stalled right before storing the head.
+class StallBeforeHead final : public fabric::VerbScript {
+ public:
+  StallBeforeHead(std::vector<GlobalAddress> heads, std::function<void(GlobalAddress)> stall)
+      : heads_(std::move(heads)), stall_(std::move(stall)) {}
+  Outcome Run(const fabric::VerbCopy&) override { return Outcome::kPass; }
+  void BeforePost(std::span<const fabric::Verb> verbs) override {
+    if (verbs.size() != 1 || verbs[0].kind != fabric::VerbKind::kWrite || verbs[0].length != 8) return;
+    for (const GlobalAddress& h : heads_)
+      if (verbs[0].remote == h && !fired_.exchange(true)) stall_(h);
+  }
+  bool fired() const { return fired_.load(); }
+
+ private:
+  const std::vector<GlobalAddress> heads_;
+  const std::function<void(GlobalAddress)> stall_;
+  std::atomic<bool> fired_{false};
+};
+
+TEST(DexDurability, ACheckpointWhoseLeaseEndedBeforeItsHeadWriteMovesNoHead) {
+  std::atomic<int64_t> now_ms{1'000'000};
+  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms.load())); });
+  auto fabric = testing::DexTestFabric();
+  auto ep = std::move(fabric->Connect()).value();
+  auto held = [&] {
+    auto table = lease::ReadLeaseTable(*ep);
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    std::vector<lease::HolderId> ids;
+    if (table.ok())
+      for (const lease::SlotInfo& s : *table) ids.push_back({s.slot, s.state.epoch});
+    return ids;
+  };
+  const auto before = held();
+  auto dying = designs::MakeIndex("dex", *fabric, Options("fence", {{"log_kb", "4"}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  std::vector<lease::HolderId> theirs;
+  for (const lease::HolderId& h : held())
+    if (std::none_of(before.begin(), before.end(), [&](const lease::HolderId& b) { return b.slot == h.slot; }))
+      theirs.push_back(h);
+  ASSERT_FALSE(theirs.empty());
+  auto s = std::move((*dying)->OpenSession()).value();
+  for (Key k = 1; k <= 20000; k += 97) ASSERT_TRUE(s->Insert(k, k).ok());  // both compute nodes log
+  const std::vector<GlobalAddress> heads{LogOf(*fabric, "fence", 0) + 8, LogOf(*fabric, "fence", 1) + 8};
+
+  uint64_t head_at_stall = 0;
+  GlobalAddress stalled_head;
+  StallBeforeHead stall(heads, [&](GlobalAddress head) {
+    stalled_head = head;
+    ASSERT_TRUE(ep->Read(head, &head_at_stall, 8).ok());
+    lease::LeaseObserver observer;  // a taker's: the slots stand still past the takeover wait
+    for (const lease::HolderId& h : theirs) ASSERT_TRUE(observer.FenceIfExpired(*ep, h).ok());
+    now_ms += 10'000;
+    for (const lease::HolderId& h : theirs) {
+      auto fenced = observer.FenceIfExpired(*ep, h);
+      ASSERT_TRUE(fenced.ok() && *fenced);
+    }
+  });
+  fabric->SetVerbScript(&stall);
+  // Writes fill a 4 KiB ring (64 records) within a few hundred: the writer checkpoints.
+  Status last;
+  for (Key k = 1; k <= 2000 && !stall.fired(); ++k) last = s->Insert(k * 5, k);
+  fabric->SetVerbScript(nullptr);
+  ASSERT_TRUE(stall.fired()) << "no checkpoint wrote a head";
+  uint64_t head_after = 0;
+  ASSERT_TRUE(ep->Read(stalled_head, &head_after, 8).ok());
+  EXPECT_EQ(head_after, head_at_stall) << "a checkpoint whose lease was revoked moved the log's head";
+  EXPECT_FALSE(s->Insert(3, 3).ok()) << "a process whose lease was revoked still writes";
 }
 
 TEST(DexDurability, BackgroundWriteBackEmptiesTheCache) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "common/retry.h"
 
@@ -83,8 +84,16 @@ Status AppendLog::GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uin
   const uint64_t owner = lease_ != nullptr ? lease_->id().Pack() : uint64_t{1} << lease::HolderId::kBits;
   DMX_RETURN_IF_ERROR(LockDirectory(ep, owner));
   static const uint64_t kZero = 0;
+  // An unlock after a failure swaps our own word back to 0 and nothing else: if our lease
+  // ended meanwhile, a taker may hold the lock now, and a plain WRITE would release it.
+  // One that cannot tell whether the word is still ours gives its lease up, so that a word
+  // left naming it is taken over as a dead grower's (a live lease would keep it for good).
   auto unlock = [&](Status s) {
-    Status u = ep.Write(Word(kLockWord), &kZero, 8);
+    uint64_t seen = 0;
+    Status u = ep.Cas(Word(kLockWord), owner, 0, &seen);
+    if (!u.ok() && lease_ != nullptr)
+      u = lease_->GiveUp("the append log's directory lock " + Word(kLockWord).ToString() +
+                         " may still name it: " + u.message());
     return s.ok() ? u : s;
   };
   // Under the lock the list does not change: another grower may have added a segment on
@@ -122,11 +131,16 @@ Status AppendLog::GrowLocked(fabric::Endpoint& ep, NodeAllocator& allocator, uin
   const uint64_t record[] = {segment->raw(), 0, capacity};
   const uint64_t count = n + 1;
   const uint32_t at = kHeaderWords + 3 * static_cast<uint32_t>(n);
-  // Record, then the count that covers it, then the unlock: in this order (one round trip).
-  Status s = ep.Post({fabric::Verb::Write(Word(at), record, sizeof(record)),
-                      fabric::Verb::Write(Word(kCountWord), &count, 8),
-                      fabric::Verb::Write(Word(kLockWord), &kZero, 8)},
-                     fabric::Ordering::kInOrder);
+  // Record, then the count that covers it, then the unlock: in this order (one round trip),
+  // and only while our lease is live at the instant the batch goes out (fabric::PostGuard): a
+  // grower that stalled here past its lease may have been taken over by one that listed its
+  // own segment as record n since, which this batch would overwrite (and whose lock its
+  // unlock would release). The WRITE of 0 is then safe: nobody took over a live lease.
+  std::vector<fabric::Verb> batch{fabric::Verb::Write(Word(at), record, sizeof(record)),
+                                  fabric::Verb::Write(Word(kCountWord), &count, 8),
+                                  fabric::Verb::Write(Word(kLockWord), &kZero, 8)};
+  Status s = lease_ != nullptr ? ep.Post(batch, fabric::Ordering::kInOrder, *lease_)
+                               : ep.Post(batch, fabric::Ordering::kInOrder);
   if (!s.ok()) return unlock(s);
   newest_[node] = {true, static_cast<uint32_t>(n), *segment, capacity};
   return Status::Ok();

@@ -22,8 +22,12 @@
 // record it sees incomplete (null base or zero capacity). Blocks are never reused, so a
 // block's address never changes meaning; a block handed out but not written yet is zero.
 //
-// A grower that died holding the lock (its lease expired: lease/lease.h) is taken over with
-// nothing to repair: its only write under the lock is [record n, count := n + 1, unlock] in
+// A grower posts that batch only while its lease is live at the instant it goes out (the lease
+// is the post's fabric::PostGuard), and lets go of the lock after a failure by a CAS expecting
+// its own word (giving its lease up if even that fails): a grower that stalled past its lease
+// was perhaps taken over by one that listed its own segment as record n, which a late batch
+// would overwrite (AppendLogTakeover.*). A grower that died holding the lock (its lease
+// expired: lease/lease.h) is taken over with nothing to repair: its only write under the lock is [record n, count := n + 1, unlock] in
 // order, so the directory holds either n whole records (the count never moved; record n,
 // whole or torn, lies past the count and the next grower writes it again whole) or n + 1
 // (the count landed after its record). Its segment, if it got one, is leaked.

@@ -121,7 +121,7 @@ Status DexTree<KV>::ReplayLog(ComputeNode& n) {
   if (!flushed.ok()) return flushed.status();
   // Past every position of the lap just read: no stale slot can pass for a new record.
   const uint64_t head = contents->head + n.log->capacity();
-  DMX_RETURN_IF_ERROR(n.log->WriteHead(ep, head));
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(ep, head, lease_.get()));
   n.log_head.store(head);
   n.log_tail.store(head);
   n.log_reserved.store(head);
@@ -215,8 +215,7 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   if (!flushed.ok()) return flushed.status();
   n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   if (!logged) return Status::Ok();
-  DMX_RETURN_IF_ERROR(Live());
-  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto));
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto, lease_.get()));
   n.log_head.store(upto);
   return Status::Ok();
 }
@@ -225,8 +224,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::TruncateLog(ComputeNode& n) {
   if (!n.log) return Status::Ok();
   const uint64_t tail = n.log_tail.load();
-  DMX_RETURN_IF_ERROR(Live());
-  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail));
+  DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail, lease_.get()));
   n.log_head.store(tail);
   return Status::Ok();
 }

@@ -88,7 +88,11 @@ int RedoLog::Verbs(uint64_t pos, const std::vector<std::byte>& encoded, fabric::
   return 2;
 }
 
-Status RedoLog::WriteHead(fabric::Endpoint& ep, uint64_t head) const { return ep.Write(block_ + 8, &head, 8); }
+Status RedoLog::WriteHead(fabric::Endpoint& ep, uint64_t head, fabric::PostGuard* guard) const {
+  if (guard == nullptr) return ep.Write(block_ + 8, &head, 8);
+  fabric::Verb write = fabric::Verb::Write(block_ + 8, &head, 8);
+  return ep.Post(std::span<fabric::Verb>(&write, 1), fabric::Ordering::kInOrder, *guard);
+}
 
 bool RedoLog::Decode(const std::byte* ring, uint64_t p, uint64_t head, Record* out, uint64_t* bytes) const {
   auto slot_at = [&](uint64_t q) { return ring + q % capacity_; };

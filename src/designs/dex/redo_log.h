@@ -81,8 +81,11 @@ class RedoLog {
   int Verbs(uint64_t pos, const std::vector<std::byte>& encoded, fabric::Verb out[2]) const;
   // Reads the whole block and decodes every valid record from the head on.
   Result<Contents> Scan(fabric::Endpoint& ep) const;
-  // Makes `head` the stored head (one WRITE of word 1).
-  Status WriteHead(fabric::Endpoint& ep, uint64_t head) const;
+  // Makes `head` the stored head (one WRITE of word 1), posted only while `guard` (the host's
+  // lease; null: none) allows: a host whose lease ended may have been replaced by one that
+  // replayed the log and moved the head on, and a late head of ours would move it back (or
+  // past that host's records).
+  Status WriteHead(fabric::Endpoint& ep, uint64_t head, fabric::PostGuard* guard) const;
 
  private:
   RedoLog(GlobalAddress block, uint64_t capacity) : block_(block), capacity_(capacity) {}
