@@ -82,5 +82,18 @@ TEST(PoolRestore, CheckRestoredPoolRefusesAnotherSizeChunkSizeOrNoIdentity) {
   EXPECT_NE(none.status().message().find("P holds no valid pool identity"), std::string::npos);
 }
 
+// A pool of layout 1 (made before lock words named leases and XStore's memory servers owned
+// part of each lock table) is refused by name, never served under this layout.
+TEST(PoolRestore, APoolOfTheOlderLayoutIsRefusedByName) {
+  std::vector<std::byte> pool(kPoolBytes);
+  { MemoryNode node(0, pool.data(), pool.size(), Chunks()); }
+  ASSERT_TRUE(CheckRestoredPool(pool.data(), pool.size(), Chunks().chunk_bytes, "P").ok());
+  const uint64_t v1 = PoolIdentityRecord::kMagicV1;
+  std::memcpy(pool.data() + kPoolIdentityOffset, &v1, sizeof v1);
+  auto old = CheckRestoredPool(pool.data(), pool.size(), Chunks().chunk_bytes, "P");
+  EXPECT_TRUE(old.status().IsInvalidArgument()) << old.status().ToString();
+  EXPECT_NE(old.status().message().find("layout 1"), std::string::npos) << old.status().ToString();
+}
+
 }  // namespace
 }  // namespace dmindex::fabric

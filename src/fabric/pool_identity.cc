@@ -50,6 +50,11 @@ Result<PoolIdentity> CheckRestoredPool(const std::byte* pool, uint64_t pool_byte
   PoolIdentityRecord r;
   std::memcpy(&r, pool + kPoolIdentityOffset, sizeof r);
   const auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
+  if (r.magic == PoolIdentityRecord::kMagicV1)
+    return Status::InvalidArgument(where + " holds a pool of layout 1, made by an older dmindex; this build "
+                                   "serves layout 2 (lock words name leases; XStore's memory servers own "
+                                   "part of each lock table): serve it with the dmindex that made it, or "
+                                   "move it away to start a new pool");
   if (r.magic != PoolIdentityRecord::kMagic || r.id == 0 || r.pool_bytes != pool_bytes ||
       r.chunk_bytes == 0 || r.next_chunk < kChunkAreaOffset || r.next_chunk > pool_bytes ||
       (r.next_chunk - kChunkAreaOffset) % r.chunk_bytes != 0)
@@ -65,6 +70,9 @@ Result<PoolIdentity> CheckRestoredPool(const std::byte* pool, uint64_t pool_byte
 Result<PoolIdentity> ReadPoolIdentity(Endpoint& ep, uint16_t node) {
   PoolIdentityRecord r{};
   DMX_RETURN_IF_ERROR(ep.Read(GlobalAddress(node, kPoolIdentityOffset), &r, sizeof r));
+  if (r.magic == PoolIdentityRecord::kMagicV1)
+    return Status::InvalidArgument("memory node " + std::to_string(node) +
+                                   " serves a pool of layout 1 (an older dmindex); this build needs layout 2");
   if (r.magic != PoolIdentityRecord::kMagic)
     return Status::Corruption("memory node " + std::to_string(node) + " has no pool identity");
   return PoolIdentity{r.id, r.created_unix_ms};

@@ -32,7 +32,11 @@ struct PoolIdentity {
 // persistent pool is restored) and its chunk allocator's state, kept in the pool so that a
 // persistent pool's allocator survives the server process with the chunks it handed out.
 struct PoolIdentityRecord {
-  static constexpr uint64_t kMagic = 0x31304c4f4f50584dull;  // "MXPOOL01"
+  // Layout 2 ("MXPOOL02"): lock words name leases, and each lock table's last 4 K words are
+  // XStore's memory servers' (wire.h's protocol 04). A pool of layout 1 is refused, not
+  // served: processes of that layout lock anywhere in the table.
+  static constexpr uint64_t kMagic = 0x32304c4f4f50584dull;    // "MXPOOL02"
+  static constexpr uint64_t kMagicV1 = 0x31304c4f4f50584dull;  // "MXPOOL01"
   uint64_t magic;
   uint64_t id;
   uint64_t created_unix_ms;

@@ -26,8 +26,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, u
   wire::Challenge challenge{};
   DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, &challenge, sizeof challenge, deadline)));
   if (!wire::HasMagic(challenge.magic))
-    return Status::Unavailable(server.ToString() +
-                               " is not a dmindex memory server of this version (bad magic)");
+    return wire::MagicStatus(challenge.magic, server.ToString(), "memory server");
   Nonce server_nonce, client_nonce = RandomNonce();
   std::memcpy(server_nonce.data(), challenge.nonce, server_nonce.size());
 
@@ -49,7 +48,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, u
   wire::Welcome w{};
   DMX_RETURN_IF_ERROR(Prefixed(server, RecvAll(out.socket, &w, sizeof w, deadline)));
   if (!wire::HasMagic(w.magic))
-    return Status::Unavailable(server.ToString() + " is not a dmindex memory server");
+    return wire::MagicStatus(w.magic, server.ToString(), "memory server");
   if (w.message_bytes > wire::kMaxBlobBytes || w.rkey_bytes > wire::kMaxBlobBytes ||
       w.worker_address_bytes > wire::kMaxBlobBytes)
     return Status::Corruption("memory server " + server.ToString() + ": malformed welcome");

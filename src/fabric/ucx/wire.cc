@@ -16,8 +16,25 @@ constexpr char kWelcomeDomain[] = "dmindex welcome v3";
 
 }  // namespace
 
+std::string MagicMismatch(const char (&magic)[8], const std::string& peer) {
+  if (std::memcmp(magic, kMagic, kMagicPrefixBytes) != 0) return "not a dmindex " + peer + " (bad magic)";
+  const auto printable = [](const char (&m)[8]) {
+    std::string out;
+    for (char c : m) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    return out;
+  };
+  return "a dmindex " + peer + " of another version (protocol " + printable(magic) + ", this process speaks " +
+         printable(kMagic) + "): every process sharing a pool must run the same dmindex version, "
+         "whose pool layout (lock words, lock tables) they share";
+}
+
+Status MagicStatus(const char (&magic)[8], const std::string& who, const std::string& peer) {
+  const std::string why = who + " is " + MagicMismatch(magic, peer);
+  return std::memcmp(magic, kMagic, kMagicPrefixBytes) == 0 ? Status::InvalidArgument(why) : Status::Unavailable(why);
+}
+
 std::string HelloDefect(const Hello& h) {
-  if (!HasMagic(h.magic)) return "not a dmindex client of this version (bad magic)";
+  if (!HasMagic(h.magic)) return MagicMismatch(h.magic, "client");
   const auto kind = static_cast<ConnectionKind>(h.kind);
   if (kind != ConnectionKind::kMonitor && kind != ConnectionKind::kEndpoint)
     return "unknown connection kind " + std::to_string(h.kind);

@@ -28,7 +28,14 @@ namespace dmindex::fabric::ucx::wire {
 // 02: Hello carries the memory-node position (01 had a reserved word there).
 // 03: the Challenge, signatures, and the pool's identity in the Welcome; later within 03,
 //     Welcome::pool_flags in what was a reserved word (zero from an older server: volatile).
-inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '3'};
+// 04: the pool's layout changed under the same messages (lock words name leases; a lock table's
+//     last 4 K words are XStore's memory servers', the rest processes'; pools of layout 2,
+//     pool_identity.h): a process of another layout sharing a pool could block or misread
+//     what this one writes, so the two refuse each other here, naming both versions.
+inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '4'};
+// What every version's magic starts with: a peer with this prefix and another version is a
+// dmindex of another version (told so, with both versions), anything else is not dmindex.
+inline constexpr size_t kMagicPrefixBytes = 6;
 // Worker addresses and packed rkeys are a few hundred bytes; anything near this is garbage.
 inline constexpr uint32_t kMaxBlobBytes = 64 * 1024;
 
@@ -102,6 +109,13 @@ static_assert(sizeof(Welcome) == 96 && std::is_trivially_copyable_v<Welcome>);
 static_assert(sizeof(RpcRequestHeader) == 16 && sizeof(RpcReplyHeader) == 16);
 
 inline bool HasMagic(const char (&magic)[8]) { return std::memcmp(magic, kMagic, 8) == 0; }
+// Why `magic` is not this version's, for a message: "dmindex protocol DMXUCX03, this process
+// speaks DMXUCX04: ..." for another dmindex version, "bad magic" for anything else. `peer`:
+// "client" or "memory server".
+std::string MagicMismatch(const char (&magic)[8], const std::string& peer);
+// A Status for a peer whose `magic` is not this version's: InvalidArgument for a dmindex of
+// another version (a configuration to fix, not an outage), Unavailable for anything else.
+Status MagicStatus(const char (&magic)[8], const std::string& who, const std::string& peer);
 
 // Why a Hello's fixed part is not one a dmindex client sends (magic, kind, transport,
 // address length for its kind, node id range); empty if it may be.
