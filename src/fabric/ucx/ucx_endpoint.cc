@@ -115,7 +115,7 @@ Status UcxEndpoint::Ready(uint16_t node) {
     }
     DMX_RETURN_IF_ERROR(fabric_.LostPool());
   }
-  if (monitor.generation(node) != r.generation) DMX_RETURN_IF_ERROR(Reattach(r));
+  if (monitor.generation(node) != r.generation || r.reattach_failed) DMX_RETURN_IF_ERROR(ReattachPatiently(r));
   if (!r.broken.ok()) return r.broken;
   if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
@@ -145,6 +145,33 @@ Status UcxEndpoint::Reattach(Remote& r) {
   r.generation = fabric_.monitor().generation(r.node);
   r.broken = ConnectRemote(r);
   return r.broken;
+}
+
+Status UcxEndpoint::ReattachPatiently(Remote& r) {
+  Status s = Reattach(r);
+  r.reattach_failed = !s.ok() && s.IsUnavailable() && fabric_.pool_persistent(r.node);
+  if (!r.reattach_failed) return s;
+  // Each attempt is a handshake (TCP connect, challenge, welcome) that failed before any UCP
+  // endpoint was made, or one whose endpoint Reattach closed: a second a try keeps UCX's
+  // endpoints from being made and closed in a tight loop.
+  constexpr auto kRetryEvery = std::chrono::seconds(1);
+  const LivenessMonitor& monitor = fabric_.monitor();
+  RetryBudget budget(AnswerLimit(), "reattaching to a memory server that came back");
+  Backoff pause(backoff::kPoll, "a memory server to reattach to", GlobalAddress(r.node, 0));
+  auto tried = runtime::Now();
+  for (;;) {
+    DMX_RETURN_IF_ERROR(fabric_.LostPool());
+    if (!budget.Spend()) return s;
+    pause.Pause();
+    if (monitor.state(r.node) == LivenessMonitor::State::kReconnecting) continue;  // away again
+    if (monitor.generation(r.node) == r.generation && runtime::Now() - tried < kRetryEvery) continue;
+    s = Reattach(r);
+    tried = runtime::Now();
+    if (s.ok() || !s.IsUnavailable()) {
+      r.reattach_failed = false;
+      return s;
+    }
+  }
 }
 
 Status UcxEndpoint::CheckTarget(const Verb& v) {
