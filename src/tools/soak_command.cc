@@ -150,6 +150,7 @@ class Trial {
   uint32_t incarnations_ = 0;        // started writer processes
   std::vector<Interval> down_;       // memory servers down
   std::string kill_log_;
+  std::string load_ = "?";  // the load average as the writing phase ended
   TrialOutcome out_;
 };
 
@@ -295,6 +296,14 @@ double DefaultMaxWait(const std::string& design) {
 // go, one or two issued on the dead connection (XStore's RPCs: a few); later operations wait
 // for the server to come back. A failure kept as an endpoint's state answered 446 in a row
 // (seed 500195, docs/results/crash-soak.md). Four a kill is the allowance, not a tuned figure.
+// The machine's load average over the last minute (/proc/loadavg's first field), or "?": a
+// wait over the bound on a machine loaded by other work is reported with it.
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one_minute;
+  return in >> one_minute ? one_minute : "?";
+}
+
 uint64_t MostUnknownInARow(uint32_t kills) { return 4 * std::max<uint64_t>(kills, 1); }
 
 int64_t Overlap(int64_t from, int64_t to, const std::vector<Interval>& intervals) {
@@ -400,6 +409,7 @@ TrialOutcome Trial::Run() {
   }
   if (s.ok()) {
     runtime::SleepUntil(at(1.0));
+    load_ = LoadAverage();
     s = StopWriters();
   }
   if (!s.ok()) {
@@ -410,7 +420,7 @@ TrialOutcome Trial::Run() {
     Verify();
   }
   servers_.clear();
-  out_.summary = "kills: " + kill_log_ + "; " + out_.summary;
+  out_.summary = "kills: " + kill_log_ + "; " + out_.summary + "; load average " + load_;
   if (!out_.ok) out_.details += WriterLogs();
   return out_;
 }
