@@ -4,7 +4,14 @@
 // held (--release-host, only with its token) and a partition map it left locked
 // (--unlock-map) - after which another process can host its compute node again.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 
 #include "alloc/catalog.h"
 #include "designs/dex/partition_store.h"
@@ -196,6 +203,61 @@ TEST_F(IndexesCliTest, LocksListsLeasesAndHeldLocksWithTheirHolder) {
             std::string::npos)
       << server.output;
   EXPECT_NE(server.output.find("2 locks held"), std::string::npos) << server.output;
+}
+
+// A second compute *process* holds the index open (a `dmindex soak-writer`, writing to it
+// all along): Index::Drop here is Busy naming that process, and the writer loses nothing (it
+// exits 0: every operation answered). Once it has closed the index and exited, a drop from a
+// handle opened anew frees every chunk the index took.
+TEST_F(IndexesCliTest, AnotherProcessHoldingTheIndexMakesDropBusyUntilItExits) {
+  const uint64_t empty = ChunksInUse();
+  IndexOptions o;  // as the soak-writer opens it (tools::SoakIndexOptions)
+  o.name = "held";
+  o.key_format = KeyFormat::kU64;
+  o.node_bytes = 256;
+  auto created = designs::MakeIndex("sherman", *fabric_, o);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+
+  char dir_template[] = "/tmp/dmindex-drop-holder.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  // `exec`: the writer is the shell popen started, so the pid it prints is the writer's.
+  const std::string cmd = "echo $$; exec '" + std::string(DMINDEX_TOOL_PATH) + "' soak-writer --memservers " +
+                          memservers_ + " --index-name held --writers 1 --threads 1 --keys 64 --journal-dir " +
+                          dir + " --stop-file " + dir + "/stop 2>&1";
+  FILE* writer = popen(cmd.c_str(), "r");
+  ASSERT_NE(writer, nullptr);
+  char line[64] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, writer), nullptr);
+  const std::string writer_pid = std::to_string(std::atol(line));
+  // It creates ready.1 once the index is open (and so registered as a holder): a condition,
+  // polled; the deadline only turns a writer that never opened into a failure, not a hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(dir + "/ready.1") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool ready = std::filesystem::exists(dir + "/ready.1");
+
+  Status refused = ready ? (*created)->Drop() : Status::Unavailable("the soak-writer never opened the index");
+  EXPECT_TRUE(refused.IsBusy()) << refused.ToString();
+  EXPECT_NE(refused.message().find("process " + writer_pid), std::string::npos) << refused.ToString();
+  EXPECT_EQ(refused.message().find("process " + std::to_string(getpid())), std::string::npos) << refused.ToString();
+
+  // The writer stops, closes the index and exits; it answered every operation.
+  if (FILE* stop = std::fopen((dir + "/stop").c_str(), "w")) std::fclose(stop);
+  std::string output;
+  while (std::fgets(line, sizeof line, writer) != nullptr) output += line;
+  const int status = pclose(writer);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(ready) << output;
+
+  created->reset();
+  auto again = designs::MakeIndex("sherman", *fabric_, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Status dropped = (*again)->Drop();
+  ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_EQ(ChunksInUse(), empty);
+  EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
 }
 
 }  // namespace
