@@ -115,7 +115,11 @@ Status UcxEndpoint::Ready(uint16_t node) {
     }
     DMX_RETURN_IF_ERROR(fabric_.LostPool());
   }
-  if (monitor.generation(node) != r.generation || r.reattach_failed) DMX_RETURN_IF_ERROR(ReattachPatiently(r));
+  // A wait given up on a stalled server (op_timeout) is the outcome of that operation only:
+  // the next one connects again (a handshake, bounded by connect_timeout) rather than be
+  // answered the old timeout at once, for good, by a server that may be answering again.
+  if (monitor.generation(node) != r.generation || r.reattach_failed || r.abandoned)
+    DMX_RETURN_IF_ERROR(ReattachPatiently(r));
   if (!r.broken.ok()) return r.broken;
   if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
@@ -140,6 +144,7 @@ Status UcxEndpoint::Reattach(Remote& r) {
   r.ep = nullptr;
   r.socket.Close();
   r.peer_failed = false;
+  r.abandoned = false;
   // The generation first: should the server go away again meanwhile, the next operation
   // sees it moved and reattaches once more.
   r.generation = fabric_.monitor().generation(r.node);
@@ -292,6 +297,7 @@ void UcxEndpoint::Abandon(std::span<const uint16_t> nodes, const Status& why) {
   for (uint16_t n : nodes) {
     Remote& r = *remotes_[n];
     if (r.broken.ok()) r.broken = why;
+    r.abandoned = true;
     // Force-closing completes the endpoint's outstanding requests with an error, after
     // which UCX writes into no caller buffer. Without peer error handling (shm) verbs never
     // wait on the server, so only RPC replies can be outstanding, into our own buffers.

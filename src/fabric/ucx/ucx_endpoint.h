@@ -41,6 +41,7 @@ class UcxEndpoint final : public Endpoint {
     bool peer_failed = false;    // broken by UCX's peer error (the server died, TCP)
     uint32_t generation = 0;     // the monitor's generation of the node when connected
     bool reattach_failed = false;  // broken by a reattachment to a persistent pool's server
+    bool abandoned = false;        // broken by a wait given up (a stall): the server may answer again
   };
   struct Call;  // an RPC in flight (ucx_endpoint_rpc.cc)
 
