@@ -68,6 +68,27 @@ TEST_F(JournalTest, ReadsBackAnsweredRefusedAndInFlightOperations) {
   EXPECT_EQ(pending.thread, 1u);
 }
 
+// The soak fails a trial whose thread answered many unknown outcomes in a row (a storm of
+// Unavailable after a restart instead of a wait): the journal counts the longest such run.
+TEST_F(JournalTest, CountsTheMostUnknownOutcomesAnsweredInARow) {
+  const std::string path = Path("j");
+  {
+    auto j = OpJournal::Create(path);
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    const Outcome outcomes[] = {Outcome::kUnknown, Outcome::kUnknown, Outcome::kOk,      Outcome::kUnknown,
+                                Outcome::kUnknown, Outcome::kUnknown, Outcome::kNotFound, Outcome::kUnknown};
+    for (Outcome outcome : outcomes) {
+      auto op = (*j)->Invoke(OpKind::kLookup, "k", "");
+      ASSERT_TRUE((*j)->Respond(*op, outcome).ok());
+    }
+    ASSERT_TRUE((*j)->Invoke(OpKind::kInsert, "k", "v").ok());  // in flight: not an answer
+  }
+  auto read = ReadJournal(path, 1, 0);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->unknown, 6u);
+  EXPECT_EQ(read->longest_unknown_run, 3u);
+}
+
 TEST_F(JournalTest, RefusesAMalformedLineAndAnExistingFile) {
   const std::string path = Path("bad");
   AppendRaw(path, "i 0 i 6b 76 5\nr 0 z - 6\n");

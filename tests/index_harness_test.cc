@@ -264,10 +264,11 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
   ExpectTieringRan(*index);
 }
 
-// The operations beyond point calls, under the same faults: CompareAndSwap (on the designs
-// that have it) checked for linearizability with the point operations, DeleteRange checked as
-// the scans and Deletes it is made of, and half the iterations backwards, each batch a reverse
-// scan checked as forward scans are (no key present for the whole scan missed, no stale value).
+// The operations beyond point calls, under the same faults: CompareAndSwap (every design
+// compares atomically) checked for linearizability with the point operations, DeleteRange
+// checked as the scans and Deletes it is made of, and half the iterations backwards, each
+// batch a reverse scan checked as forward scans are (no key present for the whole scan
+// missed, no stale value).
 TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreChecked) {
   if (GetParam().format == KeyFormat::kBytes && !InProcessMemory(Options("").design))
     GTEST_SKIP() << "1 KiB keys need 7 KiB tree nodes: over the CI budget (see ConcurrentOpsAreLinearizable)";

@@ -4,7 +4,14 @@
 // held (--release-host, only with its token) and a partition map it left locked
 // (--unlock-map) - after which another process can host its compute node again.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 
 #include "alloc/catalog.h"
 #include "designs/dex/partition_store.h"
@@ -198,5 +205,106 @@ TEST_F(IndexesCliTest, LocksListsLeasesAndHeldLocksWithTheirHolder) {
   EXPECT_NE(server.output.find("2 locks held"), std::string::npos) << server.output;
 }
 
+// A `dmindex soak-writer` process: it opens index "held" on `memservers` (never creating it),
+// then writes to it until its stop file exists.
+class WriterProcess {
+ public:
+  explicit WriterProcess(const std::string& memservers) {
+    char dir_template[] = "/tmp/dmindex-drop-holder.XXXXXX";
+    if (mkdtemp(dir_template) == nullptr) return;
+    dir_ = dir_template;
+    // `exec`: the writer is the shell popen started, so the pid it prints is the writer's.
+    const std::string cmd = "echo $$; exec '" + std::string(DMINDEX_TOOL_PATH) + "' soak-writer --memservers " +
+                            memservers + " --index-name held --writers 1 --threads 1 --keys 64 --journal-dir " +
+                            dir_ + " --stop-file " + dir_ + "/stop 2>&1";
+    pipe_ = popen(cmd.c_str(), "r");
+    char line[64] = {};
+    if (pipe_ == nullptr || std::fgets(line, sizeof line, pipe_) == nullptr) return;
+    pid_ = std::atoi(line);
+    // It creates ready.1 once the index is open (and so registered as a holder): a condition,
+    // polled; the deadline only turns a writer that never opened into a failure, not a hang.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(dir_ + "/ready.1") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ready_ = std::filesystem::exists(dir_ + "/ready.1");
+  }
+  ~WriterProcess() {
+    if (pipe_ != nullptr) Kill();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  bool ready() const { return ready_; }
+  std::string pid() const { return std::to_string(pid_); }
+  // Asks it to stop; it closes the index and exits. Its exit status, and what it printed.
+  int Stop(std::string* output) {
+    if (std::FILE* stop = std::fopen((dir_ + "/stop").c_str(), "w")) std::fclose(stop);
+    return Wait(output);
+  }
+  // Kills it (SIGKILL: a crash), leaving its lease and registration to expire.
+  void Kill() {
+    if (pid_ > 0) kill(pid_, SIGKILL);
+    std::string ignored;
+    Wait(&ignored);
+  }
+
+ private:
+  int Wait(std::string* output) {
+    char line[256];
+    while (std::fgets(line, sizeof line, pipe_) != nullptr) *output += line;
+    const int status = pclose(pipe_);
+    pipe_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string dir_;
+  FILE* pipe_ = nullptr;
+  int pid_ = 0;
+  bool ready_ = false;
+};
+
+// A second compute *process* holds the index open (a soak-writer, writing to it all along):
+// Index::Drop here is Busy naming that process, and the writer loses nothing (it exits 0:
+// every operation answered). Once it has closed the index and exited, a drop from a handle
+// opened anew frees every chunk the index took. A holder that crashed refuses a plain drop
+// until its lease is reclaimed; `indexes --drop --force` fences it and frees the chunks.
+TEST_F(IndexesCliTest, AnotherProcessHoldingTheIndexMakesDropBusyUntilItExits) {
+  const uint64_t empty = ChunksInUse();
+  IndexOptions o;  // as the soak-writer opens it (tools::SoakIndexOptions)
+  o.name = "held";
+  o.key_format = KeyFormat::kU64;
+  o.node_bytes = 256;
+  auto created = designs::MakeIndex("sherman", *fabric_, o);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  {
+    WriterProcess writer(memservers_);
+    ASSERT_TRUE(writer.ready());
+    Status refused = (*created)->Drop();
+    EXPECT_TRUE(refused.IsBusy()) << refused.ToString();
+    EXPECT_NE(refused.message().find("process " + writer.pid()), std::string::npos) << refused.ToString();
+    EXPECT_EQ(refused.message().find("process " + std::to_string(getpid())), std::string::npos) << refused.ToString();
+    std::string output;
+    EXPECT_EQ(writer.Stop(&output), 0) << output;  // every operation answered
+  }
+  created->reset();
+  auto again = designs::MakeIndex("sherman", *fabric_, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Status dropped = (*again)->Drop();
+  ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_EQ(ChunksInUse(), empty);
+  EXPECT_NE(Indexes("").output.find("no indexes"), std::string::npos);
+
+  // A holder that crashed: its registration stands until its lease is taken back.
+  auto crashed = designs::MakeIndex("sherman", *fabric_, o);
+  ASSERT_TRUE(crashed.ok()) << crashed.status().ToString();
+  crashed->reset();
+  WriterProcess writer(memservers_);
+  ASSERT_TRUE(writer.ready());
+  writer.Kill();
+  testing::ToolRun plain = Indexes("--drop held");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_NE(plain.output.find("process " + writer.pid()), std::string::npos) << plain.output;
+  testing::ToolRun forced = Indexes("--drop held --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_EQ(ChunksInUse(), empty);
+}
 }  // namespace
 }  // namespace dmindex

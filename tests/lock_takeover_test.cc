@@ -38,7 +38,7 @@ using testing::HeldLocks;
 
 // kLeafSplitUnderParent: a full leaf under a parent with room that the dying process has
 // cached, so its split's batch takes the parent's lock behind the leaf's unlock
-// (docs/SYNCHRONIZATION.md, "The parent's lock in a split's batch").
+// (docs/SYNCHRONIZATION_DETAIL.md, "The parent's lock in a split's batch").
 enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit, kLeafSplitUnderParent };
 
 struct Case {

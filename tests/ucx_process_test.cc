@@ -251,6 +251,11 @@ TEST_P(UcxProcessTest, HungServerTimesOutThenANewEndpointRecovers) {
   EXPECT_TRUE(ping.ok()) << ping.ToString();
   ASSERT_TRUE(fresh->Read(word, &v, 8).ok());
   EXPECT_EQ(v, transport() == UcxTransport::kShm ? 5u : 0u);
+  // And the endpoint whose ping timed out connects again on its next use: the timeout was
+  // that operation's outcome, not the node's state for good.
+  EXPECT_TRUE(ep->Call(0, rpc_op::kPing, {}, &reply).ok());
+  ASSERT_TRUE(ep->Read(word, &v, 8).ok());
+  EXPECT_EQ(v, transport() == UcxTransport::kShm ? 5u : 0u);
 }
 
 // Sends `bytes` to the server's port and reports whether the server hung up on us.

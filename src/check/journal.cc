@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -111,6 +112,7 @@ Result<JournalOps> ReadJournal(const std::string& path, uint32_t process, uint32
   if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') + 1);  // cut short
   std::map<uint64_t, Operation> open;  // invoked, by id
   JournalOps result;
+  uint64_t unknown_run = 0;  // unknown outcomes answered in a row so far
   std::istringstream lines(text);
   std::string line;
   for (size_t number = 1; std::getline(lines, line); ++number) {
@@ -152,6 +154,8 @@ Result<JournalOps> ReadJournal(const std::string& path, uint32_t process, uint32
     op.response_ns = ns;
     if (op.kind == OpKind::kLookup) op.value = bytes;
     result.unknown += op.outcome == Outcome::kUnknown;
+    unknown_run = op.outcome == Outcome::kUnknown ? unknown_run + 1 : 0;
+    result.longest_unknown_run = std::max(result.longest_unknown_run, unknown_run);
     result.ops.push_back(std::move(op));
   }
   for (auto& [id, op] : open) {  // in flight when the process died

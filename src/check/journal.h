@@ -56,6 +56,9 @@ struct JournalOps {
   std::vector<Operation> ops;
   uint64_t pending = 0;
   uint64_t unknown = 0;   // responded with an error whose effect is unknown (Unavailable...)
+  // The most responses in a row that were unknown outcomes: a thread has one operation in
+  // flight, so a kill accounts for a few; hundreds are a storm of failures (the soak's check).
+  uint64_t longest_unknown_run = 0;
 };
 
 // Reads `path`; every operation gets `process` and `thread`. A last line cut short (the

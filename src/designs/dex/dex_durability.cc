@@ -40,6 +40,19 @@ namespace {
 
 constexpr uint32_t kDirectoryWords = PartitionStore::kMaxParts;
 constexpr uint64_t kMinLogBytes = 4096;
+constexpr uint64_t kMinDefaultLogBytes = 256ull << 10;
+constexpr uint64_t kMaxLogBytes = uint64_t{1} << 30;  // as the log_kb knob's maximum
+
+// The ring of a new log: log_kb, or by default the compute node's cache. A checkpoint writes
+// back at most the cache's pages, so a ring of the cache's bytes holds at least as many record
+// bytes as one checkpoint writes: flushing costs each logged write at most its own record's
+// bytes again (64 B for a u64 key and value against pages of node_bytes), and the ring is
+// not refilled faster than a checkpoint of the whole cache can empty it.
+uint64_t RingBytes(const DexOptions& o) {
+  if (o.log_bytes != 0) return o.log_bytes;
+  // The block (header and ring) is the cache's size: a cache of a chunk's size fits one chunk.
+  return std::min(kMaxLogBytes, std::max(kMinDefaultLogBytes, o.cache_bytes)) - RedoLog::kHeaderBytes;
+}
 
 // The index's log directory (catalog aux word 1): one word per compute node, 0 until the
 // first host made its log. Made by whichever opener finds none (a CAS decides).
@@ -73,9 +86,13 @@ Status DexTree<KV>::AttachLogs(fabric::Endpoint& ep, const alloc::CatalogEntry& 
       // All from one allocator (the directory's): a chunk per compute node would be wasted
       // on a small pool.
       alloc::NodeAllocator& allocator = nodes_[0]->core.allocator;
-      uint64_t capacity = options_.log_bytes;
+      uint64_t capacity = RingBytes(options_);
       auto block = allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
-      while (!block.ok() && block.status().IsInvalidArgument() && capacity > kMinLogBytes) {
+      // The default size is a preference: on a pool too small for it the ring shrinks too.
+      const auto retry = [&](const Status& s) {
+        return s.IsInvalidArgument() || (options_.log_bytes == 0 && s.IsOutOfSpace());
+      };
+      while (!block.ok() && retry(block.status()) && capacity > kMinLogBytes) {
         capacity /= 2;
         block = allocator.Allocate(ep, static_cast<uint32_t>(RedoLog::BlockBytes(capacity)));
       }
@@ -137,12 +154,27 @@ bool DexTree<KV>::ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_
   uint64_t bytes = RedoLog::RecordBytes(key_bytes, op == WriteOp::kDelete ? 0 : value_bytes);
   r.in_pool = bytes > n.log->capacity() / 4;  // written through instead, with a short record
   if (r.in_pool) bytes = RedoLog::RecordBytes(key_bytes, 0);
-  uint64_t reserved = n.log_reserved.load();
+  uint64_t reserved = n.log_reserved.load(), head = 0;
   do {
-    if (reserved + bytes > n.log_head.load() + n.log->capacity()) return false;
+    head = n.log_head.load();
+    if (reserved + bytes > head + n.log->capacity()) return false;
   } while (!n.log_reserved.compare_exchange_weak(reserved, reserved + bytes));
   r.reserved = bytes;
+  // The reservation that takes the ring past half full wakes the write-back: its checkpoint
+  // frees the older half while appends go on into the newer one.
+  const uint64_t half = head + n.log->capacity() / 2;
+  if (reserved < half && reserved + bytes >= half) KickWriteBack();
   return true;
+}
+
+template <tree::KeyValueTraits KV>
+void DexTree<KV>::KickWriteBack() {
+  if (options_.writeback_ms == 0) return;  // no write-back thread: writers checkpoint a full ring
+  {
+    std::lock_guard lk(writeback_mu_);
+    writeback_kicked_ = true;
+  }
+  writeback_cv_.NotifyAll();
 }
 
 template <tree::KeyValueTraits KV>
@@ -254,7 +286,9 @@ void DexTree<KV>::WriteBackLoop() {
   const auto every = std::chrono::milliseconds(options_.writeback_ms);
   std::unique_lock lk(writeback_mu_);
   for (;;) {
-    if (writeback_cv_.WaitUntil(lk, runtime::Now() + every, [&] { return writeback_stop_; })) return;
+    writeback_cv_.WaitUntil(lk, runtime::Now() + every, [&] { return writeback_stop_ || writeback_kicked_; });
+    if (writeback_stop_) return;
+    writeback_kicked_ = false;
     lk.unlock();
     {
       std::lock_guard maps(maps_mu_);
@@ -275,7 +309,8 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::TruncateLog(ComputeNode&);                                      \
   template void DexTree<KV>::StartWriteBack();                                                 \
   template void DexTree<KV>::StopWriteBack();                                                  \
-  template void DexTree<KV>::WriteBackLoop();
+  template void DexTree<KV>::WriteBackLoop();                                                  \
+  template void DexTree<KV>::KickWriteBack();
 DMX_DEX_DURABILITY(U64Format)
 DMX_DEX_DURABILITY(BytesFormat)
 #undef DMX_DEX_DURABILITY

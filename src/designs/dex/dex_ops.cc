@@ -104,26 +104,30 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas) {
   // A full redo log is emptied by a checkpoint, outside the compute node's gate (whose
-  // barrier it takes); a writer meets that at most once per ring's worth of records.
+  // barrier it takes); a writer meets that at most once per ring's worth of records. Of the
+  // writers that found it full together, the first checkpoints; the others find the head
+  // moved and retry (one flush per full ring, not one per waiting writer).
   for (;;) {
-    uint32_t log_full = UINT32_MAX;
-    Status s = WriteOnce(ws, op, key, value, cas, &log_full);
-    if (log_full == UINT32_MAX) return s;
+    LogFull full;
+    Status s = WriteOnce(ws, op, key, value, cas, &full);
+    if (full.cn == UINT32_MAX) return s;
     std::lock_guard lk(maps_mu_);
-    if (Hosts(log_full)) DMX_RETURN_IF_ERROR(Checkpoint(compute_node(log_full)));
+    if (Hosts(full.cn) && compute_node(full.cn).log_head.load() == full.head)
+      DMX_RETURN_IF_ERROR(Checkpoint(compute_node(full.cn)));
   }
 }
 
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
-                              uint32_t* log_full) {
+                              LogFull* log_full) {
   std::shared_lock<runtime::SharedMutex> gate;
   auto wp = Enter(ws, key, &gate);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const bool logging = Logging(w);
   if (logging && !ReserveRecord(w, op, key, op == WriteOp::kDelete ? 0 : value.size())) {
-    *log_full = w.cn;
+    log_full->cn = w.cn;
+    log_full->head = compute_node(w.cn).log_head.load();
     return Status::Ok();
   }
   // The record holds the value even when a block does; a reservation no record claimed goes

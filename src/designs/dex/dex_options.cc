@@ -61,6 +61,16 @@ Table::Row Optional(std::string name, uint64_t min, uint64_t max, T DexOptions::
   return row;
 }
 
+// log_kb: 0 (the default) sizes the ring to the compute node's cache (dex_durability.cc).
+Table::Row LogKbKnob() {
+  Table::Row row = Table::Count("log_kb", 4, uint64_t{1} << 20, &DexOptions::log_bytes,
+                                "the redo log's ring per compute node, KiB (fixed when the log is made)", 10);
+  row.show = [](const DexOptions& o) {
+    return o.log_bytes == 0 ? std::string("cache_mb, at least 256 KiB") : std::to_string(o.log_bytes >> 10);
+  };
+  return row;
+}
+
 std::vector<Table::Row> DexRows() {
   std::vector<Table::Row> rows = {
       Table::Switch("partition", &DexOptions::partition,
@@ -85,8 +95,7 @@ std::vector<Table::Row> DexRows() {
            "log: a write is acknowledged once its record is in the compute node's redo log; none: the paper's",
            [](DexOptions& o, std::string_view w) { o.durable = w == "log"; },
            [](const DexOptions& o) { return std::string(o.durable ? "log" : "none"); }),
-      Table::Count("log_kb", 4, uint64_t{1} << 21, &DexOptions::log_bytes,
-                   "the redo log's ring per compute node, KiB (fixed when the log is made)", 10),
+      LogKbKnob(),
       Table::Count("writeback_ms", 0, uint64_t{1} << 32, &DexOptions::writeback_ms,
                    "a background thread writes dirty pages back this often; 0: never"),
       Table::Count("lease_ms", 10, 40'950, &DexOptions::lease_ms,

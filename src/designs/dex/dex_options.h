@@ -33,7 +33,7 @@ struct DexOptions {
   std::vector<std::string> boundaries;  // partitions - 1 ascending public keys, or empty
   uint64_t key_space = u64::kMaxKey;    // u64 format only
   bool durable = true;              // durability=log
-  uint64_t log_bytes = 256ull << 10;  // log_kb (a block of it must fit a memory server's chunk)
+  uint64_t log_bytes = 0;           // log_kb; 0: the cache's size (a block of it must fit a memory server's chunk)
   uint64_t writeback_ms = 1000;
   uint64_t lease_ms = 2000;
   tree::TreeOptions tree;           // the core's policies for shared (remote) nodes

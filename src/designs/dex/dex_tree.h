@@ -309,9 +309,18 @@ class DexTree {
   void StartWriteBack();
   void StopWriteBack();
   void WriteBackLoop();
+  // A write that found its compute node's ring full: which node, and the head it saw then
+  // (a writer whose head moved meanwhile retries instead of checkpointing again).
+  struct LogFull {
+    uint32_t cn = UINT32_MAX;
+    uint64_t head = 0;
+  };
   // One write, within one admission (Write loops when the log was full).
   Status WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
-                   uint32_t* log_full);
+                   LogFull* log_full);
+  // Wakes the background write-back early: a ring past half full is checkpointed while
+  // writers append into the other half.
+  void KickWriteBack();
 
   // dex_values.cc: out-of-line values. A value too long for the leaf, in a block of its own
   // (written now, before anything can link it); a block never linked goes back at once.
@@ -461,6 +470,7 @@ class DexTree {
   runtime::Mutex writeback_mu_;
   runtime::CondVar writeback_cv_;
   bool writeback_stop_ = false;
+  bool writeback_kicked_ = false;  // a ring passed half full (KickWriteBack)
 };
 
 }  // namespace dmindex::designs::dex

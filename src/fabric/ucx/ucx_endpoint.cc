@@ -115,7 +115,11 @@ Status UcxEndpoint::Ready(uint16_t node) {
     }
     DMX_RETURN_IF_ERROR(fabric_.LostPool());
   }
-  if (monitor.generation(node) != r.generation) DMX_RETURN_IF_ERROR(Reattach(r));
+  // A wait given up on a stalled server (op_timeout) is the outcome of that operation only:
+  // the next one connects again (a handshake, bounded by connect_timeout) rather than be
+  // answered the old timeout at once, for good, by a server that may be answering again.
+  if (monitor.generation(node) != r.generation || r.reattach_failed || r.abandoned)
+    DMX_RETURN_IF_ERROR(ReattachPatiently(r));
   if (!r.broken.ok()) return r.broken;
   if (fabric_.IsNodeDown(node)) return fabric_.NodeDownError(node);
   return Status::Ok();
@@ -140,11 +144,39 @@ Status UcxEndpoint::Reattach(Remote& r) {
   r.ep = nullptr;
   r.socket.Close();
   r.peer_failed = false;
+  r.abandoned = false;
   // The generation first: should the server go away again meanwhile, the next operation
   // sees it moved and reattaches once more.
   r.generation = fabric_.monitor().generation(r.node);
   r.broken = ConnectRemote(r);
   return r.broken;
+}
+
+Status UcxEndpoint::ReattachPatiently(Remote& r) {
+  Status s = Reattach(r);
+  r.reattach_failed = !s.ok() && s.IsUnavailable() && fabric_.pool_persistent(r.node);
+  if (!r.reattach_failed) return s;
+  // Each attempt is a handshake (TCP connect, challenge, welcome) that failed before any UCP
+  // endpoint was made, or one whose endpoint Reattach closed: a second a try keeps UCX's
+  // endpoints from being made and closed in a tight loop.
+  constexpr auto kRetryEvery = std::chrono::seconds(1);
+  const LivenessMonitor& monitor = fabric_.monitor();
+  RetryBudget budget(AnswerLimit(), "reattaching to a memory server that came back");
+  Backoff pause(backoff::kPoll, "a memory server to reattach to", GlobalAddress(r.node, 0));
+  auto tried = runtime::Now();
+  for (;;) {
+    DMX_RETURN_IF_ERROR(fabric_.LostPool());
+    if (!budget.Spend()) return s;
+    pause.Pause();
+    if (monitor.state(r.node) == LivenessMonitor::State::kReconnecting) continue;  // away again
+    if (monitor.generation(r.node) == r.generation && runtime::Now() - tried < kRetryEvery) continue;
+    s = Reattach(r);
+    tried = runtime::Now();
+    if (s.ok() || !s.IsUnavailable()) {
+      r.reattach_failed = false;
+      return s;
+    }
+  }
 }
 
 Status UcxEndpoint::CheckTarget(const Verb& v) {
@@ -265,6 +297,7 @@ void UcxEndpoint::Abandon(std::span<const uint16_t> nodes, const Status& why) {
   for (uint16_t n : nodes) {
     Remote& r = *remotes_[n];
     if (r.broken.ok()) r.broken = why;
+    r.abandoned = true;
     // Force-closing completes the endpoint's outstanding requests with an error, after
     // which UCX writes into no caller buffer. Without peer error handling (shm) verbs never
     // wait on the server, so only RPC replies can be outstanding, into our own buffers.

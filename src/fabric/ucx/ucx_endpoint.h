@@ -40,6 +40,8 @@ class UcxEndpoint final : public Endpoint {
     Status broken;               // non-OK once unusable (handshake failed, peer error, timeout)
     bool peer_failed = false;    // broken by UCX's peer error (the server died, TCP)
     uint32_t generation = 0;     // the monitor's generation of the node when connected
+    bool reattach_failed = false;  // broken by a reattachment to a persistent pool's server
+    bool abandoned = false;        // broken by a wait given up (a stall): the server may answer again
   };
   struct Call;  // an RPC in flight (ucx_endpoint_rpc.cc)
 
@@ -54,6 +56,11 @@ class UcxEndpoint final : public Endpoint {
   Status StillServing(uint16_t node) const;
   // Drops the connection to a server that went away and connects to it again.
   Status Reattach(Remote& r);
+  // Reattach, and for a persistent pool's server whose handshake fails (it died again just
+  // as the monitor saw it back, or stalls): wait as for a restarting server and try again -
+  // at once when the monitor sees it come back once more, else once a second - within the
+  // operation's answer limit. Not a storm of failures from a failed attempt kept as `broken`.
+  Status ReattachPatiently(Remote& r);
   Status CheckTarget(const Verb& v);
   ucs_status_ptr_t Issue(Verb& v);
   // Progresses the worker until done() holds. Unavailable once a server in `nodes` is
