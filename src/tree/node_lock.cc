@@ -171,15 +171,67 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
   // The holder can never write again (its lease is revoked or gone). We write next, so we
   // must be live ourselves.
   DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
+  // A trailer lock holds our word shifted (EncodeTrailerLock); a lock-table word holds it as is.
+  const bool trailer = mine != owner.word;
+  const Held as_taker{word, node, len, owner, false, nullptr, trailer, true};
+  // The dead holder's record becomes ours in the batch of the CAS, ahead of it: whenever the
+  // word names us, the block it names holds the write still to finish, so a taker of ours
+  // (we may die in the middle of the replay) finishes it too (docs/LOCK_TAKEOVER.md, "A taker
+  // that dies"). The dead holder's block is never written: it stays whole for whoever takes
+  // the word over if our CAS does not land.
+  FoundRecord found;
+  DMX_RETURN_IF_ERROR(ReadRedoRecord(ep, dead, word, len, &found));
+  std::vector<fabric::Verb> take, finish;
+  const GlobalAddress block = LockWordRedoBlock(owner.word, word.node());
+  if (found.whole) {
+    if (block.is_null())
+      return Status::InvalidArgument("a taker of lock word " + word.ToString() +
+                                     " names no redo block to carry its dead holder's record");
+    AdoptRedoRecord(&found, block, owner.word, &take, &finish);
+  }
+  const bool adopted = !take.empty();
   uint64_t old = kUnlocked;
-  DMX_RETURN_IF_ERROR(ep.Cas(word, seen, mine, &old));
-  if (old != seen) return Status::Ok();  // released meanwhile, or another waiter took it over
+  take.push_back(fabric::Verb::Cas(word, seen, mine, &old));
+  Status cas = ep.Post(take, fabric::Ordering::kInOrder, *owner.lease);
+  // Landed with its reply lost, or not: let go of it by a CAS back to the dead word (its
+  // record, untouched, is still there for the next taker). A word that may still name us
+  // is left to a taker, our copy with it.
+  if (cas.IsUnavailable()) DMX_RETURN_IF_ERROR(ReleaseIfOurs(ep, word, owner, mine, seen));
+  if (!cas.ok() || old != seen) {
+    // Released meanwhile, another waiter took it over, or the batch failed: our copy must not
+    // stay in our block as a record of a holding of this word that never was (were we to take
+    // the word later and die before our first record, a taker would replay it over newer
+    // writes). If it cannot be cleared, we never hold a word again: the lease is given up.
+    if (adopted) {
+      static const uint64_t kNone = 0;
+      if (Status forget = ep.Write(block, &kNone, 8); !forget.ok())
+        return LeaveToTakeover(ep, owner, word, forget);
+    }
+    return cas;
+  }
   *took = true;
   takeovers_.fetch_add(1, std::memory_order_relaxed);
-  bool replayed = false;
-  DMX_RETURN_IF_ERROR(ReplayRedoRecord(ep, dead, word, len, &replayed));
-  if (replayed) repairs_.fetch_add(1, std::memory_order_relaxed);
-  return ep.Read(node, buf, len);
+  if (adopted) {
+    // A locked write like any other: posted while our lease is live, again while the word
+    // names us; if it cannot be finished the word keeps naming us, with the record, and our
+    // lease is given up so that the next taker finishes it. Never released over a torn node.
+    Status replay = PostHolding(ep, as_taker, finish);
+    if (replay.IsUnavailable()) replay = PostAgainWhileOurs(ep, as_taker, finish, replay);
+    if (!replay.ok()) {
+      *took = false;
+      return LeaveToTakeover(ep, owner, word, replay);
+    }
+    repairs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The node is whole now. A lock-table word can be released without this READ (the caller
+  // does on an error); a trailer is released by writing the image's version, which needs it.
+  RetryBudget answers(retry_limits::kOwnLockWordAnswer, "read the node taken over");
+  const Status read = AskOurWord(ep, owner, word, answers, [&] { return ep.Read(node, buf, len); });
+  if (!read.ok() && trailer) {
+    *took = false;
+    return LeaveToTakeover(ep, owner, word, read);
+  }
+  return read;
 }
 
 Status NodeLock::Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,

@@ -152,8 +152,11 @@ class NodeLock {
   // wait of the fabric's (docs/LEASES.md, "A write posted again").
   Status PostInOrder(fabric::Endpoint& ep, lease::Lease* lease, std::span<fabric::Verb> verbs) const;
   // The takeover itself, once `dead` (the lock word a holder wrote, as it appears at `word`:
-  // `seen`) is known: fences its lease if it expired, CASes `seen` to `mine`, replays the
-  // record and reads the node. *took: the CAS won (the caller holds the lock, also on error).
+  // `seen`) is known: fences its lease if it expired, copies its whole record (if any) into
+  // our redo block ahead of the CAS of `seen` to `mine`, replays it and reads the node.
+  // *took: we hold the lock and the node is whole (also on error: only its READ failed). A
+  // replay that cannot be finished leaves the word naming us, our record in our block, and
+  // our lease given up: the next taker finishes it (*took false).
   Status TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress word, uint64_t seen, uint64_t mine,
                   uint64_t dead, GlobalAddress node, void* buf, uint32_t len, bool* took) const;
   // After `verbs` (writes under held's lock and its release) failed with Unavailable

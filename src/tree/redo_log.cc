@@ -25,6 +25,20 @@ uint64_t Checksum(const uint64_t (&h)[8], std::span<const fabric::Verb> pieces) 
   return XXH3_64bits_digest(&state) | 1;  // never 0, so fresh memory never matches
 }
 
+const uint64_t kCleared = 0;
+
+// The WRITEs of `found`'s node pieces, from its payload, appended to `verbs`.
+void PieceVerbs(const FoundRecord& found, std::vector<fabric::Verb>* verbs) {
+  const GlobalAddress node = GlobalAddress::FromRaw(found.header[3]);
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < found.header[4]; ++i) {
+    const uint64_t piece = found.header[kFirstPieceWord + i];
+    const uint32_t len = static_cast<uint32_t>(piece);
+    verbs->push_back(fabric::Verb::Write(node + (piece >> 32), found.payload.data() + at, len));
+    at += len;
+  }
+}
+
 }  // namespace
 
 Status BuildRedoRecord(GlobalAddress block, uint64_t lock_word, GlobalAddress lock_word_addr,
@@ -55,17 +69,17 @@ Status BuildRedoRecord(GlobalAddress block, uint64_t lock_word, GlobalAddress lo
   header[1] = Checksum(header, pieces);
   out->record.push_back(fabric::Verb::Write(block, header, kRedoHeaderBytes));
   out->record.insert(out->record.end(), pieces.begin(), pieces.end());
-  static const uint64_t kCleared = 0;
   out->clear = fabric::Verb::Write(block, &kCleared, 8);
   return Status::Ok();
 }
 
-Status ReplayRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress lock_word_addr,
-                        uint32_t node_bytes, bool* replayed) {
-  *replayed = false;
+Status ReadRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress lock_word_addr,
+                      uint32_t node_bytes, FoundRecord* found) {
+  found->whole = false;
+  found->payload.clear();
   const GlobalAddress block = LockWordRedoBlock(dead_word, lock_word_addr.node());
   if (block.is_null()) return Status::Ok();  // the holder named no block: it wrote nothing
-  uint64_t h[8];
+  uint64_t (&h)[8] = found->header;
   DMX_RETURN_IF_ERROR(ep.Read(block, h, kRedoHeaderBytes));
   // Word 0 names another holding (or none): this holding's record never landed whole, so its
   // node write never started, or it was cleared after the node write completed.
@@ -73,23 +87,43 @@ Status ReplayRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress 
     return Status::Ok();
   const GlobalAddress node = GlobalAddress::FromRaw(h[3]);
   uint32_t payload = 0;
-  for (uint32_t i = 0; i < h[4]; ++i) payload += static_cast<uint32_t>(h[kFirstPieceWord + i]);
-  if (payload > node_bytes || node.node() != block.node()) return Status::Ok();  // torn header
-  std::vector<std::byte> bytes(payload);
-  if (payload > 0) DMX_RETURN_IF_ERROR(ep.Read(block + kRedoHeaderBytes, bytes.data(), payload));
-  std::vector<fabric::Verb> pieces;
-  uint32_t at = 0;
   for (uint32_t i = 0; i < h[4]; ++i) {
     const uint64_t piece = h[kFirstPieceWord + i];
-    const uint32_t len = static_cast<uint32_t>(piece);
-    if ((piece >> 32) + len > node_bytes) return Status::Ok();  // torn header
-    pieces.push_back(fabric::Verb::Write(node + (piece >> 32), bytes.data() + at, len));
-    at += len;
+    if ((piece >> 32) + static_cast<uint32_t>(piece) > node_bytes) return Status::Ok();  // torn header
+    payload += static_cast<uint32_t>(piece);
   }
-  if (Checksum(h, pieces) != h[1]) return Status::Ok();  // the record never landed whole
-  static const uint64_t kCleared = 0;
-  pieces.push_back(fabric::Verb::Write(block, &kCleared, 8));
-  DMX_RETURN_IF_ERROR(ep.Post(pieces, fabric::Ordering::kInOrder));
+  if (payload > node_bytes || node.node() != block.node()) return Status::Ok();  // torn header
+  found->payload.resize(payload);
+  if (payload > 0) DMX_RETURN_IF_ERROR(ep.Read(block + kRedoHeaderBytes, found->payload.data(), payload));
+  std::vector<fabric::Verb> pieces;
+  PieceVerbs(*found, &pieces);
+  found->whole = Checksum(h, pieces) == h[1];  // else the record never landed whole
+  return Status::Ok();
+}
+
+void AdoptRedoRecord(FoundRecord* found, GlobalAddress block, uint64_t word, std::vector<fabric::Verb>* adopt,
+                     std::vector<fabric::Verb>* finish) {
+  uint64_t (&h)[8] = found->header;
+  PieceVerbs(*found, finish);
+  h[0] = word;
+  h[1] = Checksum(h, *finish);
+  adopt->push_back(fabric::Verb::Write(block, h, kRedoHeaderBytes));
+  if (!found->payload.empty())
+    adopt->push_back(fabric::Verb::Write(block + kRedoHeaderBytes, found->payload.data(),
+                                         static_cast<uint32_t>(found->payload.size())));
+  finish->push_back(fabric::Verb::Write(block, &kCleared, 8));
+}
+
+Status ReplayRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress lock_word_addr,
+                        uint32_t node_bytes, bool* replayed) {
+  *replayed = false;
+  FoundRecord found;
+  DMX_RETURN_IF_ERROR(ReadRedoRecord(ep, dead_word, lock_word_addr, node_bytes, &found));
+  if (!found.whole) return Status::Ok();
+  std::vector<fabric::Verb> verbs;
+  PieceVerbs(found, &verbs);
+  verbs.push_back(fabric::Verb::Write(LockWordRedoBlock(dead_word, lock_word_addr.node()), &kCleared, 8));
+  DMX_RETURN_IF_ERROR(ep.Post(verbs, fabric::Ordering::kInOrder));
   *replayed = true;
   return Status::Ok();
 }

@@ -47,8 +47,33 @@ Status BuildRedoRecord(GlobalAddress block, uint64_t lock_word, GlobalAddress lo
                        GlobalAddress node, uint32_t node_bytes, std::span<const fabric::Verb> writes,
                        uint64_t (&header)[8], RedoRecord* out);
 
-// After taking over `dead_word` at `lock_word_addr` (the caller holds the lock now): finishes
-// the write its holder may have left half done. *replayed: whether a record was replayed.
+// A holding's record as read back by whoever takes its lock word over: its header and the
+// bytes of its node pieces. `whole`: it is the record of that holding and its checksum
+// matches, so its node write may have landed partly and the pieces finish it; otherwise no
+// node piece started, or all landed (the record was cleared after them).
+struct FoundRecord {
+  uint64_t header[8] = {};
+  std::vector<std::byte> payload;
+  bool whole = false;
+};
+// Reads the record `dead_word` (a lock word's value) names for its holding of the word at
+// `lock_word_addr`; pieces are bounded by `node_bytes` (a larger record reads as not whole).
+Status ReadRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress lock_word_addr,
+                      uint32_t node_bytes, FoundRecord* found);
+// A taker's verbs for a whole `found` (docs/LOCK_TAKEOVER.md, "A taker that dies"):
+//   adopt   the record copied into the taker's own redo `block` as its holding of the word,
+//           re-stamped with its lock word `word`: posted in order before (in the batch of) the
+//           CAS that makes the lock word `word`, so that a word naming the taker always finds
+//           the write still to finish in the block it names;
+//   finish  the node pieces, then the clear of `block`'s word 0: posted once the CAS won.
+// `found` backs the verbs (its header is re-stamped): it must outlive their posting.
+void AdoptRedoRecord(FoundRecord* found, GlobalAddress block, uint64_t word, std::vector<fabric::Verb>* adopt,
+                     std::vector<fabric::Verb>* finish);
+
+// For a taker that keeps the dead holder's word (a restarted memory server freeing an earlier
+// incarnation's words, server_locks.h): reads the record `dead_word` names, writes its pieces
+// and clears it in one in-order batch. Dying midway leaves the word and the record as they
+// were: the next taker replays again (idempotent). *replayed: whether a record was replayed.
 Status ReplayRedoRecord(fabric::Endpoint& ep, uint64_t dead_word, GlobalAddress lock_word_addr,
                         uint32_t node_bytes, bool* replayed);
 
