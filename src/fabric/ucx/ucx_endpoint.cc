@@ -56,6 +56,7 @@ Status UcxEndpoint::ConnectRemote(Remote& r) {
                                "; every index that was in it is gone");
   r.socket = std::move(welcome->socket);
   r.connection_id = welcome->connection_id;
+  r.connection_token = welcome->connection_token;
   r.base = welcome->pool_base;
   r.bytes = welcome->pool_bytes;
   auto ep = worker_->Connect(welcome->worker_address, fabric_.context_->err_mode(),

@@ -33,6 +33,7 @@ class UcxEndpoint final : public Endpoint {
     uint16_t node = 0;
     Socket socket;
     uint32_t connection_id = 0;  // the server's name for this connection, sent with RPCs
+    uint64_t connection_token = 0;  // its secret (the signed Welcome's), sent likewise
     ucp_ep_h ep = nullptr;
     ucp_rkey_h rkey = nullptr;
     uint64_t base = 0;           // remote address of pool offset 0

@@ -84,7 +84,7 @@ Status UcxEndpoint::DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcR
   DMX_RETURN_IF_ERROR(Ready(node));
   Remote& r = *remotes_[node];
   const std::shared_ptr<Call> call = StartCall();
-  wire::RpcRequestHeader h{r.connection_id, op, 0, call->sequence};
+  wire::RpcRequestHeader h{r.connection_id, op, 0, call->sequence, r.connection_token};
   ucs_status_ptr_t send = SendAm(r, wire::kRpcRequestAm, &h, sizeof h, request.data(), request.size());
   if (UCS_PTR_IS_ERR(send)) {
     calls_.clear();
@@ -112,7 +112,8 @@ Status UcxEndpoint::PostMessages(std::span<Verb> verbs) {
     const std::shared_ptr<Call> call = StartCall();
     call->verbs = std::move(mine);
     call->request = EncodeVerbs(call->verbs);
-    call->verb_header = {r.connection_id, static_cast<uint32_t>(call->verbs.size()), call->sequence};
+    call->verb_header = {r.connection_id, static_cast<uint32_t>(call->verbs.size()), call->sequence,
+                         r.connection_token};
     ucs_status_ptr_t send = SendAm(r, wire::kVerbRequestAm, &call->verb_header, sizeof call->verb_header,
                                    call->request.data(), call->request.size());
     if (UCS_PTR_IS_ERR(send)) {

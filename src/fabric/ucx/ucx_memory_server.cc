@@ -323,6 +323,9 @@ ucs_status_t UcxMemoryServer::OnRequest(void* arg, const void* header, size_t he
   if (header_length != sizeof(wire::RpcRequestHeader)) return UCS_OK;  // not ours: drop
   wire::RpcRequestHeader h;
   std::memcpy(&h, header, sizeof h);
+  // Not from a signed client's live connection (a stranger on UCX's port, or a client the
+  // server dropped): not served, not answered.
+  if (!self->connections_->Authentic(h.connection_id, h.token)) return UCS_OK;
   auto job = std::make_unique<RpcJob>();
   job->connection_id = h.connection_id;
   job->sequence = h.sequence;
@@ -361,6 +364,7 @@ ucs_status_t UcxMemoryServer::OnVerbs(void* arg, const void* header, size_t head
   if (header_length != sizeof(wire::VerbRequestHeader)) return UCS_OK;  // not ours: drop
   wire::VerbRequestHeader h;
   std::memcpy(&h, header, sizeof h);
+  if (!self->connections_->Authentic(h.connection_id, h.token)) return UCS_OK;  // as OnRequest
   Status s;
   auto out = NewReply(h.sequence, Status::Ok());
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {

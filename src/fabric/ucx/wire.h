@@ -85,6 +85,10 @@ struct Welcome {
   uint32_t pool_flags;   // kPoolPersistent
   uint64_t pool_id;      // PoolIdentity: new on every start of the server
   uint64_t pool_created_unix_ms;
+  // A secret of this connection (random; sent only here, under the MAC) that its RPCs and
+  // verb messages carry: UCX's own port takes messages from anyone who reaches it, and the
+  // server carries out only those naming a live connection with its token.
+  uint64_t connection_token;
   uint8_t mac[kMacBytes];  // WelcomeMac; zero in refusals
 };
 
@@ -101,6 +105,7 @@ struct RpcRequestHeader {
   uint16_t opcode;
   uint16_t reserved;
   uint64_t sequence;       // echoed in the reply so late replies to timed-out calls are dropped
+  uint64_t token;          // the connection's Welcome::connection_token
 };
 
 struct RpcReplyHeader {
@@ -113,6 +118,7 @@ struct VerbRequestHeader {
   uint32_t connection_id;  // the endpoint connection to reply on
   uint32_t verb_count;     // VerbRecords at the start of the data
   uint64_t sequence;       // echoed in the reply, as for RPCs
+  uint64_t token;          // the connection's Welcome::connection_token
 };
 
 struct VerbRecord {
@@ -126,9 +132,9 @@ struct VerbRecord {
 
 static_assert(sizeof(Challenge) == 24 && std::is_trivially_copyable_v<Challenge>);
 static_assert(sizeof(Hello) == 72 && std::is_trivially_copyable_v<Hello>);
-static_assert(sizeof(Welcome) == 96 && std::is_trivially_copyable_v<Welcome>);
-static_assert(sizeof(RpcRequestHeader) == 16 && sizeof(RpcReplyHeader) == 16);
-static_assert(sizeof(VerbRequestHeader) == 16 && sizeof(VerbRecord) == 32 &&
+static_assert(sizeof(Welcome) == 104 && std::is_trivially_copyable_v<Welcome>);
+static_assert(sizeof(RpcRequestHeader) == 24 && sizeof(RpcReplyHeader) == 16);
+static_assert(sizeof(VerbRequestHeader) == 24 && sizeof(VerbRecord) == 32 &&
               std::is_trivially_copyable_v<VerbRecord>);
 
 inline bool HasMagic(const char (&magic)[8]) { return std::memcmp(magic, kMagic, 8) == 0; }
