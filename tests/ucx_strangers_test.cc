@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "fabric/rpc.h"
+#include "fabric/ucx/bootstrap.h"
 #include "fabric/ucx/memserver_process.h"
+#include "fabric/ucx/ucx_context.h"
 #include "fabric/ucx/ucx_fabric.h"
 #include "test_fabrics.h"
 #include "ucx_bootstrap_peer.h"
@@ -213,6 +216,133 @@ TEST_P(UcxStrangersOnThePort, GarbageOnUcxsOwnPortDoesNotBringTheServerDown) {
     }
     ExpectServedAndAlive();
   }
+  ExpectServedAndAlive();
+}
+
+// A peer that speaks UCX but not dmindex's handshake: its own context with every feature a
+// stranger could ask for (RMA, atomics, AM) over TCP, one worker, one endpoint.
+struct StrangerUcx {
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  ucp_ep_h ep = nullptr;
+  int answers = 0;  // replies of either kind that reached it
+
+  bool Start(const std::vector<std::byte>& server_worker) {
+    ucp_config_t* config = nullptr;
+    if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return false;
+    ucp_config_modify(config, "TLS", "tcp");
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    const ucs_status_t inited = ucp_init(&params, config, &context);
+    ucp_config_release(config);
+    if (inited != UCS_OK) return false;
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    if (ucp_worker_create(context, &wp, &worker) != UCS_OK) return false;
+    for (unsigned am : {wire::kVerbReplyAm, wire::kRpcReplyAm}) {
+      ucp_am_handler_param_t hp{};
+      hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG;
+      hp.id = am;
+      hp.cb = [](void* arg, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*) {
+        ++*static_cast<int*>(arg);
+        return UCS_OK;
+      };
+      hp.arg = &answers;
+      if (ucp_worker_set_am_recv_handler(worker, &hp) != UCS_OK) return false;
+    }
+    ucp_ep_params_t ep_params{};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep_params.address = reinterpret_cast<const ucp_address_t*>(server_worker.data());
+    ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    return ucp_ep_create(worker, &ep_params, &ep) == UCS_OK;
+  }
+  ~StrangerUcx() {
+    if (ep != nullptr) {
+      ucp_request_param_t p{};
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* closing = ucp_ep_close_nbx(ep, &p);
+      if (UCS_PTR_IS_PTR(closing)) {
+        while (ucp_request_check_status(closing) == UCS_INPROGRESS) ucp_worker_progress(worker);
+        ucp_request_free(closing);
+      }
+    }
+    if (worker != nullptr) ucp_worker_destroy(worker);
+    if (context != nullptr) ucp_cleanup(context);
+  }
+};
+
+// A stranger that reaches UCX's own port over TCP and knows the server's worker address (it
+// can build one from the port): UCX's emulated PUT has no handler on the server (no RMA
+// feature), and dmindex's verb and RPC messages without a live connection's token are
+// neither carried out nor answered. The pool word the stranger aims at keeps its value.
+TEST_P(UcxStrangersOnThePort, APeerOnUcxsPortWithoutAConnectionTokenReachesNothing) {
+  if (GetParam() != UcxTransport::kTcp) GTEST_SKIP() << "over shm UCX has no port of its own";
+  UcxOptions o;
+  o.transport = UcxTransport::kTcp;
+  o.cluster_key_file = key_file_;
+  auto fabric = UcxFabric::Create({server_->address()}, o);
+  ASSERT_TRUE(fabric.ok()) << fabric.status().ToString();
+  auto client = (*fabric)->Connect();
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  RpcReply chunk_reply;
+  ASSERT_TRUE((*client)->Call(0, rpc_op::kAllocChunk, {}, &chunk_reply).ok());
+  uint64_t chunk = 0;
+  ASSERT_TRUE(ReadPod(chunk_reply, 0, &chunk));
+  const GlobalAddress target(0, chunk + 64);
+  const uint64_t kept = 0x600d, forged = 0xbad;
+  ASSERT_TRUE((*client)->Write(target, &kept, 8).ok());
+
+  // The stranger's UCX: RMA, atomics and AM over TCP (dmindex's own contexts over TCP
+  // have AM only), with the server's worker address.
+  auto welcome = Handshake(server_->address(), *key_, 0, wire::ConnectionKind::kMonitor,
+                           UcxTransport::kTcp, {}, milliseconds(5000));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
+  StrangerUcx stranger;
+  ASSERT_TRUE(stranger.Start(welcome->worker_address));
+
+  // Every connection id a stranger might guess, with a made-up token: a WRITE of `forged`
+  // as a verb message, and an RPC.
+  std::vector<std::byte> batch(sizeof(wire::VerbRecord) + 8);
+  wire::VerbRecord write{};
+  write.kind = static_cast<uint8_t>(VerbKind::kWrite);
+  write.length = 8;
+  write.offset = target.offset();
+  std::memcpy(batch.data(), &write, sizeof write);
+  std::memcpy(batch.data() + sizeof write, &forged, 8);
+  std::vector<wire::VerbRequestHeader> verb_headers;
+  std::vector<wire::RpcRequestHeader> rpc_headers;
+  for (uint32_t id = 0; id < 16; ++id) {
+    verb_headers.push_back({id, 1, id, 0x1234});
+    rpc_headers.push_back({id, rpc_op::kPoolInfo, 0, id, 0x1234});
+  }
+  std::vector<void*> sends;
+  ucp_request_param_t p{};
+  for (uint32_t id = 0; id < 16; ++id) {
+    sends.push_back(ucp_am_send_nbx(stranger.ep, wire::kVerbRequestAm, &verb_headers[id], sizeof verb_headers[id],
+                                    batch.data(), batch.size(), &p));
+    sends.push_back(ucp_am_send_nbx(stranger.ep, wire::kRpcRequestAm, &rpc_headers[id], sizeof rpc_headers[id],
+                                    nullptr, 0, &p));
+  }
+  // UCX's own emulated PUT of `forged`, if this UCX lets the stranger issue one at all.
+  ucp_rkey_h rkey = nullptr;
+  if (ucp_ep_rkey_unpack(stranger.ep, welcome->rkey.data(), &rkey) == UCS_OK)
+    sends.push_back(ucp_put_nbx(stranger.ep, &forged, 8, welcome->pool_base + target.offset(), rkey, &p));
+  const auto until = Clock::now() + std::chrono::milliseconds(500);
+  while (Clock::now() < until) ucp_worker_progress(stranger.worker);
+  EXPECT_EQ(stranger.answers, 0) << "a message without its connection's token was answered";
+
+  uint64_t now = 0;
+  ASSERT_TRUE((*client)->Read(target, &now, 8).ok());
+  EXPECT_EQ(now, kept) << "a stranger's write reached the pool";
+  for (void* r : sends)
+    if (UCS_PTR_IS_PTR(r)) ucp_request_cancel(stranger.worker, r);
+  for (void* r : sends)
+    if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);
+  if (rkey != nullptr) ucp_rkey_destroy(rkey);
   ExpectServedAndAlive();
 }
 

@@ -72,6 +72,7 @@ Result<ServerWelcome> Handshake(const HostPort& server, const ClusterKey& key, u
                                ": its welcome is not signed with this cluster's key (" +
                                key.source() + ")");
   out.connection_id = w.connection_id;
+  out.connection_token = w.connection_token;
   out.pool_base = w.pool_base;
   out.pool_bytes = w.pool_bytes;
   out.pool = PoolIdentity{w.pool_id, w.pool_created_unix_ms};

@@ -23,6 +23,7 @@ namespace dmindex::fabric::ucx {
 struct ServerWelcome {
   Socket socket;
   uint32_t connection_id = 0;
+  uint64_t connection_token = 0;          // sent with every RPC and verb message
   uint64_t pool_base = 0;
   uint64_t pool_bytes = 0;
   PoolIdentity pool;                      // changes when a volatile pool's server restarts

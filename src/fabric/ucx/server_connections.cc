@@ -33,6 +33,7 @@ struct ServerConnections::Connection {
   uint32_t id = 0;
   Clock::time_point accepted;
   Nonce nonce{};                 // of our Challenge: the Hello must be signed over it
+  uint64_t token = 0;            // Welcome::connection_token, once welcomed
   std::vector<std::byte> inbox;  // handshake bytes received so far
   bool established = false;
   ucp_ep_h ep = nullptr;         // endpoint connections only
@@ -213,6 +214,9 @@ ServerConnections::Step ServerConnections::SendWelcome(Connection& c, const wire
   w.pool_id = pool_.identity.id;
   w.pool_flags = pool_.persistent ? wire::kPoolPersistent : 0;
   w.pool_created_unix_ms = pool_.identity.created_unix_ms;
+  const Nonce secret = RandomNonce();
+  std::memcpy(&c.token, secret.data(), sizeof c.token);
+  w.connection_token = c.token;
   Nonce client_nonce;
   std::memcpy(client_nonce.data(), hello.client_nonce, client_nonce.size());
   const Mac mac = wire::WelcomeMac(key_, c.nonce, client_nonce, w, pool_.rkey, worker_.address());
@@ -267,6 +271,12 @@ ucp_ep_h ServerConnections::ReplyEndpoint(uint32_t connection_id) const {
   for (const auto& c : connections_)
     if (c->id == connection_id) return c->ep_failed ? nullptr : c->ep;
   return nullptr;
+}
+
+bool ServerConnections::Authentic(uint32_t connection_id, uint64_t token) const {
+  for (const auto& c : connections_)
+    if (c->id == connection_id) return c->established && c->token == token;
+  return false;
 }
 
 void ServerConnections::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t) {

@@ -46,6 +46,9 @@ class ServerConnections {
   void Service(std::span<const pollfd> polled);
   // The endpoint RPC replies for `connection_id` go out on; null once that client is gone.
   ucp_ep_h ReplyEndpoint(uint32_t connection_id) const;
+  // Whether a request naming `connection_id` and `token` comes from the signed client of a
+  // live connection (its Welcome's token): anything else on UCX's port is not served.
+  bool Authentic(uint32_t connection_id, uint64_t token) const;
   size_t size() const { return connections_.size(); }
 
  private:

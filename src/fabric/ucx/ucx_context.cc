@@ -86,7 +86,13 @@ Result<std::unique_ptr<UcxContext>> UcxContext::Create(const UcxContextOptions& 
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+  // Over TCP, verbs are dmindex's own messages (verb_messages.h): without the RMA and atomic
+  // features UCX installs no handlers for its emulated PUT/GET/atomics, so a peer that
+  // reaches UCX's own port cannot reach the pool through them - only through our messages,
+  // which need a signed connection's token (docs/UCX.md, "Who can reach the pool").
+  params.features = options.transport == UcxTransport::kTcp
+                        ? UCP_FEATURE_AM
+                        : UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
   if (options.memory_server) params.features |= UCP_FEATURE_WAKEUP;
   // Clients create one worker per thread, concurrently, on one context.
   params.mt_workers_shared = options.memory_server ? 0 : 1;

@@ -22,6 +22,7 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
   if (!worker.ok()) return worker.status();
   ep->worker_ = std::move(worker).value();
   DMX_RETURN_IF_ERROR(ep->worker_->SetAmHandler(wire::kRpcReplyAm, &UcxEndpoint::OnReply, ep.get()));
+  DMX_RETURN_IF_ERROR(ep->worker_->SetAmHandler(wire::kVerbReplyAm, &UcxEndpoint::OnReply, ep.get()));
   for (uint16_t n = 0; n < fabric.memory_nodes(); ++n) {
     ep->remotes_.push_back(std::make_unique<Remote>());
     Remote& r = *ep->remotes_.back();
@@ -55,6 +56,7 @@ Status UcxEndpoint::ConnectRemote(Remote& r) {
                                "; every index that was in it is gone");
   r.socket = std::move(welcome->socket);
   r.connection_id = welcome->connection_id;
+  r.connection_token = welcome->connection_token;
   r.base = welcome->pool_base;
   r.bytes = welcome->pool_bytes;
   auto ep = worker_->Connect(welcome->worker_address, fabric_.context_->err_mode(),
@@ -224,6 +226,11 @@ Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* 
   // After Ready, which may have waited seconds for a restarting server: a lock holder's
   // batch goes out only if its lease still allows it (the guard), nothing of it otherwise.
   if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
+  if (fabric_.options().transport == UcxTransport::kTcp) return PostMessages(verbs);
+  return PostRma(verbs, ordering);
+}
+
+Status UcxEndpoint::PostRma(std::span<Verb> verbs, Ordering ordering) {
   ucp_worker_h w = worker_->get();
   bool wrote = false;
   Status failed;
@@ -231,8 +238,7 @@ Status UcxEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* 
     // In order: UCX's fence makes every earlier operation of this worker complete at the
     // target before any later one starts. That is the RDMA fence flag on verbs transports;
     // over shared memory each verb is a load/store/atomic by this thread, already in program
-    // order; over TCP all verbs of an endpoint share one byte stream that the server applies
-    // in order. None of these costs a round trip, so the batch stays one round trip.
+    // order. Neither costs a round trip, so the batch stays one round trip.
     if (ordering == Ordering::kInOrder && i > 0) ucp_worker_fence(w);
     Verb& v = verbs[i];
     if (v.length == 0) continue;

@@ -1,7 +1,7 @@
 // One thread's handle on the UCX fabric: its own UCP worker, and per memory server a UCP
 // endpoint, the unpacked remote key of the pool and the handshake socket (whose closing
-// tells the server to drop its reply endpoint for us). Verbs: ucx_endpoint.cc; RPC:
-// ucx_endpoint_rpc.cc.
+// tells the server to drop its reply endpoint for us). Verbs: ucx_endpoint.cc; RPC and
+// verbs as messages (TCP): ucx_endpoint_rpc.cc.
 #pragma once
 
 #include <memory>
@@ -33,6 +33,7 @@ class UcxEndpoint final : public Endpoint {
     uint16_t node = 0;
     Socket socket;
     uint32_t connection_id = 0;  // the server's name for this connection, sent with RPCs
+    uint64_t connection_token = 0;  // its secret (the signed Welcome's), sent likewise
     ucp_ep_h ep = nullptr;
     ucp_rkey_h rkey = nullptr;
     uint64_t base = 0;           // remote address of pool offset 0
@@ -63,6 +64,18 @@ class UcxEndpoint final : public Endpoint {
   Status ReattachPatiently(Remote& r);
   Status CheckTarget(const Verb& v);
   ucs_status_ptr_t Issue(Verb& v);
+  // DoPost over shared memory: the verbs as UCX RMA, straight into the server's pool.
+  Status PostRma(std::span<Verb> verbs, Ordering ordering);
+  // DoPost over TCP: per memory node one message of its verbs, one answer (verb_messages.h).
+  Status PostMessages(std::span<Verb> verbs);
+  // A new call in flight (calls_), with the next sequence number.
+  std::shared_ptr<Call> StartCall();
+  // Sends an active message to r's server; over TCP eagerly (never by rendezvous).
+  ucs_status_ptr_t SendAm(Remote& r, unsigned am, const void* header, size_t header_bytes,
+                          const void* data, size_t data_bytes);
+  // Waits until every call of `calls` is answered and every send in pending_ completed;
+  // on failure abandons `nodes`. Frees pending_ and ends calls_ either way.
+  Status AwaitCalls(std::span<const std::shared_ptr<Call>> calls, std::span<const uint16_t> nodes);
   // Progresses the worker until done() holds. Unavailable once a server in `nodes` is
   // down or broken, or after op_timeout.
   template <typename Done>
@@ -85,7 +98,7 @@ class UcxEndpoint final : public Endpoint {
   std::vector<std::unique_ptr<Remote>> remotes_;  // by node; stable for UCX callbacks
   std::vector<void*> pending_;                    // requests of the batch in flight
   std::vector<uint16_t> touched_;                 // nodes of the batch in flight
-  std::shared_ptr<Call> call_;                    // the RPC in flight, if any
+  std::vector<std::shared_ptr<Call>> calls_;      // the RPC, or verb messages, in flight
   uint64_t next_sequence_ = 1;
 };
 

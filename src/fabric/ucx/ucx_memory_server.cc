@@ -11,6 +11,7 @@
 
 #include "dmindex/global_address.h"
 #include "fabric/pool_layout.h"
+#include "fabric/ucx/verb_messages.h"
 #include "fabric/ucx/wire.h"
 
 namespace dmindex::fabric::ucx {
@@ -22,15 +23,21 @@ struct PendingRequest {
   std::unique_ptr<RpcJob> job;
 };
 
-// A reply in flight: header and data must live until UCX is done with them.
-struct OutgoingReply {
-  wire::RpcReplyHeader header;
-  std::vector<std::byte> data;  // status message, then the reply payload
-};
-
 void FreeReply(void* request, ucs_status_t, void* user_data) {
-  delete static_cast<OutgoingReply*>(user_data);
+  delete static_cast<UcxMemoryServer::OutgoingReply*>(user_data);
   ucp_request_free(request);
+}
+
+// An answer of `status` to request `sequence`, its data the status message so far.
+std::unique_ptr<UcxMemoryServer::OutgoingReply> NewReply(uint64_t sequence, const Status& status) {
+  auto out = std::make_unique<UcxMemoryServer::OutgoingReply>();
+  out->header.sequence = sequence;
+  out->header.status_code = static_cast<uint32_t>(status.code());
+  const std::string& m = status.message();
+  out->header.message_bytes = static_cast<uint32_t>(m.size());
+  auto* b = reinterpret_cast<const std::byte*>(m.data());
+  out->data.assign(b, b + m.size());
+  return out;
 }
 
 Status ValidateOptions(const UcxServerOptions& o) {
@@ -101,6 +108,8 @@ Result<std::unique_ptr<UcxMemoryServer>> UcxMemoryServer::Create(const UcxServer
 
   DMX_RETURN_IF_ERROR(
       s->worker_->SetAmHandler(wire::kRpcRequestAm, &UcxMemoryServer::OnRequest, s.get()));
+  DMX_RETURN_IF_ERROR(
+      s->worker_->SetAmHandler(wire::kVerbRequestAm, &UcxMemoryServer::OnVerbs, s.get()));
   s->connections_ = std::make_unique<ServerConnections>(
       std::move(listener).value(), *s->context_, *s->worker_, *s->node_, std::move(pool),
       std::move(key).value(), s->log_prefix_);
@@ -244,7 +253,7 @@ void UcxMemoryServer::ProgressLoop() {
     // timed out with 'receive timed out' while the others were served).
     if (++rounds % 256 == 0) ServiceControl(0);
     bool busy = ucp_worker_progress(w) != 0;
-    if (executor_->HasFinished()) {
+    if (executor_->HasFinished() || !verb_answers_.empty()) {
       SendReplies();
       busy = true;
     }
@@ -261,7 +270,8 @@ void UcxMemoryServer::ProgressLoop() {
     // Idle: sleep until UCX, a handler thread, a socket or Stop() wakes us. Arming fails
     // (BUSY) if events slipped in since the last progress; a reply finished just before
     // arming is caught by the check after it (its signal may have been consumed by arm).
-    if (ucp_worker_arm(w) == UCS_ERR_BUSY || executor_->HasFinished()) continue;
+    if (ucp_worker_arm(w) == UCS_ERR_BUSY || executor_->HasFinished() || !verb_answers_.empty())
+      continue;
     ServiceControl(1000);
     last_event = runtime::Now();
   }
@@ -277,27 +287,33 @@ void UcxMemoryServer::ServiceControl(int timeout_ms) {
 
 void UcxMemoryServer::SendReplies() {
   for (auto& job : executor_->TakeFinished()) {
-    ucp_ep_h ep = connections_->ReplyEndpoint(job->connection_id);
-    if (ep == nullptr) continue;  // the client left while its RPC ran
-    auto* out = new OutgoingReply;
-    out->header.sequence = job->sequence;
-    out->header.status_code = static_cast<uint32_t>(job->status.code());
-    const std::string& m = job->status.message();
-    out->header.message_bytes = static_cast<uint32_t>(m.size());
-    out->data.resize(m.size() + job->reply.size());
-    // memcpy of nothing from or to a null pointer (an empty vector's data()) is undefined.
-    if (!m.empty()) std::memcpy(out->data.data(), m.data(), m.size());
-    if (!job->reply.empty())
-      std::memcpy(out->data.data() + m.size(), job->reply.data(), job->reply.size());
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    p.cb.send = &FreeReply;
-    p.user_data = out;
-    ucs_status_ptr_t r = ucp_am_send_nbx(ep, wire::kRpcReplyAm, &out->header, sizeof out->header,
-                                         out->data.data(), out->data.size(), &p);
-    // Completed at once (NULL) or failed: the callback never runs, so free here.
-    if (r == nullptr || UCS_PTR_IS_ERR(r)) delete out;
+    auto out = NewReply(job->sequence, job->status);
+    out->data.insert(out->data.end(), job->reply.begin(), job->reply.end());
+    Send(job->connection_id, wire::kRpcReplyAm, std::move(out));
   }
+  for (auto& [connection_id, out] : verb_answers_)
+    Send(connection_id, wire::kVerbReplyAm, std::move(out));
+  verb_answers_.clear();
+}
+
+void UcxMemoryServer::Send(uint32_t connection_id, unsigned am, std::unique_ptr<OutgoingReply> out) {
+  ucp_ep_h ep = connections_->ReplyEndpoint(connection_id);
+  if (ep == nullptr) return;  // the client left while its request ran
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  p.cb.send = &FreeReply;
+  p.user_data = out.get();
+  // Over TCP never by rendezvous, whose steps the server's UCX takes from inside its
+  // progress like the RMA answers verb_messages.h avoids; an eager send that fails (the
+  // client died) only completes with an error.
+  if (options_.transport == UcxTransport::kTcp) {
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+  }
+  ucs_status_ptr_t r = ucp_am_send_nbx(ep, am, &out->header, sizeof out->header,
+                                       out->data.data(), out->data.size(), &p);
+  // Completed at once (NULL) or failed: the callback never runs, and `out` is freed here.
+  if (UCS_PTR_IS_PTR(r)) (void)out.release();  // FreeReply frees it
 }
 
 ucs_status_t UcxMemoryServer::OnRequest(void* arg, const void* header, size_t header_length,
@@ -307,6 +323,9 @@ ucs_status_t UcxMemoryServer::OnRequest(void* arg, const void* header, size_t he
   if (header_length != sizeof(wire::RpcRequestHeader)) return UCS_OK;  // not ours: drop
   wire::RpcRequestHeader h;
   std::memcpy(&h, header, sizeof h);
+  // Not from a signed client's live connection (a stranger on UCX's port, or a client the
+  // server dropped): not served, not answered.
+  if (!self->connections_->Authentic(h.connection_id, h.token)) return UCS_OK;
   auto job = std::make_unique<RpcJob>();
   job->connection_id = h.connection_id;
   job->sequence = h.sequence;
@@ -337,6 +356,27 @@ void UcxMemoryServer::OnRequestData(void* request, ucs_status_t status, size_t,
   if (status == UCS_OK) pending->executor->Submit(std::move(pending->job));
   delete pending;
   ucp_request_free(request);
+}
+
+ucs_status_t UcxMemoryServer::OnVerbs(void* arg, const void* header, size_t header_length,
+                                      void* data, size_t length, const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxMemoryServer*>(arg);
+  if (header_length != sizeof(wire::VerbRequestHeader)) return UCS_OK;  // not ours: drop
+  wire::VerbRequestHeader h;
+  std::memcpy(&h, header, sizeof h);
+  if (!self->connections_->Authentic(h.connection_id, h.token)) return UCS_OK;  // as OnRequest
+  Status s;
+  auto out = NewReply(h.sequence, Status::Ok());
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+    s = Status::InvalidArgument("verb batch sent by rendezvous (dmindex clients send them eagerly)");
+  } else {
+    s = ExecuteVerbs(*self->node_, h.verb_count,
+                     std::span(static_cast<const std::byte*>(data), length), &out->data);
+  }
+  if (!s.ok()) out = NewReply(h.sequence, s);
+  // Sent after ucp_worker_progress returns (ProgressLoop), not from inside UCX's handler.
+  self->verb_answers_.emplace_back(h.connection_id, std::move(out));
+  return UCS_OK;
 }
 
 }  // namespace dmindex::fabric::ucx

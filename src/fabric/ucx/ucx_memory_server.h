@@ -20,6 +20,7 @@
 #include "fabric/ucx/server_connections.h"
 #include "fabric/ucx/tcp_socket.h"
 #include "fabric/ucx/ucx_context.h"
+#include "fabric/ucx/wire.h"
 
 namespace dmindex::fabric::ucx {
 
@@ -63,6 +64,12 @@ class UcxMemoryServer {
   // Stops serving and joins the threads; idempotent, callable from any thread.
   void Stop();
 
+  // An answer in flight: header and data must live until UCX is done with them.
+  struct OutgoingReply {
+    wire::RpcReplyHeader header;
+    std::vector<std::byte> data;  // status message, then the reply payload
+  };
+
  private:
   explicit UcxMemoryServer(const UcxServerOptions& o) : options_(o) {}
   Status AllocatePool(PoolExport* pool);
@@ -74,7 +81,13 @@ class UcxMemoryServer {
   void SyncLoop();
   void ProgressLoop();
   void ServiceControl(int timeout_ms);
+  // Sends the finished RPCs' answers and the verb batches' (progress thread only).
   void SendReplies();
+  void Send(uint32_t connection_id, unsigned am, std::unique_ptr<OutgoingReply> out);
+  // A verb batch (TCP, verb_messages.h): carried out here, on the progress thread, in the
+  // order batches arrive; its answer is queued for SendReplies.
+  static ucs_status_t OnVerbs(void* arg, const void* header, size_t header_length, void* data,
+                              size_t length, const ucp_am_recv_param_t* param);
   static ucs_status_t OnRequest(void* arg, const void* header, size_t header_length, void* data,
                                 size_t length, const ucp_am_recv_param_t* param);
   static void OnRequestData(void* request, ucs_status_t status, size_t length, void* user_data);
@@ -95,6 +108,7 @@ class UcxMemoryServer {
   std::unique_ptr<MemoryNode> node_;
   std::unique_ptr<ServerConnections> connections_;
   std::unique_ptr<RpcExecutor> executor_;
+  std::vector<std::pair<uint32_t, std::unique_ptr<OutgoingReply>>> verb_answers_;  // by connection
   int worker_fd_ = -1;  // UCX's event fd: readable when the worker has something to progress
   int stop_fd_ = -1;    // eventfd that wakes the progress thread for Stop()
   std::atomic<bool> stopping_{false};

@@ -32,7 +32,9 @@ namespace dmindex::fabric::ucx::wire {
 //     last 4 K words are XStore's memory servers', the rest processes'; pools of layout 2,
 //     pool_identity.h): a process of another layout sharing a pool could block or misread
 //     what this one writes, so the two refuse each other here, naming both versions.
-inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '4'};
+// 05: over TCP, verbs travel as kVerbRequestAm/kVerbReplyAm messages (verb_messages.h), not
+//     UCX's emulated RMA: a peer of 04 would never answer them, or send what 05 never answers.
+inline constexpr char kMagic[8] = {'D', 'M', 'X', 'U', 'C', 'X', '0', '5'};
 // What every version's magic starts with: a peer with this prefix and another version is a
 // dmindex of another version (told so, with both versions), anything else is not dmindex.
 inline constexpr size_t kMagicPrefixBytes = 6;
@@ -83,18 +85,27 @@ struct Welcome {
   uint32_t pool_flags;   // kPoolPersistent
   uint64_t pool_id;      // PoolIdentity: new on every start of the server
   uint64_t pool_created_unix_ms;
+  // A secret of this connection (random; sent only here, under the MAC) that its RPCs and
+  // verb messages carry: UCX's own port takes messages from anyone who reaches it, and the
+  // server carries out only those naming a live connection with its token.
+  uint64_t connection_token;
   uint8_t mac[kMacBytes];  // WelcomeMac; zero in refusals
 };
 
 // Active-message ids registered on the workers.
 inline constexpr unsigned kRpcRequestAm = 1;  // client -> server; data = request payload
 inline constexpr unsigned kRpcReplyAm = 2;    // server -> client; data = message + reply
+// TCP only (verb_messages.h): a batch of verbs for one server, and its answer, whose header
+// is an RpcReplyHeader and whose data is the status message, or (Ok) the verbs' results.
+inline constexpr unsigned kVerbRequestAm = 3;  // client -> server; data = VerbRecords, WRITE bytes
+inline constexpr unsigned kVerbReplyAm = 4;    // server -> client
 
 struct RpcRequestHeader {
   uint32_t connection_id;  // the endpoint connection to reply on
   uint16_t opcode;
   uint16_t reserved;
   uint64_t sequence;       // echoed in the reply so late replies to timed-out calls are dropped
+  uint64_t token;          // the connection's Welcome::connection_token
 };
 
 struct RpcReplyHeader {
@@ -103,14 +114,32 @@ struct RpcReplyHeader {
   uint32_t message_bytes;  // the Status message precedes the reply payload in the data
 };
 
+struct VerbRequestHeader {
+  uint32_t connection_id;  // the endpoint connection to reply on
+  uint32_t verb_count;     // VerbRecords at the start of the data
+  uint64_t sequence;       // echoed in the reply, as for RPCs
+  uint64_t token;          // the connection's Welcome::connection_token
+};
+
+struct VerbRecord {
+  uint8_t kind;            // VerbKind
+  uint8_t reserved[3];
+  uint32_t length;         // READ/WRITE bytes; 8 for CAS/FAA
+  uint64_t offset;         // in the server's pool
+  uint64_t operand;        // CAS: expected; FAA: addend
+  uint64_t swap;           // CAS: new value
+};
+
 static_assert(sizeof(Challenge) == 24 && std::is_trivially_copyable_v<Challenge>);
 static_assert(sizeof(Hello) == 72 && std::is_trivially_copyable_v<Hello>);
-static_assert(sizeof(Welcome) == 96 && std::is_trivially_copyable_v<Welcome>);
-static_assert(sizeof(RpcRequestHeader) == 16 && sizeof(RpcReplyHeader) == 16);
+static_assert(sizeof(Welcome) == 104 && std::is_trivially_copyable_v<Welcome>);
+static_assert(sizeof(RpcRequestHeader) == 24 && sizeof(RpcReplyHeader) == 16);
+static_assert(sizeof(VerbRequestHeader) == 24 && sizeof(VerbRecord) == 32 &&
+              std::is_trivially_copyable_v<VerbRecord>);
 
 inline bool HasMagic(const char (&magic)[8]) { return std::memcmp(magic, kMagic, 8) == 0; }
 // Why `magic` is not this version's, for a message: "dmindex protocol DMXUCX03, this process
-// speaks DMXUCX04: ..." for another dmindex version, "bad magic" for anything else. `peer`:
+// speaks DMXUCX05: ..." for another dmindex version, "bad magic" for anything else. `peer`:
 // "client" or "memory server".
 std::string MagicMismatch(const char (&magic)[8], const std::string& peer);
 // A Status for a peer whose `magic` is not this version's: InvalidArgument for a dmindex of
