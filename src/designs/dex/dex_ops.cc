@@ -26,7 +26,11 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
     w.half_split = {};
   } else {
     w.ctx.CountRetry();
-    if (!attempts.budget.Spend()) return attempts.budget.Exhausted("of " + tree::DescribeKey(key));
+    if (!attempts.budget) {
+      attempts.budget.emplace(attempts.limit, attempts.operation);
+      attempts.backoff.emplace(backoff::kRestart);
+    }
+    if (!attempts.budget->Spend()) return attempts.budget->Exhausted("of " + tree::DescribeKey(key));
   }
   if (w.need_refresh) {
     w.need_refresh = false;
@@ -34,7 +38,7 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
   }
   // The first retries follow a change that is already done (a stale path refreshed, a split
   // finished); later ones meet a writer in progress: give it the core.
-  if (attempt > 2) attempts.backoff.Pause();
+  if (attempt > 2) attempts.backoff->Pause();
   return Status::Ok();
 }
 

@@ -405,11 +405,14 @@ class DexTree {
   // The attempts of one operation: how many were made, the budget of retries
   // (retry_limits::kDexOperation, or kDexMerge for an optional merge) and the backoff.
   struct Attempts {
-    explicit Attempts(const RetryLimit& limit, const char* operation)
-        : budget(limit, operation), backoff(backoff::kRestart) {}
+    explicit Attempts(const RetryLimit& limit_, const char* operation_) : limit(limit_), operation(operation_) {}
     uint32_t made = 0;
-    RetryBudget budget;
-    Backoff backoff;
+    const RetryLimit& limit;
+    const char* const operation;
+    // Made at the first retry (BeforeRetry): an operation that succeeds at once - every
+    // fully cached one - builds neither.
+    std::optional<RetryBudget> budget;
+    std::optional<Backoff> backoff;
   };
   // Before each attempt of an operation: ends the cache operation, refreshes stale shared
   // nodes if the last attempt found one, backs off from the third retry on. Busy, naming the
