@@ -663,6 +663,7 @@ WorkloadOptions OrderedStoreWorkload() {
   WorkloadOptions w = testing::HarnessWorkload();
   w.cas_pct = 20;
   w.delete_range_pct = 2;
+  w.write_batch_pct = 5;
   w.scan_pct = 16;
   w.reverse_scans = true;
   return w;

@@ -175,21 +175,22 @@ TEST_P(IndexDropTest, ASecondHandleRefusesTheDropUntilItCloses) {
   ASSERT_TRUE(refused.IsBusy()) << refused.ToString();
   EXPECT_NE(refused.message().find("process " + std::to_string(getpid())), std::string::npos) << refused.ToString();
   EXPECT_EQ(InUseByNode(Pools(*fabric_)), InUseByNode(loaded));
-  index.reset();  // closed by its Drop
   {
-    // The index stays as it was: reopened, it has every key and takes writes.
-    auto again = designs::MakeIndex(design(), *fabric_, Options(design()));
-    ASSERT_TRUE(again.ok()) << again.status().ToString();
-    auto s = (*again)->OpenSession(0);
-    ASSERT_TRUE(s.ok());
+    // The index stays as it was, and the refused handle stays open: it has every key and
+    // takes writes.
+    auto s = index->OpenSession(0);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
     ExpectLoaded(**s);
     ASSERT_TRUE((*s)->Insert("after", "the refused drop").ok());
+    std::string value;
+    ASSERT_TRUE((*s)->Lookup("after", &value).ok());
+    EXPECT_EQ(value, "the refused drop");
   }
-  other->reset();  // the last holder closes: the drop goes through
-  auto ep = std::move(fabric_->Connect()).value();
-  Status dropped = alloc::Catalog::Drop(*ep, "dropped", fabric_->memory_nodes());
+  other->reset();  // the last other holder closes: the same handle's drop goes through
+  Status dropped = index->Drop();
   ASSERT_TRUE(dropped.ok()) << dropped.ToString();
   EXPECT_EQ(InUseByNode(Pools(*fabric_)), InUseByNode(before));
+  EXPECT_TRUE(index->OpenSession(0).status().IsInvalidArgument()) << "a dropped handle is closed";
 }
 
 std::vector<std::tuple<std::string, std::string>> Params() {
@@ -251,6 +252,28 @@ TEST_P(RevokedHolderTest, NeverAnswersFromReusedMemory) {
   std::string v;
   ASSERT_TRUE((*s)->Lookup("key1", &v).ok());
   EXPECT_EQ(v, "other1") << "the revoked holder wrote into the other index";
+}
+
+// Index::Drop with DropOptions::force, as `indexes --drop --force`: a second handle of this
+// process that stalls (its lease stands still on the test clock) makes a plain drop Busy -
+// the dropping handle stays open - and a forced drop fences it and frees the memory. The
+// dropping handle's own registration never counts against it.
+TEST_P(RevokedHolderTest, TheApisForcedDropFencesAStalledHolderButNeverItself) {
+  std::atomic<int64_t> now_ms{1000};
+  lease::ScopedTestClock clock([&] { return runtime::Clock::time_point(std::chrono::milliseconds(now_ms += 20)); });
+  const auto before = InUseByNode(Pools(*fabric_));
+  auto dropper = CreateAndLoad(*fabric_, design());
+  ASSERT_NE(dropper, nullptr);
+  IndexOptions second = Options(design());
+  if (design() == "dex") second.knobs["first_node"] = "1";
+  auto stalled = designs::MakeIndex(design(), *fabric_, second);
+  ASSERT_TRUE(stalled.ok()) << stalled.status().ToString();
+  Status refused = dropper->Drop();
+  ASSERT_TRUE(refused.IsBusy()) << refused.ToString();
+  ASSERT_TRUE(dropper->OpenSession(0).ok()) << "a refused drop closed its handle";
+  Status forced = dropper->Drop(DropOptions{.force = true});
+  ASSERT_TRUE(forced.ok()) << forced.ToString();
+  EXPECT_EQ(InUseByNode(Pools(*fabric_)), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(PoolDesigns, RevokedHolderTest, ::testing::ValuesIn(kPoolDesigns),

@@ -266,10 +266,11 @@ TEST_P(IndexHarnessTest, ConcurrentOpsAreLinearizable) {
 
 // The operations beyond point calls, under the same faults: CompareAndSwap (every design
 // compares atomically) checked for linearizability with the point operations, DeleteRange
-// checked as the scans and Deletes it is made of, and half the iterations backwards, each
-// batch a reverse scan checked as forward scans are (no key present for the whole scan
-// missed, no stale value).
-TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreChecked) {
+// checked as the scans and Deletes it is made of, WriteBatches as the Inserts and Deletes
+// they apply (atomic per write, docs/API.md), and half the iterations backwards, each batch
+// a reverse scan checked as forward scans are (no key present for the whole scan missed, no
+// stale value).
+TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeWriteBatchesAndReverseScansAreChecked) {
   if (GetParam().format == KeyFormat::kBytes && !InProcessMemory(Options("").design))
     GTEST_SKIP() << "1 KiB keys need 7 KiB tree nodes: over the CI budget (see ConcurrentOpsAreLinearizable)";
   if (GetParam().design.find(':') != std::string::npos)
@@ -280,9 +281,10 @@ TEST_P(IndexHarnessTest, ConcurrentCompareAndSwapDeleteRangeAndReverseScansAreCh
   options.ops_per_thread = 250 * SoakFactor();  // 16 runs in CI's repeated concurrency step
   options.cas_pct = 20;  // every design compares atomically (docs/API.md)
   options.delete_range_pct = 2;
+  options.write_batch_pct = 5;
   options.scan_pct = 16;
   options.reverse_scans = true;
-  std::cout << "[ harness  ] " << Name() << " (compare-and-swap, delete-range, reverse scans): " << RunCheckedWorkload(*index, options) << "\n";
+  std::cout << "[ harness  ] " << Name() << " (compare-and-swap, delete-range, write batches, reverse scans): " << RunCheckedWorkload(*index, options) << "\n";
 }
 
 // Designs with logical partitions (DEX) move them while the threads run: a hosted compute

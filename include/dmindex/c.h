@@ -148,9 +148,14 @@ dmindex_code_t dmindex_index_close(dmindex_index_t* index, dmindex_status_t* sta
  * dmindex_index_close to see them). */
 void dmindex_index_destroy(dmindex_index_t* index);
 /* Index::Drop: closes the index and deletes it, freeing its memory; INVALID_ARGUMENT while
- * sessions are open; BUSY (the index stays) while another handle has it open;
- * NOT_SUPPORTED for designs that cannot free theirs. */
+ * sessions are open; BUSY while another handle has it open (nothing is dropped, and this
+ * handle stays open and working: try again once the others closed); NOT_SUPPORTED for
+ * designs that cannot free theirs. */
 dmindex_code_t dmindex_index_drop(dmindex_index_t* index, dmindex_status_t* status);
+/* The same with DropOptions::force = (force != 0): handles of processes whose lease expired
+ * (dead or stalled) are fenced instead of making the drop BUSY; it waits the lease's length
+ * and a quarter at most. Handles of live processes still make it BUSY. */
+dmindex_code_t dmindex_index_drop_with(dmindex_index_t* index, int force, dmindex_status_t* status);
 /* Loads `count` pairs, keys strictly ascending, into an empty index (Index::BulkLoad). */
 dmindex_code_t dmindex_index_bulk_load(dmindex_index_t* index, size_t count, const char* const* keys,
                                        const size_t* key_lengths, const char* const* values,

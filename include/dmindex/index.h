@@ -212,10 +212,12 @@ class Index {
   // the cluster's memory return to what they were before it was created) and its name leaves
   // the catalog (rocksdb, lmdb: its folder is removed). Every session must be destroyed
   // first (InvalidArgument otherwise, and nothing is dropped). Busy, naming them, while other
-  // handles (other processes', or this one's) have the index open: nothing is dropped.
-  // NotSupported for designs that cannot free their memory (the message says which);
-  // afterwards the index is closed.
-  Status Drop();
+  // handles (other processes', or this one's) have the index open: nothing is dropped and
+  // this handle stays open and working, so the drop can be tried again once they closed
+  // (`options.force`: handles of dead processes do not count, DropOptions). NotSupported for
+  // designs that cannot free their memory (the message says which). Otherwise the index is
+  // closed afterwards, even if freeing its memory failed (a later Drop finishes it).
+  Status Drop(const DropOptions& options = {});
 
  protected:
   using Properties = std::vector<std::pair<std::string, uint64_t>>;
@@ -230,8 +232,15 @@ class Index {
   virtual void AddProperties(Properties* out) const { (void)out; }
   virtual Partitioning* DoPartitioning() { return nullptr; }
   virtual Status DoClose() { return Status::Ok(); }
+  // Drop's first step, while the index is still open: decides whether the drop may go on
+  // (pool designs: alloc::Catalog::PrepareDrop, which commits it). Busy leaves the index
+  // open. Default Ok (nothing outside this handle to ask).
+  virtual Status DoPrepareDrop(const DropOptions& options) {
+    (void)options;
+    return Status::Ok();
+  }
   // After DoClose: gives the index's memory back and removes its name. Default NotSupported.
-  virtual Status DoDrop();
+  virtual Status DoDrop(const DropOptions& options);
   Properties AllProperties() const;
   friend class internal::IndexHandle;
 

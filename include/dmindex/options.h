@@ -71,6 +71,16 @@ struct IndexOptions {
 // InvalidArgument naming the bad item; *options is unchanged then.
 Status ParseIndexOptions(std::string_view text, IndexOptions* options);
 
+// How Index::Drop treats the other handles of the index (docs/OPERATIONS.md, "Drop").
+struct DropOptions {
+  // false: any other handle of the index - another process's, or another in this one -
+  // makes the drop Busy, naming the processes. true: handles whose process stopped renewing
+  // its lease for the lease's length and a quarter (dead, or stalled) are fenced - their
+  // lease revoked, so they never write again - and the drop goes on; it waits that long at
+  // most. Handles of live processes still make it Busy. (`dmindex indexes --drop --force`.)
+  bool force = false;
+};
+
 struct ReadOptions {
   // Iteration stops before this key: the range is [Seek target, upper_bound), half-open as
   // RocksDB's iterate_upper_bound. Designs do not read past it.

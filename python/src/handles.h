@@ -95,8 +95,9 @@ struct IndexState {
   // Closes every session (and their iterators), then the index; InvalidArgument if any of
   // them is in use by another thread (nothing is closed then).
   void Close();
-  // The same, then Index::Drop: the index is deleted (NotSupported: closed only).
-  void Drop();
+  // The same, then Index::Drop: the index is deleted (NotSupported: closed only; Busy: it
+  // stays open, its sessions closed). `force`: DropOptions::force.
+  void Drop(bool force);
   // Closes every session, or InvalidArgument naming `call` if one is in use.
   void CloseSessions(const char* call);
 };

@@ -234,10 +234,10 @@ void IndexState::CloseSessions(const char* call) {
   sessions.clear();
 }
 
-void IndexState::Drop() {
+void IndexState::Drop(bool force) {
   if (!index) Misuse("drop: the index is closed");
   CloseSessions("drop");
-  const Status st = index->Drop();
+  const Status st = index->Drop(DropOptions{.force = force});
   if (st.ok() || st.IsNotSupported()) index.reset();  // closed by Drop either way
   Check(st);
 }
@@ -264,7 +264,8 @@ void BindIndex(nb::module_& m) {
         return cluster ? Properties(*cluster) : std::map<std::string, uint64_t>{};
       })
       .def("close", [](PyIndex& self) { self.s->Close(); })
-      .def("drop", [](PyIndex& self) { self.s->Drop(); })
+      .def("drop", [](PyIndex& self, bool force) { self.s->Drop(force); },
+           nb::arg("force") = false)
       .def_prop_ro("closed", [](PyIndex& self) { return !self.s->index; })
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyIndex& self, nb::args) { self.s->Close(); });

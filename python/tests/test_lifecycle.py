@@ -84,3 +84,24 @@ def test_unreachable_memory_servers_are_unavailable():
     with pytest.raises(dmindex.Unavailable) as e:
         dmindex.Cluster.connect(["127.0.0.1:1"], connect_timeout_s=0.5)
     assert isinstance(e.value, ConnectionError)
+
+
+def test_a_refused_drop_leaves_the_index_open_and_a_later_one_frees_it():
+    with dmindex.Cluster.embedded(memory_nodes=1) as cluster:
+        opts = dict(design="sherman", name="held", key_format="bytes", node_bytes=4096)
+        idx = cluster.open_index(**opts)
+        with idx.session() as s:
+            s.put(b"k", b"v")
+        other = cluster.open_index(create_if_missing=False, **opts)
+        with pytest.raises(dmindex.Busy):
+            idx.drop()
+        with pytest.raises(dmindex.Busy):
+            idx.drop(force=True)  # the other handle's process (this one) is alive
+        assert not idx.closed
+        with idx.session() as s:
+            assert s.get(b"k") == b"v"  # still open and working
+        other.close()
+        idx.drop()
+        assert idx.closed
+        with pytest.raises(dmindex.NotFound):
+            cluster.open_index(create_if_missing=False, **opts)

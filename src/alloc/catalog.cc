@@ -193,11 +193,19 @@ Result<DropMark> Catalog::MarkDropping(fabric::Endpoint& ep, std::string_view na
 
 namespace {
 
+// Takes `self` (the dropping handle's own registration) out of `holders`.
+void NotCounting(std::optional<lease::HolderId> self, std::vector<IndexHolder>* holders) {
+  if (!self) return;
+  std::erase_if(*holders, [&](const IndexHolder& h) { return h.id.slot == self->slot && h.id.epoch == self->epoch; });
+}
+
 // The holders of `owner` that refuse a drop: all of them; with `force`, those seen renewing
 // while the others' leases are waited out and revoked (LeaseObserver::FenceIfExpired: a holder
 // whose slot stood still for its length and a quarter never writes again).
-Result<std::vector<IndexHolder>> Refusing(fabric::Endpoint& ep, uint64_t owner, bool force) {
+Result<std::vector<IndexHolder>> Refusing(fabric::Endpoint& ep, uint64_t owner, bool force,
+                                          std::optional<lease::HolderId> self) {
   auto holders = HoldersOf(ep, owner);
+  if (holders.ok()) NotCounting(self, &*holders);
   if (!holders.ok() || !force || holders->empty()) return holders;
   lease::LeaseObserver observer;
   std::unordered_map<uint32_t, uint64_t> first;  // each holder's slot word when first seen
@@ -215,6 +223,7 @@ Result<std::vector<IndexHolder>> Refusing(fabric::Endpoint& ep, uint64_t owner, 
     backoff.Pause();
     holders = HoldersOf(ep, owner);
     if (!holders.ok()) return holders;
+    NotCounting(self, &*holders);
   }
 }
 
@@ -227,7 +236,8 @@ Status Held(uint32_t slot, const std::vector<IndexHolder>& holders) {
 
 }  // namespace
 
-Status Catalog::CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options) {
+Status Catalog::CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options,
+                           std::optional<lease::HolderId> self) {
   if (mark.slot >= kEntries) return Status::InvalidArgument("no catalog slot " + std::to_string(mark.slot));
   uint64_t state = 0;
   DMX_RETURN_IF_ERROR(ep.Read(EntryAddress(mark.slot), &state, 8));
@@ -238,12 +248,12 @@ Status Catalog::CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions opti
   if (state != marked) return Status::Ok();  // committed, or finished, by someone else
   // The mark is in place: an opener registering from now on sees it and backs off, so the
   // holders read now are all there can be (index_hold.h).
-  auto holders = Refusing(ep, OwnerTag(mark.slot, state), options.force);
+  auto holders = Refusing(ep, OwnerTag(mark.slot, state), options.force, self);
   if (!holders.ok()) return holders.status();
   uint64_t old = 0;
   const uint64_t next = State(mark.generation, holders->empty() ? kCommitted : kReady);
   DMX_RETURN_IF_ERROR(ep.Cas(EntryAddress(mark.slot), marked, next, &old));
-  if (old != marked) return CommitDrop(ep, mark, options);  // settled by someone else: say how
+  if (old != marked) return CommitDrop(ep, mark, options, self);  // settled by someone else: say how
   return holders->empty() ? Status::Ok() : Held(mark.slot, *holders);
 }
 
@@ -285,10 +295,19 @@ Status Catalog::Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memor
   return Settle(ep, *mark, memory_nodes, options);
 }
 
-Status Catalog::Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner) {
+Status Catalog::Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner, DropOptions options) {
   auto ep = fabric.Connect();
   if (!ep.ok()) return ep.status();
-  return Drop(**ep, name, fabric.memory_nodes(), owner);
+  return Drop(**ep, name, fabric.memory_nodes(), owner, options);
+}
+
+Status Catalog::PrepareDrop(fabric::Fabric& fabric, std::string_view name, uint64_t owner,
+                            DropOptions options, std::optional<lease::HolderId> self) {
+  auto ep = fabric.Connect();
+  if (!ep.ok()) return ep.status();
+  auto mark = MarkDropping(**ep, name, owner);
+  if (!mark.ok()) return mark.status();
+  return CommitDrop(**ep, *mark, options, self);
 }
 
 KeySchema KeySchema::Of(const IndexOptions& options) {

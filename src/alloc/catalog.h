@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "dmindex/status.h"
 #include "fabric/endpoint.h"
 #include "fabric/fabric.h"
+#include "lease/lease_table.h"
 
 namespace dmindex::alloc {
 
@@ -58,13 +60,8 @@ struct CatalogEntry {
   GlobalAddress aux_word(int i) const { return root_word + 8 * (1 + i); }
 };
 
-// How Catalog::Drop treats the index's holders.
-struct DropOptions {
-  // Holders whose lease stands still for its length and a quarter (a dead or stalled process)
-  // are fenced - their lease revoked, so they never write again - instead of refusing the
-  // drop; it waits that long at most. Live holders still refuse it.
-  bool force = false;
-};
+// How Catalog::Drop treats the index's holders: the public DropOptions (dmindex/options.h).
+using DropOptions = ::dmindex::DropOptions;
 
 // An index being dropped (Catalog::MarkDropping): its slot, and the slot's generation.
 struct DropMark {
@@ -104,7 +101,14 @@ class Catalog {
   static Status Drop(fabric::Endpoint& ep, std::string_view name, uint16_t memory_nodes, uint64_t owner = 0,
                      DropOptions options = {});
   // The same over a connection of its own to `fabric`'s memory nodes (Index::Drop).
-  static Status Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner);
+  static Status Drop(fabric::Fabric& fabric, std::string_view name, uint64_t owner, DropOptions options = {});
+  // Index::Drop's first step, taken while the dropping handle is still open: MarkDropping,
+  // then CommitDrop not counting `self`, the handle's own registration (none: leases off).
+  // Busy (the entry back to ready) leaves the handle as it was, working; Ok commits the
+  // drop - no one can open or hold the index any more - and the handle closes, then Drop
+  // finishes it.
+  static Status PrepareDrop(fabric::Fabric& fabric, std::string_view name, uint64_t owner,
+                            DropOptions options, std::optional<lease::HolderId> self);
 
   // The steps, public so that a test can stop between them as a crash would.
   // Marks the entry: from then on Open and List do not see it, and openers that registered as
@@ -112,7 +116,10 @@ class Catalog {
   static Result<DropMark> MarkDropping(fabric::Endpoint& ep, std::string_view name, uint64_t owner = 0);
   // A marked entry with holders goes back to ready: Busy naming them. Without, it is committed
   // to the drop (and nobody can hold it any more). Ok if committed or finished already.
-  static Status CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options = {});
+  // `self`: a holder that does not count (the dropping handle's own registration: it closes
+  // once the drop is committed).
+  static Status CommitDrop(fabric::Endpoint& ep, DropMark mark, DropOptions options = {},
+                           std::optional<lease::HolderId> self = std::nullopt);
   // Frees the chunks of the committed index on memory nodes 0..memory_nodes-1, then its slot.
   // Ok if it is not committed (finished already).
   static Status FinishDrop(fabric::Endpoint& ep, DropMark mark, uint16_t memory_nodes);

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,12 @@ class IndexHold {
   // Not a holder any more (Close): best effort, a failed CAS leaves the registration to end
   // with the lease.
   void Release();
+  // The registration's holder, which the handle's own drop does not count as another holder
+  // (Catalog::PrepareDrop); none if nothing is registered, or no longer.
+  std::optional<lease::HolderId> holder() const {
+    if (released_ || id_.epoch == 0) return std::nullopt;
+    return id_;
+  }
   // The hold's own lease (CheckLive); Ok if it registered under the design's (which checks
   // it) or registered nothing.
   Status CheckLive() { return own_ ? own_->CheckLive() : Status::Ok(); }

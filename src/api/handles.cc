@@ -89,9 +89,9 @@ IndexHandle::IndexHandle(std::unique_ptr<Index> design, bool stripes)
       design_(std::move(design)),
       stripes_(stripes ? std::make_shared<KeyStripes>() : nullptr) {}
 
-Status IndexHandle::DoDrop() {
+Status IndexHandle::DoDrop(const DropOptions& options) {
   if (design_ == nullptr) return Status::Ok();  // dropped before
-  Status s = design_->DoDrop();
+  Status s = design_->DoDrop(options);
   // A design in this process's memory holds nothing beyond its object: destroying it frees
   // the index (the stores' folders were removed by their DoDrop).
   if (s.IsNotSupported() && stripes_ != nullptr) s = Status::Ok();

@@ -73,7 +73,8 @@ class IndexHandle final : public Index {
   void AddProperties(Properties* out) const override { design_->AddProperties(out); }
   Partitioning* DoPartitioning() override { return design_ ? design_->DoPartitioning() : nullptr; }
   Status DoClose() override { return design_->Close(); }
-  Status DoDrop() override;
+  Status DoPrepareDrop(const DropOptions& options) override { return design_->DoPrepareDrop(options); }
+  Status DoDrop(const DropOptions& options) override;
 
   std::unique_ptr<Index> design_;  // null once dropped
   std::shared_ptr<OpenSessions> sessions_ = std::make_shared<OpenSessions>();

@@ -292,9 +292,13 @@ dmindex_code_t dmindex_index_close(dmindex_index_t* index, dmindex_status_t* sta
 void dmindex_index_destroy(dmindex_index_t* index) { delete index; }
 
 dmindex_code_t dmindex_index_drop(dmindex_index_t* index, dmindex_status_t* status) {
+  return dmindex_index_drop_with(index, 0, status);
+}
+
+dmindex_code_t dmindex_index_drop_with(dmindex_index_t* index, int force, dmindex_status_t* status) {
   return Guard(status, [&] {
     DMX_RETURN_IF_ERROR(NotNull(index, "the index"));
-    Status s = index->state->index->Drop();
+    Status s = index->state->index->Drop(dmindex::DropOptions{.force = force != 0});
     // Dropped, or closed by Drop though this design cannot free its memory.
     if (s.ok() || s.IsNotSupported()) index->state->closed.store(true);
     return s;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/sync.h"
+#include "dmindex/write_batch.h"
 
 namespace dmindex::check {
 
@@ -107,7 +108,10 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
     } else if ((dice -= options_.cas_pct) < options_.delete_range_pct) {
       activity.Begin("delete-range", number);
       s = session.DeleteRange(key, KeyOf(number + 1 + rng() % (4 * options_.key_stride)));
-    } else if ((dice -= options_.delete_range_pct) < options_.scan_pct) {
+    } else if ((dice -= options_.delete_range_pct) < options_.write_batch_pct) {
+      activity.Begin("write-batch", number);
+      s = WriteSome(session, rng, value_base, &sequence);
+    } else if ((dice -= options_.write_batch_pct) < options_.scan_pct) {
       const uint64_t start = DrawKey(rng, true);
       const size_t count = 1 + rng() % options_.max_scan_count;
       activity.Begin("scan", start);
@@ -150,6 +154,18 @@ Status ConcurrentWorkload::Iterate(Session& session, std::mt19937_64& rng, uint6
   }
   for (it.Seek(KeyOf(start)); it.Valid() && n < count; it.Next()) ++n;
   return it.status();
+}
+
+Status ConcurrentWorkload::WriteSome(Session& session, std::mt19937_64& rng, uint64_t value_base,
+                                     uint64_t* sequence) const {
+  WriteBatch batch;
+  const size_t writes = 2 + rng() % 5;
+  for (size_t i = 0; i < writes; ++i) {
+    const Key key = KeyOf(DrawKey(rng, false));
+    if (rng() % 4 == 0) batch.Delete(key);
+    else batch.Put(key, ValueOf(value_base | ++*sequence));
+  }
+  return session.Write(batch);
 }
 
 Status ConcurrentWorkload::CompareAndSwap(Session& session, const Key& key, const Value& desired) const {

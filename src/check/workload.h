@@ -45,6 +45,10 @@ struct WorkloadOptions {
   // DeleteRange (recorded as the scans and Deletes it is made of), in percent of the mix.
   uint32_t cas_pct = 0;
   uint32_t delete_range_pct = 0;
+  // Session::Write of a WriteBatch of 2-6 Puts and Deletes of hot keys, in percent of the mix:
+  // recorded as the Inserts and Deletes it applies, each checked as the same call alone
+  // (atomic per write, which is what docs/API.md promises: not per batch).
+  uint32_t write_batch_pct = 0;
   // Half of the iterations go backwards (SeekForPrev, then Prev), recorded as reverse scans.
   bool reverse_scans = false;
   uint32_t compute_nodes = 1;    // sessions are spread round-robin over compute nodes
@@ -104,14 +108,15 @@ class ConcurrentWorkload {
  private:
   void RunThread(uint32_t thread, ThreadLog& log);
   void NoteError(const Status& s, const char* what);
-  // A key drawn from the round's hot keys (`start`: any key of the range), preferring keys
-  // this process serves: others answer NotOwner and do not count.
   // Reads up to `count` pairs from `start` through an iterator (random batch size, sometimes
   // an upper bound); its status.
   Status Iterate(Session& session, std::mt19937_64& rng, uint64_t start, size_t count) const;
   // A Lookup of `key`, then CompareAndSwap from the value found to `desired`.
   Status CompareAndSwap(Session& session, const Key& key, const Value& desired) const;
-  // The number of a key drawn as above.
+  // Session::Write of a batch of hot keys; its Puts' values are value_base | ++*sequence.
+  Status WriteSome(Session& session, std::mt19937_64& rng, uint64_t value_base, uint64_t* sequence) const;
+  // The number of a key drawn from the round's hot keys (`start`: any key of the range),
+  // preferring keys this process serves: others answer NotOwner and do not count.
   uint64_t DrawKey(std::mt19937_64& rng, bool start) const;
   // Moves one partition boundary (see WorkloadOptions::repartition_ms).
   void RepartitionOnce(std::mt19937_64& rng);

@@ -264,12 +264,19 @@ Status Index::Close() {
   return Public(DoClose(), "Close");
 }
 
-Status Index::Drop() {
-  DMX_RETURN_IF_ERROR(Close());
-  return Public(DoDrop(), "Drop");
+Status Index::Drop(const DropOptions& options) {
+  if (!closed_) {
+    if (const uint32_t open = open_sessions_->load(std::memory_order_acquire); open > 0)
+      return Status::InvalidArgument("Drop: " + std::to_string(open) +
+                                     " session(s) of this index are still open; destroy them first");
+    // Decided while still open: refused (Busy), the handle keeps working.
+    DMX_RETURN_IF_ERROR(Public(DoPrepareDrop(options), "Drop"));
+    DMX_RETURN_IF_ERROR(Close());
+  }
+  return Public(DoDrop(options), "Drop");
 }
 
-Status Index::DoDrop() {
+Status Index::DoDrop(const DropOptions&) {
   return Status::NotSupported("Drop: the " + design_ + " design cannot free an index's memory yet (docs/API.md)");
 }
 

@@ -149,13 +149,18 @@ class TreeIndex final : public Index {
     return Status::Ok();
   }
 
+  // Other holders refuse the drop while this handle is still open (itself not counted).
+  Status DoPrepareDrop(const DropOptions& options) override {
+    return alloc::Catalog::PrepareDrop(fabric_, this->options().name, owner_, options,
+                                       hold_ ? hold_->holder() : std::nullopt);
+  }
   // The tree goes first (its lease, its threads: nothing of it touches the pool afterwards),
   // then its chunks and name (alloc/catalog.h). A drop that failed is tried again by the
   // next Drop (the index stays closed).
-  Status DoDrop() override {
+  Status DoDrop(const DropOptions& options) override {
     if (dropped_) return Status::Ok();
     tree_.reset();
-    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, this->options().name, owner_, options));
     dropped_ = true;
     return Status::Ok();
   }

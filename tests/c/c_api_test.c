@@ -428,6 +428,34 @@ static void TestData(dmindex_cluster_t* cluster, const char* design) {
   dmindex_status_destroy(st);
 }
 
+/* Drop while a second handle holds the index: BUSY, even forced (its process is alive), and
+ * the refused handle stays open and working; once the other handle closed, the drop goes
+ * through and the name is gone. */
+static void TestDrop(dmindex_cluster_t* cluster, const char* design) {
+  dmindex_status_t* st = dmindex_status_create();
+  dmindex_index_t* index = OpenBytesIndex(cluster, design, "drop", st);
+  dmindex_index_t* other = OpenBytesIndex(cluster, design, "drop", st);
+  dmindex_session_t* s = NULL;
+  EXPECT_OK(dmindex_session_open(index, 0, &s, st), st);
+  EXPECT_OK(dmindex_put(s, "k", 1, "v", 1, st), st);
+  dmindex_session_destroy(s);
+  EXPECT_CODE(DMINDEX_BUSY, dmindex_index_drop(index, st), st);
+  EXPECT_CODE(DMINDEX_BUSY, dmindex_index_drop_with(index, 1, st), st);
+  EXPECT_OK(dmindex_session_open(index, 0, &s, st), st); /* still open */
+  char* v = NULL;
+  size_t n = 0;
+  EXPECT_OK(dmindex_get(s, "k", 1, &v, &n, st), st);
+  CHECK(n == 1 && v[0] == 'v');
+  dmindex_free(v);
+  dmindex_session_destroy(s);
+  EXPECT_OK(dmindex_index_close(other, st), st);
+  dmindex_index_destroy(other);
+  EXPECT_OK(dmindex_index_drop_with(index, 0, st), st);
+  EXPECT_CODE(DMINDEX_INVALID_ARGUMENT, dmindex_session_open(index, 0, &s, st), st); /* closed */
+  dmindex_index_destroy(index);
+  dmindex_status_destroy(st);
+}
+
 /* The u64 key format through the integer helpers. */
 static void TestU64(dmindex_cluster_t* cluster) {
   dmindex_status_t* st = dmindex_status_create();
@@ -515,6 +543,7 @@ int main(int argc, char** argv) {
   if (cluster != NULL) {
     TestData(cluster, "sherman");
     TestData(cluster, "naive");
+    TestDrop(cluster, "sherman");
     TestU64(cluster);
     dmindex_cluster_destroy(cluster);
   }

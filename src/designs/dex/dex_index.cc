@@ -113,11 +113,15 @@ class DexIndex final : public Index, public Partitioning {
   Status DoClose() override { return tree_->Close(); }
   // After Close wrote the dirty pages back and gave the compute nodes up: the tree goes (its
   // threads, its lease), then its chunks - nodes, logs, the partition map's block - and name.
-  Status DoDrop() override {
+  Status DoPrepareDrop(const DropOptions& options) override {
+    return alloc::Catalog::PrepareDrop(fabric_, this->options().name, tree_->options().tree.chunk_owner,
+                                       options, tree_->own_holder());
+  }
+  Status DoDrop(const DropOptions& options) override {
     if (dropped_) return Status::Ok();
     if (tree_) owner_ = tree_->options().tree.chunk_owner;
     tree_.reset();
-    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, owner_));
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, this->options().name, owner_, options));
     dropped_ = true;
     return Status::Ok();
   }

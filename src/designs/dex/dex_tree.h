@@ -196,6 +196,9 @@ class DexTree {
   // Partitioning::RouteKey: the serving compute node and its partition.
   KeyRoute<Keys> RouteOf(KeyRef key) const;
   const DexOptions& options() const { return options_; }
+  // This handle's registration as a holder of the index, until Close (Index::Drop does not
+  // count it as another holder).
+  std::optional<lease::HolderId> own_holder() const { return hold_ ? hold_->holder() : std::nullopt; }
   const Map& partition_map() const { return *map_.load(std::memory_order_acquire); }
   // Hosted compute nodes are first_node() .. first_node() + compute_nodes() - 1, of
   // partitions() in the cluster.

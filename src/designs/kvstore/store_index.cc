@@ -110,7 +110,7 @@ class StoreIndex final : public Index {
   }
   Status DoClose() override { return store_->Close(); }
   // After Close: the folder goes (a temporary store's went with Close).
-  Status DoDrop() override {
+  Status DoDrop(const DropOptions&) override {
     std::error_code error;
     if (!home_.empty()) std::filesystem::remove_all(home_, error);
     if (error) return Status::IoError("Drop: removing " + home_ + ": " + error.message());

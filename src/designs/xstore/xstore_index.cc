@@ -257,15 +257,20 @@ class XStoreIndex final : public Index {
     if (!session.ok()) return session.status();
     return c->Quiesce(**session);
   }
+  // Other holders refuse the drop while this handle is still open (itself not counted).
+  Status DoPrepareDrop(const DropOptions& options) override {
+    return alloc::Catalog::PrepareDrop(fabric_, this->options().name, options_.tree.chunk_owner, options,
+                                       hold_ ? hold_->holder() : std::nullopt);
+  }
   // The client goes, then the index's chunks and name: on every memory server its partitions'
   // trees, models, descriptors and the superblock (the server forgets the partitions first:
   // XStoreServer::Forget).
-  Status DoDrop() override {
+  Status DoDrop(const DropOptions& options) override {
     if (dropped_) return Status::Ok();
     client_.store(nullptr, std::memory_order_release);
     owned_.reset();
     hold_.reset();  // and its lease
-    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, options().name, options_.tree.chunk_owner));
+    DMX_RETURN_IF_ERROR(alloc::Catalog::Drop(fabric_, this->options().name, options_.tree.chunk_owner, options));
     dropped_ = true;
     return Status::Ok();
   }
