@@ -55,8 +55,8 @@ Result<DexWorker<KV>*> WorkerSet<KV>::Get(uint32_t compute_node) {
 
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, key, &gate);
+  OperationGate::Pass pass;
+  auto wp = Enter(ws, key, &pass);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const OffloadRequest<KV> req{OffloadOp::kLookup, key, {}, {}};
@@ -124,8 +124,8 @@ Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value, c
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
                               LogFull* log_full) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, key, &gate);
+  OperationGate::Pass pass;
+  auto wp = Enter(ws, key, &pass);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const bool logging = Logging(w);

@@ -53,12 +53,16 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
-      image(tree.layout_.node_bytes) {
+      image(tree.layout_.node_bytes),
+      gate(tree.compute_node(compute_node).gate) {
   pages.SetGuard(tree.lease_.get());
+  gate.Register(&gate_slot);
 }
 
 template <tree::KeyValueTraits KV>
-DexWorker<KV>::~DexWorker() = default;
+DexWorker<KV>::~DexWorker() {
+  gate.Unregister(&gate_slot);
+}
 
 template <tree::KeyValueTraits KV>
 DexTree<KV>::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout, GlobalAddress root_word,
@@ -109,7 +113,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::FlushAll() {
   std::lock_guard lk(maps_mu_);
   for (auto& n : nodes_) {
-    std::unique_lock gate(n->gate);
+    OperationGate::Closed closed(n->gate);
     cache::CacheWorker cw(*n->bm, maintenance_->pages);
     auto flushed = n->bm->FlushDirty(cw);
     if (!flushed.ok()) return flushed.status();
