@@ -43,13 +43,11 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
 }
 
 template <tree::KeyValueTraits KV>
-Result<DexWorker<KV>*> WorkerSet<KV>::Get(uint32_t compute_node) {
+Result<DexWorker<KV>*> WorkerSet<KV>::Make(uint32_t compute_node) {
   if (compute_node >= workers_.size()) workers_.resize(compute_node + 1);
-  if (!workers_[compute_node]) {
-    auto w = tree_.NewWorker(compute_node);
-    if (!w.ok()) return w.status();
-    workers_[compute_node] = std::move(w).value();
-  }
+  auto w = tree_.NewWorker(compute_node);
+  if (!w.ok()) return w.status();
+  workers_[compute_node] = std::move(w).value();
   return workers_[compute_node].get();
 }
 

@@ -133,9 +133,14 @@ class WorkerSet {
  public:
   WorkerSet(DexTree<KV>& tree, uint32_t home) : tree_(tree), home_(home) {}
   uint32_t home() const { return home_; }
-  Result<DexWorker<KV>*> Get(uint32_t compute_node);
+  // Inline: every operation asks (DexTree::Enter); only the first ask per compute node makes one.
+  Result<DexWorker<KV>*> Get(uint32_t compute_node) {
+    if (compute_node < workers_.size() && workers_[compute_node]) [[likely]] return workers_[compute_node].get();
+    return Make(compute_node);
+  }
 
  private:
+  Result<DexWorker<KV>*> Make(uint32_t compute_node);
   DexTree<KV>& tree_;
   const uint32_t home_;
   std::vector<std::unique_ptr<DexWorker<KV>>> workers_;
