@@ -190,6 +190,29 @@ TEST(PersistentPool, AReattachmentThatFailsWaitsForTheServerInsteadOfFailingEver
   }
 }
 
+// An endpoint made while its server stalls (SIGSTOP: the monitor still sees it up) fails its
+// handshake (connect_timeout); once the server answers again, the endpoint's next operation
+// connects and works. Before, the failed handshake stayed the node's state and every later
+// operation was answered it at once, for good (crash soak, TCP seed 340576).
+TEST(PersistentPool, AnEndpointWhoseFirstHandshakeFailedConnectsOnItsNextUse) {
+  TempDir dir;
+  auto server = MemserverProcess::Start(Spec("127.0.0.1:0", dir.path() + "/data", dir.path() + "/log"));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  fabric::ucx::UcxOptions o;
+  o.connect_timeout = std::chrono::milliseconds(300);
+  auto fabric = UcxFabric::Create((*server)->address().ToString(), o);
+  ASSERT_TRUE(fabric.ok()) << fabric.status().ToString();
+  StopAndWait(**server);
+  auto ep = std::move((*fabric)->Connect()).value();  // its handshake times out
+  const GlobalAddress word(0, fabric::kChunkAreaOffset);
+  uint64_t value = 0;
+  (*server)->Signal(SIGCONT);
+  for (int i = 0; i < 5; ++i) {
+    const Status s = ep->Read(word, &value, 8);
+    ASSERT_TRUE(s.ok()) << "read " << i << " after the server resumed: " << s.ToString();
+  }
+}
+
 // A server that stalls longer than op_timeout (SIGSTOP; over TCP its verbs then time out) and
 // then answers again: the operation in flight is Unavailable, and every later one works once
 // it answers. Before, the endpoint kept the timeout as the node's state and answered every

@@ -149,6 +149,7 @@ class Trial {
   std::vector<pid_t> writers_;       // by slot; -1: not running
   uint32_t incarnations_ = 0;        // started writer processes
   std::vector<Interval> down_;       // memory servers down
+  std::vector<int64_t> writer_deaths_;  // when writers were killed (JournalNow)
   std::string kill_log_;
   std::string load_ = "?";  // the load average as the writing phase ended
   TrialOutcome out_;
@@ -226,6 +227,7 @@ Status Trial::SpawnWriter(uint32_t slot) {
 }
 
 Status Trial::KillWriter(uint32_t slot) {
+  writer_deaths_.push_back(check::JournalNow());
   kill(writers_[slot], SIGKILL);
   auto status = WriterProcess::Wait(writers_[slot], std::chrono::seconds(10));
   if (!status.ok()) return status.status();
@@ -337,7 +339,15 @@ void Trial::Verify() {
   for (const check::Operation& op : ops) {
     origin = std::min(origin, op.invoke_ns);
     if (op.response_ns == std::numeric_limits<int64_t>::max()) continue;
-    const int64_t waited = op.response_ns - op.invoke_ns - Overlap(op.invoke_ns, op.response_ns, down_);
+    // Counted from the last writer death before the answer, if it came after the start: an
+    // operation may wait on each dead writer's lock in turn, and each wait is bounded from
+    // that writer's death (the promise: nobody waits on the dead longer than a lease, and its
+    // margin, after they died). Two deaths 0.6 s apart made an honest wait of 3.5 s from the
+    // start (seed 340020, docs/FAILURES.md).
+    int64_t from = op.invoke_ns;
+    for (int64_t death : writer_deaths_)
+      if (death > from && death < op.response_ns) from = death;
+    const int64_t waited = op.response_ns - from - Overlap(from, op.response_ns, down_);
     if (waited > worst_ns) worst_ns = waited, slowest = &op;
   }
   const double worst_s = static_cast<double>(worst_ns) / 1e9;
@@ -507,7 +517,7 @@ void AddSoakCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dir", f->dir, "Where trials keep pools, journals and logs (default /dev/shm)");
   AddReal(*cmd, "--max-wait", &f->max_wait_s, {0, 3600},
-          "Longest wait of an answered operation, seconds, memory servers' down time not counted (default: the "
+          "Longest wait of an answered operation, seconds, from its start or the last writer kill during it, memory servers' down time not counted (default: the "
           "design's lease plus 1 s)");
   cmd->add_flag("--keep", f->keep, "Keep the directories of trials that passed too, and the pools of failed ones");
   cmd->callback([f] {

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "dmindex/global_address.h"
+#include "dmindex/status.h"
 #include "lease/lease.h"
 
 namespace dmindex::tree {
@@ -20,9 +21,24 @@ namespace dmindex::tree {
 // Who takes a lock: the lease it is held under and the value the lock word gets. A null lease
 // (tests of the bare lock, DEX until it holds leases) writes `word` as given: no holder check,
 // no takeover, no redo record.
+// Redo blocks larger than an owner's own, for the rare takeover that must carry a dead holder's
+// record of a bigger node: lock words are shared by every index of a pool, so the holder may
+// have written an index of larger nodes than the taker's (docs/LOCK_TAKEOVER.md, "Other
+// indexes"). Kept by the owner and reused, so a taker allocates at most one per memory node.
+class LargeRedoBlocks {
+ public:
+  virtual ~LargeRedoBlocks() = default;
+  // A block on `memory_node` whose payload holds at least `payload_bytes` (after the 64-byte
+  // header), nameable in a lock word (RedoBlockNameable).
+  virtual Result<GlobalAddress> Get(uint16_t memory_node, uint32_t payload_bytes) = 0;
+};
+
 struct LockOwner {
   lease::Lease* lease = nullptr;
   uint64_t word = 0;  // non-zero
+  // Where a takeover carries a record larger than `word`'s block holds. Null: such a record
+  // is not carried, and its word is not taken over (left to a taker that can).
+  LargeRedoBlocks* large_blocks = nullptr;
 };
 
 inline constexpr int kRedoUnitShift = 6;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/retry.h"
+#include "dmindex/options.h"
 #include "tree/lock_table.h"
 #include "tree/redo_log.h"
 
@@ -173,30 +174,39 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
   DMX_RETURN_IF_ERROR(owner.lease->CheckLive());
   // A trailer lock holds our word shifted (EncodeTrailerLock); a lock-table word holds it as is.
   const bool trailer = mine != owner.word;
-  const Held as_taker{word, node, len, owner, false, nullptr, trailer, true};
   // The dead holder's record becomes ours in the batch of the CAS, ahead of it: whenever the
   // word names us, the block it names holds the write still to finish, so a taker of ours
   // (we may die in the middle of the replay) finishes it too (docs/LOCK_TAKEOVER.md, "A taker
   // that dies"). The dead holder's block is never written: it stays whole for whoever takes
-  // the word over if our CAS does not land.
+  // the word over if our CAS does not land. The record may be of any index's node (the word
+  // is shared): read up to the largest node, and carried in a large block of ours if it is
+  // larger than our own block (`len`, our node size, is its payload).
   FoundRecord found;
-  DMX_RETURN_IF_ERROR(ReadRedoRecord(ep, dead, word, len, &found));
+  DMX_RETURN_IF_ERROR(ReadRedoRecord(ep, dead, word, kMaxNodeBytes, &found));
+  LockOwner taker = owner;  // the word our CAS writes names taker's block
+  if (found.whole && found.payload.size() > len) {
+    if (owner.large_blocks == nullptr) return Status::Ok();  // not ours to carry: left as it is
+    auto large = owner.large_blocks->Get(word.node(), static_cast<uint32_t>(found.payload.size()));
+    if (!large.ok()) return large.status();
+    taker.word = EncodeLockWord(owner.lease->id(), *large);
+  }
+  const uint64_t taken = trailer ? EncodeTrailerLock(taker.word) : taker.word;
   std::vector<fabric::Verb> take, finish;
-  const GlobalAddress block = LockWordRedoBlock(owner.word, word.node());
+  const GlobalAddress block = LockWordRedoBlock(taker.word, word.node());
   if (found.whole) {
     if (block.is_null())
       return Status::InvalidArgument("a taker of lock word " + word.ToString() +
                                      " names no redo block to carry its dead holder's record");
-    AdoptRedoRecord(&found, block, owner.word, &take, &finish);
+    AdoptRedoRecord(&found, block, taker.word, &take, &finish);
   }
   const bool adopted = !take.empty();
   uint64_t old = kUnlocked;
-  take.push_back(fabric::Verb::Cas(word, seen, mine, &old));
+  take.push_back(fabric::Verb::Cas(word, seen, taken, &old));
   Status cas = ep.Post(take, fabric::Ordering::kInOrder, *owner.lease);
   // Landed with its reply lost, or not: let go of it by a CAS back to the dead word (its
   // record, untouched, is still there for the next taker). A word that may still name us
   // is left to a taker, our copy with it.
-  if (cas.IsUnavailable()) DMX_RETURN_IF_ERROR(ReleaseIfOurs(ep, word, owner, mine, seen));
+  if (cas.IsUnavailable()) DMX_RETURN_IF_ERROR(ReleaseIfOurs(ep, word, taker, taken, seen));
   if (!cas.ok() || old != seen) {
     // Released meanwhile, another waiter took it over, or the batch failed: our copy must not
     // stay in our block as a record of a holding of this word that never was (were we to take
@@ -215,8 +225,10 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
     // A locked write like any other: posted while our lease is live, again while the word
     // names us; if it cannot be finished the word keeps naming us, with the record, and our
     // lease is given up so that the next taker finishes it. Never released over a torn node.
+    const Held as_taker{word, node, len, taker, false, nullptr, trailer, true};
     Status replay = PostHolding(ep, as_taker, finish);
     if (replay.IsUnavailable()) replay = PostAgainWhileOurs(ep, as_taker, finish, replay);
+    if (replay.ok() && taker.word != owner.word) replay = BackToOwnBlock(ep, taker, owner, word, taken, mine);
     if (!replay.ok()) {
       *took = false;
       return LeaveToTakeover(ep, owner, word, replay);
@@ -232,6 +244,19 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
     return LeaveToTakeover(ep, owner, word, read);
   }
   return read;
+}
+
+Status NodeLock::BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, const LockOwner& owner,
+                                GlobalAddress word, uint64_t taken, uint64_t mine) const {
+  // The large block's record is cleared (the node is whole), so whichever block the word names
+  // holds no write in flight: a CAS from the large one to our own, asked until it answers. Our
+  // writes from now on record in our own block, which the word must name before the first.
+  RetryBudget answers(retry_limits::kOwnLockWordAnswer, "name our own redo block in a word taken over");
+  uint64_t old = 0;
+  DMX_RETURN_IF_ERROR(AskOurWord(ep, taker, word, answers, [&] { return ep.Cas(word, taken, mine, &old); }));
+  if (old == taken) return Status::Ok();
+  return Status::Unavailable("lock word " + word.ToString() + " changed under its taker (" +
+                             std::to_string(old) + ")");
 }
 
 Status NodeLock::Acquire(fabric::Endpoint& ep, GlobalAddress node, void* buf, uint32_t len, Held* held,

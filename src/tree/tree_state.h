@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/runtime.h"
+#include "dmindex/options.h"
 
 #include "alloc/node_allocator.h"
 #include "fabric/endpoint.h"
@@ -108,7 +109,7 @@ struct ComputeNodeState {
 };
 
 template <KeyValueTraits KV>
-struct TreeContext {
+struct TreeContext final : LargeRedoBlocks {
   // `held_under`: the lease the context's locks name (null: none, owner_tag is written).
   TreeContext(std::unique_ptr<fabric::Endpoint> endpoint, ComputeNodeState<KV>* node,
               uint32_t node_bytes, lease::Lease* held_under = nullptr)
@@ -119,11 +120,32 @@ struct TreeContext {
     for (auto& b : buf) b.resize(node_bytes);
     leaf_entries_avg = node_bytes / 64.0;
   }
-  ~TreeContext() {
+  ~TreeContext() override {
     // A revoked holder leaves its blocks: a taker may still read the record in one.
     if (lease == nullptr || !lease->CheckLive().ok()) return;
     for (GlobalAddress b : redo_blocks)
       if (!b.is_null()) cn.allocator.Free(b, RedoBlockBytes(static_cast<uint32_t>(buf[0].size())));
+    for (GlobalAddress b : large_redo_blocks)
+      if (!b.is_null()) cn.allocator.Free(b, RedoBlockBytes(kMaxNodeBytes));
+  }
+
+  // LargeRedoBlocks: one block per memory node for the largest record any index can leave
+  // (kMaxNodeBytes of node), allocated at the first takeover that needs it and kept.
+  Result<GlobalAddress> Get(uint16_t memory_node, uint32_t payload_bytes) override {
+    if (payload_bytes > kMaxNodeBytes)
+      return Status::Corruption("a redo record of " + std::to_string(payload_bytes) + " bytes, over the largest node");
+    if (large_redo_blocks.size() <= memory_node) large_redo_blocks.resize(memory_node + 1);
+    GlobalAddress& block = large_redo_blocks[memory_node];
+    if (block.is_null()) {
+      auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(kMaxNodeBytes));
+      if (!got.ok()) return got.status();
+      if (!RedoBlockNameable(*got)) {
+        cn.allocator.Free(*got, RedoBlockBytes(kMaxNodeBytes));
+        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
+      }
+      block = *got;
+    }
+    return block;
   }
 
   // Who this context is when it locks a node on `memory_node`: its lease and its redo block
@@ -139,7 +161,7 @@ struct TreeContext {
         return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
       block = *got;
     }
-    return LockOwner{lease, EncodeLockWord(lease->id(), block)};
+    return LockOwner{lease, EncodeLockWord(lease->id(), block), this};
   }
 
   // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
@@ -169,6 +191,7 @@ struct TreeContext {
   const uint64_t owner_tag;  // written into lock words we hold without a lease (epoch bits 0)
   lease::Lease* const lease;                // null: none
   std::vector<GlobalAddress> redo_blocks;   // per memory node (LockOwnerOn)
+  std::vector<GlobalAddress> large_redo_blocks;  // per memory node, for large takeovers (Get)
   std::vector<std::byte> buf[3];
   std::vector<std::byte> scan_buf;          // leaves read in one batch by a scan
   std::vector<LeafEntry<KV>> leaf_entries;  // entries of one leaf, sorted

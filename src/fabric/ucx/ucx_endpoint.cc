@@ -30,10 +30,17 @@ Result<std::unique_ptr<UcxEndpoint>> UcxEndpoint::Connect(UcxFabric& fabric) {
     // A server that is down (or refuses) breaks only its own node: the endpoint still
     // works with the others, as with the in-process fabric.
     r.generation = fabric.monitor().generation(n);
-    if (fabric.IsNodeDown(n))
+    if (fabric.IsNodeDown(n)) {
       r.broken = fabric.NodeDownError(n);  // Ready() reconnects if it comes back
-    else
+    } else {
+      // A handshake that failed (the server stalled past connect_timeout, was killed in the
+      // middle, or dropped us as too slow) is this attempt's outcome, not the node's state:
+      // the next use connects again (Ready, ReattachPatiently), as after a failed
+      // reattachment. Kept as `broken` alone, it answered every later operation at once, for
+      // good while the monitor saw the server up (crash soak, TCP seed 340576: 315 in a row).
       r.broken = ep->ConnectRemote(r);
+      r.reattach_failed = r.broken.IsUnavailable();
+    }
   }
   return ep;
 }
