@@ -83,6 +83,52 @@ TEST_F(DexPageSearchTest, LeafFindInPlaceAnswersAsTheCodec) {
   }
 }
 
+// The descent decodes a cached page's header in place (HeaderInPlace) instead of from a copy:
+// on built pages of both kinds and on any bytes at all, field for field what the codec
+// decodes from a copy of the page.
+TEST_F(DexPageSearchTest, HeaderInPlaceDecodesAsTheCodec) {
+  const auto same = [&](const char* what) {
+    tree::NodeHeader<KV> in_place, copied;
+    pages_.HeaderInPlace(page_.get(), &in_place);
+    std::vector<std::byte> copy(page_.get(), page_.get() + layout_.node_bytes);
+    codecs_.ReadHeader(copy.data(), &copied);
+    EXPECT_EQ(in_place.version, copied.version) << what;
+    EXPECT_EQ(in_place.level, copied.level) << what;
+    EXPECT_EQ(in_place.flags, copied.flags) << what;
+    EXPECT_EQ(in_place.count, copied.count) << what;
+    EXPECT_EQ(in_place.sibling, copied.sibling) << what;
+    EXPECT_EQ(in_place.leftmost, copied.leftmost) << what;
+    EXPECT_EQ(in_place.incarnation, copied.incarnation) << what;
+    EXPECT_EQ(in_place.body_check, copied.body_check) << what;
+    EXPECT_EQ(in_place.low, copied.low) << what;
+    EXPECT_EQ(in_place.high, copied.high) << what;
+  };
+  tree::NodeHeader<KV> h;
+  h.version = 0x1234;
+  h.level = 2;
+  h.low = 10;
+  h.high = 1000000;  // above every key Keys() draws
+  h.sibling = GlobalAddress::FromRaw(0x40000);
+  h.leftmost = GlobalAddress::FromRaw(0x80000);
+  std::vector<tree::InternalEntry<KV>> separators;
+  for (uint64_t k : Keys(17)) separators.push_back({k + 10, GlobalAddress::FromRaw(k * 64)});
+  ASSERT_TRUE(codecs_.internal().Build(page_.get(), h, separators));
+  same("internal");
+  h.level = 0;
+  h.incarnation = 3;
+  std::vector<tree::LeafEntry<KV>> entries;
+  for (uint64_t k : Keys(20)) entries.push_back({k + 10, "v", {}});
+  ASSERT_TRUE(codecs_.leaf().Build(page_.get(), h, entries, /*unsorted=*/false));
+  same("leaf");
+  for (int trial = 0; trial < 50; ++trial) {
+    for (uint32_t i = 0; i < layout_.node_bytes; i += 8) {
+      const uint64_t word = rng_();
+      std::memcpy(page_.get() + i, &word, 8);
+    }
+    same("random bytes");
+  }
+}
+
 // What a reader may meet between its header copy and its validation: any bytes, and a count
 // the node cannot hold (a header from another image). The answers stay inside the node.
 TEST_F(DexPageSearchTest, AnyBytesAndAnyCountKeepTheSearchInsideTheNode) {

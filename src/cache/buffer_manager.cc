@@ -89,7 +89,18 @@ void BufferManager::PrefetchPage(const BufferFrame* f) const {
   const size_t i = static_cast<size_t>(f - frames_.get());
   if (f < frames_.get() || i >= frame_count_) return;  // a scratch frame
   const std::byte* page = pages_.get() + i * options_.page_bytes;
-  for (uint32_t off = 0; off < options_.page_bytes; off += 64) __builtin_prefetch(page + off);
+  // Four lines a step: one line a step cost as many loop instructions as prefetches (callgrind,
+  // docs/results/dex-hit-path.md). Check the disassembly after changing this: a form GCC
+  // turned into no prefetch at all was once measured 60% slower.
+  const uint32_t bytes = options_.page_bytes;
+  uint32_t off = 0;
+  for (; off + 256 <= bytes; off += 256) {
+    __builtin_prefetch(page + off);
+    __builtin_prefetch(page + off + 64);
+    __builtin_prefetch(page + off + 128);
+    __builtin_prefetch(page + off + 192);
+  }
+  for (; off < bytes; off += 64) __builtin_prefetch(page + off);
 }
 
 BufferManager::Step BufferManager::ProbeRemote(OptimisticGuard& parent, const uint64_t* slot,

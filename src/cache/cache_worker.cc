@@ -23,8 +23,7 @@ CacheWorker::~CacheWorker() {
   bm_.Unregister(this);
 }
 
-Status CacheWorker::EndOperation() {
-  if (transient_ == nullptr) return Status::Ok();
+Status CacheWorker::EndTransient() {
   BufferFrame* f = transient_;
   ExclusiveGuard g(f);
   Status s;

@@ -29,8 +29,9 @@ class CacheWorker {
 
   // Ends the current index operation: the page this worker holds without having admitted
   // it is written back if dirty and unregistered, so other threads may load it. Call it
-  // when an operation returns and before it restarts.
-  Status EndOperation();
+  // when an operation returns and before it restarts. Inline: every operation ends twice
+  // (before its first attempt and at its end), nearly always with no transient page.
+  Status EndOperation() { return transient_ == nullptr ? Status::Ok() : EndTransient(); }
   // The transient page of the current operation, if any (state kTransient).
   BufferFrame* transient() const { return transient_; }
 
@@ -39,6 +40,7 @@ class CacheWorker {
   BufferManager& buffer_manager() { return bm_; }
 
  private:
+  Status EndTransient();  // EndOperation with a transient page
   friend class BufferManager;
   // Counters written only by the owning thread, read by anyone (see fabric::VerbCounters).
   struct Counters {

@@ -37,19 +37,27 @@ struct FixedHeaderCodec {
   // Decodes the header; false if validation is on and the header is torn or not a node.
   static bool Read(const std::byte* image, NodeHeader<KV>* h, bool validate) {
     if (validate && !Valid(image)) return false;
-    h->version = LoadAt<uint64_t>(image, L::kVersionOff);
-    uint64_t meta = LoadAt<uint64_t>(image, L::kMetaOff);
+    Decode([image](uint32_t off) { return LoadAt<uint64_t>(image, off); },
+           [image](uint32_t off) { return LoadAt<typename KV::Key>(image, off); }, h);
+    return true;
+  }
+  // Decodes the header from its words, wherever they are: `word(off)` / `key(off)` load the
+  // word / key at a header offset (Read: a private image; DEX's hit path: a cached page by
+  // atomic loads, node_pages.h). Field extraction only, so a torn image decodes harmlessly.
+  template <typename LoadWord, typename LoadKey>
+  static void Decode(const LoadWord& word, const LoadKey& key, NodeHeader<KV>* h) {
+    h->version = word(L::kVersionOff);
+    const uint64_t meta = word(L::kMetaOff);
     h->level = static_cast<uint8_t>(meta);
     h->flags = static_cast<uint8_t>(meta >> 8);
     h->count = static_cast<uint16_t>(meta >> 16);
-    h->sibling = GlobalAddress::FromRaw(LoadAt<uint64_t>(image, L::kSiblingOff));
-    const uint64_t leftmost = LoadAt<uint64_t>(image, L::kLeftmostOff);
+    h->sibling = GlobalAddress::FromRaw(word(L::kSiblingOff));
+    const uint64_t leftmost = word(L::kLeftmostOff);
     h->leftmost = h->is_leaf() ? GlobalAddress::Null() : GlobalAddress::FromRaw(leftmost);
     h->incarnation = h->is_leaf() ? leftmost : 0;
-    h->body_check = LoadAt<uint64_t>(image, L::kBodyCheckOff);
-    h->low = LoadAt<typename KV::Key>(image, L::kLowOff);
-    h->high = LoadAt<typename KV::Key>(image, L::kHighOff);
-    return true;
+    h->body_check = word(L::kBodyCheckOff);
+    h->low = key(L::kLowOff);
+    h->high = key(L::kHighOff);
   }
 };
 

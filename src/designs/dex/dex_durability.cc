@@ -15,7 +15,7 @@
 // operation's only round trip (a cache hit had none); a leaf that was not admitted is written
 // back at the end of the operation and the record rides in the same batch.
 //
-// Truncation (Checkpoint): with the compute node's gate held exclusively for an instant no
+// Truncation (Checkpoint): with the compute node's gate closed for an instant no
 // operation is between claiming a record and finishing, so every record below the tail read
 // then is applied to a page that is dirty or already written back. The flush that follows
 // writes those pages; then the stored head moves to that tail, and only then may new records
@@ -235,12 +235,8 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   if (logged) {
     // The barrier: no operation of this compute node in flight, so every record below the
     // tail was applied to its page and the page marked dirty (or written back already).
-    n.draining.store(true, std::memory_order_release);
-    {
-      std::unique_lock gate(n.gate);
-      upto = n.log_tail.load();
-    }
-    n.draining.store(false, std::memory_order_release);
+    OperationGate::Closed closed(n.gate);
+    upto = n.log_tail.load();
   }
   cache::CacheWorker cw(*n.bm, maintenance_->pages);
   auto flushed = n.bm->FlushDirty(cw);

@@ -26,7 +26,11 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
     w.half_split = {};
   } else {
     w.ctx.CountRetry();
-    if (!attempts.budget.Spend()) return attempts.budget.Exhausted("of " + tree::DescribeKey(key));
+    if (!attempts.budget) {
+      attempts.budget.emplace(attempts.limit, attempts.operation);
+      attempts.backoff.emplace(backoff::kRestart);
+    }
+    if (!attempts.budget->Spend()) return attempts.budget->Exhausted("of " + tree::DescribeKey(key));
   }
   if (w.need_refresh) {
     w.need_refresh = false;
@@ -34,25 +38,23 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
   }
   // The first retries follow a change that is already done (a stale path refreshed, a split
   // finished); later ones meet a writer in progress: give it the core.
-  if (attempt > 2) attempts.backoff.Pause();
+  if (attempt > 2) attempts.backoff->Pause();
   return Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>
-Result<DexWorker<KV>*> WorkerSet<KV>::Get(uint32_t compute_node) {
+Result<DexWorker<KV>*> WorkerSet<KV>::Make(uint32_t compute_node) {
   if (compute_node >= workers_.size()) workers_.resize(compute_node + 1);
-  if (!workers_[compute_node]) {
-    auto w = tree_.NewWorker(compute_node);
-    if (!w.ok()) return w.status();
-    workers_[compute_node] = std::move(w).value();
-  }
+  auto w = tree_.NewWorker(compute_node);
+  if (!w.ok()) return w.status();
+  workers_[compute_node] = std::move(w).value();
   return workers_[compute_node].get();
 }
 
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, key, &gate);
+  OperationGate::Pass pass;
+  auto wp = Enter(ws, key, &pass);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const OffloadRequest<KV> req{OffloadOp::kLookup, key, {}, {}};
@@ -120,8 +122,8 @@ Status DexTree<KV>::Write(Workers& ws, WriteOp op, KeyRef key, ValueRef value, c
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef value, const tree::CompareValue* cas,
                               LogFull* log_full) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, key, &gate);
+  OperationGate::Pass pass;
+  auto wp = Enter(ws, key, &pass);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const bool logging = Logging(w);

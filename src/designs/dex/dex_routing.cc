@@ -21,10 +21,11 @@ KeyRoute<typename KV::Keys> DexTree<KV>::RouteOf(KeyRef key) const {
 }
 
 template <tree::KeyValueTraits KV>
-Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, std::shared_lock<runtime::SharedMutex>* gate) {
+Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, OperationGate::Pass* pass) {
   bool reloaded = false;
-  // A draining compute node is being written back by a repartitioning (one flush of its
-  // dirty pages); wait for it, within kDexDraining. Made only then: every operation enters.
+  // A compute node whose gate is closed is being drained: written back by a repartitioning
+  // (one flush of its dirty pages), a checkpoint or Close; wait for it, within kDexDraining.
+  // Made only then: every operation enters.
   std::optional<RetryBudget> drain;
   std::optional<Backoff> drain_wait;
   for (;;) {
@@ -42,24 +43,25 @@ Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers& ws, KeyRef key, std::shared_l
                               "), which this process does not host; route it there "
                               "(Partitioning::RouteKey)");
     }
-    ComputeNode& node = compute_node(cn);
-    if (node.draining.load(std::memory_order_acquire)) {
-      if (!drain) {
-        drain.emplace(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
-        drain_wait.emplace(backoff::kLockHeld, "a repartitioning to finish");
-      }
-      if (!drain->Spend()) return drain->Exhausted(std::to_string(cn));
-      drain_wait->Pause();
-      continue;
-    }
-    std::shared_lock g(node.gate);
-    // A map installed while we waited may have moved the key: route again.
-    if (map_.load(std::memory_order_acquire) != m) continue;
+    // The worker first: its slot is what passes the gate (making one registers the slot).
     auto w = ws.Get(cn);
     if (!w.ok()) return w.status();
-    (*w)->map = m;
-    *gate = std::move(g);
-    return *w;
+    *pass = compute_node(cn).gate.TryEnter((*w)->gate_slot);
+    if (pass->entered()) [[likely]] {
+      // A map installed while we waited may have moved the key: route again.
+      if (map_.load(std::memory_order_acquire) == m) {
+        (*w)->map = m;
+        return *w;
+      }
+      *pass = {};
+      continue;
+    }
+    if (!drain) {
+      drain.emplace(retry_limits::kDexDraining, "dex: waiting for a draining compute node");
+      drain_wait.emplace(backoff::kLockHeld, "a draining compute node to reopen");
+    }
+    if (!drain->Spend()) return drain->Exhausted(std::to_string(cn));
+    drain_wait->Pause();
   }
 }
 
@@ -78,18 +80,10 @@ Status DexTree<KV>::Install(std::unique_ptr<Map> next, const std::function<Statu
   // Compute nodes whose range stays put keep running: they touch only nodes overlapping
   // their range, whose ownership is the same under both maps.
   std::vector<ComputeNode*> moving;
-  std::vector<std::unique_lock<runtime::SharedMutex>> gates;
-  for (auto& n : nodes_) {
-    if (current.SameRange(*next, n->id)) continue;
-    n->draining.store(true, std::memory_order_release);
-    moving.push_back(n.get());
-  }
-  struct Undrain {
-    std::vector<ComputeNode*>& nodes;
-    ~Undrain() {
-      for (ComputeNode* n : nodes) n->draining.store(false, std::memory_order_release);
-    }
-  } undrain{moving};
+  for (auto& n : nodes_)
+    if (!current.SameRange(*next, n->id)) moving.push_back(n.get());
+  std::vector<OperationGate::Closed> gates;  // reopened on every way out
+  gates.reserve(moving.size());
   for (ComputeNode* n : moving) gates.emplace_back(n->gate);  // operations in flight finish first
   for (ComputeNode* n : moving) {
     // Its cached nodes may be owned by someone else now: write back, start cold.
@@ -184,7 +178,7 @@ std::unique_ptr<PartitionMap<typename KV::Keys>> DexTree<KV>::MapOf(const std::v
 // The members defined here, for both formats (dex_tree.cc instantiates the class).
 #define DMX_DEX_ROUTING(KV)                                                                                \
   template KeyRoute<typename KV::Keys> DexTree<KV>::RouteOf(KeyRef) const;                                 \
-  template Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers&, KeyRef, std::shared_lock<runtime::SharedMutex>*); \
+  template Result<DexWorker<KV>*> DexTree<KV>::Enter(Workers&, KeyRef, OperationGate::Pass*); \
   template Status DexTree<KV>::ReloadMap();                                                                \
   template Status DexTree<KV>::Install(std::unique_ptr<Map>, const std::function<Status()>&);              \
   template Result<double> DexTree<KV>::Repartition(std::vector<Key>);                                      \

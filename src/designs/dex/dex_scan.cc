@@ -37,8 +37,8 @@ constexpr size_t kMaxBatchLeaves = 32;  // as the tree core's LeafScanner
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyRef cursor, size_t limit,
                              std::vector<LeafEntry>* out, Key* next) {
-  std::shared_lock<runtime::SharedMutex> gate;
-  auto wp = Enter(ws, cursor, &gate);
+  OperationGate::Pass pass;
+  auto wp = Enter(ws, cursor, &pass);
   if (!wp.ok()) return wp.status();
   Worker& w = **wp;
   const auto& leaf = shared_.validator.leaf();

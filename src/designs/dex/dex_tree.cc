@@ -53,12 +53,16 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
-      image(tree.layout_.node_bytes) {
+      image(tree.layout_.node_bytes),
+      gate(tree.compute_node(compute_node).gate) {
   pages.SetGuard(tree.lease_.get());
+  gate.Register(&gate_slot);
 }
 
 template <tree::KeyValueTraits KV>
-DexWorker<KV>::~DexWorker() = default;
+DexWorker<KV>::~DexWorker() {
+  gate.Unregister(&gate_slot);
+}
 
 template <tree::KeyValueTraits KV>
 DexTree<KV>::DexTree(fabric::Fabric& fabric, const DexOptions& o, const Layout& layout, GlobalAddress root_word,
@@ -109,7 +113,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::FlushAll() {
   std::lock_guard lk(maps_mu_);
   for (auto& n : nodes_) {
-    std::unique_lock gate(n->gate);
+    OperationGate::Closed closed(n->gate);
     cache::CacheWorker cw(*n->bm, maintenance_->pages);
     auto flushed = n->bm->FlushDirty(cw);
     if (!flushed.ok()) return flushed.status();
@@ -204,8 +208,10 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     return RetryStatus();
   }
   int expect = -1;  // the root's level is not known before reading it
-  Header nh;        // header of `node`
-  nh.level = kMetaLevel;
+  // The headers of `node` and of the child read next, swapped per level instead of copied.
+  Header headers[2];
+  Header* nh = &headers[0];  // header of `node`
+  nh->level = kMetaLevel;
   Key child_low = KV::kNegInf, child_high = KV::kPosInf;  // the next child's range, by `node`
   for (int depth = 0; depth < 64; ++depth) {
     const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
@@ -229,7 +235,7 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       step.child = *copy;
     } else if (step.kind == cache::BufferManager::Step::kMiss) {
       // Offload the rest if the child is ours, low enough, and the cost model says so.
-      if (offload != nullptr && expect >= 0 && nh.level != kMetaLevel &&
+      if (offload != nullptr && expect >= 0 && nh->level != kMetaLevel &&
           cn.offload.Decide(child_level, step.missing, w.ctx.rng)) {
         Status s = Offload(w, node, step.missing, child_level, *offload, out);
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
@@ -248,12 +254,18 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     parent = node;
     node = step.child;
     // Fence check (Algorithm 1, lines 39-40): a stale shared parent leads to a wrong node.
-    page_layout_.CopyHeader(node.page(), w.copy.data());
-    if (!node.Validate()) return RetryStatus();
-    Header h = DecodeHeader(w.copy.data());
+    Header& h = nh == &headers[0] ? headers[1] : headers[0];
+    if constexpr (kSlotted<KV>) {  // a slotted header is decoded from a validated copy only
+      page_layout_.CopyHeader(node.page(), w.copy.data());
+      if (!node.Validate()) return RetryStatus();
+      h = DecodeHeader(w.copy.data());
+    } else {  // fixed offsets: decoded in place, used only once the latch validates
+      page_layout_.HeaderInPlace(node.page(), &h);
+      if (!node.Validate()) return RetryStatus();
+    }
     if (!h.dead() && (expect < 0 || h.level == expect) && !(key < h.low) && h.BeyondHigh(key) &&
         !h.sibling.is_null())
-      return FinishSplit(w, parent, nh, node, h);
+      return FinishSplit(w, parent, *nh, node, h);
     if (h.dead() || (expect >= 0 && h.level != expect) || !h.Covers(key)) {
       w.need_refresh = true;
       return RetryStatus();
@@ -273,13 +285,14 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     if (!SearchCachedInternal(w, node, h, key, &idx, &child_low, &child_high)) return RetryStatus();
     slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout<KV>::SlotIndex(idx));
     expect = h.level - 1;
-    nh = std::move(h);
+    nh = &h;
   }
   return Status::Corruption("dex: path deeper than 64 levels");
 }
 
+// Inline: Descend, its one caller, runs it once per level of every operation.
 template <tree::KeyValueTraits KV>
-bool DexTree<KV>::SearchCachedInternal(Worker& w, const cache::OptimisticGuard& node, const Header& h, KeyRef key,
+[[gnu::always_inline]] inline bool DexTree<KV>::SearchCachedInternal(Worker& w, const cache::OptimisticGuard& node, const Header& h, KeyRef key,
                                        int* idx, Key* low, Key* high) const {
   const auto& internal = shared_.validator.internal();
   const uint32_t count = internal.Count(h);

@@ -39,6 +39,7 @@
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
 #include "designs/dex/offload_wire.h"
+#include "designs/dex/operation_gate.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/partition_store.h"
 #include "designs/dex/pending_blocks.h"
@@ -66,13 +67,11 @@ struct DexComputeNode {
   OffloadPolicy offload;
   RetiredNodes retired;  // blocks of merged-away nodes (dex_merge.cc)
   std::atomic<uint64_t> finished_splits{0};  // half splits found in the pool and finished here
-  // Operations on this compute node hold it shared; installing a map that changes the node's
-  // range holds it exclusively while the node writes back and drops its cache, so only the
-  // compute nodes whose ranges move pause (DEX §4, Fig. 10).
-  runtime::SharedMutex gate;
-  // Set while a map install waits for the gate: new operations hold back, so a stream of
-  // readers cannot starve it (runtime::SharedMutex may prefer readers).
-  std::atomic<bool> draining{false};
+  // Operations on this compute node pass it (operation_gate.h); installing a map that changes
+  // the node's range closes it while the node writes back and drops its cache, so only the
+  // compute nodes whose ranges move pause (DEX §4, Fig. 10). A checkpoint's barrier and
+  // Close's flush close it too. New operations hold back while it is closed or closing.
+  OperationGate gate;
   // durability=log (dex_durability.cc): this compute node's redo log, and positions in it.
   // reserved: ring bytes promised to operations in flight; tail: the next record's position
   // (claimed under the leaf's exclusive latch); head: the oldest record still needed.
@@ -122,6 +121,9 @@ struct DexWorker {
     std::vector<std::byte> bytes;
   } record;
   bool replaying = false;  // applying a dead host's log: not logged again
+  // This worker's mark in its compute node's gate (registered for the worker's lifetime).
+  OperationGate& gate;
+  OperationGate::Slot gate_slot;
 };
 
 // One session's workers: one per compute node the session's keys were routed to. Compute
@@ -131,9 +133,14 @@ class WorkerSet {
  public:
   WorkerSet(DexTree<KV>& tree, uint32_t home) : tree_(tree), home_(home) {}
   uint32_t home() const { return home_; }
-  Result<DexWorker<KV>*> Get(uint32_t compute_node);
+  // Inline: every operation asks (DexTree::Enter); only the first ask per compute node makes one.
+  Result<DexWorker<KV>*> Get(uint32_t compute_node) {
+    if (compute_node < workers_.size() && workers_[compute_node]) [[likely]] return workers_[compute_node].get();
+    return Make(compute_node);
+  }
 
  private:
+  Result<DexWorker<KV>*> Make(uint32_t compute_node);
   DexTree<KV>& tree_;
   const uint32_t home_;
   std::vector<std::unique_ptr<DexWorker<KV>>> workers_;
@@ -163,7 +170,7 @@ class DexTree {
 
   Result<std::unique_ptr<Worker>> NewWorker(uint32_t compute_node);
 
-  // Each runs on the compute node that owns the key, holding its gate shared - a session
+  // Each runs on the compute node that owns the key, inside its gate - a session
   // may be opened on any hosted compute node - or on the session's own one when
   // partitioning is off (then every node is shared and any compute node may serve any key).
   // NotOwner: the key's compute node is hosted by another process.
@@ -408,11 +415,14 @@ class DexTree {
   // The attempts of one operation: how many were made, the budget of retries
   // (retry_limits::kDexOperation, or kDexMerge for an optional merge) and the backoff.
   struct Attempts {
-    explicit Attempts(const RetryLimit& limit, const char* operation)
-        : budget(limit, operation), backoff(backoff::kRestart) {}
+    explicit Attempts(const RetryLimit& limit_, const char* operation_) : limit(limit_), operation(operation_) {}
     uint32_t made = 0;
-    RetryBudget budget;
-    Backoff backoff;
+    const RetryLimit& limit;
+    const char* const operation;
+    // Made at the first retry (BeforeRetry): an operation that succeeds at once - every
+    // fully cached one - builds neither.
+    std::optional<RetryBudget> budget;
+    std::optional<Backoff> backoff;
   };
   // Before each attempt of an operation: ends the cache operation, refreshes stale shared
   // nodes if the last attempt found one, backs off from the third retry on. Busy, naming the
@@ -422,8 +432,8 @@ class DexTree {
   // Ok, or Retry if the parent changed, is stale (need_refresh) or full (make_room).
   Status LinkHalfSplit(Worker& w, cache::OptimisticGuard& parent, const Key& separator, GlobalAddress sibling);
   // Admits an operation on `key`: the worker of the compute node serving it, its map set,
-  // with that node's gate held shared in *gate.
-  Result<Worker*> Enter(Workers& ws, KeyRef key, std::shared_lock<runtime::SharedMutex>* gate);
+  // inside that node's gate until *pass ends.
+  Result<Worker*> Enter(Workers& ws, KeyRef key, OperationGate::Pass* pass);
   // Makes `next` the map this process routes by (maps_mu_ held): every hosted compute node
   // whose range changes writes back and drops its cache under its gate; `publish` runs
   // after that and before operations resume.

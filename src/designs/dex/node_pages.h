@@ -58,6 +58,17 @@ class NodePageLayout final : public cache::PageLayout {
     if constexpr (kSlotted<KV>) CopySlottedHeader(page, out);
     else CopyFromPool(out, page, Layout::kHeaderBytes);
   }
+  // Fixed format: a cached page's header decoded straight from its words (at fixed offsets
+  // in the page's first line), without the private copy the slotted format needs. The
+  // fields may be torn (each word is whole): like the searches below, the caller validates
+  // the page's latch before it acts on any of them.
+  void HeaderInPlace(const std::byte* page, Header* h) const
+    requires(!kSlotted<KV>)
+  {
+    static_assert(sizeof(typename KV::Key) == 8);
+    const auto word = [page](uint32_t off) { return LoadPageWord(page, off); };
+    tree::HeaderCodec<KV>::Decode(word, word, h);
+  }
   // The leading bytes of a page with header h that hold what a reader of its entries needs.
   uint32_t LeafBytes(const Header& h) const;
   uint32_t InternalBytes(const Header& h) const;
