@@ -254,7 +254,8 @@ Status NodeLock::BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, co
   RetryBudget answers(retry_limits::kOwnLockWordAnswer, "name our own redo block in a word taken over");
   uint64_t old = 0;
   DMX_RETURN_IF_ERROR(AskOurWord(ep, taker, word, answers, [&] { return ep.Cas(word, taken, mine, &old); }));
-  if (old == taken) return Status::Ok();
+  // `mine`: an earlier CAS of ours landed and its reply was lost (AskOurWord asked again).
+  if (old == taken || old == mine) return Status::Ok();
   return Status::Unavailable("lock word " + word.ToString() + " changed under its taker (" +
                              std::to_string(old) + ")");
 }
