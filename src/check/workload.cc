@@ -89,6 +89,7 @@ void ConcurrentWorkload::RunThread(uint32_t thread, ThreadLog& log) {
   Activity& activity = *activities_[thread];
   ActivityScope scope(&activity);
   for (uint32_t i = 0; i < options_.ops_per_thread; ++i) {
+    if (options_.halfway && thread == 0 && round_ == 0 && i == options_.ops_per_thread / 2) options_.halfway();
     const uint64_t number = DrawKey(rng, false);
     const Key key = KeyOf(number);
     uint32_t dice = static_cast<uint32_t>(rng() % 100);

@@ -66,6 +66,11 @@ struct WorkloadOptions {
   // write's unique 8-byte id and a tail of 0 to `max_value_tail` bytes.
   uint32_t key_prefix_bytes = 40;
   uint32_t max_value_tail = 2000;
+  // Called once, by thread 0 of the first round halfway through its operations, which waits
+  // for it to return: processes that meet there (dmindex check --start-barrier) are all
+  // inside their workloads at that instant, so their histories overlap by construction,
+  // however the machine schedules them. Null: none.
+  std::function<void()> halfway;
 };
 
 // Largest WorkloadOptions::threads and ::process: each has 8 bits of every written value.

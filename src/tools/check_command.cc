@@ -183,6 +183,12 @@ void RunWorkload(CheckFlags& f) {
     std::cerr << "dmindex check: warning: index " << name << " did not exist and was created empty "
               << "(if it was there before, its memory server restarted and lost it; --no-create "
               << "makes this an error)\n";
+  // Processes meeting at --start-barrier meet again halfway (WorkloadOptions::halfway): a
+  // start barrier alone let a short workload end before a descheduled peer began.
+  if (!f.start_barrier.empty())
+    f.workload.halfway = [&f] {
+      FailIfError(WaitAtStartBarrier(f.start_barrier + "/halfway", f.barrier_parties), "--start-barrier", 1);
+    };
   check::ConcurrentWorkload workload(**index, f.workload);
   if (!shared || f.load) FailIfError(workload.Preload(), "bulk load of the initial keys", 2);
 
