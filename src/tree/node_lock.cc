@@ -228,7 +228,7 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
     const Held as_taker{word, node, len, taker, false, nullptr, trailer, true};
     Status replay = PostHolding(ep, as_taker, finish);
     if (replay.IsUnavailable()) replay = PostAgainWhileOurs(ep, as_taker, finish, replay);
-    if (replay.ok() && taker.word != owner.word) replay = BackToOwnBlock(ep, taker, owner, word, taken, mine);
+    if (replay.ok() && taker.word != owner.word) replay = BackToOwnBlock(ep, taker, word, taken, mine);
     if (!replay.ok()) {
       *took = false;
       return LeaveToTakeover(ep, owner, word, replay);
@@ -246,8 +246,8 @@ Status NodeLock::TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress w
   return read;
 }
 
-Status NodeLock::BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, const LockOwner& owner,
-                                GlobalAddress word, uint64_t taken, uint64_t mine) const {
+Status NodeLock::BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, GlobalAddress word,
+                                uint64_t taken, uint64_t mine) const {
   // The large block's record is cleared (the node is whole), so whichever block the word names
   // holds no write in flight: a CAS from the large one to our own, asked until it answers. Our
   // writes from now on record in our own block, which the word must name before the first.

@@ -160,9 +160,9 @@ class NodeLock {
   Status TakeOver(fabric::Endpoint& ep, LockOwner owner, GlobalAddress word, uint64_t seen, uint64_t mine,
                   uint64_t dead, GlobalAddress node, void* buf, uint32_t len, bool* took) const;
   // After a takeover that carried a large record in `taker`'s large block and finished it:
-  // CASes the word (`word`) from `taken` back to `mine`, naming owner's own block.
-  Status BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, const LockOwner& owner,
-                        GlobalAddress word, uint64_t taken, uint64_t mine) const;
+  // CASes the word (`word`) from `taken` back to `mine`, which names our own block.
+  Status BackToOwnBlock(fabric::Endpoint& ep, const LockOwner& taker, GlobalAddress word, uint64_t taken,
+                        uint64_t mine) const;
   // After `verbs` (writes under held's lock and its release) failed with Unavailable
   // (`failed`): reads the lock word until it answers and posts the verbs again while it names
   // us and our lease is live; a word that may still name us and cannot be released now is left

@@ -134,34 +134,16 @@ struct TreeContext final : LargeRedoBlocks {
   Result<GlobalAddress> Get(uint16_t memory_node, uint32_t payload_bytes) override {
     if (payload_bytes > kMaxNodeBytes)
       return Status::Corruption("a redo record of " + std::to_string(payload_bytes) + " bytes, over the largest node");
-    if (large_redo_blocks.size() <= memory_node) large_redo_blocks.resize(memory_node + 1);
-    GlobalAddress& block = large_redo_blocks[memory_node];
-    if (block.is_null()) {
-      auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(kMaxNodeBytes));
-      if (!got.ok()) return got.status();
-      if (!RedoBlockNameable(*got)) {
-        cn.allocator.Free(*got, RedoBlockBytes(kMaxNodeBytes));
-        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
-      }
-      block = *got;
-    }
-    return block;
+    return RedoBlockOn(large_redo_blocks, memory_node, kMaxNodeBytes);
   }
 
   // Who this context is when it locks a node on `memory_node`: its lease and its redo block
   // there (allocated the first time).
   Result<LockOwner> LockOwnerOn(uint16_t memory_node) {
     if (lease == nullptr) return LockOwner{nullptr, owner_tag};
-    if (redo_blocks.size() <= memory_node) redo_blocks.resize(memory_node + 1);
-    GlobalAddress& block = redo_blocks[memory_node];
-    if (block.is_null()) {
-      auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(static_cast<uint32_t>(buf[0].size())));
-      if (!got.ok()) return got.status();
-      if (!RedoBlockNameable(*got))
-        return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
-      block = *got;
-    }
-    return LockOwner{lease, EncodeLockWord(lease->id(), block), this};
+    auto block = RedoBlockOn(redo_blocks, memory_node, static_cast<uint32_t>(buf[0].size()));
+    if (!block.ok()) return block.status();
+    return LockOwner{lease, EncodeLockWord(lease->id(), *block), this};
   }
 
   // A fresh stamp for a whole-node write: random, so it differs (w.h.p.) from every stamp a
@@ -198,6 +180,24 @@ struct TreeContext final : LargeRedoBlocks {
   std::vector<std::byte> value_buf;         // a value block being written
   std::vector<std::byte> fetch_buf;         // value blocks being read
   double leaf_entries_avg = 0;               // NoteLeafEntries
+
+ private:
+  // blocks[memory_node], a redo block for records of up to `payload_bytes` of node on that
+  // memory node, allocated the first time; a block a lock word cannot name is given back.
+  Result<GlobalAddress> RedoBlockOn(std::vector<GlobalAddress>& blocks, uint16_t memory_node,
+                                    uint32_t payload_bytes) {
+    if (blocks.size() <= memory_node) blocks.resize(memory_node + 1);
+    GlobalAddress& block = blocks[memory_node];
+    if (!block.is_null()) return block;
+    auto got = cn.allocator.AllocateOn(ep, memory_node, RedoBlockBytes(payload_bytes));
+    if (!got.ok()) return got.status();
+    if (!RedoBlockNameable(*got)) {
+      cn.allocator.Free(*got, RedoBlockBytes(payload_bytes));
+      return Status::OutOfSpace("redo block " + got->ToString() + " lies beyond what a lock word can name (32 GiB)");
+    }
+    block = *got;
+    return block;
+  }
 };
 
 }  // namespace dmindex::tree

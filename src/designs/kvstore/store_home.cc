@@ -6,10 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/runtime.h"
+#include "designs/kvstore/store_hold.h"
+
 namespace dmindex::designs {
 namespace {
 
 constexpr const char* kDescription = "dmindex-index.json";
+constexpr const char* kInstance = "instance";  // not part of what a reopen must match
 
 // What a reopen must match: the design and the key rules the stored data was written under.
 nlohmann::json Describe(const IndexOptions& o, std::string_view design) {
@@ -34,6 +38,21 @@ Status CheckName(std::string_view name) {
   return Status::Ok();
 }
 
+// Whether `folder` holds anything but the holders' lock file (which a handle creating the
+// index makes first, StoreHold).
+// The stored description, or a discarded value if unreadable.
+nlohmann::json ReadDescription(const std::filesystem::path& description) {
+  std::ifstream in(description);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+bool HoldsFiles(const std::filesystem::path& folder) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+    if (entry.path().filename() != kStoreHoldFile) return true;
+  return false;
+}
+
 }  // namespace
 
 Result<StoreHome> FindStoreHome(const IndexOptions& options, std::string_view design) {
@@ -44,10 +63,11 @@ Result<StoreHome> FindStoreHome(const IndexOptions& options, std::string_view de
   const fs::path description = fs::path(home.path) / kDescription;
   std::error_code ec;
   if (fs::exists(description, ec)) {
-    std::ifstream in(description);
-    const nlohmann::json stored = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json stored = ReadDescription(description);
     if (stored.is_discarded() || !stored.is_object())
       return Status::Corruption("cannot read " + description.string());
+    home.instance = stored.value(kInstance, "");
+    stored.erase(kInstance);
     const nlohmann::json wanted = Describe(options, design);
     if (stored != wanted)
       return Status::InvalidArgument("index '" + options.name + "' in " + options.directory + " was created as " +
@@ -55,7 +75,7 @@ Result<StoreHome> FindStoreHome(const IndexOptions& options, std::string_view de
     home.exists = true;
     return home;
   }
-  if (fs::exists(home.path, ec) && !fs::is_empty(home.path, ec))
+  if (fs::exists(home.path, ec) && HoldsFiles(home.path))
     return Status::InvalidArgument(home.path + " exists but holds no dmindex index (no " + kDescription +
                                    "); choose another name or directory");
   if (!options.create_if_missing)
@@ -64,13 +84,25 @@ Result<StoreHome> FindStoreHome(const IndexOptions& options, std::string_view de
   return home;
 }
 
-Status DescribeStoreHome(const StoreHome& home, const IndexOptions& options, std::string_view design) {
-  const std::filesystem::path description = std::filesystem::path(home.path) / kDescription;
+Status DescribeStoreHome(StoreHome* home, const IndexOptions& options, std::string_view design) {
+  const std::filesystem::path description = std::filesystem::path(home->path) / kDescription;
+  nlohmann::json d = Describe(options, design);
+  home->instance = std::to_string(runtime::Entropy());
+  d[kInstance] = home->instance;
   std::ofstream out(description, std::ios::trunc);
-  out << Describe(options, design).dump(2) << "\n";
+  out << d.dump(2) << "\n";
   out.close();
   if (!out) return Status::IoError("cannot write " + description.string());
   return Status::Ok();
+}
+
+Result<std::string> StoreInstance(const std::string& path) {
+  const std::filesystem::path description = std::filesystem::path(path) / kDescription;
+  std::error_code ec;
+  if (!std::filesystem::exists(description, ec)) return Status::NotFound("no index in " + path);
+  const nlohmann::json stored = ReadDescription(description);
+  if (stored.is_discarded() || !stored.is_object()) return Status::Corruption("cannot read " + description.string());
+  return stored.value(kInstance, "");
 }
 
 }  // namespace dmindex::designs

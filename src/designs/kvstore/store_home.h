@@ -14,6 +14,9 @@ namespace dmindex::designs {
 struct StoreHome {
   std::string path;      // <directory>/<name>
   bool exists = false;   // it holds an index created before (checked against the options)
+  // Which index of that name it is: random, made when the index is created (so an index
+  // dropped and made anew under the name is another), "" for one made before it was kept.
+  std::string instance;
 };
 
 // The home of index options.name under options.directory (which must be set). InvalidArgument
@@ -23,7 +26,11 @@ struct StoreHome {
 // unreadable description.
 Result<StoreHome> FindStoreHome(const IndexOptions& options, std::string_view design);
 
-// Records what the index at `home` is (after its store was created there).
-Status DescribeStoreHome(const StoreHome& home, const IndexOptions& options, std::string_view design);
+// Records what the index at `home` is (after its store was created there), with a new
+// instance (set in *home).
+Status DescribeStoreHome(StoreHome* home, const IndexOptions& options, std::string_view design);
+
+// The instance recorded in the folder `path`; NotFound if it holds no index.
+Result<std::string> StoreInstance(const std::string& path);
 
 }  // namespace dmindex::designs

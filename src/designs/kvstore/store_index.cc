@@ -7,6 +7,7 @@
 
 #include "common/knobs.h"
 #include "common/option_checks.h"
+#include "designs/kvstore/store_hold.h"
 #include "designs/kvstore/store_home.h"
 #include "tiering/cold_store_options.h"
 
@@ -70,9 +71,15 @@ class StoreSession final : public Session {
 
 class StoreIndex final : public Index {
  public:
-  // `home`: the folder of an index under IndexOptions::directory (empty: a temporary store).
-  StoreIndex(const IndexOptions& options, std::unique_ptr<tiering::ColdStore> store, std::string home)
-      : Index(options.design, options), store_(std::move(store)), home_(std::move(home)) {}
+  // `home`: the folder of an index under IndexOptions::directory (empty: a temporary store),
+  // held by `hold` while this handle is open.
+  StoreIndex(const IndexOptions& options, std::unique_ptr<tiering::ColdStore> store, StoreHome home,
+             StoreHold hold)
+      : Index(options.design, options),
+        store_(std::move(store)),
+        home_(std::move(home.path)),
+        instance_(std::move(home.instance)),
+        hold_(std::move(hold)) {}
   ~StoreIndex() override { CloseForDestructor(); }
 
  private:
@@ -108,17 +115,33 @@ class StoreIndex final : public Index {
     out->emplace_back(p + "writes", c.writes);
     out->emplace_back(p + "seeks", c.seeks);
   }
-  Status DoClose() override { return store_->Close(); }
+  // Busy while another handle holds the folder (StoreHold); the exclusive hold lasts until
+  // the folder is gone. DropOptions::force changes nothing: a dead process holds nothing
+  // here (the kernel drops its lock), and a live one cannot be fenced from its own files.
+  Status DoPrepareDrop(const DropOptions&) override { return home_.empty() ? Status::Ok() : hold_.MakeExclusive(); }
+  Status DoClose() override {
+    Status closed = store_->Close();
+    if (!hold_.exclusive()) hold_.Release();  // else a drop is under way: DoDrop releases it
+    return closed;
+  }
   // After Close: the folder goes (a temporary store's went with Close).
   Status DoDrop(const DropOptions&) override {
-    std::error_code error;
-    if (!home_.empty()) std::filesystem::remove_all(home_, error);
-    if (error) return Status::IoError("Drop: removing " + home_ + ": " + error.message());
-    return Status::Ok();
+    if (home_.empty()) return Status::Ok();
+    if (!hold_.exclusive()) {  // Close came before Drop: hold the folder again, if it is still ours
+      auto again = StoreHold::Take(home_);
+      auto instance = again.ok() ? StoreInstance(home_) : Result<std::string>(again.status());
+      if (!instance.ok() || *instance != instance_)
+        return Status::NotFound("Drop: the index this handle opened in " + home_ + " was dropped since");
+      hold_ = std::move(again).value();
+      DMX_RETURN_IF_ERROR(hold_.MakeExclusive());
+    }
+    return hold_.RemoveFolder();
   }
 
   std::unique_ptr<tiering::ColdStore> store_;
   std::string home_;
+  std::string instance_;  // StoreHome::instance
+  StoreHold hold_;
   KeyStripes stripes_;
   bool loaded_ = false;
 };
@@ -148,17 +171,40 @@ const Table& StoreKnobs() {
   return table;
 }
 
+// The index's home, found and held (StoreHold). A drop that removed the folder between the
+// look-up and the hold is seen by the hold (Aborted): look again, which finds no index, or
+// makes a new one if the options say so. Each turn follows a drop that completed.
+Result<StoreHome> HoldStoreHome(const IndexOptions& options, std::string_view kind, StoreHold* hold) {
+  for (;;) {
+    auto found = FindStoreHome(options, kind);
+    if (!found.ok()) return found.status();
+    std::error_code error;
+    if (!found->exists) std::filesystem::create_directories(found->path, error);
+    if (error) return Status::IoError("cannot create " + found->path + ": " + error.message());
+    auto taken = StoreHold::Take(found->path);
+    if (taken.status().IsAborted()) continue;
+    if (!taken.ok()) return taken.status();
+    // Held now, the folder cannot go; look once more, as it may have been dropped and made
+    // anew (as another design, say) between the first look and the hold.
+    auto held = FindStoreHome(options, kind);
+    if (!held.ok()) return held.status();
+    *hold = std::move(taken).value();
+    return held;
+  }
+}
+
 Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::string_view kind) {
   tiering::ColdStoreOptions so;
   so.kind = std::string(kind);
   DMX_RETURN_IF_ERROR(StoreKnobs().ApplyAll(options.knobs, &options, &so));
   DMX_RETURN_IF_ERROR(CheckIndexOptions(options, 64, StoreKnobs().Names()));
   StoreHome home;
+  StoreHold hold;
   if (!options.directory.empty()) {
     if (!so.parent_dir.empty() || so.keep)
       return Status::InvalidArgument(std::string(kind) + ": the knobs y_dir and y_keep place a temporary store; "
                                      "IndexOptions::directory names the index's own folder: set one or the other");
-    auto found = FindStoreHome(options, kind);
+    auto found = HoldStoreHome(options, kind, &hold);
     if (!found.ok()) return found.status();
     home = std::move(found).value();
     so.dir = home.path;
@@ -177,8 +223,9 @@ Result<std::unique_ptr<Index>> MakeStoreIndex(const IndexOptions& options, std::
     }
     return Status::NotSupported(why);
   }
-  if (!home.path.empty() && !home.exists) DMX_RETURN_IF_ERROR(DescribeStoreHome(home, options, kind));
-  return std::unique_ptr<Index>(std::make_unique<StoreIndex>(options, std::move(store).value(), home.path));
+  if (!home.path.empty() && !home.exists) DMX_RETURN_IF_ERROR(DescribeStoreHome(&home, options, kind));
+  return std::unique_ptr<Index>(
+      std::make_unique<StoreIndex>(options, std::move(store).value(), std::move(home), std::move(hold)));
 }
 
 }  // namespace
