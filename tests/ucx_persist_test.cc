@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -216,7 +217,10 @@ TEST(PersistentPool, AnEndpointWhoseFirstHandshakeFailedConnectsOnItsNextUse) {
 // A server that stalls longer than op_timeout (SIGSTOP; over TCP its verbs then time out) and
 // then answers again: the operation in flight is Unavailable, and every later one works once
 // it answers. Before, the endpoint kept the timeout as the node's state and answered every
-// later operation on it Unavailable at once, without issuing it, for good.
+// later operation on it Unavailable at once, without issuing it, for good. A resumed server
+// on a loaded machine may still miss a 500 ms timeout now and then: such a read must have
+// been issued and waited for (it took the timeout), never refused at once, and the reads go
+// on working - 20 of them within a minute.
 TEST(PersistentPool, AnEndpointWhoseOperationTimedOutOnAStalledServerWorksOnceItAnswers) {
   TempDir dir;
   MemserverSpec spec = Spec("127.0.0.1:0", dir.path() + "/data", dir.path() + "/log");
@@ -238,10 +242,20 @@ TEST(PersistentPool, AnEndpointWhoseOperationTimedOutOnAStalledServerWorksOnceIt
   const Status stalled = ep->Read(word, &value, 8);
   EXPECT_TRUE(stalled.IsUnavailable()) << stalled.ToString();
   (*server)->Signal(SIGCONT);
-  for (int i = 0; i < 20; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  int answered = 0;
+  while (answered < 20 && std::chrono::steady_clock::now() < deadline) {
+    const auto issued = std::chrono::steady_clock::now();
     const Status s = ep->Read(word, &value, 8);
-    ASSERT_TRUE(s.ok()) << "read " << i << " after the server answered again: " << s.ToString();
+    if (s.ok()) {
+      ++answered;
+      continue;
+    }
+    const auto waited = std::chrono::steady_clock::now() - issued;
+    ASSERT_GE(waited, o.op_timeout * 9 / 10)
+        << "read after the server resumed, refused without waiting for it: " << s.ToString();
   }
+  EXPECT_EQ(answered, 20) << "reads answered within a minute of the server resuming";
 }
 
 // --- Every design shared across processes ---
