@@ -218,7 +218,9 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     // A leaf another operation is fetching or holds: a lookup READs its own copy instead of
     // waiting for it (docs/SYNCHRONIZATION.md, "DEX's offloaded lookups and readers of a busy
     // leaf"); a write waits and restarts. Either is a miss that leaves the leaf uncached.
-    auto step = cn.bm->Probe(node, slot, w.cw, /*report_busy=*/expect == 0);
+    // The root (the meta page's child, expect < 0) is read by every operation: its lines
+    // are in the core's cache, so asking for them again is only instructions.
+    auto step = cn.bm->Probe(node, slot, w.cw, /*report_busy=*/expect == 0, /*prefetch=*/expect >= 0);
     if (step.kind == cache::BufferManager::Step::kRetry) return RetryStatus();
     if (step.kind == cache::BufferManager::Step::kBusy && intent != Intent::kLookup) {
       cn.offload.CountMiss(step.missing);
