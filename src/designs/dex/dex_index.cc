@@ -24,7 +24,7 @@ class DexSession final : public Session {
   // (docs/OPERATIONS.md, "Drop"); checked before the read too, so a revoked handle does not
   // read at all. (Not for speed: without it a woken revoked handle's lookups descend through
   // the reused memory until their retry budgets run out - RevokedHolderTest's dex case took
-  // 200 s instead of 2, docs/results/dex-hit-path.md "Fourth pass".) Writes check it before
+  // 200 s instead of 2: the fourth pass of docs/results/dex-hit-path.md.) Writes check it before
   // they write.
   Status Answer(Status s) {
     if (!s.ok() && !s.IsNotFound()) return s;
