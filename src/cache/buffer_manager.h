@@ -52,13 +52,15 @@ class BufferManager {
   // that thread). With `report_busy`, a child another thread is loading or holds for one
   // operation is kBusy at once, without waiting: a reader may ReadPrivate() it instead.
   // Inline: the hit (a swizzled child) is the descent's every step; the rest is ProbeRemote.
+  // `prefetch`: ask for the child's page lines now (PrefetchPage); false for a child every
+  // operation reads (a tree's root), whose lines are in the core's first-level cache already.
   [[gnu::always_inline]] Step Probe(OptimisticGuard& parent, const uint64_t* slot, CacheWorker& w,
-                                    bool report_busy = false) {
+                                    bool report_busy = false, bool prefetch = true) {
     const Swip s = Swip::Load(slot);
     // Validate before following the pointer: a torn view of the parent could hold anything.
     if (!parent.Validate()) return {};
     if (!s.swizzled()) return ProbeRemote(parent, slot, s.remote(), w, report_busy);
-    PrefetchPage(s.frame());
+    if (prefetch) PrefetchPage(s.frame());
     OptimisticGuard child(s.frame());
     if (!child.valid() || !parent.Validate()) return {};
     CacheWorker::Bump(w.counters_.hits);

@@ -208,17 +208,19 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     return RetryStatus();
   }
   int expect = -1;  // the root's level is not known before reading it
-  // The headers of `node` and of the child read next, swapped per level instead of copied.
-  Header headers[2];
-  Header* nh = &headers[0];  // header of `node`
-  nh->level = kMetaLevel;
+  // The header of the node just reached, decoded where the caller gets the leaf's: one
+  // header, neither zeroed nor copied per operation (FinishSplit's rare path decodes the
+  // parent's again, ParentHeader).
+  Header& h = out->h;
   Key child_low = KV::kNegInf, child_high = KV::kPosInf;  // the next child's range, by `node`
   for (int depth = 0; depth < 64; ++depth) {
     const uint32_t child_level = expect < 0 ? 0 : static_cast<uint32_t>(expect);
     // A leaf another operation is fetching or holds: a lookup READs its own copy instead of
     // waiting for it (docs/SYNCHRONIZATION.md, "DEX's offloaded lookups and readers of a busy
     // leaf"); a write waits and restarts. Either is a miss that leaves the leaf uncached.
-    auto step = cn.bm->Probe(node, slot, w.cw, /*report_busy=*/expect == 0);
+    // The root (the meta page's child, expect < 0) is read by every operation: its lines
+    // are in the core's cache, so asking for them again is only instructions.
+    auto step = cn.bm->Probe(node, slot, w.cw, /*report_busy=*/expect == 0, /*prefetch=*/expect >= 0);
     if (step.kind == cache::BufferManager::Step::kRetry) return RetryStatus();
     if (step.kind == cache::BufferManager::Step::kBusy && intent != Intent::kLookup) {
       cn.offload.CountMiss(step.missing);
@@ -235,7 +237,7 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       step.child = *copy;
     } else if (step.kind == cache::BufferManager::Step::kMiss) {
       // Offload the rest if the child is ours, low enough, and the cost model says so.
-      if (offload != nullptr && expect >= 0 && nh->level != kMetaLevel &&
+      if (offload != nullptr && expect >= 0 && node.frame() != &cn.meta &&
           cn.offload.Decide(child_level, step.missing, w.ctx.rng)) {
         Status s = Offload(w, node, step.missing, child_level, *offload, out);
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
@@ -254,7 +256,6 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     parent = node;
     node = step.child;
     // Fence check (Algorithm 1, lines 39-40): a stale shared parent leads to a wrong node.
-    Header& h = nh == &headers[0] ? headers[1] : headers[0];
     if constexpr (kSlotted<KV>) {  // a slotted header is decoded from a validated copy only
       page_layout_.CopyHeader(node.page(), w.copy.data());
       if (!node.Validate()) return RetryStatus();
@@ -264,8 +265,11 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       if (!node.Validate()) return RetryStatus();
     }
     if (!h.dead() && (expect < 0 || h.level == expect) && !(key < h.low) && h.BeyondHigh(key) &&
-        !h.sibling.is_null())
-      return FinishSplit(w, parent, *nh, node, h);
+        !h.sibling.is_null()) {
+      Header ph;
+      if (!ParentHeader(w, parent, &ph)) return RetryStatus();
+      return FinishSplit(w, parent, ph, node, h);
+    }
     if (h.dead() || (expect >= 0 && h.level != expect) || !h.Covers(key)) {
       w.need_refresh = true;
       return RetryStatus();
@@ -273,8 +277,8 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     if (h.level <= out->stop_level) {
       out->leaf = node;
       out->parent = parent;
-      out->h = std::move(h);
-      out->owned = Owned(w, out->h);
+      // Only writes and merges act on ownership; a lookup reads the leaf either way.
+      out->owned = intent != Intent::kLookup && Owned(w, h);
       return Status::Ok();
     }
     if ((intent == Intent::kInsert || w.make_room) && Owned(w, h) && !internal.HasRoom(h)) {
@@ -285,9 +289,26 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
     if (!SearchCachedInternal(w, node, h, key, &idx, &child_low, &child_high)) return RetryStatus();
     slot = page_layout_.ChildSlot(node.frame()->page, NodePageLayout<KV>::SlotIndex(idx));
     expect = h.level - 1;
-    nh = &h;
   }
   return Status::Corruption("dex: path deeper than 64 levels");
+}
+
+template <tree::KeyValueTraits KV>
+bool DexTree<KV>::ParentHeader(Worker& w, const cache::OptimisticGuard& parent, Header* ph) {
+  if (parent.frame() == &compute_node(w.cn).meta) {  // above the root: only its level says so
+    *ph = Header{};
+    ph->level = kMetaLevel;
+    return parent.Validate();
+  }
+  if constexpr (kSlotted<KV>) {
+    page_layout_.CopyHeader(parent.page(), w.copy.data());
+    if (!parent.Validate()) return false;
+    *ph = DecodeHeader(w.copy.data());
+    return true;
+  } else {
+    page_layout_.HeaderInPlace(parent.page(), ph);
+    return parent.Validate();
+  }
 }
 
 // Inline: Descend, its one caller, runs it once per level of every operation.

@@ -245,6 +245,11 @@ class DexTree {
   // Root to leaf over the cache (Algorithm 1). NotFound: the tree is empty. Retry: restart
   // (w.need_refresh says whether shared nodes on the path must be refreshed first).
   Status Descend(Worker& w, KeyRef key, Intent intent, const OffloadRequest<KV>* offload, LeafAt* out);
+  // The header of `parent`, a node of the current descent (or the meta page, level
+  // kMetaLevel), decoded again from its page: the header the descent read there if the
+  // parent still validates (false: it changed since, restart). For FinishSplit's rare path:
+  // the descent keeps only the current node's header.
+  bool ParentHeader(Worker& w, const cache::OptimisticGuard& parent, Header* ph);
   // The child of the cached internal node `node` (header h, validated) covering `key`: its
   // index (-1: the leftmost) and the range the node gives it; false if the page changed
   // since `node` was taken (restart). The fixed format searches the page in place, the
