@@ -12,6 +12,14 @@ struct CacheOptions {
   double cooling_fraction = 0.10;      // cooling map capacity, as a share of the frames
   double leaf_admission = 0.10;        // P_A: chance that a missed leaf is admitted
   uint32_t cooling_samples = 2;        // frames sampled for cooling when a free frame is needed
+  // Frequency-aware replacement (TinyLFU, frequency_sketch.h), off by default (LeanStore's and
+  // the paper's random policy). On: the cache keeps a sketch of sampled accesses (Touch); a
+  // missed leaf is admitted only when the caller says it is worth a frame (WorthAdmitting:
+  // its estimate beats the next eviction victim's) - P_A is then no draw, only 0 = never -
+  // and cooling takes the less frequent of two sampled path ends.
+  bool frequency = false;
+  uint32_t touch_period = 8;           // Touch counts one access in this many, per worker
+  uint32_t sketch_window = 16;         // accesses counted between halvings, per frame
   uint64_t seed = 1;                   // per-worker random streams derive from it
 };
 
