@@ -1,6 +1,6 @@
 // The replacement half of the BufferManager: free frames, random-sampling cooling with
-// path-aware delegation (§5.1, §5.3) - with the frequency policy, the less frequent of two
-// samples - and the cooling map's FIFO eviction (§5.2).
+// path-aware delegation (§5.1, §5.3) - with the frequency policy, the least frequent of
+// lfu_samples - and the cooling map's FIFO eviction (§5.2).
 #include <cstring>
 
 #include "cache/buffer_manager.h"
@@ -104,12 +104,15 @@ Result<size_t> BufferManager::CoolSamples(CacheWorker& w, size_t samples) {
   for (size_t s = 0; s < samples; ++s) {
     BufferFrame* f = SamplePathEnd(w);
     if (sketch_ != nullptr) {
-      // Frequency policy: of two sampled path ends, cool the one accessed less lately
-      // (sampled LFU: random sampling, but a frequent leaf is rarely the one that goes).
-      BufferFrame* other = SamplePathEnd(w);
-      if (f == nullptr || (other != nullptr && other != f &&
-                           sketch_->Estimate(other->remote()) < sketch_->Estimate(f->remote())))
-        f = other;
+      // Frequency policy: of lfu_samples sampled path ends, cool the one accessed least
+      // lately (sampled LFU: random sampling, but a frequent leaf is rarely the one that goes).
+      uint32_t least = f != nullptr ? sketch_->Estimate(f->remote()) : UINT32_MAX;
+      for (uint32_t k = 1; k < options_.lfu_samples; ++k) {
+        BufferFrame* other = SamplePathEnd(w);
+        if (other == nullptr) continue;
+        const uint32_t e = sketch_->Estimate(other->remote());
+        if (e < least) f = other, least = e;
+      }
     }
     if (f == nullptr) continue;
     bool did = false;

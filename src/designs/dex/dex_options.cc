@@ -81,7 +81,7 @@ std::vector<Table::Row> DexRows() {
                   "P_A, the chance a missed leaf is admitted to the cache (policy=random; with lfu only 0 = never matters)"),
       Table::Choice("policy", "lfu|random",
            "lfu: a missed leaf is admitted when its sampled access frequency beats the eviction victim's, cooling takes the "
-           "less frequent of two samples; random: the paper's P_A draw and random-sampling cooling",
+           "least frequent of eight samples; random: the paper's P_A draw and random-sampling cooling",
            [](DexOptions& o, std::string_view w) { o.frequency = w == "lfu"; },
            [](const DexOptions& o) { return std::string(o.frequency ? "lfu" : "random"); }),
       Table::Count("cache_mb", 0, uint64_t{1} << 30, &DexOptions::cache_bytes,
