@@ -184,7 +184,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
   // One transient page per operation: a second miss in the same operation is admitted.
   // A hot leaf skips the draw, but P_A = 0 still means that no leaf is ever cached.
   bool admit = !child_is_leaf || (hot && options_.leaf_admission > 0) || w.transient_ != nullptr ||
-               (sketch_ == nullptr && w.Uniform() < options_.leaf_admission);
+               ((sketch_ == nullptr || options_.leaf_admission >= 1.0) && w.Uniform() < options_.leaf_admission);
   BufferFrame* f = w.scratch_;
   if (admit) {
     auto r = AcquireFreeFrame(w);

@@ -74,7 +74,7 @@ class BufferManager {
   // cooling: the restart finds it without a second READ). `hot`: the caller knows the leaf
   // is worth caching (DEX's miss counts): admitted whatever P_A draws (unless P_A is 0).
   // With CacheOptions::frequency there is no draw: a leaf is admitted iff `hot` (the caller
-  // asked WorthAdmitting) and P_A > 0.
+  // asked WorthAdmitting) and P_A > 0, or P_A is 1.
   Result<OptimisticGuard> Load(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress child,
                                bool child_is_leaf, CacheWorker& w, PageLoader& loader, bool hot = false);
   // Probe, then Load on a miss.

@@ -15,7 +15,8 @@ struct CacheOptions {
   // Frequency-aware replacement (TinyLFU, frequency_sketch.h), off by default (LeanStore's and
   // the paper's random policy). On: the cache keeps a sketch of sampled accesses (Touch); a
   // missed leaf is admitted only when the caller says it is worth a frame (WorthAdmitting:
-  // its estimate beats the next eviction victim's) - P_A is then no draw, only 0 = never -
+  // its estimate beats the next eviction victim's) - P_A is then no draw: 0 is never, 1
+  // always, anything between the sketch's word -
   // and cooling takes the least frequent of lfu_samples sampled path ends.
   bool frequency = false;
   uint32_t touch_period = 8;           // Touch counts one access in this many, per worker

@@ -78,7 +78,7 @@ std::vector<Table::Row> DexRows() {
       Table::Switch("offload", &DexOptions::offload, "opportunistic offloading of subtree traversals"),
       Table::Switch("merge", &DexOptions::merge, "merge underfull owned nodes after deletes; off: lazy deletion"),
       Table::Real("admission", {0, 1}, &DexOptions::leaf_admission,
-                  "P_A, the chance a missed leaf is admitted to the cache (policy=random; with lfu only 0 = never matters)"),
+                  "P_A, the chance a missed leaf is admitted to the cache (policy=random; with lfu 0 is never, 1 always, and between the sketch decides)"),
       Table::Choice("policy", "lfu|random",
            "lfu: a missed leaf is admitted when its sampled access frequency beats the eviction victim's, cooling takes the "
            "least frequent of eight samples; random: the paper's P_A draw and random-sampling cooling",
