@@ -59,7 +59,7 @@ std::unique_ptr<BufferManager> MakeFrequencyCache(size_t frames, double leaf_adm
 void Fill(TestTree& tree, BufferManager& bm, CacheWorker& w, FabricPages& pages) {
   uint64_t v = 0;
   for (size_t leaf = 0; leaf < 12; ++leaf) ASSERT_TRUE(tree.Access(bm, w, pages, leaf, 0, false, &v).ok());
-  ASSERT_EQ(bm.Stats().frames_used, 16u);
+  ASSERT_EQ(bm.Stats().frames_used, 16u) << bm.Stats().ToString();
   ASSERT_EQ(bm.Stats().evicted, 0u);
 }
 
