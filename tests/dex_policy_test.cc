@@ -131,11 +131,13 @@ bool FinishesAlone(const std::function<void()>& op, std::thread* t) {
 // policy=lfu: a missed leaf the cache's sketch finds worth a frame is READ and admitted, not
 // offloaded - here every leaf, since the cache has never-used frames (WorthAdmitting). The
 // paper's policy with a cost model that offloads every miss (cost_factor=1e12) caches no leaf
-// and offloads every lookup but the explored ones.
+// and offloads every lookup.
 TEST(DexPolicy, UnderLfuALeafWorthAFrameIsReadInNotOffloaded) {
   for (const char* policy : {"lfu", "random"}) {
     SCOPED_TRACE(policy);
-    Loaded l = Load(testing::DexTestFabric(), {{"cost_factor", "1e12"}, {"policy", policy}}, 2000);
+    // Inner nodes READ and cached (offload_level=0), no exploration: only leaves are offloaded.
+    Loaded l = Load(testing::DexTestFabric(),
+                    {{"offload_level", "0"}, {"cost_factor", "1e12"}, {"explore", "0"}, {"policy", policy}}, 2000);
     ASSERT_NE(l.tree, nullptr);
     const uint64_t offloads = l.tree->compute_node(0).offload.offloads.load();
     testing::U64Workers ws(*l.tree, 0);
@@ -151,8 +153,9 @@ TEST(DexPolicy, UnderLfuALeafWorthAFrameIsReadInNotOffloaded) {
       EXPECT_EQ(after.reads, before.reads) << "every leaf was admitted by the first pass";
       EXPECT_EQ(after.rpcs, before.rpcs);
     } else {
-      EXPECT_GT(offloads, 1000u);
-      EXPECT_GT(after.rpcs - before.rpcs, 1000u) << "no leaf was cached";
+      EXPECT_EQ(offloads, 2000u);
+      EXPECT_EQ(after.rpcs - before.rpcs, 2000u) << "no leaf was cached";
+      EXPECT_EQ(after.reads, before.reads);
     }
   }
 }

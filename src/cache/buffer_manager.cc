@@ -257,6 +257,7 @@ Result<OptimisticGuard> BufferManager::Load(OptimisticGuard& parent, const uint6
 }
 
 bool BufferManager::WorthAdmitting(GlobalAddress leaf, CacheWorker& w) {
+  if (options_.leaf_admission == 0.0) return false;  // no leaf is ever admitted
   if (sketch_ == nullptr) return true;
   // A frame that needs no eviction: the cache is still filling.
   if (!w.free_frames_.empty() || never_used_.load(std::memory_order_relaxed) < frame_count_) return true;

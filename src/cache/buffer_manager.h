@@ -108,7 +108,8 @@ class BufferManager {
   }
   // TinyLFU's admission: whether a missed `leaf` is worth a frame - a frame is free without
   // evicting, or its estimated frequency beats that of the frame eviction would take next
-  // (the oldest of a random cooling bucket). Always true without the sketch.
+  // (the oldest of a random cooling bucket). Always true without the sketch, always false
+  // with P_A = 0 (no leaf is admitted).
   bool WorthAdmitting(GlobalAddress leaf, CacheWorker& w);
   uint32_t EstimatedFrequency(GlobalAddress node) const { return sketch_ ? sketch_->Estimate(node) : 0; }
   const FrequencySketch* sketch() const { return sketch_.get(); }
