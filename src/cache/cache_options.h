@@ -20,7 +20,7 @@ struct CacheOptions {
   // and cooling takes the least frequent of lfu_samples sampled path ends.
   bool frequency = false;
   uint32_t touch_period = 8;           // Touch counts one access in this many, per worker
-  uint32_t sketch_window = 16;         // accesses counted between halvings, per frame
+  uint32_t sketch_window = 16;         // sketch increments between halvings, per frame
   // Path ends sampled per frame to cool; the least frequent goes. 8: in-process dex-ro
   // (docs/results/dex.md, "Frequency policy") 0.47 RTT/op with 2, 0.46 with 4, 0.45 with 8.
   uint32_t lfu_samples = 8;
