@@ -128,6 +128,38 @@ bool FinishesAlone(const std::function<void()>& op, std::thread* t) {
   return d->cv.wait_for(l, std::chrono::seconds(60), [&] { return d->done; });
 }
 
+// policy=lfu: a missed leaf the cache's sketch finds worth a frame is READ and admitted, not
+// offloaded - here every leaf, since the cache has never-used frames (WorthAdmitting). The
+// paper's policy with a cost model that offloads every miss (cost_factor=1e12) caches no leaf
+// and offloads every lookup.
+TEST(DexPolicy, UnderLfuALeafWorthAFrameIsReadInNotOffloaded) {
+  for (const char* policy : {"lfu", "random"}) {
+    SCOPED_TRACE(policy);
+    // Inner nodes READ and cached (offload_level=0), no exploration: only leaves are offloaded.
+    Loaded l = Load(testing::DexTestFabric(),
+                    {{"offload_level", "0"}, {"cost_factor", "1e12"}, {"explore", "0"}, {"policy", policy}}, 2000);
+    ASSERT_NE(l.tree, nullptr);
+    const uint64_t offloads = l.tree->compute_node(0).offload.offloads.load();
+    testing::U64Workers ws(*l.tree, 0);
+    const fabric::VerbCounts before = l.fabric->TotalCounts();
+    for (Key k = 1; k <= 2000; ++k) {
+      Value v = 0;
+      ASSERT_TRUE(testing::U64Lookup(*l.tree, ws, k, &v).ok());
+      ASSERT_EQ(v, 7 * k);
+    }
+    const fabric::VerbCounts after = l.fabric->TotalCounts();
+    if (std::string(policy) == "lfu") {
+      EXPECT_EQ(offloads, 0u);
+      EXPECT_EQ(after.reads, before.reads) << "every leaf was admitted by the first pass";
+      EXPECT_EQ(after.rpcs, before.rpcs);
+    } else {
+      EXPECT_EQ(offloads, 2000u);
+      EXPECT_EQ(after.rpcs - before.rpcs, 2000u) << "no leaf was cached";
+      EXPECT_EQ(after.reads, before.reads);
+    }
+  }
+}
+
 TEST(DexPolicy, ALookupReadsALeafBeingFetchedItself) {
   // Leaves never admitted, no offloading: every lookup READs its leaf into a frame registered
   // as loading, which used to make a second lookup of that leaf wait for the first.

@@ -25,6 +25,7 @@
 #include "cache/cache_options.h"
 #include "cache/cache_worker.h"
 #include "cache/cooling_map.h"
+#include "cache/frequency_sketch.h"
 #include "cache/guards.h"
 #include "cache/mapping_table.h"
 #include "cache/page_io.h"
@@ -74,6 +75,8 @@ class BufferManager {
   // first, or if `parent` changed during the READ (the page is then cached unswizzled and
   // cooling: the restart finds it without a second READ). `hot`: the caller knows the leaf
   // is worth caching (DEX's miss counts): admitted whatever P_A draws (unless P_A is 0).
+  // With CacheOptions::frequency there is no draw: a leaf is admitted iff `hot` (the caller
+  // asked WorthAdmitting) and P_A > 0, or P_A is 1.
   Result<OptimisticGuard> Load(OptimisticGuard& parent, const uint64_t* slot, GlobalAddress child,
                                bool child_is_leaf, CacheWorker& w, PageLoader& loader, bool hot = false);
   // Probe, then Load on a miss.
@@ -95,6 +98,23 @@ class BufferManager {
   // concurrent traversals reaching it restart until EndOperation(). Retry if it is cached
   // or registered already.
   Status ClaimTransient(GlobalAddress addr, CacheWorker& w);
+
+  // ---- frequency policy (CacheOptions::frequency; no-ops without it) ---------------------
+  // Counts an access to `node` and to its cached `parent` (null: none) in the sketch, one
+  // call in touch_period per worker: a countdown is all the other calls cost.
+  void Touch(GlobalAddress node, GlobalAddress parent, CacheWorker& w) {
+    if (sketch_ == nullptr || --w.touch_countdown_ != 0) return;
+    w.touch_countdown_ = options_.touch_period;
+    sketch_->Increment(node);
+    if (!parent.is_null()) sketch_->Increment(parent);
+  }
+  // TinyLFU's admission: whether a missed `leaf` is worth a frame - a frame is free without
+  // evicting, or its estimated frequency beats that of the frame eviction would take next
+  // (the oldest of a random cooling bucket). Always true without the sketch, always false
+  // with P_A = 0 (no leaf is admitted).
+  bool WorthAdmitting(GlobalAddress leaf, CacheWorker& w);
+  uint32_t EstimatedFrequency(GlobalAddress node) const { return sketch_ ? sketch_->Estimate(node) : 0; }
+  const FrequencySketch* sketch() const { return sketch_.get(); }
 
   // ---- changes made by the tree ---------------------------------------------------------
   // A frame for a node the caller just created remotely (e.g. a split sibling): registered,
@@ -166,6 +186,9 @@ class BufferManager {
   BufferManager(const CacheOptions& options, const PageLayout& layout, size_t frames);
 
   Result<BufferFrame*> AcquireFreeFrame(CacheWorker& w);
+  // A random frame followed down its swizzled children to the end of its cached path (a hot
+  // frame without swizzled children), or null if a frame on the way was busy or not hot.
+  BufferFrame* SamplePathEnd(CacheWorker& w);
   void ReleaseFreeFrame(BufferFrame* f);  // a frame no worker holds any more
   // Takes an exclusively latched cooling frame out of the cache into w's free set.
   void Evict(BufferFrame* victim, CacheWorker& w);
@@ -204,6 +227,7 @@ class BufferManager {
   std::atomic<size_t> never_used_{0};  // frames_[never_used_..] were never handed out
   MappingTable mapping_;
   CoolingMap cooling_;
+  std::unique_ptr<FrequencySketch> sketch_;  // CacheOptions::frequency only
 
   runtime::Mutex free_mu_;  // frames given back by finished workers or invalidation
   std::vector<BufferFrame*> free_;

@@ -55,6 +55,7 @@ class CacheWorker {
   BufferManager& bm_;
   PageWriter& writer_;
   std::mt19937_64 rng_;
+  uint32_t touch_countdown_ = 1;  // BufferManager::Touch counts when it reaches 0
   std::vector<BufferFrame*> free_frames_;  // thread-local free set (§5.2)
   std::unique_ptr<std::byte[]> staging_;  // private landing buffer of READs
   Counters counters_;  // before scratch_: registration makes them visible to Stats()

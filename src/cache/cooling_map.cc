@@ -94,4 +94,17 @@ BufferFrame* CoolingMap::PopOldest(uint64_t random, size_t buckets_to_try) {
   return nullptr;
 }
 
+GlobalAddress CoolingMap::PeekOldest(uint64_t random, size_t buckets_to_try) {
+  for (size_t t = 0; t < std::min(buckets_to_try, buckets_count_); ++t) {
+    Bucket& b = buckets_[(random + t) % buckets_count_];
+    b.Lock();
+    // Listed frames keep their node while listed (eviction unlists first), so under the
+    // bucket lock slots[0] names the node it caches.
+    const GlobalAddress a = b.count > 0 ? b.slots[0]->remote() : GlobalAddress{};
+    b.Unlock();
+    if (!a.is_null()) return a;
+  }
+  return {};
+}
+
 }  // namespace dmindex::cache

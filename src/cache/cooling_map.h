@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "dmindex/global_address.h"
+
 namespace dmindex::cache {
 
 struct BufferFrame;
@@ -35,6 +37,10 @@ class CoolingMap {
   // The oldest latchable entry of the bucket picked by `random` (or of the next non-empty
   // ones, up to `buckets_to_try`), unlisted and exclusively latched; null if none.
   BufferFrame* PopOldest(uint64_t random, size_t buckets_to_try = 4);
+  // The remote node of the oldest entry of the first non-empty bucket from the one `random`
+  // picks (up to `buckets_to_try`), left listed: PopOldest's likely victim, for a policy to
+  // compare against. Null if those buckets are empty.
+  GlobalAddress PeekOldest(uint64_t random, size_t buckets_to_try = 4);
 
   size_t size() const { return size_.load(std::memory_order_relaxed); }
   size_t capacity() const { return buckets_count_ * kSlotsPerBucket; }

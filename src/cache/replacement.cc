@@ -1,5 +1,6 @@
 // The replacement half of the BufferManager: free frames, random-sampling cooling with
-// path-aware delegation (§5.1, §5.3), the cooling map's FIFO eviction (§5.2).
+// path-aware delegation (§5.1, §5.3) - with the frequency policy, the least frequent of
+// lfu_samples - and the cooling map's FIFO eviction (§5.2).
 #include <cstring>
 
 #include "cache/buffer_manager.h"
@@ -73,35 +74,45 @@ void BufferManager::ListCooling(BufferFrame* f, CacheWorker& w) {
   if (victim != nullptr) Evict(victim, w);
 }
 
+BufferFrame* BufferManager::SamplePathEnd(CacheWorker& w) {
+  BufferFrame* f = &frames_[w.rng_() % frame_count_];
+  // Path-aware delegation: go down swizzled children until a node that has none.
+  for (int depth = 0; depth < kMaxDelegationDepth; ++depth) {
+    OptimisticGuard g(f);
+    if (!g.valid() || f->load_state() != FrameState::kHot) return nullptr;
+    BufferFrame* swizzled[64];
+    size_t n_swizzled = 0;
+    if (!layout_.IsLeaf(f->page)) {
+      for (size_t i = 0, n = layout_.ChildCount(f->page); i < n; ++i) {
+        const Swip c = Swip::Load(layout_.ChildSlot(f->page, i));
+        if (c.swizzled()) {
+          // Reservoir sampling keeps a uniform choice without a large buffer.
+          if (n_swizzled < 64) swizzled[n_swizzled++] = c.frame();
+          else if (uint64_t j = w.rng_() % (n_swizzled + 1); j < 64) swizzled[j] = c.frame();
+        }
+      }
+    }
+    if (!g.Validate()) return nullptr;
+    if (n_swizzled == 0) return f;  // f is the end of a cached path: cool it
+    f = swizzled[w.rng_() % n_swizzled];
+  }
+  return nullptr;
+}
+
 Result<size_t> BufferManager::CoolSamples(CacheWorker& w, size_t samples) {
   size_t cooled = 0;
   for (size_t s = 0; s < samples; ++s) {
-    BufferFrame* f = &frames_[w.rng_() % frame_count_];
-    // Path-aware delegation: go down swizzled children until a node that has none.
-    for (int depth = 0; depth < kMaxDelegationDepth && f != nullptr; ++depth) {
-      OptimisticGuard g(f);
-      if (!g.valid() || f->load_state() != FrameState::kHot) {
-        f = nullptr;
-        break;
+    BufferFrame* f = SamplePathEnd(w);
+    if (sketch_ != nullptr) {
+      // Frequency policy: of lfu_samples sampled path ends, cool the one accessed least
+      // lately (sampled LFU: random sampling, but a frequent leaf is rarely the one that goes).
+      uint32_t least = f != nullptr ? sketch_->Estimate(f->remote()) : UINT32_MAX;
+      for (uint32_t k = 1; k < options_.lfu_samples; ++k) {
+        BufferFrame* other = SamplePathEnd(w);
+        if (other == nullptr) continue;
+        const uint32_t e = sketch_->Estimate(other->remote());
+        if (e < least) f = other, least = e;
       }
-      BufferFrame* swizzled[64];
-      size_t n_swizzled = 0;
-      if (!layout_.IsLeaf(f->page)) {
-        for (size_t i = 0, n = layout_.ChildCount(f->page); i < n; ++i) {
-          const Swip c = Swip::Load(layout_.ChildSlot(f->page, i));
-          if (c.swizzled()) {
-            // Reservoir sampling keeps a uniform choice without a large buffer.
-            if (n_swizzled < 64) swizzled[n_swizzled++] = c.frame();
-            else if (uint64_t j = w.rng_() % (n_swizzled + 1); j < 64) swizzled[j] = c.frame();
-          }
-        }
-      }
-      if (!g.Validate()) {
-        f = nullptr;
-        break;
-      }
-      if (n_swizzled == 0) break;  // f is the end of a cached path: cool it
-      f = swizzled[w.rng_() % n_swizzled];
     }
     if (f == nullptr) continue;
     bool did = false;

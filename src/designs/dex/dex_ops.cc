@@ -72,6 +72,7 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
+    if (!at.offloaded) TouchLeaf(w, at);
     tree::ValueBlockRef ref;
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
@@ -178,6 +179,7 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
     }
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
+    if (!at.offloaded) TouchLeaf(w, at);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
       if (at.result.r.outcome == OffloadResult::kNotFound) {

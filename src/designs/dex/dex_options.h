@@ -21,6 +21,7 @@ struct DexOptions {
   bool offload = true;
   bool merge = true;
   double leaf_admission = 0.1;
+  bool frequency = true;            // policy=lfu: TinyLFU admission, frequency-sampled cooling
   uint64_t cache_bytes = 64ull << 20;
   uint32_t compute_nodes = 1;       // hosted by this process
   uint32_t partitions = 0;          // in the cluster; 0: see the knob

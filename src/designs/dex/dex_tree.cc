@@ -30,11 +30,12 @@ DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const De
       core(id_, memory_nodes, o.tree, layout),
       meta_page(new std::byte[layout.node_bytes]()),
       offload(o.offload, o.offload_level, o.explore, o.cost_factor, o.local_search_ns,
-              CacheBytes(o, layout.node_bytes) / layout.node_bytes) {
+              CacheBytes(o, layout.node_bytes) / layout.node_bytes, o.frequency) {
   cache::CacheOptions co;
   co.cache_bytes = CacheBytes(o, layout.node_bytes);
   co.page_bytes = layout.node_bytes;
   co.leaf_admission = o.leaf_admission;
+  co.frequency = o.frequency;
   co.seed = 0x5EED + id_;
   bm = std::move(cache::BufferManager::Create(co, page_layout)).value();
   // The meta page: an internal node with no separators whose leftmost child is the root.
@@ -236,21 +237,25 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       cn.offload.private_reads.fetch_add(1, std::memory_order_relaxed);
       step.child = *copy;
     } else if (step.kind == cache::BufferManager::Step::kMiss) {
+      // policy=lfu: a leaf the cache's sketch finds worth a frame is read and admitted, not
+      // offloaded (an offload brings nothing into the cache).
+      const bool worth = expect == 0 && cn.bm->sketch() != nullptr && cn.bm->WorthAdmitting(step.missing, w.cw);
       // Offload the rest if the child is ours, low enough, and the cost model says so.
-      if (offload != nullptr && expect >= 0 && node.frame() != &cn.meta &&
+      if (offload != nullptr && expect >= 0 && node.frame() != &cn.meta && !worth &&
           cn.offload.Decide(child_level, step.missing, w.ctx.rng)) {
         Status s = Offload(w, node, step.missing, child_level, *offload, out);
         if (s.code() != Status::Code::kNotSupported) return s;  // NotSupported: not offloadable, go on normally
       }
       // A leaf that kept missing without being cached is worth a frame now (OffloadPolicy::Hot).
-      const bool hot = expect == 0 && cn.offload.Hot(0, step.missing);
+      const bool hot = worth || (expect == 0 && cn.offload.Hot(0, step.missing));
       if (hot) cn.offload.hot_reads.fetch_add(1, std::memory_order_relaxed);
-      const uint64_t t0 = NowNs();
+      const bool timed = cn.offload.SampleLatency(w.latency_countdown);
+      const uint64_t t0 = timed ? NowNs() : 0;
       w.pages.Expect(std::move(child_low), std::move(child_high));
       auto loaded = cn.bm->Load(node, slot, step.missing, expect == 0, w.cw, w.pages, hot);
       if (w.pages.stale()) w.need_refresh = true;
       if (!loaded.ok()) return loaded.status();
-      cn.offload.RecordRead(NowNs() - t0);
+      if (timed) cn.offload.RecordRead(NowNs() - t0);
       step.child = *loaded;
     }
     parent = node;
@@ -390,14 +395,15 @@ Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAdd
   if (!parent.Validate()) return RetryStatus();
   EncodeRequest<KV>(req, shared_.options, child, static_cast<uint8_t>(level), &w.request);
   fabric::RpcReply reply;
-  const uint64_t t0 = NowNs();
+  const bool timed = cn.offload.SampleLatency(w.latency_countdown);
+  const uint64_t t0 = timed ? NowNs() : 0;
   Status s = w.ctx.ep.Call(child.node(), kOffloadOpcode, w.request, &reply);
   if (s.IsInvalidArgument()) {  // the memory server has no handler
     cn.offload.Disable();
     return Status::NotSupported("no offload handler");
   }
   DMX_RETURN_IF_ERROR(s);
-  cn.offload.RecordOffload(NowNs() - t0);
+  if (timed) cn.offload.RecordOffload(NowNs() - t0);
   OffloadReply<KV>& r = out->result;
   DMX_RETURN_IF_ERROR(DecodeReply<KV>(reply, &r));
   if (r.r.outcome == OffloadResult::kFallback) {
@@ -407,6 +413,7 @@ Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAdd
   }
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
   cn.offload.CountMiss(child);
+  cn.bm->Touch(child, parent.frame()->remote(), w.cw);  // an access all the same (policy=lfu)
   // Cached copies of what the memory server changed are stale now (§6.2).
   if (r.r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.written), w.cw));
   if (r.r.parent_written != 0)

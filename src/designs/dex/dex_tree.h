@@ -102,6 +102,7 @@ struct DexWorker {
   GlobalAddress half_split;
   Key half_split_high{};
   bool no_offload = false;    // an offload fell back: this operation takes the normal path
+  uint32_t latency_countdown = 1;  // OffloadPolicy::SampleLatency: times this miss at 0
   // A CompareAndSwap's condition, for the write this worker is making (null: none). Compared
   // where the write is applied, under the owned leaf's exclusive latch or the shared leaf's
   // lock (DexTree::CompareUnderLock).
@@ -261,6 +262,14 @@ class DexTree {
   // false if the page changed (restart). In place as above for a sorted fixed-format leaf.
   bool FindInCachedLeaf(Worker& w, const cache::OptimisticGuard& leaf, const Header& h, KeyRef key,
                         int* slot) const;
+  // Counts an operation's access to the leaf Descend found (and to its parent) in the
+  // cache's frequency sketch (policy=lfu; one in touch_period, a countdown otherwise).
+  // Offloaded accesses are counted by Offload. The frames' nodes are read racily: a frame
+  // reused meanwhile only miscounts one access.
+  void TouchLeaf(Worker& w, const LeafAt& at) {
+    const cache::BufferFrame* p = at.parent.frame();
+    compute_node(w.cn).bm->Touch(at.leaf.frame()->remote(), p != nullptr ? p->remote() : GlobalAddress{}, w.cw);
+  }
   // Hands the rest of the operation to the memory server of `child` (a miss at `level`).
   // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
   Status Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,

@@ -21,6 +21,10 @@
 // misses of each node that left it uncached (offloads; operations that found a leaf another
 // operation was fetching or held) in a decayed hashed table, and reads a node in - admitted, even a
 // leaf - once those misses cost as much as reading its path would (MissCounts, Hot).
+// With the frequency policy (`policy=lfu`, the default) leaves are the cache's to judge
+// instead: a sketch of sampled accesses (cache/frequency_sketch.h) says whether a missed leaf
+// is worth more than what its frame would evict, and such a leaf is read and admitted, never
+// offloaded; MissCounts then decides for inner nodes only.
 #pragma once
 
 #include <atomic>
@@ -97,8 +101,10 @@ class MissCounts {
 class OffloadPolicy {
  public:
   // `frames`: the compute node's cache frames (MissCounts' window).
+  // `frequency`: the cache's frequency sketch decides which leaves are worth a frame
+  // (cache::BufferManager::WorthAdmitting), so Hot answers only for inner nodes.
   OffloadPolicy(bool enabled, uint32_t max_level, double explore, double cost_factor,
-                uint64_t local_search_ns, uint64_t frames);
+                uint64_t local_search_ns, uint64_t frames, bool frequency = false);
 
   // Whether to offload a miss of `node` at `level` (the caller checked ownership): never a
   // Hot one, else by the cost model.
@@ -110,6 +116,17 @@ class OffloadPolicy {
   // A miss of `node` that left it uncached: offloaded, read privately, or a write that found
   // it registered by another operation.
   void CountMiss(GlobalAddress node) { misses_.Count(node); }
+  // Whether the worker's next miss should be timed (RecordRead, RecordOffload: two clock
+  // reads around its verb). The averages need a sample now and then, not every miss: one in
+  // kLatencyPeriod per worker, and every miss until both averages have their first sample.
+  bool SampleLatency(uint32_t& countdown) const {
+    if (--countdown == 0) {
+      countdown = kLatencyPeriod;
+      return true;
+    }
+    return offload_ns_.load(std::memory_order_relaxed) == 0.0 || read_ns_.load(std::memory_order_relaxed) == 0.0;
+  }
+  static constexpr uint32_t kLatencyPeriod = 8;
   void RecordOffload(uint64_t ns) { Record(offload_ns_, ns); }
   void RecordRead(uint64_t ns) { Record(read_ns_, ns); }
   void Disable() { enabled_.store(false, std::memory_order_relaxed); }
@@ -124,6 +141,7 @@ class OffloadPolicy {
   static void Record(std::atomic<double>& avg, uint64_t ns);
 
   std::atomic<bool> enabled_;
+  const bool frequency_;
   const uint32_t max_level_;
   const double explore_, cost_factor_, local_search_ns_;
   std::atomic<double> offload_ns_{0.0}, read_ns_{0.0};

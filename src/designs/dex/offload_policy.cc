@@ -37,8 +37,8 @@ void MissCounts::Halve() {
 }
 
 OffloadPolicy::OffloadPolicy(bool enabled, uint32_t max_level, double explore, double cost_factor,
-                             uint64_t local_search_ns, uint64_t frames)
-    : enabled_(enabled), max_level_(max_level), explore_(explore), cost_factor_(cost_factor),
+                             uint64_t local_search_ns, uint64_t frames, bool frequency)
+    : enabled_(enabled), frequency_(frequency), max_level_(max_level), explore_(explore), cost_factor_(cost_factor),
       local_search_ns_(static_cast<double>(local_search_ns)), misses_(frames) {}
 
 void OffloadPolicy::Record(std::atomic<double>& avg, uint64_t ns) {
@@ -50,6 +50,7 @@ void OffloadPolicy::Record(std::atomic<double>& avg, uint64_t ns) {
 }
 
 bool OffloadPolicy::Hot(uint32_t level, GlobalAddress node) const {
+  if (frequency_ && level == 0) return false;  // the cache's sketch judges leaves
   const uint32_t n = misses_.Of(node);
   if (n < 2) return false;
   const double lp = offload_ns_.load(std::memory_order_relaxed);
