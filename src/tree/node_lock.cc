@@ -382,9 +382,11 @@ Status NodeLock::PostReleaseUnwaited(fabric::Endpoint& ep, Held* held, std::span
     at += w.length;
   }
   posted->verbs.clear();
-  DMX_RETURN_IF_ERROR(PlanWrites(*held, copies, true, posted->header, &posted->verbs));
-  s = ep.PostUnwaited(posted->verbs, fabric::Ordering::kInOrder, held->owner.lease);
-  if (!s.ok()) return PostAndRelease(ep, held, writes, {});  // refused, nothing posted: waited
+  // A write that cannot be recorded, or a batch refused with nothing posted: the waited
+  // path, which handles both.
+  s = PlanWrites(*held, copies, true, posted->header, &posted->verbs);
+  if (s.ok()) s = ep.PostUnwaited(posted->verbs, fabric::Ordering::kInOrder, held->owner.lease);
+  if (!s.ok()) return PostAndRelease(ep, held, writes, {});
   posted->held = *held;
   posted->lock = this;
   // The word is unlocked by the batch itself, never handed over: a thread of ours waiting
