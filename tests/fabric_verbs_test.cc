@@ -233,6 +233,36 @@ TEST_P(FabricVerbsTest, TotalCountsIncludeClosedEndpoints) {
   EXPECT_EQ(d.round_trips, 3u);
 }
 
+// An unwaited post (Endpoint::PostUnwaited): its verbs and bytes count, its round trip only
+// where the backend waited (UCX; in-process: never); it lands in order, and Reap returns its
+// Status. One in flight at a time.
+TEST_P(FabricVerbsTest, UnwaitedBatchLandsInOrderAndCountsNoRoundTripWhereNobodyWaits) {
+  auto ep = Connect();
+  auto other = Connect();
+  GlobalAddress a = Chunk(*ep, 0);
+  std::array<uint64_t, 4> data = {1, 2, 3, 4};
+  const uint64_t flag = 1;
+  Verb batch[] = {Verb::Write(a + 64, data.data(), 32), Verb::Write(a, &flag, 8)};
+  const VerbCounts before = ep->counts();
+  ASSERT_TRUE(ep->PostUnwaited(batch, Ordering::kInOrder, nullptr).ok());
+  EXPECT_TRUE(ep->unwaited_in_flight());
+  Verb again[] = {Verb::Write(a + 8, &flag, 8)};
+  EXPECT_TRUE(ep->PostUnwaited(again, Ordering::kInOrder, nullptr).IsInvalidArgument());
+  const VerbCounts d = ep->counts() - before;
+  EXPECT_EQ(d.writes, 2u);
+  EXPECT_EQ(d.write_bytes, 40u);
+  EXPECT_EQ(d.round_trips, GetParam() == "inproc" ? 0u : 1u) << "a round trip counts only where a thread waits";
+  ASSERT_TRUE(ep->Reap().ok());
+  EXPECT_FALSE(ep->unwaited_in_flight());
+  EXPECT_TRUE(ep->Reap().ok()) << "nothing in flight";
+  std::array<uint64_t, 4> back = {};
+  uint64_t seen = 0;
+  ASSERT_TRUE(other->Read(a, &seen, 8).ok());
+  ASSERT_TRUE(other->Read(a + 64, back.data(), 32).ok());
+  EXPECT_EQ(seen, 1u);
+  EXPECT_EQ(back, data);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FabricVerbsTest,
                          ::testing::ValuesIn(dmindex::testing::TestFabricNames()),
                          dmindex::testing::FabricParamName());

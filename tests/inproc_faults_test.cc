@@ -103,6 +103,27 @@ TEST(InProcFaults, NodeThatStopsAnsweringGivesErrorsNotHangs) {
   EXPECT_EQ(v, 1u);
 }
 
+// An unwaited batch to a node that stopped answering is posted all the same; its failure is
+// what Reap returns, and a batch to a node that answers lands.
+TEST(InProcFaults, AnUnwaitedBatchsFailureIsFoundWhenItIsReaped) {
+  auto f = MakeFabric();
+  auto ep = std::move(f->Connect()).value();
+  const uint64_t v = 7;
+  Verb write[] = {Verb::Write(FirstChunk(1), &v, 8)};
+  f->SetNodeDown(1, true);
+  ASSERT_TRUE(ep->PostUnwaited(write, Ordering::kInOrder, nullptr).ok());
+  const Status reaped = ep->Reap();
+  EXPECT_TRUE(reaped.IsUnavailable()) << reaped.ToString();
+  f->SetNodeDown(1, false);
+  uint64_t back = 0;
+  ASSERT_TRUE(ep->Read(FirstChunk(1), &back, 8).ok());
+  EXPECT_EQ(back, 0u) << "the failed batch wrote nothing";
+  ASSERT_TRUE(ep->PostUnwaited(write, Ordering::kInOrder, nullptr).ok());
+  EXPECT_TRUE(ep->Reap().ok());
+  ASSERT_TRUE(ep->Read(FirstChunk(1), &back, 8).ok());
+  EXPECT_EQ(back, 7u);
+}
+
 TEST(InProcFaults, InjectedDelayAndModelledLatencySlowVerbsDown) {
   InProcOptions o;
   o.pool_bytes = 16ull << 20;

@@ -1,5 +1,6 @@
 #include "fabric/endpoint.h"
 
+#include <utility>
 #include <vector>
 
 #include "fabric/fabric.h"
@@ -53,6 +54,25 @@ Status Endpoint::PostChecked(std::span<Verb> verbs, Ordering ordering, PostGuard
   for (const Verb& v : verbs) counters_.CountVerb(v);
   counters_.CountRoundTrip();
   return DoPost(verbs, ordering, guard);
+}
+
+Status Endpoint::PostUnwaited(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
+  if (unwaited_) return Status::InvalidArgument("an unwaited batch is already in flight: reap it first");
+  if (verbs.empty()) return Status::Ok();
+  DMX_RETURN_IF_ERROR(Validate(verbs, ordering));
+  for (const Verb& v : verbs) counters_.CountVerb(v);
+  Unwaited u = DoPostUnwaited(verbs, ordering, guard);
+  // A round trip is counted where a thread waits for one: here only if the backend waited.
+  if (u.waited) counters_.CountRoundTrip();
+  unwaited_ = true;
+  unwaited_status_ = std::move(u.landed);
+  return Status::Ok();
+}
+
+Status Endpoint::Reap() {
+  if (!unwaited_) return Status::Ok();
+  unwaited_ = false;
+  return std::exchange(unwaited_status_, Status::Ok());
 }
 
 Status Endpoint::Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) {

@@ -51,6 +51,22 @@ class Endpoint {
   // The same, posted only if `guard` says so once the fabric is ready to post it.
   Status Post(std::span<Verb> verbs, Ordering ordering, PostGuard& guard);
 
+  // --- an unwaited post: one batch the thread does not wait for ---
+  // Posts `verbs` as one batch and returns without waiting for its completion where the
+  // backend can leave a batch in flight (in-process and simulated fabrics); the UCX fabric
+  // waits for it here. Its verbs and bytes count as any batch's; its round trip counts only
+  // where the backend waited (docs/BENCHMARKS.md, "Round trips"). `guard` (null: none) is
+  // asked as for a waited batch. Returns InvalidArgument (nothing posted) for a batch Post
+  // would refuse or while an earlier unwaited batch is not reaped (one in flight at a time);
+  // every other outcome - the guard's refusal, a verb that failed - is the batch's Status,
+  // which Reap returns. Until then the verbs' local buffers must stay untouched. The batch
+  // lands before any later batch of this endpoint on the same memory node (one connection,
+  // one queue pair, is in order); nothing is promised across memory nodes.
+  Status PostUnwaited(std::span<Verb> verbs, Ordering ordering, PostGuard* guard);
+  // Completes the unwaited batch in flight: its Status (Ok when none is in flight).
+  Status Reap();
+  bool unwaited_in_flight() const { return unwaited_; }
+
   // --- two-sided RPC to a memory node ---
   Status Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply);
 
@@ -67,6 +83,16 @@ class Endpoint {
   // goes out; every backend asks it when given one.
   virtual Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) = 0;
   virtual Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) = 0;
+  // What a backend did with an unwaited batch: its Status once landed (or why it did not),
+  // and whether the thread waited for it after all.
+  struct Unwaited {
+    Status landed;
+    bool waited = true;
+  };
+  // Default: the batch is posted and waited for (DoPost), so it counts a round trip.
+  virtual Unwaited DoPostUnwaited(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
+    return {DoPost(verbs, ordering, guard), true};
+  }
   // Backend-independent checks: alignment of atomics, ordered batches on one node.
   static Status Validate(std::span<const Verb> verbs, Ordering ordering);
 
@@ -76,6 +102,8 @@ class Endpoint {
   friend class Fabric;
   Fabric* fabric_ = nullptr;  // set by Fabric::Connect; told on close
   VerbCounters counters_;
+  bool unwaited_ = false;   // an unwaited batch not reaped yet
+  Status unwaited_status_;  // its Status
 };
 
 }  // namespace dmindex::fabric

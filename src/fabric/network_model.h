@@ -28,6 +28,16 @@ class NetworkModel {
   virtual Status Post(std::span<const Verb> verbs, Ordering ordering,
                       const std::function<Status()>& land) = 0;
 
+  // An unwaited batch (Endpoint::PostUnwaited): the caller does not wait for it. Calls land()
+  // at once; a model may charge the batch's use of the network without making the caller
+  // wait. Default: no time at all.
+  virtual Status PostUnwaited(std::span<const Verb> verbs, Ordering ordering,
+                              const std::function<Status()>& land) {
+    (void)verbs;
+    (void)ordering;
+    return land();
+  }
+
   // One RPC to memory node `node`: the request travels, serve() runs the handler on the node
   // (it fills *reply), the reply travels back.
   virtual Status Call(uint16_t node, size_t request_bytes, const RpcReply* reply,

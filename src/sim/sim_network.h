@@ -48,6 +48,8 @@ class SimNetwork final : public fabric::NetworkModel {
   const char* name() const override { return "sim"; }
   Status Post(std::span<const fabric::Verb> verbs, fabric::Ordering ordering,
               const std::function<Status()>& land) override;
+  Status PostUnwaited(std::span<const fabric::Verb> verbs, fabric::Ordering ordering,
+                      const std::function<Status()>& land) override;
   Status Call(uint16_t node, size_t request_bytes, const fabric::RpcReply* reply,
               const std::function<Status()>& serve) override;
 

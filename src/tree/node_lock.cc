@@ -1,5 +1,6 @@
 #include "tree/node_lock.h"
 
+#include <cstring>
 #include <vector>
 
 #include "common/retry.h"
@@ -346,6 +347,60 @@ Status NodeLock::PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabr
   }
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, hand_over && s.ok());
+  return s;
+}
+
+Status NodeLock::WriteAndUnlockPosted(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                      Posted* posted) const {
+  if (posted->in_flight()) {
+    if (Status reaped = posted->lock->ReapPosted(ep, posted); !reaped.ok()) {
+      (void)Unlock(ep, held);  // ours is untouched: released as on any error
+      return reaped;
+    }
+  }
+  bool one_batch = combine_ && !held->trailer;
+  for (const fabric::Verb& w : writes) one_batch = one_batch && w.remote.node() == held->word.node();
+  if (!one_batch) return WriteAndUnlock(ep, held, writes);
+  return PostReleaseUnwaited(ep, held, writes, posted);
+}
+
+Status NodeLock::PostReleaseUnwaited(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                                     Posted* posted) const {
+  Status s;
+  if (held->owner.lease != nullptr) s = held->owner.lease->CheckLive();
+  if (!s.ok()) return PostAndRelease(ep, held, writes, {});  // its not-live path, word left to a taker
+  // The writes' sources are the thread's node buffers, which its next operation reuses
+  // before the batch is reaped: the batch writes from copies of its own.
+  size_t bytes = 0;
+  for (const fabric::Verb& w : writes) bytes += w.length;
+  posted->sources.resize(bytes);
+  std::vector<fabric::Verb> copies(writes.begin(), writes.end());
+  size_t at = 0;
+  for (fabric::Verb& w : copies) {
+    std::memcpy(posted->sources.data() + at, w.local, w.length);
+    w.local = posted->sources.data() + at;
+    at += w.length;
+  }
+  posted->verbs.clear();
+  // A write that cannot be recorded, or a batch refused with nothing posted: the waited
+  // path, which handles both.
+  s = PlanWrites(*held, copies, true, posted->header, &posted->verbs);
+  if (s.ok()) s = ep.PostUnwaited(posted->verbs, fabric::Ordering::kInOrder, held->owner.lease);
+  if (!s.ok()) return PostAndRelease(ep, held, writes, {});
+  posted->held = *held;
+  posted->lock = this;
+  // The word is unlocked by the batch itself, never handed over: a thread of ours waiting
+  // locally goes to the word, which frees only once our batch has landed.
+  held->held = false;
+  if (held->local != nullptr) held->local->Release(held->word, false);
+  return Status::Ok();
+}
+
+Status NodeLock::ReapPosted(fabric::Endpoint& ep, Posted* posted) const {
+  if (!posted->in_flight()) return Status::Ok();
+  Status s = ep.Reap();
+  if (s.IsUnavailable()) s = PostAgainWhileOurs(ep, posted->held, posted->verbs, s);
+  posted->lock = nullptr;
   return s;
 }
 

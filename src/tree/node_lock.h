@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -103,6 +104,18 @@ class NodeLock {
   Status WriteAndReleaseTrailer(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                                 const fabric::Verb& release) const;
 
+  // A release posted without waiting (WriteAndUnlockPosted): what it needs until it is
+  // reaped - the holding, its batch, the record's header and copies of the writes' sources -
+  // owned by the thread's context, reaped before its next operation and before it closes.
+  struct Posted {
+    const NodeLock* lock = nullptr;  // non-null: posted and not reaped yet
+    Held held;
+    std::vector<fabric::Verb> verbs;
+    uint64_t header[8] = {};
+    std::vector<std::byte> sources;
+    bool in_flight() const { return lock != nullptr; }
+  };
+
   // Executes `writes` in posting order, then releases the lock (or hands it to a local
   // waiter). Writes on the lock's memory node share the unlock's batch when combine is on;
   // those inside the node are recorded first (redo_log.h). A holder whose lease was revoked
@@ -115,6 +128,18 @@ class NodeLock {
   // up (Unavailable "... revoked by this process ...": reopen the index).
   Status WriteAndUnlock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes) const;
   Status Unlock(fabric::Endpoint& ep, Held* held) const { return WriteAndUnlock(ep, held, {}); }
+  // WriteAndUnlock as one unwaited batch (Endpoint::PostUnwaited), kept in *posted until
+  // ReapPosted: the caller goes on without waiting for it. Always an unlock of the word,
+  // never a local hand-over, so the local lock is let go of at once; the word stays ours until
+  // the batch lands. Where the verbs are not one in-order batch on one memory node (combine
+  // off, a write on another memory node) or the lock is a trailer, just WriteAndUnlock.
+  // A release still in *posted is reaped first (one in flight per thread).
+  // docs/SYNCHRONIZATION_DETAIL.md, "The separator's batch, unwaited".
+  Status WriteAndUnlockPosted(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                              Posted* posted) const;
+  // Completes *posted (nothing if none is in flight): a batch that failed is handled as
+  // WriteAndUnlock handles one (posted again while the word names us, or left to a taker).
+  Status ReapPosted(fabric::Endpoint& ep, Posted* posted) const;
   // WriteAndUnlock, with one attempt at the lock of `next` (as `owner`) and a READ of it
   // (`len` bytes into `buf`) at the end of the same in-order batch - behind the unlock, so
   // the two locks are never held together remotely; locally (hocl) the attempt never waits.
@@ -143,6 +168,9 @@ class NodeLock {
   // on the unlock's memory node).
   Status PostAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                         std::span<const fabric::Verb> tail) const;
+  // PostAndRelease's unwaited form (WriteAndUnlockPosted, once it is known to apply).
+  Status PostReleaseUnwaited(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                             Posted* posted) const;
   // The verbs of WriteAndUnlock, in posting order; `header` backs the redo record.
   Status PlanWrites(const Held& held, std::span<fabric::Verb> writes, bool unlock, uint64_t (&header)[8],
                     std::vector<fabric::Verb>* verbs) const;
@@ -196,6 +224,9 @@ class NodeLockGuard {
     return lock_.WriteAndUnlock(ep_, &held_, writes);
   }
   Status Unlock() { return lock_.Unlock(ep_, &held_); }
+  Status WriteAndUnlockPosted(std::span<fabric::Verb> writes, NodeLock::Posted* posted) {
+    return lock_.WriteAndUnlockPosted(ep_, &held_, writes, posted);
+  }
 
  private:
   const NodeLock& lock_;

@@ -68,27 +68,44 @@ class RemoteTree {
   // A per-thread context on logical compute node `compute_node`.
   Result<std::unique_ptr<Ctx>> NewContext(uint32_t compute_node);
 
-  Status Lookup(Ctx& c, KeyRef key, Value* value) const { return reader_.Lookup(c, key, value); }
+  // Each operation first reaps the release its context's previous one posted without
+  // waiting (TreeContext::ReapPosted; TreeOptions::post_separator).
+  Status Lookup(Ctx& c, KeyRef key, Value* value) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
+    return reader_.Lookup(c, key, value);
+  }
   Status Upsert(Ctx& c, KeyRef key, ValueRef value) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
     return writer_.Write(c, WriteOp::kUpsert, key, value);
   }
   Status Update(Ctx& c, KeyRef key, ValueRef value) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
     return writer_.Write(c, WriteOp::kUpdate, key, value);
   }
-  Status Delete(Ctx& c, KeyRef key) const { return writer_.Write(c, WriteOp::kDelete, key, ValueRef{}); }
+  Status Delete(Ctx& c, KeyRef key) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
+    return writer_.Write(c, WriteOp::kDelete, key, ValueRef{});
+  }
   // Update to `desired` if the value is cas.expected, compared under the leaf's lock.
   Status CompareAndSwap(Ctx& c, KeyRef key, ValueRef desired, const CompareValue& cas) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
     return writer_.Write(c, WriteOp::kUpdate, key, desired, &cas);
   }
   void MultiLookup(Ctx& c, std::span<const KeyRef> keys, std::span<Value> values,
                    std::span<Status> statuses) const {
+    if (Status reaped = c.ReapPosted(); !reaped.ok()) {
+      for (Status& s : statuses) s = reaped;
+      return;
+    }
     batch_.Run(c, keys, values, statuses);
   }
   Status Scan(Ctx& c, const ScanRange<KV>& range, size_t count,
               std::vector<LeafEntry<KV>>* out) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
     return scanner_.Scan(c, range, count, out);
   }
   Status BulkLoad(Ctx& c, std::span<const LeafEntry<KV>> sorted) const {
+    DMX_RETURN_IF_ERROR(c.ReapPosted());
     return loader_.Load(c, sorted);
   }
 

@@ -132,7 +132,11 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
       if (!internal.Build(c.node(), lh, entries))
         return Status::Corruption("internal node " + addr.ToString() + " fits its entries but cannot be built");
       fabric::Verb write = fabric::Verb::Write(addr, c.node(), nb);
-      DMX_RETURN_IF_ERROR(guard.WriteAndUnlock({&write, 1}));
+      // The split is complete without this batch (the right node is reachable by the left's
+      // sibling link): not waited for (docs/SYNCHRONIZATION_DETAIL.md, "The separator's
+      // batch, unwaited"); the next operation of this thread reaps it.
+      DMX_RETURN_IF_ERROR(t_.options.post_separator ? guard.WriteAndUnlockPosted({&write, 1}, &c.posted)
+                                                    : guard.WriteAndUnlock({&write, 1}));
       CacheWritten(c, addr, c.node());
       return Status::Ok();
     }

@@ -71,6 +71,12 @@ struct TreeOptions {
   // over and its half-done write finished. 0: no lease (locks as before: a dead holder's lock
   // is never taken over; no redo record).
   std::chrono::milliseconds lease{2000};
+  // The last batch of a separator's insertion into a parent with room (record, WRITE parent,
+  // clear, unlock) is posted without waiting (NodeLock::WriteAndUnlockPosted): a leaf split
+  // waits for two round trips, not three (docs/SYNCHRONIZATION_DETAIL.md, "The separator's
+  // batch, unwaited"). Needs the operations of RemoteTree, which reap it. Not a knob: set by
+  // designs (sherman).
+  bool post_separator = false;
   // Leaf splits choose the shortest separator between the halves (suffix truncation); off:
   // the right half's first key, to measure what truncation buys. Not a knob.
   bool suffix_truncation = true;

@@ -121,6 +121,9 @@ struct TreeContext final : LargeRedoBlocks {
     leaf_entries_avg = node_bytes / 64.0;
   }
   ~TreeContext() override {
+    // The thread's last posted release lands before it goes: its record is in a redo block
+    // freed below, and a failed batch must not leave the word naming a live lease.
+    (void)ReapPosted();
     // A revoked holder leaves its blocks: a taker may still read the record in one.
     if (lease == nullptr || !lease->CheckLive().ok()) return;
     for (GlobalAddress b : redo_blocks)
@@ -136,6 +139,10 @@ struct TreeContext final : LargeRedoBlocks {
       return Status::Corruption("a redo record of " + std::to_string(payload_bytes) + " bytes, over the largest node");
     return RedoBlockOn(large_redo_blocks, memory_node, kMaxNodeBytes);
   }
+
+  // Reaps the release this context posted without waiting, if any (NodeLock::Posted): at the
+  // start of each operation, before any verb of it, and before the context closes.
+  Status ReapPosted() { return posted.in_flight() ? posted.lock->ReapPosted(ep, &posted) : Status::Ok(); }
 
   // Who this context is when it locks a node on `memory_node`: its lease and its redo block
   // there (allocated the first time).
@@ -180,6 +187,7 @@ struct TreeContext final : LargeRedoBlocks {
   std::vector<std::byte> value_buf;         // a value block being written
   std::vector<std::byte> fetch_buf;         // value blocks being read
   double leaf_entries_avg = 0;               // NoteLeafEntries
+  NodeLock::Posted posted;                   // a release posted without waiting (ReapPosted)
 
  private:
   // blocks[memory_node], a redo block for records of up to `payload_bytes` of node on that

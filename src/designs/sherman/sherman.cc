@@ -10,6 +10,7 @@ tree::TreeOptions ShermanDefaults() {
   o.hocl = true;
   o.combine = true;
   o.two_level = true;
+  o.post_separator = true;
   return o;
 }
 

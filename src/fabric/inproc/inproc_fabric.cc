@@ -32,8 +32,14 @@ class InProcEndpoint final : public Endpoint {
  protected:
   Status DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) override;
   Status DoCall(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply) override;
+  // The batch lands now, as it would while the thread went on: no modelled wait.
+  Unwaited DoPostUnwaited(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) override {
+    return {Send(verbs, ordering, guard, false), false};
+  }
 
  private:
+  // DoPost, waiting for the modelled network (`wait`) or not (an unwaited post).
+  Status Send(std::span<Verb> verbs, Ordering ordering, PostGuard* guard, bool wait);
   Status CheckTarget(const Verb& v) const;
   // Carries out a checked batch on the memory nodes (the verbs' memory effects).
   Status Land(std::span<Verb> verbs, Ordering ordering);
@@ -119,6 +125,10 @@ void InProcEndpoint::ModelNetwork(uint64_t bytes) {
 }
 
 Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuard* guard) {
+  return Send(verbs, ordering, guard, true);
+}
+
+Status InProcEndpoint::Send(std::span<Verb> verbs, Ordering ordering, PostGuard* guard, bool wait) {
   uint64_t bytes = 0;
   for (const Verb& v : verbs) {
     DMX_RETURN_IF_ERROR(CheckTarget(v));
@@ -128,11 +138,14 @@ Status InProcEndpoint::DoPost(std::span<Verb> verbs, Ordering ordering, PostGuar
   // the guard is asked after it, as there.
   if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) script->BeforePost(verbs);
   if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
-  if (NetworkModel* model = fabric_->options_.network.get())
-    return model->Post(verbs, ordering, [&] { return Land(verbs, ordering); });
+  if (NetworkModel* model = fabric_->options_.network.get()) {
+    const auto land = [&] { return Land(verbs, ordering); };
+    return wait ? model->Post(verbs, ordering, land) : model->PostUnwaited(verbs, ordering, land);
+  }
   // The request travels before it executes: delay first, so an injected delay really
-  // reorders this verb against other threads' verbs.
-  ModelNetwork(bytes);
+  // reorders this verb against other threads' verbs. An unwaited batch lands at once: the
+  // thread does not wait for it, and landing it later would need a thread of the fabric's.
+  if (wait) ModelNetwork(bytes);
   return Land(verbs, ordering);
 }
 
