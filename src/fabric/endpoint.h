@@ -66,6 +66,10 @@ class Endpoint {
   // Completes the unwaited batch in flight: its Status (Ok when none is in flight).
   Status Reap();
   bool unwaited_in_flight() const { return unwaited_; }
+  // Whether the unwaited batch in flight is already known to have failed (every backend
+  // today learns its outcome as it posts): its poster then handles the failure at once,
+  // instead of holding what the batch would release until its next operation reaps it.
+  bool unwaited_failed() const { return unwaited_ && !unwaited_status_.ok(); }
 
   // --- two-sided RPC to a memory node ---
   Status Call(uint16_t node, RpcOpcode op, RpcRequest request, RpcReply* reply);

@@ -393,6 +393,9 @@ Status NodeLock::PostReleaseUnwaited(fabric::Endpoint& ep, Held* held, std::span
   // locally goes to the word, which frees only once our batch has landed.
   held->held = false;
   if (held->local != nullptr) held->local->Release(held->word, false);
+  // Known failed already: posted again now, as a waited batch's failure is - a session that
+  // goes idle after this insert must not keep the parent's word until its next operation.
+  if (ep.unwaited_failed()) return ReapPosted(ep, posted);
   return Status::Ok();
 }
 
