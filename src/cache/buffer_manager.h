@@ -117,8 +117,17 @@ class BufferManager {
   const FrequencySketch* sketch() const { return sketch_.get(); }
 
   // ---- changes made by the tree ---------------------------------------------------------
+  // Makes sure w's free set holds a frame, cooling and evicting others if it must, so that
+  // its next AllocateNew takes that frame without sampling. Call it holding no frame latch:
+  // freeing a frame may need any frame's latch (a child is unswizzled under its parent's),
+  // and one the caller held could never be taken - a split latching the parent of every
+  // cached frame would sample forever (docs/SYNCHRONIZATION.md, "DEX's cached pages").
+  // Retry if no frame could be freed.
+  Status ReserveFrame(CacheWorker& w);
   // A frame for a node the caller just created remotely (e.g. a split sibling): registered,
   // hot, dirty, unswizzled, exclusively latched. Swizzle it into its parent with Attach().
+  // Takes a frame from w's free set if it has one (ReserveFrame); otherwise samples for one
+  // like a Load, which a caller holding latches must not make it do.
   Result<ExclusiveGuard> AllocateNew(GlobalAddress addr, CacheWorker& w);
   // Stores a swizzled pointer to `child` in `slot` of `parent` (both latched by the caller).
   void Attach(ExclusiveGuard& parent, uint64_t* slot, ExclusiveGuard& child);

@@ -48,6 +48,14 @@ Result<BufferFrame*> BufferManager::AcquireFreeFrame(CacheWorker& w) {
   }
 }
 
+Status BufferManager::ReserveFrame(CacheWorker& w) {
+  if (!w.free_frames_.empty()) return Status::Ok();
+  auto r = AcquireFreeFrame(w);
+  if (!r.ok()) return r.status();
+  w.free_frames_.push_back(*r);  // AcquireFreeFrame's first choice: AllocateNew takes it
+  return Status::Ok();
+}
+
 void BufferManager::ReleaseFreeFrame(BufferFrame* f) {
   std::lock_guard lock(free_mu_);
   free_.push_back(f);

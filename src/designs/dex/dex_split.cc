@@ -41,6 +41,13 @@ bool DexTree<KV>::Full(const std::byte* copy, const Header& h) const {
 template <tree::KeyValueTraits KV>
 Status DexTree<KV>::SplitChild(Worker& w, cache::OptimisticGuard& parent,
                            cache::OptimisticGuard& child) {
+  // The new sibling's frame is set aside before any latch is taken: freeing one may need the
+  // latch of the parent (to unswizzle a child from it) or of the child, and with both held
+  // a cache whose frames all hang below this parent could never free one - the split, and
+  // every operation waiting for its compute node's gate, would stall (docs/SYNCHRONIZATION.md,
+  // "DEX's cached pages"). Sampling may cool the parent or child: the upgrade then fails and
+  // the caller restarts, with the frame still reserved.
+  DMX_RETURN_IF_ERROR(compute_node(w.cn).bm->ReserveFrame(w.cw));
   cache::ExclusiveGuard px = cache::ExclusiveGuard::TryUpgrade(parent);
   if (!px.owns()) return Status::Ok();  // changed meanwhile: the caller restarts
   cache::ExclusiveGuard cx = cache::ExclusiveGuard::TryUpgrade(child);
