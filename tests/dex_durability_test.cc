@@ -12,6 +12,9 @@
 //    a leaf that was not admitted (the append rides with the page's write-back). Another
 //    process takes its compute nodes over and must find every acknowledged write, and for the
 //    cut one either outcome.
+//  * DexDurability.AWriteWhoseRecordFailedIsSeenByNobody: a write whose record failed is
+//    undone before another session can read it, so what that session saw is what the next
+//    host finds after the process dies.
 //  * DexDurability.LogWrapsUnderLoad: a 4 KiB ring, thousands of writes: the log fills,
 //    writers checkpoint (write the pages back, truncate), the ring wraps many times; the
 //    process dies and nothing acknowledged is lost.
@@ -292,6 +295,65 @@ TEST(DexDurability, LogWrapsUnderLoad) {
   auto host = designs::MakeIndex("dex", *fabric, Options("wrap", {}));
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   testing::CheckNothingAcknowledgedLost(**host, acked);
+}
+
+// A write is applied to its cached page first, then its record is appended. Another operation
+// that saw the page in between, and answered from it, would have acknowledged a write that a
+// crash takes back (crash soak seed 350119: an Update answered NotFound after a concurrent
+// Delete whose record failed; the process died and the key was back). So the record is
+// appended under the page's latch and a failed one undoes the write first: whatever another
+// session reads afterwards is what a new host finds after the process dies.
+TEST(DexDurability, AWriteWhoseRecordFailedIsSeenByNobody) {
+  auto fabric = testing::DexTestFabric();
+  const std::string name = "unlogged";
+  auto dying = designs::MakeIndex("dex", *fabric, Options(name, {{"admission", "1"}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  const GlobalAddress log = LogOf(*fabric, name, 0);
+  auto writer = std::move((*dying)->OpenSession()).value();
+  auto reader = std::move((*dying)->OpenSession()).value();
+  // Even keys: an odd one is new. The last leaf covers the boundary of compute node 1's
+  // range (shared, not cached): the writes below go to leaves in the middle.
+  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(writer->Insert(k, k).ok());
+  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(writer->Update(k, k).ok());  // every owned leaf cached now
+  // Each write's record WRITE fails with nothing landed: an update in place (the slot
+  // rewrite), a delete and an insert of a new key (the page rebuilt).
+  const std::vector<std::pair<const char*, std::function<Status()>>> writes = {
+      {"update", [&] { return writer->Update(100, 10000); }},
+      {"delete", [&] { return writer->Delete(120); }},
+      {"insert", [&] { return writer->Insert(201, 201); }},
+  };
+  for (const auto& [what, write] : writes) {
+    CutWrite script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 0);
+    fabric->SetVerbScript(&script);
+    script.arm();
+    const Status s = write();
+    fabric->SetVerbScript(nullptr);
+    ASSERT_TRUE(script.cut()) << what << ": no record was appended";
+    ASSERT_FALSE(s.ok()) << what << ": acknowledged without its record";
+  }
+  // The other session reads the cached pages: none of the three writes is there.
+  Value v = 0;
+  ASSERT_TRUE(reader->Lookup(100, &v).ok());
+  EXPECT_EQ(v, 100u) << "a failed update was seen";
+  ASSERT_TRUE(reader->Lookup(120, &v).ok()) << "a failed delete was seen";
+  EXPECT_EQ(v, 120u);
+  EXPECT_TRUE(reader->Lookup(201, &v).IsNotFound()) << "a failed insert was seen";
+  // The writes that follow are logged as usual (in the same leaves).
+  ASSERT_TRUE(writer->Update(102, 10200).ok());
+  ASSERT_TRUE(writer->Delete(122).ok());
+  testing::AckedWrites acked;
+  for (Key k = 2; k <= 600; k += 2) acked[k].push_back(k);
+  acked[102].push_back(10200);
+  acked[122].push_back(std::nullopt);
+  acked[201].push_back(std::nullopt);  // what the reader saw
+  writer.reset();
+  reader.reset();
+  // The process dies; the next host finds what the reader saw.
+  testing::ReleaseLeasesOfTheDead(*fabric, name);
+  ASSERT_FALSE(HasFatalFailure());
+  auto host = designs::MakeIndex("dex", *fabric, Options(name, {}));
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  EXPECT_EQ(testing::CheckNothingAcknowledgedLost(**host, acked), 301u);
 }
 
 TEST(DexDurability, LongValuesAreWrittenThrough) {

@@ -12,8 +12,10 @@
 // write is applied, so two writes of one key get positions in the order they took effect
 // (splits and merges move keys only under the latches of both nodes). The write is
 // acknowledged after the record's WRITE completed: for an admitted leaf that is the
-// operation's only round trip (a cache hit had none); a leaf that was not admitted is written
-// back at the end of the operation and the record rides in the same batch.
+// operation's only round trip (a cache hit had none), posted before the latch is released
+// (nobody sees a write before its record landed; a failed one is undone first); a leaf that
+// was not admitted is written back at the end of the operation and the record rides in the
+// same batch.
 //
 // Truncation (Checkpoint): with the compute node's gate closed for an instant no
 // operation is between claiming a record and finishing, so every record below the tail read
@@ -191,10 +193,23 @@ Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp 
   r.claimed = true;
   RedoLog::Encode(r.pos, lop, tree::PublicKeys<Keys>::Public(key),
                   lop == RedoLog::Op::kPut ? r.value : std::string_view{}, &r.bytes);
-  if (transient && !r.in_pool) {
-    fabric::Verb verbs[2];
-    w.pages.Accompany({verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))});
+  fabric::Verb verbs[2];
+  const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
+  if (transient) {
+    // Nobody reads a transient page (others wait for its frame) and a failed write-back
+    // drops it: the record rides with that write-back, or (in_pool) follows it (FinishRecord).
+    if (!r.in_pool) w.pages.Accompany(record);
+    return Status::Ok();
   }
+  // Appended before the latch is released: no other operation may see the write before it
+  // is durable, or a crash right after could take back a write whose effect another
+  // operation already acknowledged (docs/DEX_INTERNALS.md, "Durability: the redo log, replay
+  // and takeover").
+  // A fenced process acknowledges nothing more: the record goes out only while the lease is
+  // live at the instant it is posted (fabric::PostGuard).
+  DMX_RETURN_IF_ERROR(lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                               : w.ctx.ep.Post(record, fabric::Ordering::kUnordered));
+  r.appended = true;
   return Status::Ok();
 }
 
@@ -203,9 +218,8 @@ Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
   if (!s.ok() || !r.claimed) return s;
-  if (!w.pages.Carried()) {
-    // A fenced process acknowledges nothing more: the record goes out only while the lease is
-    // live at the instant it is posted (fabric::PostGuard).
+  if (!r.appended && !w.pages.Carried()) {
+    // A transient page's in_pool record, after the page it points to reached the pool.
     fabric::Verb verbs[2];
     const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
     DMX_RETURN_IF_ERROR(lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
@@ -222,6 +236,7 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
   if (r.reserved != 0 && !r.claimed) compute_node(w.cn).log_reserved.fetch_sub(r.reserved);
   r.reserved = 0;
   r.claimed = false;
+  r.appended = false;
   r.in_pool = false;
   r.value = {};
   w.pages.Accompany({});

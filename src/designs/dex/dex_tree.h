@@ -117,6 +117,7 @@ struct DexWorker {
     uint64_t reserved = 0;   // ring bytes reserved for it (0: the operation logs nothing)
     bool in_pool = false;    // too long for the ring: the page is written through instead
     bool claimed = false;    // applied to its page: it must be appended before acknowledging
+    bool appended = false;   // its WRITE completed (under the page's latch)
     uint64_t pos = 0;
     std::string_view value;  // the write's value (also when it is in a block)
     std::vector<std::byte> bytes;
@@ -292,6 +293,10 @@ class DexTree {
   // held by `x` (header h), in place.
   Status RewriteSlot(Worker& w, cache::ExclusiveGuard& x, const Header& h, WriteOp op, KeyRef key, ValueRef value,
                      const tree::ValueBlockRef& block, uint32_t slot);
+  // A write to the leaf held by `x` whose record failed: puts `bytes` of `before` back at
+  // `offset` before the latch goes, and returns `failure`.
+  Status UndoUnlogged(cache::ExclusiveGuard& x, const std::byte* before, uint32_t offset, uint32_t bytes,
+                      const tree::ValueBlockRef& block, Status failure);
   Status WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
                      GlobalAddress leaf);
   // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false
@@ -317,11 +322,13 @@ class DexTree {
   // (the caller leaves the compute node's gate and checkpoints).
   bool ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_bytes);
   // Under the written leaf's exclusive latch, right after the write was applied to it: the
-  // record's position (so positions follow the order of writes to each key) and bytes. A
-  // leaf that was not admitted carries the record in its write-back's batch.
+  // record's position (so positions follow the order of writes to each key), its bytes, and
+  // its append, before the latch is released (no operation sees an unlogged write). A leaf
+  // that was not admitted carries the record in its write-back's batch instead. On a failure
+  // the caller undoes the write before releasing the latch.
   Status ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key);
-  // After the operation: appends a claimed record no write-back carried (the write is
-  // acknowledged only after it landed).
+  // After the operation: appends a claimed record that neither the latch holder nor a
+  // write-back carried (a transient page's in_pool record), and counts it.
   Status FinishRecord(Worker& w, Status s);
   // Gives an unclaimed reservation back and forgets the record (every way out of a write).
   void ReleaseRecord(Worker& w);
