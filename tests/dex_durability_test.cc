@@ -12,9 +12,11 @@
 //    a leaf that was not admitted (the append rides with the page's write-back). Another
 //    process takes its compute nodes over and must find every acknowledged write, and for the
 //    cut one either outcome.
-//  * DexDurability.AWriteWhoseRecordFailedIsSeenByNobody: a write whose record failed is
-//    undone before another session can read it, so what that session saw is what the next
-//    host finds after the process dies.
+//  * DexDurability.AWriteIsAnsweredFromOnlyOnceItsRecordLanded: a lookup and a scan that
+//    read a write whose record is in flight wait for it to land.
+//  * DexDurability.AWriteWhoseRecordFailedIsAnsweredFromOnlyOnceWrittenBack: a write whose
+//    record failed is answered from by nobody until a checkpoint wrote it back; what was
+//    answered is what the next host finds after the process dies.
 //  * DexDurability.LogWrapsUnderLoad: a 4 KiB ring, thousands of writes: the log fills,
 //    writers checkpoint (write the pages back, truncate), the ring wraps many times; the
 //    process dies and nothing acknowledged is lost.
@@ -30,11 +32,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
-#include <span>
+#include <optional>
 #include <random>
+#include <span>
+#include <thread>
 
 #include "alloc/catalog.h"
+#include "common/runtime.h"
 #include "designs/dex/redo_log.h"
 #include "designs/registry.h"
 #include "dex_crash_check.h"
@@ -52,7 +58,8 @@ using designs::dex::RedoLog;
 constexpr uint32_t kNodeBytes = 512;
 
 // Fails the first WRITE into [from, to) after `arm()`, having copied only its first `cut`
-// bytes (all of it when `cut` is larger): the process dies inside that verb.
+// bytes (all of it when `cut` is larger): the process dies inside that verb, so every later
+// WRITE there fails with nothing landed (a writer posts a failed record once more).
 class CutWrite final : public fabric::VerbScript {
  public:
   CutWrite(GlobalAddress from, GlobalAddress to, uint64_t cut) : from_(from), to_(to), cut_(cut) {}
@@ -62,7 +69,7 @@ class CutWrite final : public fabric::VerbScript {
     const fabric::Verb& v = c.verb();
     if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_))
       return Outcome::kPass;
-    if (done_.exchange(true)) return Outcome::kPass;
+    if (done_.exchange(true)) return Outcome::kFail;
     c.Copy(0, cut_);
     return Outcome::kFail;
   }
@@ -297,63 +304,178 @@ TEST(DexDurability, LogWrapsUnderLoad) {
   testing::CheckNothingAcknowledgedLost(**host, acked);
 }
 
-// A write is applied to its cached page first, then its record is appended. Another operation
-// that saw the page in between, and answered from it, would have acknowledged a write that a
-// crash takes back (crash soak seed 350119: an Update answered NotFound after a concurrent
-// Delete whose record failed; the process died and the key was back). So the record is
-// appended under the page's latch and a failed one undoes the write first: whatever another
-// session reads afterwards is what a new host finds after the process dies.
-TEST(DexDurability, AWriteWhoseRecordFailedIsSeenByNobody) {
-  auto fabric = testing::DexTestFabric();
-  const std::string name = "unlogged";
-  auto dying = designs::MakeIndex("dex", *fabric, Options(name, {{"admission", "1"}, {"writeback_ms", "0"}}));
-  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
-  const GlobalAddress log = LogOf(*fabric, name, 0);
-  auto writer = std::move((*dying)->OpenSession()).value();
-  auto reader = std::move((*dying)->OpenSession()).value();
-  // Even keys: an odd one is new. The last leaf covers the boundary of compute node 1's
-  // range (shared, not cached): the writes below go to leaves in the middle.
-  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(writer->Insert(k, k).ok());
-  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(writer->Update(k, k).ok());  // every owned leaf cached now
-  // Each write's record WRITE fails with nothing landed: an update in place (the slot
-  // rewrite), a delete and an insert of a new key (the page rebuilt).
-  const std::vector<std::pair<const char*, std::function<Status()>>> writes = {
-      {"update", [&] { return writer->Update(100, 10000); }},
-      {"delete", [&] { return writer->Delete(120); }},
-      {"insert", [&] { return writer->Insert(201, 201); }},
-  };
-  for (const auto& [what, write] : writes) {
-    CutWrite script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 0);
-    fabric->SetVerbScript(&script);
-    script.arm();
-    const Status s = write();
-    fabric->SetVerbScript(nullptr);
-    ASSERT_TRUE(script.cut()) << what << ": no record was appended";
-    ASSERT_FALSE(s.ok()) << what << ": acknowledged without its record";
+// Fails the first `count` WRITEs into [from, to) after `arm()`, or (count 0) runs `hold` on the
+// first one before passing it: the record of a write failing (both of its posts), or still in
+// flight while the test looks.
+class RecordScript final : public fabric::VerbScript {
+ public:
+  RecordScript(GlobalAddress from, GlobalAddress to, int count, std::function<void()> hold = {})
+      : from_(from), to_(to), count_(count), hold_(std::move(hold)) {}
+  void arm() { armed_.store(true); }
+  int seen() const { return seen_.load(); }
+  Outcome Run(const fabric::VerbCopy& c) override {
+    const fabric::Verb& v = c.verb();
+    if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_))
+      return Outcome::kPass;
+    const int n = seen_.fetch_add(1);
+    if (count_ == 0) {
+      if (n == 0) hold_();
+      return Outcome::kPass;
+    }
+    return n < count_ ? Outcome::kFail : Outcome::kPass;
   }
-  // The other session reads the cached pages: none of the three writes is there.
-  Value v = 0;
-  ASSERT_TRUE(reader->Lookup(100, &v).ok());
-  EXPECT_EQ(v, 100u) << "a failed update was seen";
-  ASSERT_TRUE(reader->Lookup(120, &v).ok()) << "a failed delete was seen";
-  EXPECT_EQ(v, 120u);
-  EXPECT_TRUE(reader->Lookup(201, &v).IsNotFound()) << "a failed insert was seen";
-  // The writes that follow are logged as usual (in the same leaves).
-  ASSERT_TRUE(writer->Update(102, 10200).ok());
-  ASSERT_TRUE(writer->Delete(122).ok());
-  testing::AckedWrites acked;
-  for (Key k = 2; k <= 600; k += 2) acked[k].push_back(k);
-  acked[102].push_back(10200);
-  acked[122].push_back(std::nullopt);
-  acked[201].push_back(std::nullopt);  // what the reader saw
-  writer.reset();
-  reader.reset();
-  // The process dies; the next host finds what the reader saw.
-  testing::ReleaseLeasesOfTheDead(*fabric, name);
-  ASSERT_FALSE(HasFatalFailure());
-  auto host = designs::MakeIndex("dex", *fabric, Options(name, {}));
-  ASSERT_TRUE(host.ok()) << host.status().ToString();
-  EXPECT_EQ(testing::CheckNothingAcknowledgedLost(**host, acked), 301u);
+
+ private:
+  const GlobalAddress from_, to_;
+  const int count_;
+  const std::function<void()> hold_;
+  std::atomic<bool> armed_{false};
+  std::atomic<int> seen_{0};
+};
+
+// One compute node's worth of even keys 2..600 in cached leaves (the last leaf covers the
+// boundary of compute node 1's range: shared, not cached; the keys used lie in the middle).
+void LoadCached(Session& s) {
+  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(s.Insert(k, k).ok());
+  for (Key k = 2; k <= 600; k += 2) ASSERT_TRUE(s.Update(k, k).ok());  // every owned leaf cached now
+}
+
+// A write is applied to its cached page, the latch is released, then its record is appended.
+// An operation that read the page in between and answered from it would have acknowledged a
+// write that a crash takes back (crash soak seed 350119: an Update answered NotFound after a
+// concurrent Delete whose record failed; the process died and the key was back). Readers wait
+// for the records of what they read (designs/dex/log_watermark.h).
+TEST(DexDurability, AWriteIsAnsweredFromOnlyOnceItsRecordLanded) {
+  auto fabric = testing::DexTestFabric();
+  const std::string name = "inflight";
+  auto index = designs::MakeIndex("dex", *fabric, Options(name, {{"admission", "1"}, {"writeback_ms", "0"}}));
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const GlobalAddress log = LogOf(*fabric, name, 0);
+  auto writer = std::move((*index)->OpenSession()).value();
+  auto reader = std::move((*index)->OpenSession()).value();
+  LoadCached(*writer);
+  // While the update's record is in flight, the reader looks up the key (and scans over it);
+  // neither may answer until the record landed. The hold ends as soon as a reader answers
+  // (the failure) or after 300 ms (a correct reader is still waiting then, whatever the load).
+  std::atomic<bool> in_flight{false}, answered_early{false};
+  Value seen = 0;
+  std::vector<testing::U64Pair> scanned;
+  runtime::Thread lookup;
+  RecordScript script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 0, [&] {
+    in_flight.store(true);
+    lookup = runtime::Thread([&] {
+      EXPECT_TRUE(reader->Lookup(100, &seen).ok());
+      ReadOptions ro;
+      Iterator it = reader->NewIterator(ro);
+      for (it.Seek(U64Key(96)); it.Valid() && scanned.size() < 3; it.Next())
+        scanned.push_back({u64::Decode(it.key()), u64::Decode(it.value())});
+      EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+      if (in_flight.load()) answered_early.store(true);
+    });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    while (!answered_early.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    in_flight.store(false);
+  });
+  fabric->SetVerbScript(&script);
+  script.arm();
+  ASSERT_TRUE(writer->Update(100, 10000).ok());
+  lookup.join();
+  fabric->SetVerbScript(nullptr);
+  EXPECT_FALSE(answered_early.load()) << "a reader answered from a write whose record was in flight";
+  EXPECT_EQ(seen, 10000u);
+  ASSERT_EQ(scanned.size(), 3u);
+  EXPECT_EQ(scanned[0].key, 96u);
+  EXPECT_EQ(scanned[2].key, 100u);
+  EXPECT_EQ(scanned[2].value, 10000u);
+  EXPECT_GE(Property(**index, "dmindex.dex.record-waits"), 1u);
+}
+
+// The record of a write fails (its post and the one re-post): the change is in the cache
+// only. Nobody answers from it - lookups, scans and writes that would answer NotFound are
+// Unavailable - until a checkpoint has written it back; whatever was answered, the next host
+// finds after the process dies.
+TEST(DexDurability, AWriteWhoseRecordFailedIsAnsweredFromOnlyOnceWrittenBack) {
+  for (const char* writeback_ms : {"0", "20"}) {
+    SCOPED_TRACE(std::string("writeback_ms=") + writeback_ms);
+    auto fabric = testing::DexTestFabric();
+    const std::string name = std::string("failed-") + writeback_ms;
+    auto dying =
+        designs::MakeIndex("dex", *fabric, Options(name, {{"admission", "1"}, {"writeback_ms", writeback_ms}}));
+    ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+    const GlobalAddress log = LogOf(*fabric, name, 0);
+    auto writer = std::move((*dying)->OpenSession()).value();
+    auto reader = std::move((*dying)->OpenSession()).value();
+    LoadCached(*writer);
+    // An update in place (the slot rewrite), a delete and an insert of a new key (the page
+    // rebuilt), each failing both posts of its record.
+    const std::vector<std::pair<const char*, std::function<Status()>>> writes = {
+        {"update", [&] { return writer->Update(100, 10000); }},
+        {"delete", [&] { return writer->Delete(120); }},
+        {"insert", [&] { return writer->Insert(201, 201); }},
+    };
+    for (const auto& [what, write] : writes) {
+      RecordScript script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 2);
+      fabric->SetVerbScript(&script);
+      script.arm();
+      const Status s = write();
+      fabric->SetVerbScript(nullptr);
+      ASSERT_EQ(script.seen(), 2) << what << ": the record was not posted twice";
+      ASSERT_FALSE(s.ok()) << what << ": acknowledged without its record";
+    }
+    // What the reader is told, once it is told anything.
+    std::optional<Value> v100, v120, v201;
+    const auto read = [&](Key k, std::optional<Value>* out) {
+      for (int i = 0; i < 2000; ++i) {
+        Value v = 0;
+        const Status s = reader->Lookup(k, &v);
+        if (s.IsUnavailable() && std::string(writeback_ms) == "20") {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          continue;
+        }
+        ASSERT_TRUE(s.ok() || s.IsNotFound() || s.IsUnavailable()) << s.ToString();
+        if (s.IsUnavailable()) return;  // nothing answered
+        *out = s.ok() ? std::optional<Value>(v) : std::nullopt;
+        return;
+      }
+      FAIL() << "key " << k << " stayed unavailable although the write-back runs every 20 ms";
+    };
+    read(100, &v100);
+    read(120, &v120);
+    read(201, &v201);
+    if (std::string(writeback_ms) == "0") {
+      // Nothing wrote the changes back: nothing may be answered from them.
+      EXPECT_FALSE(v100.has_value() || v120.has_value() || v201.has_value())
+          << "answered from a write whose record failed";
+      Value v = 0;
+      EXPECT_TRUE(reader->Update(120, 1).IsUnavailable()) << "an update answered from a failed delete";
+      // Key 100's leaf holds 98 or 102 (or both): that page is not answered from either.
+      EXPECT_TRUE(reader->Lookup(98, &v).IsUnavailable() || reader->Lookup(102, &v).IsUnavailable())
+          << "the page of a failed update was answered from";
+    } else {
+      // Written back by now: durable, and answered (the writes took effect).
+      EXPECT_EQ(v100, std::optional<Value>(10000));
+      EXPECT_EQ(v120, std::nullopt);
+      EXPECT_EQ(v201, std::optional<Value>(201));
+    }
+    writer.reset();
+    reader.reset();
+    // The process dies; the next host finds what the reader was told.
+    testing::AckedWrites acked;
+    for (Key k = 2; k <= 600; k += 2) acked[k].push_back(k);
+    const std::map<Key, std::optional<Value>> in_flight = {{100, 10000}, {120, std::nullopt}, {201, 201}};
+    acked[201].push_back(std::nullopt);
+    if (std::string(writeback_ms) == "20") {
+      acked[100].push_back(10000);
+      acked[120].push_back(std::nullopt);
+      acked[201].push_back(201);
+    }
+    testing::ReleaseLeasesOfTheDead(*fabric, name);
+    ASSERT_FALSE(HasFatalFailure());
+    auto host = designs::MakeIndex("dex", *fabric, Options(name, {}));
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    EXPECT_EQ(testing::CheckNothingAcknowledgedLost(**host, acked, in_flight), 301u);
+  }
 }
 
 TEST(DexDurability, LongValuesAreWrittenThrough) {

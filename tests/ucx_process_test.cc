@@ -180,7 +180,14 @@ TEST_P(UcxProcessTest, ServerKilledMidRunGivesUnavailableNotAHang) {
 
   // Its pool was volatile, so every index with memory on it is lost, and the fabric cannot
   // tell which those are: every verb and RPC fails, to the surviving server too, on the old
-  // endpoint and on new ones, with one Unavailable naming the dead node.
+  // endpoint and on new ones, with one Unavailable naming the dead node - from the moment the
+  // liveness monitor saw the socket close. The workers' own verbs to node 1 may fail a little
+  // earlier (their endpoint's error: seen once, over TCP, in a loaded CI run): wait for the
+  // monitor's verdict first (milliseconds; bounded so that a monitor that never notices fails).
+  const auto noticed_by = Clock::now() + std::chrono::seconds(10);
+  while (!fabric->IsNodeDown(1) && Clock::now() < noticed_by)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(fabric->IsNodeDown(1)) << "the monitor did not notice the killed server within 10 s";
   uint64_t old = 0;
   EXPECT_TRUE(main_ep->Faa(word1, 1, &old).IsUnavailable());
   Status survivor = main_ep->Faa(word0, 1, &old);

@@ -50,6 +50,11 @@ struct alignas(64) BufferFrame {
   // cached but reachable only through the mapping table). Changed only by a thread holding
   // the exclusive latch of the current parent or, if there is none, of this frame.
   std::atomic<BufferFrame*> parent{nullptr};
+  // The owner's redo-log position after the record of the last change made to this page
+  // (0: none). Set under the exclusive latch; whoever answers from the page waits until the
+  // log is durable up to it (DEX: designs/dex/log_watermark.h). Never lowered while the
+  // frame holds its node: a stale larger value only makes a reader check again.
+  std::atomic<uint64_t> redo_end{0};
   std::byte* page = nullptr;  // node_bytes, owned by the buffer manager
 
   GlobalAddress remote() const {

@@ -115,6 +115,10 @@ class BufferManager {
   bool WorthAdmitting(GlobalAddress leaf, CacheWorker& w);
   uint32_t EstimatedFrequency(GlobalAddress node) const { return sketch_ ? sketch_->Estimate(node) : 0; }
   const FrequencySketch* sketch() const { return sketch_.get(); }
+  // The owner's say on whether a page whose last change has redo_end `redo_end` may leave the
+  // cache (be cooled, then evicted): DEX keeps a page whose last change's redo record has not
+  // landed, so nobody reads that change from the pool before it is durable. Set before use.
+  void SetLeaveCheck(std::function<bool(uint64_t redo_end)> may_leave) { may_leave_ = std::move(may_leave); }
 
   // ---- changes made by the tree ---------------------------------------------------------
   // Makes sure w's free set holds a frame, cooling and evicting others if it must, so that
@@ -237,6 +241,7 @@ class BufferManager {
   MappingTable mapping_;
   CoolingMap cooling_;
   std::unique_ptr<FrequencySketch> sketch_;  // CacheOptions::frequency only
+  std::function<bool(uint64_t)> may_leave_;  // SetLeaveCheck
 
   runtime::Mutex free_mu_;  // frames given back by finished workers or invalidation
   std::vector<BufferFrame*> free_;

@@ -139,6 +139,7 @@ Status BufferManager::Cool(BufferFrame* f, CacheWorker& w, bool* cooled) {
   if (f->load_state() != FrameState::kHot || f->pins.load(std::memory_order_acquire) != 0 ||
       HasSwizzledChild(f->page))
     return Status::Ok();
+  if (may_leave_ && !may_leave_(f->redo_end.load(std::memory_order_relaxed))) return Status::Ok();
   // Written back while still swizzled in its parent (docs/DEX.md, "What may reach the pool"):
   // the parent has a swizzled child until this WRITE is done, so it is neither cooled and
   // written back before it (its image may name this page's new right sibling) nor evicted, so

@@ -123,6 +123,10 @@ inline constexpr RetryLimit kOwnLockWordAnswer{"reads of our own lock word", 0, 
 // Attempts of one DEX operation over its cached traversal (each a restart of the descent).
 inline constexpr RetryLimit kDexOperation{"attempts", 1'000'000, {}, Status::Code::kBusy,
                                           "the operation kept meeting concurrent changes"};
+// An operation that read a DEX write waiting for its redo record to land: the writer is
+// posting it (twice at most, each within the fabric's operation timeout).
+inline constexpr RetryLimit kDexRecordInFlight{"waits", 0, std::chrono::seconds(60), Status::Code::kUnavailable,
+                                               "the record of a write it read never landed"};
 // Attempts of an optional DEX merge after a delete: a contended merge is skipped, not failed.
 inline constexpr RetryLimit kDexMerge{"attempts", 8, {}, Status::Code::kBusy, "contended"};
 // Waiting for a compute node whose partition is moving (its caches are written back).

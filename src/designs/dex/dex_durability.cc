@@ -144,6 +144,7 @@ Status DexTree<KV>::ReplayLog(ComputeNode& n) {
   n.log_head.store(head);
   n.log_tail.store(head);
   n.log_reserved.store(head);
+  n.landed.Covered(head);
   n.replayed.fetch_add(last.size(), std::memory_order_relaxed);
   return Status::Ok();
 }
@@ -189,27 +190,19 @@ Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp 
   if (r.in_pool && !transient) DMX_RETURN_IF_ERROR(WriteThrough(w, leaf));
   const RedoLog::Op lop = r.in_pool ? RedoLog::Op::kInPool
                                     : op == WriteOp::kDelete ? RedoLog::Op::kDelete : RedoLog::Op::kPut;
+  LogWatermark::Begin(w.log_slot, n.log_tail);  // before the position exists (log_watermark.h)
   r.pos = n.log_tail.fetch_add(r.reserved);
   r.claimed = true;
+  // Nobody reads a transient page (others wait for its frame) and a failed write-back drops
+  // it; a cached one is read as soon as the latch goes, and answered from once this lands.
+  r.visible = !transient;
+  if (r.visible) leaf.frame()->redo_end.store(r.pos + r.reserved, std::memory_order_relaxed);
   RedoLog::Encode(r.pos, lop, tree::PublicKeys<Keys>::Public(key),
                   lop == RedoLog::Op::kPut ? r.value : std::string_view{}, &r.bytes);
-  fabric::Verb verbs[2];
-  const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
-  if (transient) {
-    // Nobody reads a transient page (others wait for its frame) and a failed write-back
-    // drops it: the record rides with that write-back, or (in_pool) follows it (FinishRecord).
-    if (!r.in_pool) w.pages.Accompany(record);
-    return Status::Ok();
+  if (transient && !r.in_pool) {
+    fabric::Verb verbs[2];
+    w.pages.Accompany({verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))});
   }
-  // Appended before the latch is released: no other operation may see the write before it
-  // is durable, or a crash right after could take back a write whose effect another
-  // operation already acknowledged (docs/DEX_INTERNALS.md, "Durability: the redo log, replay
-  // and takeover").
-  // A fenced process acknowledges nothing more: the record goes out only while the lease is
-  // live at the instant it is posted (fabric::PostGuard).
-  DMX_RETURN_IF_ERROR(lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
-                               : w.ctx.ep.Post(record, fabric::Ordering::kUnordered));
-  r.appended = true;
   return Status::Ok();
 }
 
@@ -218,13 +211,26 @@ Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
   if (!s.ok() || !r.claimed) return s;
-  if (!r.appended && !w.pages.Carried()) {
-    // A transient page's in_pool record, after the page it points to reached the pool.
+  if (!w.pages.Carried()) {
+    // A fenced process acknowledges nothing more: the record goes out only while the lease is
+    // live at the instant it is posted (fabric::PostGuard).
     fabric::Verb verbs[2];
     const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
-    DMX_RETURN_IF_ERROR(lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
-                               : w.ctx.ep.Post(record, fabric::Ordering::kUnordered));
+    const auto post = [&] {
+      return lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                    : w.ctx.ep.Post(record, fabric::Ordering::kUnordered);
+    };
+    Status posted = post();
+    if (!posted.ok() && r.visible) {
+      // In flight when its memory server went away: its outcome is unknown, and others may
+      // be waiting on it. The same bytes once more (a restarting server is waited for there)
+      // settle it; if that fails too, the server stayed away and the record failed.
+      n.record_reposts.fetch_add(1, std::memory_order_relaxed);
+      posted = post();
+    }
+    DMX_RETURN_IF_ERROR(posted);
   }
+  r.landed = true;
   n.log_appends.fetch_add(1, std::memory_order_relaxed);
   n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);
   return s;
@@ -233,14 +239,49 @@ Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
 template <tree::KeyValueTraits KV>
 void DexTree<KV>::ReleaseRecord(Worker& w) {
   auto& r = w.record;
-  if (r.reserved != 0 && !r.claimed) compute_node(w.cn).log_reserved.fetch_sub(r.reserved);
+  ComputeNode& n = compute_node(w.cn);
+  if (r.reserved != 0 && !r.claimed) n.log_reserved.fetch_sub(r.reserved);
+  if (r.claimed) {
+    // A change in a cached page without its record: readers of it answer Unavailable until a
+    // checkpoint has written it back (the write-back is woken for that).
+    if (r.visible && !r.landed) {
+      n.landed.Failed(w.log_slot, r.pos);
+      KickWriteBack();
+    } else {
+      LogWatermark::Landed(w.log_slot);
+    }
+  }
   r.reserved = 0;
   r.claimed = false;
-  r.appended = false;
+  r.visible = false;
+  r.landed = false;
   r.in_pool = false;
   r.value = {};
   w.pages.Accompany({});
   (void)w.pages.Carried();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::AwaitLanded(Worker& w) {
+  ComputeNode& n = compute_node(w.cn);
+  const uint64_t upto = std::exchange(w.reads_upto, 0);
+  if (upto == 0 || !n.log) return Status::Ok();
+  LogWatermark::Reach reach = n.landed.Reached(upto, n.log_tail);
+  if (reach == LogWatermark::Reach::kLanded) [[likely]] return Status::Ok();
+  n.record_waits.fetch_add(1, std::memory_order_relaxed);
+  // Every record in flight is being posted by an operation inside this compute node's gate,
+  // which ends within its two posts' time: the bound is a liveness guard only.
+  RetryBudget waits(retry_limits::kDexRecordInFlight, "dex: waiting for the redo record of a write read");
+  Backoff backoff(backoff::kLockHeld, "a redo record in flight");
+  while (reach == LogWatermark::Reach::kInFlight) {
+    if (!waits.Spend()) return waits.Exhausted("of compute node " + std::to_string(n.id));
+    backoff.Pause();
+    reach = n.landed.Reached(upto, n.log_tail);
+  }
+  if (reach == LogWatermark::Reach::kLanded) return Status::Ok();
+  return Status::Unavailable("dex: this operation read a write of compute node " + std::to_string(n.id) +
+                             " whose redo record failed (its memory server went away); it is durable, and "
+                             "readable, once the next checkpoint has written its page back");
 }
 
 template <tree::KeyValueTraits KV>
@@ -258,6 +299,7 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   if (!flushed.ok()) return flushed.status();
   n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   if (!logged) return Status::Ok();
+  n.landed.Covered(upto);  // every change below upto is in the pool now
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto, lease_.get()));
   n.log_head.store(upto);
   return Status::Ok();
@@ -267,6 +309,7 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::TruncateLog(ComputeNode& n) {
   if (!n.log) return Status::Ok();
   const uint64_t tail = n.log_tail.load();
+  n.landed.Covered(tail);  // after a flush under the closed gate (the callers')
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail, lease_.get()));
   n.log_head.store(tail);
   return Status::Ok();
@@ -315,6 +358,7 @@ void DexTree<KV>::WriteBackLoop() {
   template bool DexTree<KV>::ReserveRecord(Worker&, WriteOp, KeyRef, size_t);                  \
   template Status DexTree<KV>::ClaimRecord(Worker&, cache::ExclusiveGuard&, WriteOp, KeyRef);  \
   template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
+  template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
   template void DexTree<KV>::ReleaseRecord(Worker&);                                           \
   template Status DexTree<KV>::Checkpoint(ComputeNode&);                                       \
   template Status DexTree<KV>::TruncateLog(ComputeNode&);                                      \

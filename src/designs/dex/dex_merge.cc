@@ -173,7 +173,7 @@ Status DexTree<KV>::MergeSiblings(Worker& w, cache::ExclusiveGuard& parent,
   DMX_RETURN_IF_ERROR(PublishSplits(w, right));
   if (!Owned(w, ph)) return MergeUnderSharedParent(w, parent, ph, left, lh, right, rh, merged);
 
-  AbsorbRight(w, left, lh);
+  AbsorbRight(w, left, lh, right);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));  // the parent forgets R
   if (!internal.Build(w.image.data(), ph, entries))
     return Status::Corruption("dex: a parent without one separator does not fit its node");
@@ -240,8 +240,13 @@ bool DexTree<KV>::BuildMerged(Worker& w, const Header& lh, const std::byte* lcop
 }
 
 template <tree::KeyValueTraits KV>
-void DexTree<KV>::AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh) {
+void DexTree<KV>::AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh,
+                              const cache::ExclusiveGuard& right) {
   CopyToPool(left.page(), w.image.data(), layout_.node_bytes);
+  // R's keys move left: so does the wait for their records (log_watermark.h).
+  const uint64_t rend = right.frame()->redo_end.load(std::memory_order_relaxed);
+  if (rend > left.frame()->redo_end.load(std::memory_order_relaxed))
+    left.frame()->redo_end.store(rend, std::memory_order_relaxed);
   // R's swizzled children now hang below L. R's frame goes only after this: a cooler that
   // gets R's latch must not find children that still name R as their parent.
   if (!lh.is_leaf()) compute_node(w.cn).bm->Adopt(left);
@@ -275,7 +280,7 @@ Status DexTree<KV>::MergeUnderSharedParent(Worker& w, cache::ExclusiveGuard& par
   }
   // As under an owned parent (MergeSiblings): the parent without R's separator, then L
   // covering R's range, then R dead.
-  AbsorbRight(w, left, lh);
+  AbsorbRight(w, left, lh, right);
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(ri));
   Header nh = fh;
   nh.version = w.ctx.NewVersion(fh.version);
@@ -387,7 +392,8 @@ Result<cache::ExclusiveGuard> DexTree<KV>::NewCachedNode(Worker& w, uint16_t mem
   template Status DexTree<KV>::PublishSplits(Worker&, cache::ExclusiveGuard&);                             \
   template bool DexTree<KV>::BuildMerged(Worker&, const Header&, const std::byte*, const Header&,          \
                                          const std::byte*);                                                \
-  template void DexTree<KV>::AbsorbRight(Worker&, cache::ExclusiveGuard&, const Header&);                  \
+  template void DexTree<KV>::AbsorbRight(Worker&, cache::ExclusiveGuard&, const Header&,                   \
+                                          const cache::ExclusiveGuard&);                                   \
   template Status DexTree<KV>::MergeUnderSharedParent(Worker&, cache::ExclusiveGuard&, const Header&,      \
                                                       cache::ExclusiveGuard&, const Header&,               \
                                                       cache::ExclusiveGuard&, const Header&, bool*);       \

@@ -7,7 +7,6 @@
 // is copied and validated before it is decoded; the u64 format's pages are searched in place
 // with every index bounded by the node (docs/SYNCHRONIZATION.md, "DEX's cached pages").
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "common/pool_memory.h"
@@ -25,6 +24,7 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
   if (attempt == 0) {  // a new operation: FinishSplit's state is per operation
     w.make_room = false;
     w.half_split = {};
+    w.reads_upto = 0;
   } else {
     w.ctx.CountRetry();
     if (!attempts.budget) {
@@ -87,6 +87,7 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
       int slot = -1;
       if (!FindInCachedLeaf(w, at.leaf, at.h, key, &slot)) continue;
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+      DMX_RETURN_IF_ERROR(AwaitLanded(w));  // the answer may be a write whose record is in flight
       if (slot < 0) return Status::NotFound();
       ref = leaf.BlockAt(w.copy.data(), at.h, static_cast<uint32_t>(slot));
       if (ref.is_null()) {
@@ -203,6 +204,12 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
   }
   const bool not_swapped = cas != nullptr && s.ok() && !*cas->swapped;
   if ((s.IsNotFound() || not_swapped) && !block.is_null()) FreeValueBlock(w, block);  // never linked
+  if (logging && !w.record.claimed && (s.ok() || s.IsNotFound())) {
+    // Answered from the page without a change of its own (NotFound, a failed comparison):
+    // only once the writes it read are durable (log_watermark.h).
+    Status landed = AwaitLanded(w);
+    if (!landed.ok()) s = landed;
+  }
   if (logging) s = FinishRecord(w, s);
   if (!s.ok()) return s;
   return op == WriteOp::kDelete && underfull ? MergeAfterDelete(w, key) : Status::Ok();
@@ -214,6 +221,7 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
   const auto& leaf = shared_.validator.leaf();
   cache::ExclusiveGuard x = cache::ExclusiveGuard::TryUpgrade(at.leaf);
   if (!x.owns()) return RetryStatus();
+  w.Read(x.frame());  // its answer may rest on a write still being logged
   // Lock coupling: the parent must still be what led here (so no ancestor was evicted and
   // no subtree above could be offloaded meanwhile, §6.2).
   if (!at.parent.Validate()) return RetryStatus();
@@ -252,16 +260,12 @@ Status DexTree<KV>::WriteOwned(Worker& w, WriteOp op, KeyRef key, ValueRef value
     return Status::Corruption("dex: a leaf that fits its entries cannot be built");
   CopyToPool(x.page(), w.image.data(), layout_.node_bytes);
   x.MarkDirty();
-  if (w.record.reserved != 0) {
-    Status logged = ClaimRecord(w, x, op, key);
-    if (!logged.ok()) return UndoUnlogged(x, w.copy.data(), 0, layout_.node_bytes, block, logged);
-  }
   // The pool's image of the leaf may still name the old block until the leaf is written
   // back (pending_blocks.h).
   pending_.Add(x.frame()->remote(), old);
   if (op == WriteOp::kDelete) *underfull = UnderfullNode(w.image.data(), DecodeHeader(w.image.data()));
   if (w.cas != nullptr) *w.cas->swapped = true;
-  return Status::Ok();
+  return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>
@@ -274,33 +278,14 @@ Status DexTree<KV>::RewriteSlot(Worker& w, cache::ExclusiveGuard& x, const Heade
     const auto& leaf = shared_.validator.leaf();
     const uint32_t off = layout_.SlotOffset(slot);
     CopyPage(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
-    std::byte before[Layout::kSlotBytes];  // the slot as it was, should the record fail
-    std::memcpy(before, w.copy.data() + off, Layout::kSlotBytes);
     const tree::ValueBlockRef old = leaf.BlockAt(w.copy.data(), h, slot);
     leaf.EncodeEntry(w.copy.data(), slot, LeafEntry{key, Value(value), block}, h.version);
     CopyToPool(x.page() + off, w.copy.data() + off, Layout::kSlotBytes);
     x.MarkDirty();
-    if (w.record.reserved != 0) {
-      Status logged = ClaimRecord(w, x, op, key);
-      if (!logged.ok()) return UndoUnlogged(x, before, off, Layout::kSlotBytes, block, logged);
-    }
     pending_.Add(x.frame()->remote(), old);
     if (w.cas != nullptr) *w.cas->swapped = true;
-    return Status::Ok();
+    return w.record.reserved != 0 ? ClaimRecord(w, x, op, key) : Status::Ok();
   }
-}
-
-template <tree::KeyValueTraits KV>
-Status DexTree<KV>::UndoUnlogged(cache::ExclusiveGuard& x, const std::byte* before, uint32_t offset, uint32_t bytes,
-                                 const tree::ValueBlockRef& block, Status failure) {
-  // The latch is still ours, so nobody saw the write: it took no effect here, and its record
-  // may or may not have landed, as for any failed write. Dirty either way: an in_pool write
-  // may have written the page through, and the pool must get this image back.
-  CopyToPool(x.page() + offset, before, bytes);
-  x.MarkDirty();
-  // The block the undone write linked: free once the pool's image cannot name it.
-  pending_.Add(x.frame()->remote(), block);
-  return failure;
 }
 
 template <tree::KeyValueTraits KV>
@@ -413,8 +398,6 @@ Status DexTree<KV>::BulkLoad(Worker& w, std::span<const LeafEntry> sorted) {
                                           LeafAt&, bool*);                                                \
   template Status DexTree<KV>::RewriteSlot(Worker&, cache::ExclusiveGuard&, const Header&, WriteOp, KeyRef,  \
                                            ValueRef, const tree::ValueBlockRef&, uint32_t);              \
-  template Status DexTree<KV>::UndoUnlogged(cache::ExclusiveGuard&, const std::byte*, uint32_t, uint32_t,  \
-                                            const tree::ValueBlockRef&, Status);                           \
   template Status DexTree<KV>::LockRemote(Worker&, GlobalAddress, tree::NodeLockGuard&, Header*, bool*);  \
   template Status DexTree<KV>::WriteShared(Worker&, WriteOp, KeyRef, ValueRef, const tree::ValueBlockRef&, \
                                            GlobalAddress);                                                \

@@ -70,6 +70,7 @@ Status DexTree<KV>::ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyR
       }
     } else {
       CopyPage(at.leaf.page(), w.copy.data(), page_layout_.LeafBytes(at.h));
+      w.Read(at.leaf.frame());
       if (!at.leaf.Validate()) continue;
       w.leaf_entries.clear();
       leaf.Collect(w.copy.data(), at.h, &w.leaf_entries);
@@ -92,7 +93,7 @@ Status DexTree<KV>::ScanLeaf(Workers& ws, const tree::ScanRange<KV>& range, KeyR
       out->resize(first);
       continue;
     }
-    return Status::Ok();
+    return AwaitLanded(w);  // the pairs may hold writes whose records are in flight
   }
 }
 
@@ -152,6 +153,7 @@ Status DexTree<KV>::ScanRun(Worker& w, cache::OptimisticGuard& parent, const Hea
       if (!child.cached.Validate()) break;
       h = DecodeHeader(w.copy.data());
       CopyPage(child.cached.page(), w.copy.data(), page_layout_.LeafBytes(h));
+      w.Read(child.cached.frame());
       if (!child.cached.Validate()) break;
       image = w.copy.data();
     } else {

@@ -83,6 +83,8 @@ Status DexTree<KV>::SplitInCache(Worker& w, cache::ExclusiveGuard& node, const H
   auto rg = NewCachedNode(w, addr.node());
   if (!rg.ok()) return rg.status();
   *right = std::move(*rg);
+  // Keys move right: so does the wait for their records (log_watermark.h).
+  right->frame()->redo_end.store(node.frame()->redo_end.load(std::memory_order_relaxed), std::memory_order_relaxed);
   const GlobalAddress raddr = right->frame()->remote();
   CopyPage(node.page(), w.copy.data(), layout_.node_bytes);
   Header rh;

@@ -38,6 +38,9 @@ DexComputeNode<KV>::DexComputeNode(uint32_t id_, uint16_t memory_nodes, const De
   co.frequency = o.frequency;
   co.seed = 0x5EED + id_;
   bm = std::move(cache::BufferManager::Create(co, page_layout)).value();
+  // A change whose record is in flight stays cached: read from the pool (an eviction, then a
+  // miss, offload or private read) nobody could tell it is not durable yet (log_watermark.h).
+  bm->SetLeaveCheck([this](uint64_t redo_end) { return landed.Reached(redo_end, log_tail) == LogWatermark::Reach::kLanded; });
   // The meta page: an internal node with no separators whose leftmost child is the root.
   page_layout.BuildMeta(meta_page.get());
   meta.page = meta_page.get();
@@ -55,13 +58,16 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
       image(tree.layout_.node_bytes),
-      gate(tree.compute_node(compute_node).gate) {
+      gate(tree.compute_node(compute_node).gate),
+      watermark(tree.compute_node(compute_node).landed) {
   pages.SetGuard(tree.lease_.get());
   gate.Register(&gate_slot);
+  watermark.Register(&log_slot);
 }
 
 template <tree::KeyValueTraits KV>
 DexWorker<KV>::~DexWorker() {
+  watermark.Unregister(&log_slot);
   gate.Unregister(&gate_slot);
 }
 
@@ -351,10 +357,12 @@ bool DexTree<KV>::FindInCachedLeaf(Worker& w, const cache::OptimisticGuard& leaf
         const uint32_t off = layout_.SlotOffset(static_cast<uint32_t>(*slot));
         CopyPage(leaf.page() + off, w.copy.data() + off, Layout::kSlotBytes);
       }
+      w.Read(leaf.frame());
       return leaf.Validate();
     }
   }
   CopyPage(leaf.page(), w.copy.data(), page_layout_.LeafBytes(h));
+  w.Read(leaf.frame());
   if (!leaf.Validate()) return false;
   *slot = shared_.validator.leaf().Find(w.copy.data(), h, key);
   return true;
@@ -453,7 +461,8 @@ template <tree::KeyValueTraits KV>
 std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
   uint64_t offload_splits = 0;
   uint64_t offloads = 0, hot_reads = 0, private_reads = 0, fallbacks = 0, merges = 0, shared_merges = 0, root_shrinks = 0,
-           reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0, log_ring = 0;
+           reused = 0, finished_splits = 0, log_appends = 0, log_bytes = 0, checkpoints = 0, replayed = 0, log_ring = 0,
+           record_waits = 0, record_reposts = 0;
   for (const auto& n : nodes_) {
     offloads += n->offload.offloads.load(std::memory_order_relaxed);
     hot_reads += n->offload.hot_reads.load(std::memory_order_relaxed);
@@ -469,6 +478,8 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
     log_bytes += n->log_bytes.load(std::memory_order_relaxed);
     checkpoints += n->checkpoints.load(std::memory_order_relaxed);
     replayed += n->replayed.load(std::memory_order_relaxed);
+    record_waits += n->record_waits.load(std::memory_order_relaxed);
+    record_reposts += n->record_reposts.load(std::memory_order_relaxed);
     if (n->log) log_ring += RedoLog::BlockBytes(n->log->capacity());
   }
   return {{"dmindex.dex.offloads", offloads},
@@ -486,6 +497,8 @@ std::vector<std::pair<std::string, uint64_t>> DexTree<KV>::Counters() const {
           {"dmindex.dex.log-bytes", log_bytes},
           {"dmindex.dex.checkpoints", checkpoints},
           {"dmindex.dex.replayed-keys", replayed},
+          {"dmindex.dex.record-waits", record_waits},
+          {"dmindex.dex.record-reposts", record_reposts},
           {"dmindex.dex.log-ring-bytes", log_ring},  // of Stats().pool_bytes: fixed, not the keys'
           {"dmindex.locks.takeovers", shared_.lock.takeovers()},  // shared nodes' locks (as the core's)
           {"dmindex.locks.repairs", shared_.lock.repairs()}};

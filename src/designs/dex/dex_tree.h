@@ -39,6 +39,7 @@
 #include "designs/dex/node_pages.h"
 #include "designs/dex/offload.h"
 #include "designs/dex/offload_wire.h"
+#include "designs/dex/log_watermark.h"
 #include "designs/dex/operation_gate.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/partition_store.h"
@@ -79,6 +80,10 @@ struct DexComputeNode {
   std::optional<RedoLog> log;
   std::atomic<uint64_t> log_head{0}, log_tail{0}, log_reserved{0};
   std::atomic<uint64_t> log_appends{0}, log_bytes{0}, checkpoints{0}, replayed{0};
+  // How far the log has landed: operations answer only from writes whose records did.
+  LogWatermark landed;
+  // Operations that waited for a record of a write they read; records posted a second time.
+  std::atomic<uint64_t> record_waits{0}, record_reposts{0};
 };
 
 template <tree::KeyValueTraits KV>
@@ -117,7 +122,8 @@ struct DexWorker {
     uint64_t reserved = 0;   // ring bytes reserved for it (0: the operation logs nothing)
     bool in_pool = false;    // too long for the ring: the page is written through instead
     bool claimed = false;    // applied to its page: it must be appended before acknowledging
-    bool appended = false;   // its WRITE completed (under the page's latch)
+    bool visible = false;    // applied to a cached page other operations read
+    bool landed = false;     // its WRITE completed
     uint64_t pos = 0;
     std::string_view value;  // the write's value (also when it is in a block)
     std::vector<std::byte> bytes;
@@ -126,6 +132,14 @@ struct DexWorker {
   // This worker's mark in its compute node's gate (registered for the worker's lifetime).
   OperationGate& gate;
   OperationGate::Slot gate_slot;
+  // Its record in flight (log_watermark.h), and the largest redo_end of the pages this
+  // operation answers from: it answers once the log landed up to there.
+  LogWatermark& watermark;
+  LogWatermark::Slot log_slot;
+  uint64_t reads_upto = 0;
+  void Read(const cache::BufferFrame* f) {
+    reads_upto = std::max(reads_upto, f->redo_end.load(std::memory_order_relaxed));
+  }
 };
 
 // One session's workers: one per compute node the session's keys were routed to. Compute
@@ -293,10 +307,6 @@ class DexTree {
   // held by `x` (header h), in place.
   Status RewriteSlot(Worker& w, cache::ExclusiveGuard& x, const Header& h, WriteOp op, KeyRef key, ValueRef value,
                      const tree::ValueBlockRef& block, uint32_t slot);
-  // A write to the leaf held by `x` whose record failed: puts `bytes` of `before` back at
-  // `offset` before the latch goes, and returns `failure`.
-  Status UndoUnlogged(cache::ExclusiveGuard& x, const std::byte* before, uint32_t offset, uint32_t bytes,
-                      const tree::ValueBlockRef& block, Status failure);
   Status WriteShared(Worker& w, WriteOp op, KeyRef key, ValueRef value, const tree::ValueBlockRef& block,
                      GlobalAddress leaf);
   // Takes the remote lock of a shared node and reads it into w.ctx.node(); *valid is false
@@ -322,16 +332,19 @@ class DexTree {
   // (the caller leaves the compute node's gate and checkpoints).
   bool ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_bytes);
   // Under the written leaf's exclusive latch, right after the write was applied to it: the
-  // record's position (so positions follow the order of writes to each key), its bytes, and
-  // its append, before the latch is released (no operation sees an unlogged write). A leaf
-  // that was not admitted carries the record in its write-back's batch instead. On a failure
-  // the caller undoes the write before releasing the latch.
+  // record's position (so positions follow the order of writes to each key) and bytes, and
+  // the page's redo_end. A leaf that was not admitted carries the record in its write-back's
+  // batch.
   Status ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key);
-  // After the operation: appends a claimed record that neither the latch holder nor a
-  // write-back carried (a transient page's in_pool record), and counts it.
+  // After the operation: appends a claimed record no write-back carried (the write is
+  // acknowledged only after it landed), posting it once more if the first post failed.
   Status FinishRecord(Worker& w, Status s);
-  // Gives an unclaimed reservation back and forgets the record (every way out of a write).
+  // Gives an unclaimed reservation back, settles a claimed record in the watermark and
+  // forgets the record (every way out of a write).
   void ReleaseRecord(Worker& w);
+  // Before an operation answers from cached pages (w.reads_upto): waits for the records of
+  // the writes it read to land; Unavailable if one failed and no checkpoint covered it yet.
+  Status AwaitLanded(Worker& w);
   // Writes every dirty page of `n` back and truncates its log to what was applied before
   // (maps_mu_ held: no repartitioning drops the cache meanwhile).
   Status Checkpoint(ComputeNode& n);
@@ -422,7 +435,7 @@ class DexTree {
   // appended; false if they do not fit one node or would leave it over MergeLeavesRoom.
   bool BuildMerged(Worker& w, const Header& lh, const std::byte* lcopy, const Header& rh, const std::byte* rcopy);
   // Installs w.image (BuildMerged) as `left`'s page.
-  void AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh);
+  void AbsorbRight(Worker& w, cache::ExclusiveGuard& left, const Header& lh, const cache::ExclusiveGuard& right);
   Status ShrinkRoot(Worker& w, LeafAt& at, bool* merged);
   // A node leaving the tree: its remote image is overwritten as dead (kFlagDead), then its
   // frame is dropped and its block kept for NewCachedNode.
