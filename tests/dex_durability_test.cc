@@ -304,18 +304,23 @@ TEST(DexDurability, LogWrapsUnderLoad) {
   testing::CheckNothingAcknowledgedLost(**host, acked);
 }
 
-// Fails the first `count` WRITEs into [from, to) after `arm()`, or (count 0) runs `hold` on the
-// first one before passing it: the record of a write failing (both of its posts), or still in
-// flight while the test looks.
+// Fails the first `count` WRITEs into [from, to) that the thread which called `arm()` posts,
+// or (count 0) runs `hold` on the first one before passing it: the record of a write failing
+// (both of its posts), or still in flight while the test looks. Other threads' WRITEs (the
+// write-back thread posting a failed record again) pass.
 class RecordScript final : public fabric::VerbScript {
  public:
   RecordScript(GlobalAddress from, GlobalAddress to, int count, std::function<void()> hold = {})
       : from_(from), to_(to), count_(count), hold_(std::move(hold)) {}
-  void arm() { armed_.store(true); }
+  void arm() {
+    armer_ = std::this_thread::get_id();
+    armed_.store(true);
+  }
   int seen() const { return seen_.load(); }
   Outcome Run(const fabric::VerbCopy& c) override {
     const fabric::Verb& v = c.verb();
-    if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_))
+    if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_) ||
+        std::this_thread::get_id() != armer_)
       return Outcome::kPass;
     const int n = seen_.fetch_add(1);
     if (count_ == 0) {
@@ -329,6 +334,7 @@ class RecordScript final : public fabric::VerbScript {
   const GlobalAddress from_, to_;
   const int count_;
   const std::function<void()> hold_;
+  std::thread::id armer_;
   std::atomic<bool> armed_{false};
   std::atomic<int> seen_{0};
 };

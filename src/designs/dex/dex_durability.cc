@@ -245,7 +245,7 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
     // A change in a cached page without its record: readers of it answer Unavailable until a
     // checkpoint has written it back (the write-back is woken for that).
     if (r.visible && !r.landed) {
-      n.landed.Failed(w.log_slot, r.pos);
+      n.landed.Failed(w.log_slot, r.pos, r.bytes);
       KickWriteBack();
     } else {
       LogWatermark::Landed(w.log_slot);
@@ -306,6 +306,24 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
 }
 
 template <tree::KeyValueTraits KV>
+void DexTree<KV>::RepostFailed(ComputeNode& n) {
+  if (!n.log) return;
+  for (auto& [pos, bytes] : n.landed.FailedRecords()) {
+    // maps_mu_ is held: the head (only moved under it) cannot pass pos meanwhile, so the
+    // record's slot is still its own.
+    if (pos < n.log_head.load()) continue;  // a checkpoint covered it
+    fabric::Verb verbs[2];
+    const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(pos, bytes, verbs))};
+    fabric::Endpoint& ep = maintenance_->ctx.ep;
+    const Status s = lease_ ? ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                            : ep.Post(record, fabric::Ordering::kUnordered);
+    if (!s.ok()) return;  // the next round tries again
+    n.record_reposts.fetch_add(1, std::memory_order_relaxed);
+    n.landed.Reposted(pos);
+  }
+}
+
+template <tree::KeyValueTraits KV>
 Status DexTree<KV>::TruncateLog(ComputeNode& n) {
   if (!n.log) return Status::Ok();
   const uint64_t tail = n.log_tail.load();
@@ -346,7 +364,12 @@ void DexTree<KV>::WriteBackLoop() {
     lk.unlock();
     {
       std::lock_guard maps(maps_mu_);
-      for (auto& n : nodes_) (void)Checkpoint(*n);
+      for (auto& n : nodes_) {
+        // Failed records first: posting them needs no gate, so operations waiting inside the
+        // gate for what they block (a frame, a record) get it before the barrier waits for them.
+        RepostFailed(*n);
+        (void)Checkpoint(*n);
+      }
     }
     lk.lock();
   }
@@ -359,6 +382,7 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::ClaimRecord(Worker&, cache::ExclusiveGuard&, WriteOp, KeyRef);  \
   template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
+  template void DexTree<KV>::RepostFailed(ComputeNode&);                                       \
   template void DexTree<KV>::ReleaseRecord(Worker&);                                           \
   template Status DexTree<KV>::Checkpoint(ComputeNode&);                                       \
   template Status DexTree<KV>::TruncateLog(ComputeNode&);                                      \

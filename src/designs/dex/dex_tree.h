@@ -348,6 +348,8 @@ class DexTree {
   // Writes every dirty page of `n` back and truncates its log to what was applied before
   // (maps_mu_ held: no repartitioning drops the cache meanwhile).
   Status Checkpoint(ComputeNode& n);
+  // The write-back thread's first step (maps_mu_ held): the failed records of `n` posted again.
+  void RepostFailed(ComputeNode& n);
   // After a flush of `n` with its gate held exclusively: nothing in the log is needed.
   Status TruncateLog(ComputeNode& n);
   void StartWriteBack();

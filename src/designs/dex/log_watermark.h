@@ -18,15 +18,19 @@
 // bound of the position it is appending (written before the position is claimed, so a reader
 // that read a page carrying that record, and then the tail, sees the slot - both are
 // sequentially consistent), or kNone. A record whose append failed (its WRITE and the one
-// re-post failed: the memory server stayed away) goes to the failed set, which a checkpoint
-// clears: its flush wrote every change below its barrier's tail to the pool. An operation
-// that read such a change answers Unavailable until then.
+// re-post failed: the memory server stayed away) goes to the failed set, with its bytes. The
+// write-back thread posts those again, outside the compute node's gate, and a checkpoint
+// clears the set below its barrier's tail (its flush wrote every change below it to the
+// pool). An operation that read such a change answers Unavailable until then, and its page
+// stays cached (BufferManager::SetLeaveCheck), as does every page changed after it.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <set>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "common/runtime.h"
@@ -58,10 +62,10 @@ class LogWatermark {
   // The worker's record landed (or was never visible to anyone: a transient page).
   static void Landed(Slot& s) { s.appending.store(kNone, std::memory_order_seq_cst); }
   // Its append failed for good: readers of its change answer Unavailable until a checkpoint.
-  void Failed(Slot& s, uint64_t pos) {
+  void Failed(Slot& s, uint64_t pos, std::vector<std::byte> bytes) {
     {
       std::lock_guard lk(mu_);
-      failed_.insert(pos);
+      failed_.emplace(pos, std::move(bytes));
     }
     s.appending.store(kNone, std::memory_order_seq_cst);  // after the insert: see Reached
   }
@@ -70,7 +74,16 @@ class LogWatermark {
   void Covered(uint64_t upto) {
     std::lock_guard lk(mu_);
     failed_.erase(failed_.begin(), failed_.lower_bound(upto));
-    Raise(std::min(upto, failed_.empty() ? kNone : *failed_.begin()));
+    Raise(std::min(upto, failed_.empty() ? kNone : failed_.begin()->first));
+  }
+  // The failed records (position, bytes), to be posted again; Reposted when one landed.
+  std::vector<std::pair<uint64_t, std::vector<std::byte>>> FailedRecords() {
+    std::lock_guard lk(mu_);
+    return {failed_.begin(), failed_.end()};
+  }
+  void Reposted(uint64_t pos) {
+    std::lock_guard lk(mu_);
+    failed_.erase(pos);
   }
 
   // Whether every record below `end` has landed. Cheap when it is known to have.
@@ -80,7 +93,7 @@ class LogWatermark {
     std::lock_guard lk(mu_);
     // Slots before the failed set: a record that failed is in the set before its slot clears.
     for (const Slot* s : slots_) low = std::min(low, s->appending.load(std::memory_order_seq_cst));
-    const uint64_t failed = failed_.empty() ? kNone : *failed_.begin();
+    const uint64_t failed = failed_.empty() ? kNone : failed_.begin()->first;
     Raise(std::min(low, failed));
     if (failed < std::min(low, end)) return Reach::kFailed;
     return end <= low ? Reach::kLanded : Reach::kInFlight;
@@ -96,7 +109,7 @@ class LogWatermark {
   std::atomic<uint64_t> landed_{0};  // every record below it landed (a lower bound)
   runtime::Mutex mu_;                // slots_, failed_
   std::vector<Slot*> slots_;
-  std::set<uint64_t> failed_;
+  std::map<uint64_t, std::vector<std::byte>> failed_;  // position -> the record's bytes
 };
 
 }  // namespace dmindex::designs::dex
