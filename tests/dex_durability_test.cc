@@ -9,7 +9,7 @@
 //    most only in its cache; then it "dies" inside one more write's append - before it, after
 //    each 8-byte word of the record, or after the record landed but before the
 //    acknowledgement - for a leaf in the cache (the append is the operation's round trip) and
-//    a leaf that was not admitted (the append rides with the page's write-back). Another
+//    a leaf that was not admitted (the append goes before the page's write-back). Another
 //    process takes its compute nodes over and must find every acknowledged write, and for the
 //    cut one either outcome.
 //  * DexDurability.AWriteIsAnsweredFromOnlyOnceItsRecordLanded: a lookup and a scan that

@@ -12,10 +12,10 @@
 // write is applied, so two writes of one key get positions in the order they took effect
 // (splits and merges move keys only under the latches of both nodes). The write is
 // acknowledged after the record's WRITE completed: for an admitted leaf that is the
-// operation's only round trip (a cache hit had none), posted before the latch is released
-// (nobody sees a write before its record landed; a failed one is undone first); a leaf that
-// was not admitted is written back at the end of the operation and the record rides in the
-// same batch.
+// operation's only round trip (a cache hit had none), posted after the latch is released
+// (log_watermark.h: nobody answers from the write before it landed); a leaf that was not
+// admitted is written back at the end of the operation, after its record landed (readers of
+// the pool must not find a change whose record may never land).
 //
 // Truncation (Checkpoint): with the compute node's gate closed for an instant no
 // operation is between claiming a record and finishing, so every record below the tail read
@@ -193,47 +193,59 @@ Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp 
   LogWatermark::Begin(w.log_slot, n.log_tail);  // before the position exists (log_watermark.h)
   r.pos = n.log_tail.fetch_add(r.reserved);
   r.claimed = true;
-  // Nobody reads a transient page (others wait for its frame) and a failed write-back drops
-  // it; a cached one is read as soon as the latch goes, and answered from once this lands.
+  // Nobody reads a transient page (others wait for its frame, or read the pool); a cached
+  // one is read as soon as the latch goes, and answered from once its record landed.
   r.visible = !transient;
   if (r.visible) leaf.frame()->redo_end.store(r.pos + r.reserved, std::memory_order_relaxed);
   RedoLog::Encode(r.pos, lop, tree::PublicKeys<Keys>::Public(key),
                   lop == RedoLog::Op::kPut ? r.value : std::string_view{}, &r.bytes);
   if (transient && !r.in_pool) {
-    fabric::Verb verbs[2];
-    w.pages.Accompany({verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))});
+    // A page that was not admitted reaches the pool at the end of the operation, where a
+    // private READ or an offloaded lookup may read it at once: its record lands first. If it
+    // fails, the page is dropped unwritten (the write took no effect in the pool).
+    Status posted = PostRecord(w);
+    if (!posted.ok()) {
+      leaf.frame()->dirty.store(false, std::memory_order_relaxed);
+      return posted;
+    }
   }
   return Status::Ok();
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
+Status DexTree<KV>::PostRecord(Worker& w) {
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
-  if (!s.ok() || !r.claimed) return s;
-  if (!w.pages.Carried()) {
-    // A fenced process acknowledges nothing more: the record goes out only while the lease is
-    // live at the instant it is posted (fabric::PostGuard).
-    fabric::Verb verbs[2];
-    const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
-    const auto post = [&] {
-      return lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
-                    : w.ctx.ep.Post(record, fabric::Ordering::kUnordered);
-    };
-    Status posted = post();
-    if (!posted.ok() && r.visible) {
-      // In flight when its memory server went away: its outcome is unknown, and others may
-      // be waiting on it. The same bytes once more (a restarting server is waited for there)
-      // settle it; if that fails too, the server stayed away and the record failed.
-      n.record_reposts.fetch_add(1, std::memory_order_relaxed);
-      posted = post();
-    }
-    DMX_RETURN_IF_ERROR(posted);
+  // A fenced process acknowledges nothing more: the record goes out only while the lease is
+  // live at the instant it is posted (fabric::PostGuard).
+  fabric::Verb verbs[2];
+  const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
+  const auto post = [&] {
+    return lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                  : w.ctx.ep.Post(record, fabric::Ordering::kUnordered);
+  };
+  Status posted = post();
+  if (!posted.ok()) {
+    // In flight when its memory server went away: its outcome is unknown, and others may be
+    // waiting on it. The same bytes once more (a restarting server is waited for there)
+    // settle it; if that fails too, the server stayed away and the record failed.
+    n.record_reposts.fetch_add(1, std::memory_order_relaxed);
+    posted = post();
   }
+  DMX_RETURN_IF_ERROR(posted);
   r.landed = true;
   n.log_appends.fetch_add(1, std::memory_order_relaxed);
   n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);
-  return s;
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
+  auto& r = w.record;
+  if (!s.ok() || !r.claimed || r.landed) return s;
+  // A cached page's record, after its latch was released; or a transient page's in_pool
+  // record, after the page it points to reached the pool.
+  return PostRecord(w);
 }
 
 template <tree::KeyValueTraits KV>
@@ -257,8 +269,6 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
   r.landed = false;
   r.in_pool = false;
   r.value = {};
-  w.pages.Accompany({});
-  (void)w.pages.Carried();
 }
 
 template <tree::KeyValueTraits KV>
@@ -382,6 +392,7 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::ClaimRecord(Worker&, cache::ExclusiveGuard&, WriteOp, KeyRef);  \
   template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
+  template Status DexTree<KV>::PostRecord(Worker&);                                            \
   template void DexTree<KV>::RepostFailed(ComputeNode&);                                       \
   template void DexTree<KV>::ReleaseRecord(Worker&);                                           \
   template Status DexTree<KV>::Checkpoint(ComputeNode&);                                       \

@@ -336,9 +336,11 @@ class DexTree {
   // the page's redo_end. A leaf that was not admitted carries the record in its write-back's
   // batch.
   Status ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key);
-  // After the operation: appends a claimed record no write-back carried (the write is
-  // acknowledged only after it landed), posting it once more if the first post failed.
+  // After the operation: appends a claimed record that has not landed yet (the write is
+  // acknowledged only after it landed).
   Status FinishRecord(Worker& w, Status s);
+  // Posts the worker's record, once more if the first post failed; sets record.landed.
+  Status PostRecord(Worker& w);
   // Gives an unclaimed reservation back, settles a claimed record in the watermark and
   // forgets the record (every way out of a write).
   void ReleaseRecord(Worker& w);

@@ -149,13 +149,9 @@ template <tree::KeyValueTraits KV>
 Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
   encoded_.resize(t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
-  const bool carries = !companions_.empty();
-  companions_.push_back(fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
-  Status posted = guard_ != nullptr ? ctx_.ep.Post(companions_, fabric::Ordering::kUnordered, *guard_)
-                                    : ctx_.ep.Post(companions_, fabric::Ordering::kUnordered);
-  companions_.clear();
-  DMX_RETURN_IF_ERROR(posted);
-  if (carries) carried_ = true;
+  fabric::Verb write = fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes);
+  DMX_RETURN_IF_ERROR(guard_ != nullptr ? ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered, *guard_)
+                                        : ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered));
   RetirePending(addr);
   return Status::Ok();
 }

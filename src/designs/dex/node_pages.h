@@ -172,18 +172,6 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // Re-encodes an unswizzled page with a fresh version and WRITEs it; then the value blocks
   // the page's changes unlinked (PendingBlocks) are retired.
   Status WriteBack(GlobalAddress addr, const std::byte* page) override;
-  // Verbs to post in the same batch as the next WriteBack: a non-admitted leaf's redo
-  // record (dex_durability.cc), so its write-back and the record cost one round trip.
-  // Carried() tells (once) whether a write-back took them; Accompany({}) drops them.
-  void Accompany(std::span<const fabric::Verb> verbs) {
-    companions_.assign(verbs.begin(), verbs.end());
-    carried_ = false;
-  }
-  bool Carried() {
-    const bool c = carried_;
-    carried_ = false;
-    return c;
-  }
   // Encodes an image for remote memory (fresh version, valid check words) into `out`.
   Status Encode(const std::byte* page, std::byte* out);
   // Retires the value blocks waiting for `leaf` (just written back, or dead).
@@ -203,9 +191,7 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   std::vector<tree::LeafEntry<KV>> leaf_entries_;
   std::vector<tree::InternalEntry<KV>> internal_entries_;
   std::vector<tree::ValueBlockRef> retiring_;
-  std::vector<fabric::Verb> companions_;  // Accompany
   fabric::PostGuard* guard_ = nullptr;
-  bool carried_ = false;
 };
 
 }  // namespace dmindex::designs::dex
