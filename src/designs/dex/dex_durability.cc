@@ -213,17 +213,21 @@ Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp 
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::PostRecord(Worker& w) {
-  ComputeNode& n = compute_node(w.cn);
-  auto& r = w.record;
+Status DexTree<KV>::PostLogBytes(fabric::Endpoint& ep, ComputeNode& n, uint64_t pos,
+                                 const std::vector<std::byte>& bytes) {
   // A fenced process acknowledges nothing more: the record goes out only while the lease is
   // live at the instant it is posted (fabric::PostGuard).
   fabric::Verb verbs[2];
-  const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
-  const auto post = [&] {
-    return lease_ ? w.ctx.ep.Post(record, fabric::Ordering::kUnordered, *lease_)
-                  : w.ctx.ep.Post(record, fabric::Ordering::kUnordered);
-  };
+  const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(pos, bytes, verbs))};
+  return lease_ ? ep.Post(record, fabric::Ordering::kUnordered, *lease_)
+                : ep.Post(record, fabric::Ordering::kUnordered);
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::PostRecord(Worker& w) {
+  ComputeNode& n = compute_node(w.cn);
+  auto& r = w.record;
+  const auto post = [&] { return PostLogBytes(w.ctx.ep, n, r.pos, r.bytes); };
   Status posted = post();
   if (!posted.ok()) {
     // In flight when its memory server went away: its outcome is unknown, and others may be
@@ -254,8 +258,8 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
   ComputeNode& n = compute_node(w.cn);
   if (r.reserved != 0 && !r.claimed) n.log_reserved.fetch_sub(r.reserved);
   if (r.claimed) {
-    // A change in a cached page without its record: readers of it answer Unavailable until a
-    // checkpoint has written it back (the write-back is woken for that).
+    // A change in a cached page without its record: readers of it answer Unavailable until the
+    // write-back thread (woken for that) posts the record again or a checkpoint covers it.
     if (r.visible && !r.landed) {
       n.landed.Failed(w.log_slot, r.pos, r.bytes);
       KickWriteBack();
@@ -322,12 +326,7 @@ void DexTree<KV>::RepostFailed(ComputeNode& n) {
     // maps_mu_ is held: the head (only moved under it) cannot pass pos meanwhile, so the
     // record's slot is still its own.
     if (pos < n.log_head.load()) continue;  // a checkpoint covered it
-    fabric::Verb verbs[2];
-    const std::span<fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(pos, bytes, verbs))};
-    fabric::Endpoint& ep = maintenance_->ctx.ep;
-    const Status s = lease_ ? ep.Post(record, fabric::Ordering::kUnordered, *lease_)
-                            : ep.Post(record, fabric::Ordering::kUnordered);
-    if (!s.ok()) return;  // the next round tries again
+    if (!PostLogBytes(maintenance_->ctx.ep, n, pos, bytes).ok()) return;  // the next round tries again
     n.record_reposts.fetch_add(1, std::memory_order_relaxed);
     n.landed.Reposted(pos);
   }
@@ -393,6 +392,8 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
   template Status DexTree<KV>::PostRecord(Worker&);                                            \
+  template Status DexTree<KV>::PostLogBytes(fabric::Endpoint&, ComputeNode&, uint64_t,          \
+                                            const std::vector<std::byte>&);                     \
   template void DexTree<KV>::RepostFailed(ComputeNode&);                                       \
   template void DexTree<KV>::ReleaseRecord(Worker&);                                           \
   template Status DexTree<KV>::Checkpoint(ComputeNode&);                                       \

@@ -341,6 +341,8 @@ class DexTree {
   Status FinishRecord(Worker& w, Status s);
   // Posts the worker's record, once more if the first post failed; sets record.landed.
   Status PostRecord(Worker& w);
+  // One record's bytes at `pos` of n's log, only while this process's lease is live.
+  Status PostLogBytes(fabric::Endpoint& ep, ComputeNode& n, uint64_t pos, const std::vector<std::byte>& bytes);
   // Gives an unclaimed reservation back, settles a claimed record in the watermark and
   // forgets the record (every way out of a write).
   void ReleaseRecord(Worker& w);
