@@ -198,6 +198,43 @@ TEST(InProcFaults, FailedHeldWriteLandsOnlyItsFirstPieces) {
   EXPECT_EQ(got[15], 7u);
 }
 
+// A test's script lives on its stack; a design's background thread may have picked it up just
+// before the test removed it (CI's TSan run: DEX's write-back thread still inside a script
+// the test had removed and its next loop iteration rebuilt at the same address). Removing a
+// script returns only once no thread runs it.
+TEST(InProcFaults, RemovingAScriptWaitsForTheThreadStillRunningIt) {
+  auto f = MakeFabric();
+  GlobalAddress node = FirstChunk(0);
+  HeldVerb hold(HeldVerb::At(VerbKind::kWrite, node), {});
+  f->SetVerbScript(&hold);
+  std::thread writer([&] {
+    auto ep = std::move(f->Connect()).value();
+    uint64_t word = 5;
+    EXPECT_TRUE(ep->Write(node, &word, sizeof word).ok());
+  });
+  ASSERT_TRUE(hold.WaitHeld());
+  std::atomic<bool> removed{false};
+  std::thread remover([&] {
+    f->SetVerbScript(nullptr);
+    removed.store(true);
+  });
+  // However long the writer stays inside the script, the removal has not returned: a false
+  // here is the bug whatever the machine's load (the sleep only gives it the chance to show).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(removed.load()) << "the script was removed while a thread was running it";
+  hold.Release();
+  writer.join();
+  remover.join();
+  EXPECT_TRUE(removed.load());
+  // Removed: a verb now passes untouched, and no count is left behind.
+  auto ep = std::move(f->Connect()).value();
+  uint64_t word = 6, got = 0;
+  ASSERT_TRUE(ep->Write(node, &word, sizeof word).ok());
+  ASSERT_TRUE(ep->Read(node, &got, sizeof got).ok());
+  EXPECT_EQ(got, 6u);
+  f->SetVerbScript(nullptr);  // returns at once
+}
+
 TEST(InProcFaults, InvalidOptionsAreRejected) {
   InProcOptions o;
   o.pool_bytes = 1000;

@@ -89,7 +89,8 @@ void InProcEndpoint::CopyPieces(const Verb& v, std::byte* target) {
 }
 
 Status InProcEndpoint::Execute(const Verb& v, MemoryNode& node, bool tear) {
-  VerbScript* script = fabric_->script_.load(std::memory_order_acquire);
+  const ScriptSlot::Borrowed borrowed = fabric_->script_.Borrow();
+  VerbScript* script = borrowed.get();
   if (v.is_atomic()) {
     const VerbScript::AtomicOutcome o = script == nullptr ? VerbScript::AtomicOutcome::kPass : script->RunAtomic(v);
     if (o == VerbScript::AtomicOutcome::kPass) return node.Execute(v);
@@ -136,7 +137,8 @@ Status InProcEndpoint::Send(std::span<Verb> verbs, Ordering ordering, PostGuard*
   }
   // A script may hold the batch here, as the UCX fabric's wait for a restarting server does;
   // the guard is asked after it, as there.
-  if (VerbScript* script = fabric_->script_.load(std::memory_order_acquire)) script->BeforePost(verbs);
+  if (const ScriptSlot::Borrowed script = fabric_->script_.Borrow(); script.get() != nullptr)
+    script.get()->BeforePost(verbs);
   if (guard != nullptr) DMX_RETURN_IF_ERROR(guard->MayPost());
   if (NetworkModel* model = fabric_->options_.network.get()) {
     const auto land = [&] { return Land(verbs, ordering); };

@@ -80,8 +80,9 @@ class InProcFabric final : public Fabric {
   void SetFaults(const FaultOptions& faults);
   FaultOptions faults() const;
   // Deterministic tests: every READ and WRITE is first offered to `script` (verb_script.h);
-  // nullptr removes it. Not owned: remove it before destroying it.
-  void SetVerbScript(VerbScript* script) { script_.store(script, std::memory_order_release); }
+  // nullptr removes it. Not owned: remove it before destroying it; removal returns once no
+  // thread still runs a script (ScriptSlot).
+  void SetVerbScript(VerbScript* script) { script_.Set(script); }
 
  protected:
   Result<std::unique_ptr<Endpoint>> DoConnect() override;
@@ -104,7 +105,7 @@ class InProcFabric final : public Fabric {
   std::atomic<double> delay_probability_{0.0};
   std::atomic<uint32_t> delay_max_us_{0};
   std::atomic<uint64_t> seed_counter_{0};
-  std::atomic<VerbScript*> script_{nullptr};
+  ScriptSlot script_;
   uint64_t base_seed_ = 42;
 };
 

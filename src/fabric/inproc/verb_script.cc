@@ -68,4 +68,19 @@ VerbScript::Outcome HeldVerb::Run(const VerbCopy& copy) {
   return Outcome::kDone;
 }
 
+// Every step is sequentially consistent: a poster counted after Set(nullptr) saw the count at
+// zero was counted after the store of nullptr, and so loads nullptr (or a later script). Once
+// nullptr is stored, new posters stop at the first load: the count drains.
+ScriptSlot::Borrowed ScriptSlot::Borrow() {
+  if (script_.load() == nullptr) return Borrowed(nullptr, nullptr);
+  users_.fetch_add(1);
+  return Borrowed(script_.load(), &users_);
+}
+
+void ScriptSlot::Set(VerbScript* script) {
+  script_.store(script);
+  if (script != nullptr) return;
+  while (users_.load() != 0) runtime::Yield();
+}
+
 }  // namespace dmindex::fabric

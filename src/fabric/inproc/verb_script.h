@@ -17,6 +17,7 @@
 // (the server died with the reply in flight), so the poster cannot know it landed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -111,6 +112,38 @@ class HeldVerb final : public VerbScript {
   runtime::Mutex mu_;
   runtime::CondVar cv_;
   Phase phase_ = Phase::kArmed;
+};
+
+// Where the fabric keeps the installed script. A test's script usually lives on its stack and
+// goes away right after the test removes it, while other threads (a design's background
+// thread, a worker) may have picked it up for a verb a moment before: removing the script
+// (Set(nullptr)) therefore returns only once no thread still runs a script installed before.
+// Replacing one script by another does not wait: a test may swap scripts while a verb is held
+// in the old one (it removes the last one when every held verb is released). A poster that
+// finds no script pays one load; the count is taken only while a script is installed.
+class ScriptSlot {
+ public:
+  class Borrowed {
+   public:
+    Borrowed(VerbScript* script, std::atomic<uint64_t>* users) : script_(script), users_(users) {}
+    Borrowed(const Borrowed&) = delete;
+    Borrowed& operator=(const Borrowed&) = delete;
+    ~Borrowed() {
+      if (users_ != nullptr) users_->fetch_sub(1);
+    }
+    VerbScript* get() const { return script_; }
+
+   private:
+    VerbScript* const script_;
+    std::atomic<uint64_t>* const users_;
+  };
+
+  Borrowed Borrow();
+  void Set(VerbScript* script);
+
+ private:
+  std::atomic<VerbScript*> script_{nullptr};
+  std::atomic<uint64_t> users_{0};  // posters that found a script and may be running it
 };
 
 }  // namespace dmindex::fabric
