@@ -248,6 +248,7 @@ class BufferManager {
 
   mutable runtime::Mutex workers_mu_;
   std::vector<CacheWorker*> workers_;
+  std::atomic<uint64_t> workers_joined_{0};  // ordinals of workers' random streams
   CacheStats retired_;  // counters of destroyed workers
   // Scratch frames of workers, kept for the cache's lifetime: another thread that found one
   // in the mapping table may still read its state after its worker is gone.

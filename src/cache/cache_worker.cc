@@ -1,15 +1,27 @@
 #include "cache/cache_worker.h"
 
+#include <random>
+
 #include "cache/buffer_manager.h"
 #include "cache/guards.h"
-#include "common/runtime.h"
 
 namespace dmindex::cache {
+
+namespace {
+// A worker's stream derives from the cache's seed and the order in which workers joined it:
+// runs replay exactly (the cache's tests assert what a seeded stream samples), and no two
+// workers of one cache sample alike.
+std::mt19937_64 WorkerStream(uint64_t seed, uint64_t ordinal) {
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(ordinal),
+                    static_cast<uint32_t>(ordinal >> 32)};
+  return std::mt19937_64(seq);
+}
+}  // namespace
 
 CacheWorker::CacheWorker(BufferManager& bm, PageWriter& writer)
     : bm_(bm),
       writer_(writer),
-      rng_(bm.options().seed ^ runtime::Entropy()),
+      rng_(WorkerStream(bm.options().seed, bm.workers_joined_.fetch_add(1, std::memory_order_relaxed))),
       staging_(new std::byte[bm.options().page_bytes]),
       scratch_(bm.Register(this)),
       private_page_(new std::byte[bm.options().page_bytes]()),
