@@ -66,6 +66,23 @@ TEST(SimComputeModel, ACalibrationGivesEachDesignItsOwnCostsAndTheDefaultOtherwi
   EXPECT_EQ(again->For("naive")[kVerb], 1001);
   EXPECT_EQ(again->For("sherman")[kVerb], 7000);
 
+  // Per workload: label@workload, then name@workload, then the label's and the name's lines.
+  ComputeProfile ro, below_zero;
+  for (int i = 0; i < 2000; ++i) ro.Add(CallKind::kVerb, 300);
+  for (int i = 0; i < 2000; ++i) below_zero.Add(CallKind::kClock, -100);
+  learned.Learn("naive@dex-ro", ro);
+  learned.Learn("sherman:hocl=off@dex-ro", below_zero);
+  EXPECT_EQ(learned.For("naive", "dex-ro")[kVerb], 300);
+  EXPECT_EQ(learned.For("naive:x=1", "dex-ro")[kVerb], 300);  // the name's line for that workload
+  EXPECT_EQ(learned.For("naive", "dex-wi")[kVerb], 1000.5);   // no line for dex-wi: the design's
+  EXPECT_EQ(learned.For("naive")[kVerb], 1000.5);
+  EXPECT_EQ(learned.For("sherman:hocl=off", "dex-ro")[kClock], 0);  // a measured residual below zero
+  EXPECT_EQ(learned.For("sherman", "dex-ro")[kVerb], 7000);
+  { std::ofstream(path) << learned.Format(); }
+  auto per_workload = Calibration::Read(path);
+  ASSERT_TRUE(per_workload.ok()) << per_workload.status().ToString();
+  EXPECT_EQ(per_workload->For("naive", "dex-ro")[kVerb], 300);
+
   for (const char* bad : {"design\n", "design x verb\n", "default verb=x\n", "nonsense\n", "design x bogus=1\n"}) {
     { std::ofstream(path) << bad; }
     auto r = Calibration::Read(path);

@@ -103,9 +103,11 @@ void Phase::OnMeeting() {
     properties_before_ = Properties(index_);
     verbs_before_ = fabric_.TotalCounts();
     start_ = runtime::Now();
+    if (options_.on_measured_phase) options_.on_measured_phase(true);
     measuring_.store(true);
   } else {
     end_ = runtime::Now();
+    if (options_.on_measured_phase) options_.on_measured_phase(false);
     verbs_after_ = fabric_.TotalCounts();
     stats_after_ = index_.Stats();
     properties_after_ = Properties(index_);

@@ -45,6 +45,11 @@ struct MeasureOptions {
   // Called by each thread for each operation it completed (warm-up included), e.g. to
   // record a trace; `sequence` orders them across threads by completion.
   std::function<void(uint32_t thread, uint64_t sequence, const Operation& op)> on_completed;
+  // Called when the measured phase begins (true) and ends (false), by the last thread to
+  // reach each meeting point, with no operation in flight: a simulation charges compute to
+  // the measured operations only, not to the bulk load, warm-up or final check
+  // (docs/SIMULATION.md, "Calibration").
+  std::function<void(bool measuring)> on_measured_phase;
   // Stops waiting for a stuck run: on_stall gets a report of every thread's operation; the
   // run then ends with an error once the threads return (if they ever do).
   WatchdogOptions watchdog;

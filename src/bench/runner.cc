@@ -153,6 +153,7 @@ Result<RunResult> Runner::Run(const DesignChoice& design, const WorkloadSpec& sp
   mo.label = label;
   mo.watchdog = config.watchdog;
   mo.codec = codec;
+  mo.on_measured_phase = config.on_measured_phase;
   if (repartition) {
     mo.action = ScheduledAction{repartition->spec.at_s, [&]() -> Status {
       auto took = RepartitionTo(**index, repartition->move.after);

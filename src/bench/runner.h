@@ -53,6 +53,7 @@ struct RunConfig {
   // Every completed operation goes here too (--trace-out).
   std::shared_ptr<TraceRecorder> trace_out;
   WatchdogOptions watchdog;  // of the warm-up and the measured phase (MeasureOptions)
+  std::function<void(bool measuring)> on_measured_phase;  // MeasureOptions::on_measured_phase
 };
 
 class Runner {

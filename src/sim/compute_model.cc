@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -127,7 +128,10 @@ Result<Calibration> Calibration::Read(const std::string& path) {
 void Calibration::Learn(const std::string& design, const ComputeProfile& profile, uint64_t min_segments) {
   CycleTable t = fallback;
   for (size_t k = 0; k < kCallKinds; ++k)
-    if (profile.segments[k] >= min_segments) t[k] = profile.cycles[k] / static_cast<double>(profile.segments[k]);
+    // A mean below zero is the residual of subtracting the simulation's own cost per segment
+    // (an empty segment measures about -150 cycles): such segments cost nothing measurable.
+    if (profile.segments[k] >= min_segments)
+      t[k] = std::max(0.0, profile.cycles[k] / static_cast<double>(profile.segments[k]));
   designs[design] = t;
 }
 
@@ -143,19 +147,24 @@ std::string Calibration::Format() const {
   return out;
 }
 
-const CycleTable& Calibration::For(const std::string& label) const {
-  if (auto it = designs.find(label); it != designs.end()) return it->second;
-  if (auto it = designs.find(label.substr(0, label.find(':'))); it != designs.end()) return it->second;
+const CycleTable& Calibration::For(const std::string& label, const std::string& workload) const {
+  const std::string name = label.substr(0, label.find(':'));
+  for (const std::string& key : {label + "@" + workload, name + "@" + workload, label, name}) {
+    if (key.back() == '@') continue;  // no workload given
+    if (auto it = designs.find(key); it != designs.end()) return it->second;
+  }
   return fallback;
 }
 
-std::string ComputeProfile::ToString() const {
+std::string ComputeProfile::ToString(uint64_t ops) const {
   std::string s;
   for (size_t k = 0; k < kCallKinds; ++k) {
     if (segments[k] == 0) continue;
-    char line[128];
-    std::snprintf(line, sizeof line, "%-8s %12llu segments, mean %8.0f cycles\n", kNames[k],
-                  static_cast<unsigned long long>(segments[k]), cycles[k] / static_cast<double>(segments[k]));
+    char per_op[32] = "";
+    if (ops > 0) std::snprintf(per_op, sizeof per_op, " (%.2f per op)", static_cast<double>(segments[k]) / ops);
+    char line[160];
+    std::snprintf(line, sizeof line, "%-8s %12llu segments%s, mean %8.0f cycles\n", kNames[k],
+                  static_cast<unsigned long long>(segments[k]), per_op, cycles[k] / static_cast<double>(segments[k]));
     s += line;
   }
   return s;

@@ -5,9 +5,10 @@
 // such calls - a segment - is charged to the host the thread runs on, as work for the host's
 // cores (a host busier than its cores slows every thread on it down), in one of two modes:
 //
-//  measured  the segment's CPU time, read from the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
-//            when the segment ends minus when it began; converted to cycles at this machine's
-//            clock rate (cpu_ghz), run at the host's speed (its cycles per second).
+//  measured  the segment's time on the core: the monotonic clock when the segment ends minus
+//            when it began, times the share of the last few milliseconds the simulation's
+//            thread had a core (its CPU clock over the wall clock); converted to cycles at this
+//            machine's clock rate (cpu_ghz), run at the host's speed (its cycles per second).
 //  modelled  a fixed number of cycles per segment, by the kind of call that ends it (a verb,
 //            a lock, a clock read...), calibrated from measured runs (docs/SIMULATION.md). No
 //            clock is read: a run is a pure function of its inputs and seed.
@@ -83,16 +84,21 @@ struct ComputeProfile {
     cycles[static_cast<size_t>(c)] += cyc;
   }
   ComputeProfile& operator+=(const ComputeProfile& o);
-  // One line per kind: "verb 12345 segments, mean 812 cycles".
-  std::string ToString() const;
+  // One line per kind: "verb 12345 segments, mean 812 cycles"; with `ops`, each kind's
+  // segments per operation too.
+  std::string ToString(uint64_t ops = 0) const;
 };
 
 // Modelled mode's costs, by design: the mean cycles per segment of each kind that measured
-// runs of the design gave. A text file, one line per design label (knobs included) and one
-// for the rest:
+// runs of the design gave (their measured phases: not the bulk load, warm-up or check). A
+// text file, one line per design label (knobs included), per label and workload, and one for
+// the rest:
 //   design sherman clock=2381 verb=7685 spin=1148 ...
+//   design sherman@dex-ro clock=2290 verb=7012 ...
 //   default clock=2700 verb=5000 ...
-// Kinds a line omits cost what the default line says (or the built-in defaults).
+// Per workload, since what a segment ending in a verb does depends on the operation: a scan's
+// verb segments decode whole leaves, a lookup's walk cached nodes. Kinds a line omits cost
+// what the default line says (or the built-in defaults).
 // `dmindex bench --fabric sim --compute measured --calibrate-out FILE` writes one.
 struct Calibration {
   std::map<std::string, CycleTable> designs;
@@ -103,8 +109,9 @@ struct Calibration {
   // such rare segments are set-up work (bulk load, thread starts), not the operations'.
   void Learn(const std::string& design, const ComputeProfile& profile, uint64_t min_segments = 1000);
   std::string Format() const;
-  // The table of design `label` ("dex:offload=off"), else of its name ("dex"), else the default.
-  const CycleTable& For(const std::string& label) const;
+  // The table of design `label` ("dex:offload=off") on `workload`, else of its name ("dex")
+  // on it, else of the label, of the name, else the default.
+  const CycleTable& For(const std::string& label, const std::string& workload = "") const;
 };
 
 // This thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID).

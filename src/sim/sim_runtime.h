@@ -93,8 +93,17 @@ class SimRuntime final : public runtime::Backend {
 
   const Platform& platform_;
   ComputeOptions compute_;
+  // Measured mode: the length of the segment that just ended, in nanoseconds on the core
+  // (MeasuredNs in sim_runtime.cc).
+  double SegmentNs(int64_t start_ns);
+
   const int64_t clock_overhead_ns_;  // measured mode: subtracted from every segment
   double segment_overhead_cycles_ = 0;  // measured mode: subtracted from every segment too
+  // Measured mode: the share of the last window the simulation's thread had a core (its CPU
+  // time / the wall time), which scales every wall-clock segment; the open window's start by
+  // both clocks (window_cpu_ns_ -1: no window open).
+  double on_core_share_ = 1;
+  int64_t window_wall_ns_ = 0, window_cpu_ns_ = -1;
   std::unordered_map<simgrid::s4u::Host*, uint32_t> busy_;  // simulated threads running on each host
   ComputeProfile profile_;
   std::string failure_;

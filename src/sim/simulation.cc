@@ -114,9 +114,9 @@ double Simulation::now_seconds() const { return sg::Engine::get_clock(); }
 
 ComputeProfile Simulation::TakeProfile() { return runtime_->TakeProfile(); }
 
-void Simulation::UseDesign(const std::string& label) {
+void Simulation::UseDesign(const std::string& label, const std::string& workload) {
   if (options_.compute.mode != ComputeMode::kModelled || !options_.calibration) return;
-  CycleTable cycles = options_.calibration->For(label);
+  CycleTable cycles = options_.calibration->For(label, workload);
   for (size_t k = 0; k < kCallKinds; ++k)
     if (options_.compute.overridden[k]) cycles[k] = options_.compute.cycles[k];
   runtime_->SetCycles(cycles);

@@ -60,9 +60,9 @@ class Simulation {
   // simulated thread waits and nothing can wake any of them), named with the threads' states.
   Status Run(const std::function<void()>& main);
 
-  // Modelled mode: the next runs simulate design `label` ("dex:offload=off"), costed with its
-  // calibration (SimulationOptions::calibration). Measured mode: nothing to do.
-  void UseDesign(const std::string& label);
+  // Modelled mode: the next runs simulate design `label` ("dex:offload=off") on `workload`,
+  // costed with its calibration (SimulationOptions::calibration). Measured mode: nothing to do.
+  void UseDesign(const std::string& label, const std::string& workload = "");
 
   // Simulated seconds since the simulation started.
   double now_seconds() const;

@@ -159,12 +159,23 @@ void PrintDesignsAndWorkloads() {
   }
 }
 
+// One simulated run's compute over its measured phase.
+struct RunProfile {
+  std::string label, workload;
+  uint64_t ops = 0;
+  sim::ComputeProfile profile;
+};
+
 // --calibrate-out: the mean cycles per segment learned from the runs' compute profiles, with
 // the setup they were measured in, for `--calibration FILE` of later modelled runs.
-void WriteCalibration(const BenchFlags& f, const bench::BenchPlan& plan,
-                      const std::map<std::string, sim::ComputeProfile>& profiles) {
+// A design's line pools its workloads (for a workload the file has no line of its own); each
+// label@workload line is that run's.
+void WriteCalibration(const BenchFlags& f, const bench::BenchPlan& plan, const std::vector<RunProfile>& runs) {
+  std::map<std::string, sim::ComputeProfile> pooled;
+  for (const RunProfile& r : runs) pooled[r.label] += r.profile;
   sim::Calibration learned;
-  for (const auto& [label, profile] : profiles) learned.Learn(label, profile);
+  for (const auto& [label, profile] : pooled) learned.Learn(label, profile);
+  for (const RunProfile& r : runs) learned.Learn(r.label + "@" + r.workload, r.profile);
   std::string designs, workloads;
   for (const bench::PlannedRun& run : plan.runs) {
     if (designs.find(run.design.label) == std::string::npos) designs += " " + run.design.label;
@@ -222,7 +233,7 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
                        interrupt.flag(), progress);
   std::cout << Describe(f, *plan) << std::flush;
   std::vector<bench::RunResult> results;
-  std::map<std::string, sim::ComputeProfile> profiles;  // --fabric sim: per design label
+  std::vector<RunProfile> profiles;  // --fabric sim: per run
   std::string setup_error;
   for (size_t i = 0; i < plan->runs.size() && !interrupt.flag().load(); ++i) {
     const bench::PlannedRun& run = plan->runs[i];
@@ -233,14 +244,20 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
     config.index.name = "bench-" + std::to_string(getpid()) + "-" + std::to_string(i);
     if (o.trace_out) config.trace_out = std::make_shared<bench::TraceRecorder>(config.threads, run.workload.table);
     std::optional<Result<bench::RunResult>> r;
-    if (*simulation) (*simulation)->UseDesign(run.design.label);
+    sim::ComputeProfile measured;  // the measured phase's compute: what modelled mode is calibrated from
+    if (*simulation) {
+      (*simulation)->UseDesign(run.design.label, run.workload.name);
+      config.on_measured_phase = [s = simulation->get(), &measured](bool begins) {
+        if (begins) (void)s->TakeProfile(); else measured = s->TakeProfile();
+      };
+    }
     const auto real_start = runtime::Now();  // outside the simulation: the real clock
     if (Status s = f.fabric.RunOn([&] { r = runner.Run(run.design, run.workload, config); }); !s.ok())
       r = s;
     if (*simulation && r->ok()) {
       (*r)->sim_real_seconds = std::chrono::duration<double>(runtime::Now() - real_start).count();
       (*r)->sim_ops = (*r)->ops + config.warmup_ops;
-      profiles[run.design.label] += (*simulation)->TakeProfile();
+      profiles.push_back({run.design.label, run.workload.name, (*r)->ops, measured});
     }
     if (!f.fabric.memservers.empty()) DropIndex(f.fabric, config.index.name);
     if (!r->ok()) {
@@ -259,9 +276,10 @@ void Run(BenchFlags& f, bool threads_given, bool compute_nodes_given) {
   std::cout << bench::FormatTable(results, plan->baseline, columns) << bench::FormatTimeline(results);
   if (*simulation) {
     std::cout << DescribeSimulation(results);
-    for (const auto& [label, profile] : profiles)
-      std::cout << "# compute profile of " << label << " (cycles charged per segment, by the call ending it):\n"
-                << Commented(profile.ToString());
+    for (const RunProfile& p : profiles)
+      std::cout << "# compute profile of " << p.label << " on " << p.workload
+                << "'s measured phase (cycles charged per segment, by the call ending it):\n"
+                << Commented(p.profile.ToString(p.ops));
   }
   std::cout << std::flush;
   if (!f.calibrate_out.empty()) WriteCalibration(f, *plan, profiles);
