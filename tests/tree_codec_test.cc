@@ -217,6 +217,61 @@ TEST(NodeValidator, RejectsEveryTornMixOfTwoVersions) {
   }
 }
 
+// A lookup that validates only the slots its binary search reads (DEX's offloaded lookups,
+// Leaf::FindValidated) answers, whenever it accepts a torn mix of two versions, what the
+// header's version answers - also when the versions differ where keys moved (an insert
+// shifted every slot after it). An unsorted leaf is validated whole.
+TEST(LeafCodec, FindValidatedAnswersAsTheHeadersVersionOnEveryTornMix) {
+  Layout l = MakeLayout();
+  NodeValidator<KV> v(l, true);
+  std::mt19937_64 rng(11);
+  std::vector<std::byte> a(l.node_bytes), b(l.node_bytes);
+  ASSERT_TRUE(v.leaf().Build(a.data(), LeafHeader(1), Entries(30), false));
+  auto shifted = Entries(30);
+  shifted.insert(shifted.begin() + 4, Entry{45, 77, {}});  // every slot from 4 on moves
+  ASSERT_TRUE(v.leaf().Build(b.data(), LeafHeader(2), shifted, false));
+  int accepted = 0, rejected = 0;
+  for (uint32_t unit : {64u, 8u, 24u}) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<std::byte> mixed(l.node_bytes);
+      for (uint32_t p = 0; p * unit < l.node_bytes; ++p) {
+        const auto& src = rng() % 2 ? b : a;
+        const uint32_t len = std::min(unit, l.node_bytes - p * unit);
+        std::copy_n(src.begin() + p * unit, len, mixed.begin() + p * unit);
+      }
+      NodeHeader<KV> h;
+      if (!v.DecodeHeader(mixed.data(), &h)) continue;
+      const auto& whole = h.version == 1 ? a : b;
+      NodeHeader<KV> wh;
+      ASSERT_TRUE(v.Decode(whole.data(), &wh));
+      for (uint64_t key = 0; key <= 320; key += 5) {
+        int slot = -2;
+        if (!v.leaf().FindValidated(mixed.data(), h, key, true, &slot)) {
+          ++rejected;
+          continue;
+        }
+        ++accepted;
+        const int expect = v.leaf().Find(whole.data(), wh, key);
+        ASSERT_EQ(slot, expect) << "key " << key << ", version " << h.version << ", unit " << unit;
+        if (slot >= 0) {
+          EXPECT_EQ(v.leaf().ValueAt(mixed.data(), h, static_cast<uint32_t>(slot)),
+                    v.leaf().ValueAt(whole.data(), wh, static_cast<uint32_t>(slot)));
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 0);  // both outcomes happen: the test exercises the lazy path
+  EXPECT_GT(rejected, 0);
+  // Untorn images: every key answers as Find does.
+  NodeHeader<KV> h;
+  ASSERT_TRUE(v.Decode(b.data(), &h));
+  for (uint64_t key = 0; key <= 320; ++key) {
+    int slot = -2;
+    ASSERT_TRUE(v.leaf().FindValidated(b.data(), h, key, true, &slot));
+    EXPECT_EQ(slot, v.leaf().Find(b.data(), h, key));
+  }
+}
+
 // DEX writes cached leaves back by restamping them (new version, check words re-encoded)
 // instead of collecting and building: the image must be the one Build makes of the same
 // entries, for byte values inline, empty and out of line, and every slot count.

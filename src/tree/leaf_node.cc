@@ -12,26 +12,27 @@ uint32_t FixedLeafCodec<KV>::UsedSlots(const NodeHeader<KV>& h) const {
 }
 
 template <typename KV>
-uint64_t FixedLeafCodec<KV>::CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags) {
+uint64_t FixedLeafCodec<KV>::CheckWord(const std::byte* s, SlotSeed seed, uint32_t slot, uint64_t flags) {
   if constexpr (!kBytesValues)
-    return (SlotCheck(s, L::kSlotCheckOff, version, slot, (flags & kTombBit) != 0) & ~kTombBit) | flags;
+    return (SlotCheck(s, L::kSlotCheckOff, seed, slot, (flags & kTombBit) != 0) & ~kTombBit) | flags;
   else
-    return (SlotCheckWithFlags(s, L::kSlotCheckOff, version, slot, flags) & ~kFlagBits) | flags;
+    return (SlotCheckWithFlags(s, L::kSlotCheckOff, seed, slot, flags) & ~kFlagBits) | flags;
 }
 
 template <typename KV>
-bool FixedLeafCodec<KV>::ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const {
+bool FixedLeafCodec<KV>::ValidSlot(const std::byte* image, SlotSeed seed, uint32_t slot) const {
   const std::byte* s = image + l_.SlotOffset(slot);
   const uint64_t check = LoadAt<uint64_t>(s, L::kSlotCheckOff);
-  return check == CheckWord(s, version, slot, check & kFlagBits);
+  return check == CheckWord(s, seed, slot, check & kFlagBits);
 }
 
 template <typename KV>
 bool FixedLeafCodec<KV>::ValidSlots(const std::byte* image, const NodeHeader<KV>& h) const {
   if (!h.unsorted() && h.count > l_.leaf_capacity) return false;
   const uint32_t n = UsedSlots(h);
+  const SlotSeed seed = SlotSeedFor(h.version);
   for (uint32_t i = 0; i < n; ++i)
-    if (!ValidSlot(image, h.version, i)) return false;
+    if (!ValidSlot(image, seed, i)) return false;
   return true;
 }
 
@@ -82,6 +83,27 @@ int FixedLeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, Ke
     if (KeyAt(image, mid) < key) lo = mid + 1; else hi = mid;
   }
   return lo < n && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
+}
+
+template <typename KV>
+bool FixedLeafCodec<KV>::FindValidated(const std::byte* image, const NodeHeader<KV>& h, KeyRef key,
+                                       bool validate, int* slot) const {
+  if (!validate || h.unsorted()) {
+    if (!ValidBody(image, h, validate)) return false;
+    *slot = Find(image, h, key);
+    return true;
+  }
+  if (h.count > l_.leaf_capacity) return false;
+  const SlotSeed seed = SlotSeedFor(h.version);
+  uint32_t lo = 0, hi = h.count;  // as Find's binary search, each slot validated before use
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (!ValidSlot(image, seed, mid)) return false;
+    if (KeyAt(image, mid) < key) lo = mid + 1; else hi = mid;
+  }
+  if (lo < h.count && !ValidSlot(image, seed, lo)) return false;
+  *slot = lo < h.count && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
+  return true;
 }
 
 template <typename KV>
@@ -180,13 +202,14 @@ void FixedLeafCodec<KV>::Restamp(std::byte* image, NodeHeader<KV> h, uint64_t ve
   h.version = version;
   FixedHeaderCodec<KV>::Write(h, image);
   const uint32_t n = UsedSlots(h);
+  const SlotSeed seed = SlotSeedFor(version);
   for (uint32_t i = 0; i < l_.leaf_capacity; ++i) {
     if (i >= n) {
       EncodeEmptySlot(image, i, version);
       continue;
     }
     std::byte* s = image + l_.SlotOffset(i);
-    StoreAt(s, L::kSlotCheckOff, CheckWord(s, version, i, LoadAt<uint64_t>(s, L::kSlotCheckOff) & kFlagBits));
+    StoreAt(s, L::kSlotCheckOff, CheckWord(s, seed, i, LoadAt<uint64_t>(s, L::kSlotCheckOff) & kFlagBits));
   }
   l_.StoreTrailer(image, version);
 }

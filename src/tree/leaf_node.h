@@ -57,7 +57,10 @@ class FixedLeafCodec {
   uint32_t UsedSlots(const NodeHeader<KV>& h) const;
 
   // Validation against the header's version: one slot, or every slot a reader relies on.
-  bool ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const;
+  bool ValidSlot(const std::byte* image, uint64_t version, uint32_t slot) const {
+    return ValidSlot(image, SlotSeedFor(version), slot);
+  }
+  bool ValidSlot(const std::byte* image, SlotSeed seed, uint32_t slot) const;
   bool ValidSlots(const std::byte* image, const NodeHeader<KV>& h) const;
 
   Key KeyAt(const std::byte* image, uint32_t slot) const {
@@ -91,6 +94,15 @@ class FixedLeafCodec {
   }
   // Slot holding `key` live, or -1.
   int Find(const std::byte* image, const NodeHeader<KV>& h, KeyRef key) const;
+  // Find for a reader whose header validated but whose body did not yet (validate: false
+  // accepts it unchecked). A sorted leaf validates only the slots the binary search reads,
+  // each against the header's version: a sorted leaf changes only by whole writes with a
+  // fresh version, so those slots are that version's content and the search answers as on
+  // that version's image (XStore's point reader reads part of a leaf on the same argument).
+  // An unsorted leaf is validated whole first: its entries may move between versions, and a
+  // key is absent only if every slot read is one version's. False: torn; *slot as Find's.
+  bool FindValidated(const std::byte* image, const NodeHeader<KV>& h, KeyRef key, bool validate,
+                     int* slot) const;
   // The value of live slot `slot` (empty if out of line), and where an out-of-line value is.
   Value ValueAt(const std::byte* image, const NodeHeader<KV>& h, uint32_t slot) const {
     return ValueAt(image, slot);
@@ -157,7 +169,10 @@ class FixedLeafCodec {
   }
   // The check word of slot bytes [key | value] at `s` with these flags: the hash (which
   // covers the flags) with its low bits replaced by them.
-  static uint64_t CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags);
+  static uint64_t CheckWord(const std::byte* s, SlotSeed seed, uint32_t slot, uint64_t flags);
+  static uint64_t CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags) {
+    return CheckWord(s, SlotSeedFor(version), slot, flags);
+  }
   void Encode(std::byte* image, uint32_t slot, const Key& key, uint64_t value_word,
               uint64_t version, uint64_t flags) const;
   // The value word and flags of an entry.

@@ -30,16 +30,27 @@ uint64_t HeaderCheck(const std::byte* header_after_check, size_t len) {
   return XXH3_64bits_withSeed(header_after_check, len, kHeaderSeed);
 }
 
+SlotSeed SlotSeedFor(uint64_t version) { return {Mix(kSlotSeed, version)}; }
+
+uint64_t SlotCheck(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot, bool tomb) {
+  const uint64_t position = (uint64_t{slot} << 1) | (tomb ? 1 : 0);
+  return XXH3_64bits_withSeed(key_and_value, len, Mix(seed.mixed, position));
+}
+
 uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot,
                    bool tomb) {
-  const uint64_t position = (uint64_t{slot} << 1) | (tomb ? 1 : 0);
-  return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), position));
+  return SlotCheck(key_and_value, len, SlotSeedFor(version), slot, tomb);
+}
+
+uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot,
+                            uint64_t flags) {
+  const uint64_t position = (uint64_t{slot} << 8) | flags | (uint64_t{1} << 7);
+  return XXH3_64bits_withSeed(key_and_value, len, Mix(seed.mixed, position));
 }
 
 uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, uint64_t version,
                             uint32_t slot, uint64_t flags) {
-  const uint64_t position = (uint64_t{slot} << 8) | flags | (uint64_t{1} << 7);
-  return XXH3_64bits_withSeed(key_and_value, len, Mix(Mix(kSlotSeed, version), position));
+  return SlotCheckWithFlags(key_and_value, len, SlotSeedFor(version), slot, flags);
 }
 
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version) {

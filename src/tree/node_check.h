@@ -22,6 +22,15 @@ uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version,
 // in the seed instead of the tombstone flag alone: fixed slots holding byte values.
 uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, uint64_t version,
                             uint32_t slot, uint64_t flags);
+// The part of a slot's seed that depends on the node version alone: computed once per image
+// where every slot is checked against one version (a leaf's validation, its restamp).
+struct SlotSeed {
+  uint64_t mixed;
+};
+SlotSeed SlotSeedFor(uint64_t version);
+uint64_t SlotCheck(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot, bool tomb);
+uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot,
+                            uint64_t flags);
 // Hash of an internal node's used entries for node version `version`.
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version);
 

@@ -35,6 +35,12 @@ class NodeValidator {
     return h->is_leaf() ? leaf_.ValidBody(image, *h, validate_)
                         : internal_.ValidBody(image, *h, validate_);
   }
+  // Decode in two steps, for a reader that validates only part of a leaf's body (a lookup:
+  // Leaf::FindValidated): the header, then (ValidBody) the body Decode would validate.
+  bool DecodeHeader(const std::byte* image, NodeHeader<KV>* h) const { return header_.Read(image, h, validate_); }
+  bool ValidBody(const std::byte* image, const NodeHeader<KV>& h) const {
+    return h.is_leaf() ? leaf_.ValidBody(image, h, validate_) : internal_.ValidBody(image, h, validate_);
+  }
   // Decodes a header without validating it: of an image this thread has just built.
   bool ReadHeader(const std::byte* image, NodeHeader<KV>* h) const {
     return header_.Read(image, h, false);

@@ -66,6 +66,13 @@ class SlottedLeafCodec {
   // --- The leaf codec interface (leaf_node.h) ---
   bool ValidBody(const std::byte* image, const Header& h, bool validate) const;
   int Find(const std::byte* image, const Header& h, KeyRef key) const;
+  // leaf_node.h's: the whole body validated first (a slotted leaf's slot array is read
+  // through its heap, and is not validated piecemeal).
+  bool FindValidated(const std::byte* image, const Header& h, KeyRef key, bool validate, int* slot) const {
+    if (!ValidBody(image, h, validate)) return false;
+    *slot = Find(image, h, key);
+    return true;
+  }
   Value ValueAt(const std::byte* image, const Header& h, uint32_t slot) const;
   ValueBlockRef BlockAt(const std::byte* image, const Header& h, uint32_t slot) const;
   uint32_t InlineLimit() const { return l_.inline_value_bytes; }

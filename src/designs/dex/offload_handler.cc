@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/runtime.h"
@@ -91,27 +92,38 @@ class OffloadHandler {
     at.addr = GlobalAddress::FromRaw(q.w.start);
     at.image.resize(nb);
     int expect = q.w.level;
+    const auto op = static_cast<OffloadOp>(q.w.op);
     for (int depth = 0;; ++depth) {
       if (depth >= kMaxDepth) return answer();
       // The subtree must be local: a pointer to another memory server ends the offload.
       if (!Local(at.addr, nb)) return answer();
       DMX_RETURN_IF_ERROR(ep.Read(at.addr, at.image.data(), nb));
-      if (!validator.Decode(at.image.data(), &at.h) || at.h.dead() || at.h.level != expect || key < at.h.low)
+      if (!validator.DecodeHeader(at.image.data(), &at.h) || at.h.dead() || at.h.level != expect || key < at.h.low)
         return answer();  // torn, stale or foreign: the compute node knows better
       if (at.h.BeyondHigh(key)) {  // a half split: move right (B-link)
         if (at.h.sibling.is_null()) return answer();
         at.addr = at.h.sibling;
         continue;
       }
+      // A lookup's leaf validates only the slots its search reads (Leaf::FindValidated): on a
+      // memory server's few cores, hashing every slot of every offloaded leaf was most of a
+      // lookup's handler time.
+      if (at.h.is_leaf() && op == OffloadOp::kLookup) break;
+      if (!validator.ValidBody(at.image.data(), at.h)) return answer();
       if (at.h.is_leaf()) break;
-      parent = at;
+      std::swap(parent, at);  // no copy of the image: `at` reuses the old parent's buffer
+      at.image.resize(nb);
       has_parent = true;
-      at.addr = validator.internal().ChildFor(at.image.data(), at.h, key);
+      at.addr = validator.internal().ChildFor(parent.image.data(), parent.h, key);
       --expect;
     }
     const auto& leaf = validator.leaf();
-    const auto op = static_cast<OffloadOp>(q.w.op);
-    const int slot = leaf.Find(at.image.data(), at.h, key);
+    int slot = -1;
+    if (op == OffloadOp::kLookup) {
+      if (!leaf.FindValidated(at.image.data(), at.h, key, validator.validating(), &slot)) return answer();
+    } else {
+      slot = leaf.Find(at.image.data(), at.h, key);
+    }
     const tree::ValueBlockRef old = slot >= 0 ? leaf.BlockAt(at.image.data(), at.h, static_cast<uint32_t>(slot))
                                               : tree::ValueBlockRef{};
     if (op == OffloadOp::kLookup) {
