@@ -116,6 +116,10 @@ struct Calibration {
 
 // This thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 int64_t ThreadCpuNs();
+// The monotonic clock in nanoseconds (CLOCK_MONOTONIC): measured mode's segment clock. Like
+// ThreadCpuNs it times the simulator's own work, never simulated time, so it is read here
+// rather than through common/runtime.h (whose clock, inside a simulation, is the simulation's).
+int64_t MeasureClockNs();
 
 // This machine's core clock rate in GHz, as /proc/cpuinfo states it (the first core's "cpu
 // MHz"); 2.6 if it cannot be read. Measured CPU time times this is the cycles charged.

@@ -98,10 +98,6 @@ S& StateOf(std::unique_ptr<BackendState>& slot) {
 // read), and the jitter of two such calls per segment was larger than a short segment itself -
 // a DEX cache hit's clock-ended segments measured -40 cycles on average. Time the thread
 // waited for a core is taken out by on_core_share_ (SegmentNs).
-int64_t MonotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Windows over which the share of time on a core is measured: long enough that the thread CPU
 // clock's reads (two a window, ~1.6 us) cost little, short enough to follow a machine's load
 // and that a long segment's window holds little before it.
@@ -111,9 +107,9 @@ constexpr int64_t kShareWindowNs = 500'000;
 // consecutive reads.
 int64_t ClockOverheadNs() {
   std::vector<int64_t> deltas;
-  int64_t last = MonotonicNs();
+  int64_t last = MeasureClockNs();
   for (int i = 0; i < 201; ++i) {
-    const int64_t now = MonotonicNs();
+    const int64_t now = MeasureClockNs();
     deltas.push_back(now - last);
     last = now;
   }
@@ -195,7 +191,7 @@ void SimRuntime::Enter(CallKind c) {
 }
 
 double SimRuntime::SegmentNs(int64_t start_ns) {
-  const int64_t now = MonotonicNs();
+  const int64_t now = MeasureClockNs();
   // Every actor runs on the simulation's one thread, so the share of wall time that thread had
   // a core (its CPU clock over the wall clock: another process, or the hypervisor, may have
   // taken it) scales the segments: a window opens at a segment's start and closes at the first
@@ -214,9 +210,9 @@ void SimRuntime::Resume() {
   if (compute_.mode != ComputeMode::kMeasured) return;
   if (window_cpu_ns_ < 0) {
     window_cpu_ns_ = ThreadCpuNs();
-    window_wall_ns_ = MonotonicNs();
+    window_wall_ns_ = MeasureClockNs();
   }
-  Current().cpu_mark = MonotonicNs();
+  Current().cpu_mark = MeasureClockNs();
 }
 
 void SimRuntime::Spin(double cycles) {
