@@ -149,10 +149,11 @@ std::string Calibration::Format() const {
 
 const CycleTable& Calibration::For(const std::string& label, const std::string& workload) const {
   const std::string name = label.substr(0, label.find(':'));
-  for (const std::string& key : {label + "@" + workload, name + "@" + workload, label, name}) {
-    if (key.back() == '@') continue;  // no workload given
+  if (!workload.empty())
+    for (const std::string& key : {label + "@" + workload, name + "@" + workload})
+      if (auto it = designs.find(key); it != designs.end()) return it->second;
+  for (const std::string& key : {label, name})
     if (auto it = designs.find(key); it != designs.end()) return it->second;
-  }
   return fallback;
 }
 

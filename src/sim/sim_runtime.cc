@@ -95,12 +95,11 @@ S& StateOf(std::unique_ptr<BackendState>& slot) {
 
 // Measured mode times a segment by the monotonic clock, not the thread CPU clock: that one
 // is a system call (about 800 ns on this VM, against 35 ns for the monotonic clock's vDSO
-// read), and the jitter of two such calls per segment was larger than a short segment itself -
-// a DEX cache hit's clock-ended segments measured -40 cycles on average. Time the thread
-// waited for a core is taken out by on_core_share_ (SegmentNs).
-// Windows over which the share of time on a core is measured: long enough that the thread CPU
-// clock's reads (two a window, ~1.6 us) cost little, short enough to follow a machine's load
-// and that a long segment's window holds little before it.
+// read), and the jitter of two such calls per segment was larger than a short segment itself
+// (a DEX cache hit's clock-ended segments measured -40 cycles on average). The thread CPU
+// clock is read twice per window instead (SegmentNs), to take out the time the simulation's
+// thread had no core. A window is long enough that those reads (~1.6 us) cost little, short
+// enough to follow a machine's load and for a long segment's window to hold little before it.
 constexpr int64_t kShareWindowNs = 500'000;
 
 // What one read of the segment clock adds to a measured segment: the median time between two

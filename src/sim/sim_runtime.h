@@ -88,15 +88,14 @@ class SimRuntime final : public runtime::Backend {
   // Charges `cycles` of work to `host` now (the caller waits until it is done).
   void Execute(simgrid::s4u::Host* host, double cycles);
   void Spin(double cycles);
+  // Measured mode: the length on the core, in nanoseconds, of the segment begun at start_ns
+  // and ending now.
+  double SegmentNs(int64_t start_ns);
   simgrid::s4u::Host* HostFor(runtime::Placement where) const;
   std::function<void()> ActorBody(std::function<void()> body, simgrid::s4u::Host* host);
 
   const Platform& platform_;
   ComputeOptions compute_;
-  // Measured mode: the length of the segment that just ended, in nanoseconds on the core
-  // (MeasuredNs in sim_runtime.cc).
-  double SegmentNs(int64_t start_ns);
-
   const int64_t clock_overhead_ns_;  // measured mode: subtracted from every segment
   double segment_overhead_cycles_ = 0;  // measured mode: subtracted from every segment too
   // Measured mode: the share of the last window the simulation's thread had a core (its CPU

@@ -76,13 +76,24 @@ int FixedLeafCodec<KV>::Find(const std::byte* image, const NodeHeader<KV>& h, Ke
     const int i = BoundSlot(image, key);
     return i >= 0 && !TombAt(image, static_cast<uint32_t>(i)) ? i : -1;
   }
-  const uint32_t n = UsedSlots(h);
+  int slot = -1;
+  SearchSorted(image, UsedSlots(h), key, [](uint32_t) { return true; }, &slot);
+  return slot;
+}
+
+template <typename KV>
+template <typename Readable>
+bool FixedLeafCodec<KV>::SearchSorted(const std::byte* image, uint32_t n, KeyRef key, const Readable& readable,
+                                      int* slot) const {
   uint32_t lo = 0, hi = n;  // binary search over the sorted prefix
   while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
+    const uint32_t mid = (lo + hi) / 2;
+    if (!readable(mid)) return false;
     if (KeyAt(image, mid) < key) lo = mid + 1; else hi = mid;
   }
-  return lo < n && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
+  if (lo < n && !readable(lo)) return false;
+  *slot = lo < n && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
+  return true;
 }
 
 template <typename KV>
@@ -95,15 +106,7 @@ bool FixedLeafCodec<KV>::FindValidated(const std::byte* image, const NodeHeader<
   }
   if (h.count > l_.leaf_capacity) return false;
   const SlotSeed seed = SlotSeedFor(h.version);
-  uint32_t lo = 0, hi = h.count;  // as Find's binary search, each slot validated before use
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (!ValidSlot(image, seed, mid)) return false;
-    if (KeyAt(image, mid) < key) lo = mid + 1; else hi = mid;
-  }
-  if (lo < h.count && !ValidSlot(image, seed, lo)) return false;
-  *slot = lo < h.count && KeyAt(image, lo) == key ? static_cast<int>(lo) : -1;
-  return true;
+  return SearchSorted(image, h.count, key, [&](uint32_t i) { return ValidSlot(image, seed, i); }, slot);
 }
 
 template <typename KV>

@@ -170,6 +170,10 @@ class FixedLeafCodec {
   // The check word of slot bytes [key | value] at `s` with these flags: the hash (which
   // covers the flags) with its low bits replaced by them.
   static uint64_t CheckWord(const std::byte* s, SlotSeed seed, uint32_t slot, uint64_t flags);
+  // The binary search of Find and FindValidated over slots [0, n) of a sorted leaf: each slot
+  // is read only once `readable(slot)` holds; false (nothing found) as soon as it does not.
+  template <typename Readable>
+  bool SearchSorted(const std::byte* image, uint32_t n, KeyRef key, const Readable& readable, int* slot) const;
   static uint64_t CheckWord(const std::byte* s, uint64_t version, uint32_t slot, uint64_t flags) {
     return CheckWord(s, SlotSeedFor(version), slot, flags);
   }

@@ -37,20 +37,10 @@ uint64_t SlotCheck(const std::byte* key_and_value, size_t len, SlotSeed seed, ui
   return XXH3_64bits_withSeed(key_and_value, len, Mix(seed.mixed, position));
 }
 
-uint64_t SlotCheck(const std::byte* key_and_value, size_t len, uint64_t version, uint32_t slot,
-                   bool tomb) {
-  return SlotCheck(key_and_value, len, SlotSeedFor(version), slot, tomb);
-}
-
 uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot,
                             uint64_t flags) {
   const uint64_t position = (uint64_t{slot} << 8) | flags | (uint64_t{1} << 7);
   return XXH3_64bits_withSeed(key_and_value, len, Mix(seed.mixed, position));
-}
-
-uint64_t SlotCheckWithFlags(const std::byte* key_and_value, size_t len, uint64_t version,
-                            uint32_t slot, uint64_t flags) {
-  return SlotCheckWithFlags(key_and_value, len, SlotSeedFor(version), slot, flags);
 }
 
 uint64_t BodyCheck(const std::byte* entries, size_t len, uint64_t version) {

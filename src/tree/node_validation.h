@@ -30,11 +30,7 @@ class NodeValidator {
   // body check of an internal node. False means torn (or not a node): read again. An
   // accepted unsorted leaf never shows a key in two slots (one slot per key and version,
   // leaf_node.h), however far apart the instants its slots were read at.
-  bool Decode(const std::byte* image, NodeHeader<KV>* h) const {
-    if (!header_.Read(image, h, validate_)) return false;
-    return h->is_leaf() ? leaf_.ValidBody(image, *h, validate_)
-                        : internal_.ValidBody(image, *h, validate_);
-  }
+  bool Decode(const std::byte* image, NodeHeader<KV>* h) const { return DecodeHeader(image, h) && ValidBody(image, *h); }
   // Decode in two steps, for a reader that validates only part of a leaf's body (a lookup:
   // Leaf::FindValidated): the header, then (ValidBody) the body Decode would validate.
   bool DecodeHeader(const std::byte* image, NodeHeader<KV>* h) const { return header_.Read(image, h, validate_); }
