@@ -103,10 +103,24 @@ class BufferManager {
   // Counts an access to `node` and to its cached `parent` (null: none) in the sketch, one
   // call in touch_period per worker: a countdown is all the other calls cost.
   void Touch(GlobalAddress node, GlobalAddress parent, CacheWorker& w) {
+    BeginTouch(node, parent, w);
+    EndTouch(w);
+  }
+  // Touch in two halves, for a caller with work between them (a leaf to search): the first
+  // locates the counters and asks for their lines, the second counts. The sketch is as large
+  // as the cache has frames and its lines are rarely cached: counting at once stalled a
+  // cached lookup on them (docs/results/dex-hit-path.md). An EndTouch without its
+  // BeginTouch (an attempt that restarted) counts nothing.
+  void BeginTouch(GlobalAddress node, GlobalAddress parent, CacheWorker& w) {
     if (sketch_ == nullptr || --w.touch_countdown_ != 0) return;
     w.touch_countdown_ = options_.touch_period;
-    sketch_->Increment(node);
-    if (!parent.is_null()) sketch_->Increment(parent);
+    w.touching_ = 1;
+    w.touch_[0] = sketch_->Locate(node);
+    if (!parent.is_null()) w.touch_[w.touching_++] = sketch_->Locate(parent);
+  }
+  void EndTouch(CacheWorker& w) {
+    for (uint32_t i = 0; i < w.touching_; ++i) sketch_->Increment(w.touch_[i]);
+    w.touching_ = 0;
   }
   // TinyLFU's admission: whether a missed `leaf` is worth a frame - a frame is free without
   // evicting, or its estimated frequency beats that of the frame eviction would take next

@@ -14,6 +14,7 @@
 
 #include "cache/buffer_frame.h"
 #include "cache/cache_options.h"
+#include "cache/frequency_sketch.h"
 #include "cache/page_io.h"
 
 namespace dmindex::cache {
@@ -56,6 +57,8 @@ class CacheWorker {
   PageWriter& writer_;
   std::mt19937_64 rng_;
   uint32_t touch_countdown_ = 1;  // BufferManager::Touch counts when it reaches 0
+  uint32_t touching_ = 0;         // counters BeginTouch located for EndTouch
+  FrequencySketch::Counters touch_[2];
   std::vector<BufferFrame*> free_frames_;  // thread-local free set (§5.2)
   std::unique_ptr<std::byte[]> staging_;  // private landing buffer of READs
   Counters counters_;  // before scratch_: registration makes them visible to Stats()

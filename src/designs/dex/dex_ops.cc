@@ -73,7 +73,7 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
     if (s.IsNotFound()) return w.cw.EndOperation().ok() ? s : Status::Corruption("end");
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
-    if (!at.offloaded) TouchLeaf(w, at);
+    if (!at.offloaded) BeginTouchLeaf(w, at);
     tree::ValueBlockRef ref;
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
@@ -85,7 +85,9 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
       }
     } else {
       int slot = -1;
-      if (!FindInCachedLeaf(w, at.leaf, at.h, key, &slot)) continue;
+      const bool found = FindInCachedLeaf(w, at.leaf, at.h, key, &slot);
+      EndTouchLeaf(w);
+      if (!found) continue;
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
       DMX_RETURN_IF_ERROR(AwaitLanded(w));  // the answer may be a write whose record is in flight
       if (slot < 0) return Status::NotFound();
@@ -181,7 +183,6 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
     }
     if (IsRetry(s)) continue;
     DMX_RETURN_IF_ERROR(s);
-    if (!at.offloaded) TouchLeaf(w, at);
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
       if (at.result.r.outcome == OffloadResult::kNotFound) {
@@ -194,8 +195,10 @@ Status DexTree<KV>::WriteOnce(Workers& ws, WriteOp op, KeyRef key, ValueRef valu
       s = Status::Ok();
       break;
     }
+    BeginTouchLeaf(w, at);
     s = at.owned ? WriteOwned(w, op, key, value, block, at, &underfull)
                  : WriteShared(w, op, key, value, block, at.leaf.frame()->remote());
+    EndTouchLeaf(w);
     if (IsRetry(s)) continue;
     Status end = w.cw.EndOperation();  // writes a dirty page that was not admitted back
     if (s.ok()) s = end;

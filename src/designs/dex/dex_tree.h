@@ -278,13 +278,15 @@ class DexTree {
   bool FindInCachedLeaf(Worker& w, const cache::OptimisticGuard& leaf, const Header& h, KeyRef key,
                         int* slot) const;
   // Counts an operation's access to the leaf Descend found (and to its parent) in the
-  // cache's frequency sketch (policy=lfu; one in touch_period, a countdown otherwise).
+  // cache's frequency sketch (policy=lfu; one in touch_period, a countdown otherwise), in
+  // two halves around the leaf's search or write (BufferManager::BeginTouch says why).
   // Offloaded accesses are counted by Offload. The frames' nodes are read racily: a frame
   // reused meanwhile only miscounts one access.
-  void TouchLeaf(Worker& w, const LeafAt& at) {
+  void BeginTouchLeaf(Worker& w, const LeafAt& at) {
     const cache::BufferFrame* p = at.parent.frame();
-    compute_node(w.cn).bm->Touch(at.leaf.frame()->remote(), p != nullptr ? p->remote() : GlobalAddress{}, w.cw);
+    compute_node(w.cn).bm->BeginTouch(at.leaf.frame()->remote(), p != nullptr ? p->remote() : GlobalAddress{}, w.cw);
   }
+  void EndTouchLeaf(Worker& w) { compute_node(w.cn).bm->EndTouch(w.cw); }
   // Hands the rest of the operation to the memory server of `child` (a miss at `level`).
   // NotSupported: not offloadable here; Retry: restart (w.no_offload set on a fallback).
   Status Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAddress child, uint32_t level,
