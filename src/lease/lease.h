@@ -101,6 +101,13 @@ class Lease final : public fabric::PostGuard {
   // renewal is late. Unavailable once fenced (revoked by another process after it saw no
   // renewal for TakeoverWait): for good, the process must reopen its indexes.
   Status CheckLive();
+  // Unavailable if this process already knows the lease fenced; reads no clock. What a read
+  // checks before it reads (a handle known to be revoked reads nothing): the read's answer
+  // stands only on a CheckLive after it, which also finds an expired lease that nobody has
+  // noticed yet.
+  Status CheckNotFenced() const {
+    return fenced_.load(std::memory_order_relaxed) ? Fenced("was revoked") : Status::Ok();
+  }
   Status MayPost() override { return CheckLive(); }
   // One renewal now (the background thread calls this every renew_every).
   Status Renew();

@@ -48,9 +48,12 @@ class TreeSession final : public Session {
  private:
   // A read's answer stands only if the lease was live after the read: once it is revoked (a
   // process stalled past it) the index may have been dropped and the memory read reused
-  // (docs/OPERATIONS.md, "Drop"). Checked before the read too, so that a revoked handle does
-  // not read at all. Writes check it before they write.
+  // (docs/OPERATIONS.md, "Drop"). Before the read, a handle known to be revoked stops
+  // (NotFenced, no clock read: a clock read per operation was 4% of a cached lookup); one
+  // that expired unnoticed reads, and the check after the read refuses its answer and fences
+  // it. Writes check the lease before they write.
   Status Live() const { return lease_ == nullptr ? Status::Ok() : lease_->CheckLive(); }
+  Status NotFenced() const { return lease_ == nullptr ? Status::Ok() : lease_->CheckNotFenced(); }
   Status Answer(Status s) const {
     if (!s.ok() && !s.IsNotFound()) return s;
     Status live = Live();
@@ -58,14 +61,14 @@ class TreeSession final : public Session {
   }
 
   Status DoLookup(Slice key, std::string* value) override {
-    DMX_RETURN_IF_ERROR(Live());
+    DMX_RETURN_IF_ERROR(NotFenced());
     return Answer(tree_.Lookup(*ctx_, Codec::Tree(key), value));
   }
   Status DoInsert(Slice key, Slice value) override { return tree_.Upsert(*ctx_, Codec::Tree(key), value); }
   Status DoUpdate(Slice key, Slice value) override { return tree_.Update(*ctx_, Codec::Tree(key), value); }
   Status DoDelete(Slice key) override { return tree_.Delete(*ctx_, Codec::Tree(key)); }
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(Live());
+    DMX_RETURN_IF_ERROR(NotFenced());
     DMX_RETURN_IF_ERROR(Answer(tree_.Scan(*ctx_, Codec::Range(range), count, &entries_)));
     out->reserve(entries_.size());
     for (auto& e : entries_) out->push_back({Codec::Public(e.key), std::move(e.value)});
@@ -82,7 +85,7 @@ class TreeSession final : public Session {
   }
   void DoMultiGet(std::span<const Slice> keys, std::span<std::string> values,
                   std::span<Status> statuses) override {
-    if (Status live = Live(); !live.ok()) {
+    if (Status live = NotFenced(); !live.ok()) {
       for (Status& st : statuses) st = live;
       return;
     }

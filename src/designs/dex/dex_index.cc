@@ -21,18 +21,19 @@ class DexSession final : public Session {
  private:
   // A read's answer stands only if the lease was live after the read: once it is revoked (a
   // process stalled past it) the index may have been dropped and the memory read reused
-  // (docs/OPERATIONS.md, "Drop"); checked before the read too, so a revoked handle does not
-  // read at all. (Not for speed: without it a woken revoked handle's lookups descend through
-  // the reused memory until their retry budgets run out - RevokedHolderTest's dex case took
-  // 200 s instead of 2: the fourth pass of docs/results/dex-hit-path.md.) Writes check it before
-  // they write.
+  // (docs/OPERATIONS.md, "Drop"). Before the read, a handle known to be fenced reads nothing
+  // (LeaseNotFenced, no clock read). Not for speed: without it every lookup of a woken revoked
+  // handle descends through the reused memory until its retry budgets run out -
+  // RevokedHolderTest's dex case took 200 s instead of 2 (the fourth pass of
+  // docs/results/dex-hit-path.md); with it only those before the first answer's check fenced
+  // the handle do. Writes check the lease before they write.
   Status Answer(Status s) {
     if (!s.ok() && !s.IsNotFound()) return s;
     Status live = tree_.LeaseLive();
     return live.ok() ? s : live;
   }
   Status DoLookup(Slice key, std::string* value) override {
-    DMX_RETURN_IF_ERROR(tree_.LeaseLive());
+    DMX_RETURN_IF_ERROR(tree_.LeaseNotFenced());
     return Answer(tree_.Lookup(workers_, Codec::Tree(key), value));
   }
   Status DoInsert(Slice key, Slice value) override { return tree_.Write(workers_, WriteOp::kUpsert, Codec::Tree(key), value); }
@@ -45,7 +46,7 @@ class DexSession final : public Session {
   // Successive fence-key lookups, leaf by leaf (§7: DEX keeps no leaf links to follow): each
   // next leaf is the one covering the last one's high fence.
   Status DoScan(const KeyRange& range, size_t count, std::vector<KeyValue>* out) override {
-    DMX_RETURN_IF_ERROR(tree_.LeaseLive());
+    DMX_RETURN_IF_ERROR(tree_.LeaseNotFenced());
     const tree::ScanRange<KV> r = Codec::Range(range);
     entries_.clear();
     Status s;

@@ -27,6 +27,10 @@ Status DexTree<KV>::BeforeRetry(Worker& w, KeyRef key, Attempts& attempts) {
     w.reads_upto = 0;
   } else {
     w.ctx.CountRetry();
+    // A restart, not the hit path, asks the clock whether the lease still holds: a handle
+    // that woke from a stall past it reads memory that may have been reused (its answer
+    // would be refused after the read anyway), and stops here instead of restarting on it.
+    DMX_RETURN_IF_ERROR(Live());
     if (!attempts.budget) {
       attempts.budget.emplace(attempts.limit, attempts.operation);
       attempts.backoff.emplace(backoff::kRestart);

@@ -216,6 +216,7 @@ class DexTree {
   Status Close();
   // Ok while this process's lease is live (Live): a session's reads stand only then.
   Status LeaseLive() { return Live(); }
+  Status LeaseNotFenced() const { return lease_ ? lease_->CheckNotFenced() : Status::Ok(); }
   // Partitioning::RouteKey: the serving compute node and its partition.
   KeyRoute<Keys> RouteOf(KeyRef key) const;
   const DexOptions& options() const { return options_; }
