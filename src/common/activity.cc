@@ -17,9 +17,11 @@ int64_t NowNs() {
 
 }  // namespace
 
-void Activity::Begin(const char* operation, uint64_t key) {
+void Activity::Begin(const char* operation, uint64_t key) { BeginAt(operation, key, NowNs()); }
+
+void Activity::BeginAt(const char* operation, uint64_t key, int64_t now_ns) {
   key_.store(key, std::memory_order_relaxed);
-  began_ns_.store(NowNs(), std::memory_order_relaxed);
+  began_ns_.store(now_ns, std::memory_order_relaxed);
   operation_.store(operation, std::memory_order_relaxed);
 }
 
