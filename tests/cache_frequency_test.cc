@@ -39,6 +39,20 @@ TEST(CacheFrequency, SketchCountsHalvesAndSaturates) {
   EXPECT_EQ(big.Estimate(Node(7)), 255u);
 }
 
+// Every node's counters in one block: nodes that share a block keep their own counts (the
+// four rows collide only when all four quarters' nibbles agree).
+TEST(CacheFrequency, NodesSharingABlockKeepTheirOwnCounts) {
+  FrequencySketch sketch(/*counters=*/64, /*window=*/1u << 20);  // 4 blocks: most nodes share
+  for (uint64_t i = 0; i < 16; ++i)
+    for (uint64_t n = 0; n <= i; ++n) sketch.Increment(Node(i));
+  uint32_t exact = 0;
+  for (uint64_t i = 0; i < 16; ++i) {
+    EXPECT_GE(sketch.Estimate(Node(i)), i + 1) << "node " << i << " underestimated";
+    exact += sketch.Estimate(Node(i)) == i + 1;
+  }
+  EXPECT_GE(exact, 12u) << "16 nodes over 4 blocks of 16 counters a row: few estimates inflated";
+}
+
 std::unique_ptr<BufferManager> MakeFrequencyCache(size_t frames, double leaf_admission, uint32_t lfu_samples) {
   static const TestLayout layout;
   CacheOptions o;
@@ -71,6 +85,25 @@ BufferFrame* OnlyCooling(BufferManager& bm) {
       found = &bm.frame(i);
     }
   return found;
+}
+
+// DEX counts a leaf's access in two halves around the leaf's search (BufferManager::BeginTouch):
+// the first only locates the counters, the second counts, once; Touch is both at once.
+TEST(CacheFrequency, ATouchInTwoHalvesCountsOnceAtItsEnd) {
+  auto tree = TestTree::Build(4, 3);
+  auto bm = MakeFrequencyCache(16, 1.0, 1);  // touch_period 1: every touch counts
+  FabricPages pages(*tree->fabric);
+  CacheWorker w(*bm, pages);
+  bm->BeginTouch(Node(1), Node(2), w);
+  EXPECT_EQ(bm->EstimatedFrequency(Node(1)), 0u) << "counted before its end";
+  bm->EndTouch(w);
+  EXPECT_EQ(bm->EstimatedFrequency(Node(1)), 1u);
+  EXPECT_EQ(bm->EstimatedFrequency(Node(2)), 1u);
+  bm->EndTouch(w);  // nothing begun: nothing counted
+  EXPECT_EQ(bm->EstimatedFrequency(Node(1)), 1u);
+  bm->Touch(Node(1), GlobalAddress{}, w);
+  EXPECT_EQ(bm->EstimatedFrequency(Node(1)), 2u);
+  EXPECT_EQ(bm->EstimatedFrequency(Node(2)), 1u);
 }
 
 TEST(CacheFrequency, AdmitsAMissedLeafOnlyWhenItBeatsTheVictim) {

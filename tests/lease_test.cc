@@ -100,6 +100,31 @@ TEST_F(LeaseTest, ASilentHolderIsFencedAfterLengthPlusMarginAndNeverRenewsAgain)
   EXPECT_TRUE(*other.FenceIfExpired(*ep_, id));
 }
 
+// What a read checks before it reads (tree/tree_index_adapter.h, DEX's session): only whether
+// the lease is known fenced, without the clock; an expired lease nobody noticed passes it,
+// and the CheckLive after the read is what refuses the answer and fences the holder.
+TEST_F(LeaseTest, CheckNotFencedReadsNoClockAndFailsOnlyOnceFenced) {
+  std::atomic<int> reads{0};
+  LeaseOptions o = Manual();
+  o.clock = [this, &reads] {
+    ++reads;
+    return runtime::Clock::time_point(milliseconds(clock_.ms.load()));
+  };
+  auto holder = std::move(Lease::Claim(*fabric_, o)).value();
+  LeaseObserver watcher(clock_.Fn());
+  ASSERT_FALSE(*watcher.FenceIfExpired(*ep_, holder->id()));
+  clock_.Advance(milliseconds(2500));
+  ASSERT_TRUE(*watcher.FenceIfExpired(*ep_, holder->id()));  // revoked while it stalled
+  const int before = reads.load();
+  EXPECT_TRUE(holder->CheckNotFenced().ok()) << "it has not found out yet";
+  EXPECT_EQ(reads.load(), before) << "CheckNotFenced read the clock";
+  EXPECT_TRUE(holder->CheckLive().IsUnavailable());  // the check after a read finds out
+  EXPECT_GT(reads.load(), before);
+  Status s = holder->CheckNotFenced();
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  EXPECT_NE(s.message().find("revoked"), std::string::npos) << s.ToString();
+}
+
 TEST_F(LeaseTest, AHolderStopsWritingBeforeAnyObserverCouldFenceIt) {
   auto holder = Claim();
   LeaseObserver watcher(clock_.Fn());
