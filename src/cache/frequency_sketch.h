@@ -9,8 +9,8 @@
 // Blocked, as Caffeine's sketch is: a node's four counters lie in one 64-byte block (the
 // hash picks the block, then one counter in each of its four 16-byte quarters, a quarter
 // per row), so an increment or an estimate touches one cache line instead of four. The
-// sketch is as large as the frames' pages are many, so each row's line was a miss on the
-// hit path: four misses per increment were 11% of a cached DEX lookup's time
+// sketch has 16 bytes a cache frame and the pages stream through the core's caches, so its
+// lines are rarely cached: an increment's misses were 11% of a cached DEX lookup's time
 // (docs/results/dex-hit-path.md). Rows of two nodes in different blocks never collide; in
 // one block (1 in blocks) each row collides with probability 1/16, all four with 1/16^4.
 //

@@ -25,8 +25,9 @@ class DexSession final : public Session {
   // (LeaseNotFenced, no clock read). Not for speed: without it every lookup of a woken revoked
   // handle descends through the reused memory until its retry budgets run out -
   // RevokedHolderTest's dex case took 200 s instead of 2 (the fourth pass of
-  // docs/results/dex-hit-path.md); with it only those before the first answer's check fenced
-  // the handle do. Writes check the lease before they write.
+  // docs/results/dex-hit-path.md). One that expired unnoticed still reads: its first
+  // operation stops at its first restart (BeforeRetry asks the clock) or is refused by the
+  // check after its read, which fences the handle. Writes check the lease before they write.
   Status Answer(Status s) {
     if (!s.ok() && !s.IsNotFound()) return s;
     Status live = tree_.LeaseLive();
