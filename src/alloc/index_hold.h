@@ -68,6 +68,8 @@ class IndexHold {
   // The hold's own lease (CheckLive); Ok if it registered under the design's (which checks
   // it) or registered nothing.
   Status CheckLive() { return own_ ? own_->CheckLive() : Status::Ok(); }
+  // What a read checks before it reads: Lease::CheckNotFenced (no clock read).
+  Status CheckNotFenced() const { return own_ ? own_->CheckNotFenced() : Status::Ok(); }
 
  private:
   IndexHold(std::unique_ptr<fabric::Endpoint> ep, std::unique_ptr<lease::Lease> own, lease::HolderId id)

@@ -120,8 +120,7 @@ void Phase::ThreadBody(const OpSourceFactory& sources, uint32_t t) {
   // `began`: the clock the caller read just before (the measured phase's latency start), so
   // the stall watchdog's record costs no clock read of its own.
   const auto execute = [&slot](OpExecutor& exec, const Operation& op, Clock::time_point began) {
-    slot.activity.BeginAt(OpKindName(op.kind), op.key,
-                          std::chrono::duration_cast<std::chrono::nanoseconds>(began.time_since_epoch()).count());
+    slot.activity.BeginAt(OpKindName(op.kind), op.key, began);
     Status s = exec.Execute(op);
     slot.activity.End();
     return s;

@@ -66,6 +66,7 @@ class FrequencySketch {
 };
 
 struct alignas(64) FrequencySketch::Block {
+  static_assert(kRows * kPerQuarter == kBlockCounters, "a block holds one quarter per row");
   std::atomic<uint8_t> counters[kBlockCounters];
 };
 

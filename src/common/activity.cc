@@ -11,17 +11,18 @@ namespace {
 Activity* Current() { return static_cast<Activity*>(runtime::ThreadLocal(runtime::ThreadSlot::kActivity)); }
 void SetCurrent(Activity* a) { runtime::ThreadLocal(runtime::ThreadSlot::kActivity) = a; }
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(runtime::Now().time_since_epoch()).count();
+int64_t Ns(runtime::Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
+int64_t NowNs() { return Ns(runtime::Now()); }
 
 }  // namespace
 
-void Activity::Begin(const char* operation, uint64_t key) { BeginAt(operation, key, NowNs()); }
+void Activity::Begin(const char* operation, uint64_t key) { BeginAt(operation, key, runtime::Now()); }
 
-void Activity::BeginAt(const char* operation, uint64_t key, int64_t now_ns) {
+void Activity::BeginAt(const char* operation, uint64_t key, runtime::Clock::time_point now) {
   key_.store(key, std::memory_order_relaxed);
-  began_ns_.store(now_ns, std::memory_order_relaxed);
+  began_ns_.store(Ns(now), std::memory_order_relaxed);
   operation_.store(operation, std::memory_order_relaxed);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/runtime.h"
 #include "dmindex/global_address.h"
 
 namespace dmindex {
@@ -24,9 +25,9 @@ class Activity {
 
   // The driver: an operation ("insert", a string literal) on `key` starts and ends.
   void Begin(const char* operation, uint64_t key);
-  // As Begin, for a driver that has just read the clock itself (runtime::Now(), as ns since
-  // its epoch): one clock read per operation fewer.
-  void BeginAt(const char* operation, uint64_t key, int64_t now_ns);
+  // As Begin, for a driver that has just read runtime::Now() itself: one clock read per
+  // operation fewer.
+  void BeginAt(const char* operation, uint64_t key, runtime::Clock::time_point now);
   void End();
   // A wait inside the current operation: `what` (a string literal: "the node lock") at `where`
   // (null if none), and how many steps (retries, backoff rounds) it has taken so far.

@@ -14,13 +14,14 @@ namespace dmindex::tree {
 
 // Hash of the header bytes after the check word.
 uint64_t HeaderCheck(const std::byte* header_after_check, size_t len);
-// Hash of one leaf slot's key and value bytes, for node version `version` (its seed:
-// SlotSeedFor, computed once per image where every slot is checked against one version),
-// slot `slot` and whether the slot is a tombstone (leaf_node.h).
+// The part of a slot's check seed that depends on the node version alone: computed once per
+// image where every slot is checked against one version (a leaf's validation, its restamp).
 struct SlotSeed {
   uint64_t mixed;
 };
 SlotSeed SlotSeedFor(uint64_t version);
+// Hash of one leaf slot's key and value bytes, for the node version of `seed`, slot `slot`
+// and whether the slot is a tombstone (leaf_node.h).
 uint64_t SlotCheck(const std::byte* key_and_value, size_t len, SlotSeed seed, uint32_t slot, bool tomb);
 // The same with a slot's flags (tombstone, out-of-line value, inline length; leaf_node.h)
 // in the seed instead of the tombstone flag alone: fixed slots holding byte values.

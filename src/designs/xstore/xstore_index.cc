@@ -56,7 +56,7 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::NotFound();
-    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    DMX_RETURN_IF_ERROR(index_.NotFenced());
     return index_.Answer(client_->Lookup(**s, C::Tree(key), value));
   }
   Status Write(wire::WriteKind kind, Slice key, Slice value) {
@@ -80,7 +80,7 @@ class XStoreSession final : public Session {
     auto s = Ready(false);
     if (!s.ok()) return s.status();
     if (*s == nullptr) return Status::Ok();
-    DMX_RETURN_IF_ERROR(index_.Answer(Status::Ok()));
+    DMX_RETURN_IF_ERROR(index_.NotFenced());
     DMX_RETURN_IF_ERROR(index_.Answer(client_->Scan(**s, C::Range(range), count, &entries_)));
     out->reserve(entries_.size());
     for (auto& e : entries_) out->push_back({KeyModel<KV>::ToPublic(e.key), std::move(e.value)});
@@ -131,13 +131,15 @@ class XStoreIndex final : public Index {
 
   // A read's answer stands only if the handle's registration lease was live after the read:
   // once it is revoked (a process stalled past it) the index may have been dropped and the
-  // memory read reused (docs/OPERATIONS.md, "Drop"); checked before the read too, and before
-  // a write is sent (the lease's margin covers its flight, as for a lock holder's writes).
+  // memory read reused (docs/OPERATIONS.md, "Drop"). Before a read, only whether the handle
+  // is known fenced (no clock read, as the other designs' reads); before a write is sent,
+  // the lease itself (its margin covers the write's flight, as for a lock holder's writes).
   Status Answer(Status s) {
     if (!hold_ || (!s.ok() && !s.IsNotFound())) return s;
     Status live = hold_->CheckLive();
     return live.ok() ? s : live;
   }
+  Status NotFenced() const { return hold_ ? hold_->CheckNotFenced() : Status::Ok(); }
 
  private:
   // Has each partition's memory server store its descriptor, and memory node 0's the
