@@ -9,7 +9,8 @@
 //    most only in its cache; then it "dies" inside one more write's append - before it, after
 //    each 8-byte word of the record, or after the record landed but before the
 //    acknowledgement - for a leaf in the cache (the append is the operation's round trip) and
-//    a leaf that was not admitted (the append goes before the page's write-back). Another
+//    a leaf that was not admitted (the append rides in the page's batch, after the page:
+//    the page has landed when the process dies). Another
 //    process takes its compute nodes over and must find every acknowledged write, and for the
 //    cut one either outcome.
 //  * DexDurability.AWriteIsAnsweredFromOnlyOnceItsRecordLanded: a lookup and a scan that
@@ -44,6 +45,7 @@
 #include "designs/dex/redo_log.h"
 #include "designs/registry.h"
 #include "dex_crash_check.h"
+#include "dex_log_scripts.h"
 #include "dex_test_env.h"
 #include "fabric/inproc/verb_script.h"
 #include "lease/lease.h"
@@ -54,6 +56,8 @@ namespace {
 using Key = uint64_t;
 using Value = uint64_t;
 using designs::dex::RedoLog;
+using testing::LogOf;
+using testing::RecordScript;
 
 constexpr uint32_t kNodeBytes = 512;
 
@@ -79,18 +83,6 @@ class CutWrite final : public fabric::VerbScript {
   const uint64_t cut_;
   std::atomic<bool> armed_{false}, done_{false};
 };
-
-// The redo log of compute node `cn` of index `name` (its log directory: catalog aux word 1).
-GlobalAddress LogOf(fabric::Fabric& fabric, const std::string& name, uint32_t cn) {
-  auto ep = std::move(fabric.Connect()).value();
-  auto entry = alloc::Catalog::Open(*ep, name);
-  EXPECT_TRUE(entry.ok()) << entry.status().ToString();
-  uint64_t dir = 0, log = 0;
-  EXPECT_TRUE(ep->Read(entry->aux_word(1), &dir, 8).ok());
-  EXPECT_NE(dir, 0u);
-  EXPECT_TRUE(ep->Read(GlobalAddress::FromRaw(dir) + 8ull * cn, &log, 8).ok());
-  return GlobalAddress::FromRaw(log);
-}
 
 uint64_t Property(const Index& index, const char* name) { return index.GetIntProperty(name).value_or(0); }
 
@@ -304,41 +296,6 @@ TEST(DexDurability, LogWrapsUnderLoad) {
   testing::CheckNothingAcknowledgedLost(**host, acked);
 }
 
-// Fails the first `count` WRITEs into [from, to) that the thread which called `arm()` posts,
-// or (count 0) runs `hold` on the first one before passing it: the record of a write failing
-// (both of its posts), or still in flight while the test looks. Other threads' WRITEs (the
-// write-back thread posting a failed record again) pass.
-class RecordScript final : public fabric::VerbScript {
- public:
-  RecordScript(GlobalAddress from, GlobalAddress to, int count, std::function<void()> hold = {})
-      : from_(from), to_(to), count_(count), hold_(std::move(hold)) {}
-  void arm() {
-    armer_ = std::this_thread::get_id();
-    armed_.store(true);
-  }
-  int seen() const { return seen_.load(); }
-  Outcome Run(const fabric::VerbCopy& c) override {
-    const fabric::Verb& v = c.verb();
-    if (!armed_.load() || v.kind != fabric::VerbKind::kWrite || v.remote < from_ || !(v.remote < to_) ||
-        std::this_thread::get_id() != armer_)
-      return Outcome::kPass;
-    const int n = seen_.fetch_add(1);
-    if (count_ == 0) {
-      if (n == 0) hold_();
-      return Outcome::kPass;
-    }
-    return n < count_ ? Outcome::kFail : Outcome::kPass;
-  }
-
- private:
-  const GlobalAddress from_, to_;
-  const int count_;
-  const std::function<void()> hold_;
-  std::thread::id armer_;
-  std::atomic<bool> armed_{false};
-  std::atomic<int> seen_{0};
-};
-
 // One compute node's worth of even keys 2..600 in cached leaves (the last leaf covers the
 // boundary of compute node 1's range: shared, not cached; the keys used lie in the middle).
 void LoadCached(Session& s) {
@@ -362,33 +319,20 @@ TEST(DexDurability, AWriteIsAnsweredFromOnlyOnceItsRecordLanded) {
   LoadCached(*writer);
   // While the update's record is in flight, the reader looks up the key (and scans over it);
   // neither may answer until the record landed. The hold ends as soon as a reader answers
-  // (the failure) or after 300 ms (a correct reader is still waiting then, whatever the load).
-  std::atomic<bool> in_flight{false}, answered_early{false};
+  // (the failure) or after 300 ms.
   Value seen = 0;
   std::vector<testing::U64Pair> scanned;
-  runtime::Thread lookup;
-  RecordScript script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 0, [&] {
-    in_flight.store(true);
-    lookup = runtime::Thread([&] {
-      EXPECT_TRUE(reader->Lookup(100, &seen).ok());
-      ReadOptions ro;
-      Iterator it = reader->NewIterator(ro);
-      for (it.Seek(U64Key(96)); it.Valid() && scanned.size() < 3; it.Next())
-        scanned.push_back({u64::Decode(it.key()), u64::Decode(it.value())});
-      EXPECT_TRUE(it.status().ok()) << it.status().ToString();
-      if (in_flight.load()) answered_early.store(true);
-    });
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-    while (!answered_early.load() && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    in_flight.store(false);
-  });
-  fabric->SetVerbScript(&script);
-  script.arm();
-  ASSERT_TRUE(writer->Update(100, 10000).ok());
-  lookup.join();
-  fabric->SetVerbScript(nullptr);
-  EXPECT_FALSE(answered_early.load()) << "a reader answered from a write whose record was in flight";
+  const bool early = testing::ReadReturnsWhileARecordIsHeld(
+      *fabric, log, [&] { return writer->Update(100, 10000); },
+      [&] {
+        EXPECT_TRUE(reader->Lookup(100, &seen).ok());
+        ReadOptions ro;
+        Iterator it = reader->NewIterator(ro);
+        for (it.Seek(U64Key(96)); it.Valid() && scanned.size() < 3; it.Next())
+          scanned.push_back({u64::Decode(it.key()), u64::Decode(it.value())});
+        EXPECT_TRUE(it.status().ok()) << it.status().ToString();
+      });
+  EXPECT_FALSE(early) << "a reader answered from a write whose record was in flight";
   EXPECT_EQ(seen, 10000u);
   ASSERT_EQ(scanned.size(), 3u);
   EXPECT_EQ(scanned[0].key, 96u);
@@ -415,44 +359,13 @@ TEST(DexDurability, AWriteWhoseRecordFailedIsAnsweredFromOnlyOnceWrittenBack) {
     LoadCached(*writer);
     // An update in place (the slot rewrite), a delete and an insert of a new key (the page
     // rebuilt), each failing both posts of its record.
-    const std::vector<std::pair<const char*, std::function<Status()>>> writes = {
-        {"update", [&] { return writer->Update(100, 10000); }},
-        {"delete", [&] { return writer->Delete(120); }},
-        {"insert", [&] { return writer->Insert(201, 201); }},
-    };
-    for (const auto& [what, write] : writes) {
-      RecordScript script(log + RedoLog::kHeaderBytes, log + RedoLog::BlockBytes(256 << 10), 2);
-      fabric->SetVerbScript(&script);
-      script.arm();
-      const Status s = write();
-      fabric->SetVerbScript(nullptr);
-      ASSERT_EQ(script.seen(), 2) << what << ": the record was not posted twice";
-      ASSERT_FALSE(s.ok()) << what << ": acknowledged without its record";
-    }
-    // What the reader is told, once it is told anything.
-    std::optional<Value> v100, v120, v201;
-    const auto read = [&](Key k, std::optional<Value>* out) {
-      for (int i = 0; i < 2000; ++i) {
-        Value v = 0;
-        const Status s = reader->Lookup(k, &v);
-        if (s.IsUnavailable() && std::string(writeback_ms) == "20") {
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
-          continue;
-        }
-        ASSERT_TRUE(s.ok() || s.IsNotFound() || s.IsUnavailable()) << s.ToString();
-        if (s.IsUnavailable()) return;  // nothing answered
-        *out = s.ok() ? std::optional<Value>(v) : std::nullopt;
-        return;
-      }
-      FAIL() << "key " << k << " stayed unavailable although the write-back runs every 20 ms";
-    };
-    read(100, &v100);
-    read(120, &v120);
-    read(201, &v201);
-    if (std::string(writeback_ms) == "0") {
+    testing::WritesWhoseRecordsFail(*fabric, log, *writer);
+    ASSERT_FALSE(HasFatalFailure());
+    const bool writes_back = std::string(writeback_ms) == "20";
+    const auto told = testing::ToldAboutWritesWhoseRecordsFailed(*reader, writes_back);
+    if (!writes_back) {
       // Nothing wrote the changes back: nothing may be answered from them.
-      EXPECT_FALSE(v100.has_value() || v120.has_value() || v201.has_value())
-          << "answered from a write whose record failed";
+      EXPECT_TRUE(told.empty()) << "answered from a write whose record failed";
       Value v = 0;
       EXPECT_TRUE(reader->Update(120, 1).IsUnavailable()) << "an update answered from a failed delete";
       // Key 100's leaf holds 98 or 102 (or both): that page is not answered from either.
@@ -460,9 +373,8 @@ TEST(DexDurability, AWriteWhoseRecordFailedIsAnsweredFromOnlyOnceWrittenBack) {
           << "the page of a failed update was answered from";
     } else {
       // Written back by now: durable, and answered (the writes took effect).
-      EXPECT_EQ(v100, std::optional<Value>(10000));
-      EXPECT_EQ(v120, std::nullopt);
-      EXPECT_EQ(v201, std::optional<Value>(201));
+      const std::map<Key, std::optional<Value>> written = {{100, 10000}, {120, std::nullopt}, {201, 201}};
+      EXPECT_EQ(told, written);
     }
     writer.reset();
     reader.reset();
@@ -471,11 +383,7 @@ TEST(DexDurability, AWriteWhoseRecordFailedIsAnsweredFromOnlyOnceWrittenBack) {
     for (Key k = 2; k <= 600; k += 2) acked[k].push_back(k);
     const std::map<Key, std::optional<Value>> in_flight = {{100, 10000}, {120, std::nullopt}, {201, 201}};
     acked[201].push_back(std::nullopt);
-    if (std::string(writeback_ms) == "20") {
-      acked[100].push_back(10000);
-      acked[120].push_back(std::nullopt);
-      acked[201].push_back(201);
-    }
+    for (const auto& [k, value] : told) acked[k].push_back(value);
     testing::ReleaseLeasesOfTheDead(*fabric, name);
     ASSERT_FALSE(HasFatalFailure());
     auto host = designs::MakeIndex("dex", *fabric, Options(name, {}));

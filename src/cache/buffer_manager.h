@@ -88,6 +88,9 @@ class BufferManager {
   void WaitWhileRegistered(GlobalAddress addr) const {
     if (const BufferFrame* f = mapping_.Lookup(addr)) WaitWhileBusy(f, addr);
   }
+  // The frame registered for `addr` right now (cached, being loaded or held for one
+  // operation), or null. The frame may hold another node by the time the caller looks at it.
+  const BufferFrame* Registered(GlobalAddress addr) const { return mapping_.Lookup(addr); }
   // READs `addr` into w's private frame, which no other thread can reach (it is never in the
   // mapping table nor swizzled anywhere), for a caller that only reads it: a reader of a node
   // another thread is loading or holds (Probe's kBusy), instead of waiting for that thread.

@@ -14,8 +14,8 @@
 // acknowledged after the record's WRITE completed: for an admitted leaf that is the
 // operation's only round trip (a cache hit had none), posted after the latch is released
 // (log_watermark.h: nobody answers from the write before it landed); a leaf that was not
-// admitted is written back at the end of the operation, after its record landed (readers of
-// the pool must not find a change whose record may never land).
+// admitted goes to the pool with its record in one batch under its latch (PostUncached), and
+// whoever reads its pool image waits for that record (CheckPoolImage).
 //
 // Truncation (Checkpoint): with the compute node's gate closed for an instant no
 // operation is between claiming a record and finishing, so every record below the tail read
@@ -185,31 +185,62 @@ Status DexTree<KV>::ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp 
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
   const bool transient = leaf.frame()->load_state() == cache::FrameState::kTransient;
-  // A record too long for the ring: the page goes to the pool now (a transient one at the
-  // end of the operation), then a record saying so voids the key's earlier ones.
+  // A record too long for the ring: the page goes to the pool now (a non-admitted one with
+  // the record, PostUncached), then a record saying so voids the key's earlier ones.
   if (r.in_pool && !transient) DMX_RETURN_IF_ERROR(WriteThrough(w, leaf));
   const RedoLog::Op lop = r.in_pool ? RedoLog::Op::kInPool
                                     : op == WriteOp::kDelete ? RedoLog::Op::kDelete : RedoLog::Op::kPut;
   LogWatermark::Begin(w.log_slot, n.log_tail);  // before the position exists (log_watermark.h)
   r.pos = n.log_tail.fetch_add(r.reserved);
   r.claimed = true;
-  // Nobody reads a transient page (others wait for its frame, or read the pool); a cached
-  // one is read as soon as the latch goes, and answered from once its record landed.
-  r.visible = !transient;
-  if (r.visible) leaf.frame()->redo_end.store(r.pos + r.reserved, std::memory_order_relaxed);
+  // Whoever answers from this change waits for its record: a reader of the cached page finds
+  // the end in the frame; a reader of a non-admitted leaf's pool image in the transient frame,
+  // which stays registered until the record landed (CheckPoolImage). Stored before the page
+  // can reach the pool.
+  leaf.frame()->redo_end.store(r.pos + r.reserved, std::memory_order_seq_cst);
   RedoLog::Encode(r.pos, lop, tree::PublicKeys<Keys>::Public(key),
                   lop == RedoLog::Op::kPut ? r.value : std::string_view{}, &r.bytes);
-  if (transient && !r.in_pool) {
-    // A page that was not admitted reaches the pool at the end of the operation, where a
-    // private READ or an offloaded lookup may read it at once: its record lands first. If it
-    // fails, the page is dropped unwritten (the write took no effect in the pool).
-    Status posted = PostRecord(w);
-    if (!posted.ok()) {
-      leaf.frame()->dirty.store(false, std::memory_order_relaxed);
-      return posted;
-    }
+  return transient ? PostUncached(w, leaf) : Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::PostUncached(Worker& w, cache::ExclusiveGuard& leaf) {
+  ComputeNode& n = compute_node(w.cn);
+  auto& r = w.record;
+  cache::BufferFrame* f = leaf.frame();
+  // A leaf that was not admitted: its page and its record in one batch, one round trip. A
+  // private READ, an offloaded lookup or a scan may read the page from the pool before the
+  // record landed; they look for this frame after their READ (CheckPoolImage) and wait for
+  // the record. The frame leaves the mapping table at the end of the operation, after this.
+  fabric::Verb verbs[2];
+  const std::span<const fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
+  Status posted = w.pages.WriteBackWith(f->remote(), leaf.page(), record);
+  f->dirty.store(false, std::memory_order_relaxed);  // written, or failed: not posted again
+  if (!posted.ok()) {
+    // The page may have landed without its record: no reader answers from that image until a
+    // checkpoint (named here, before the frame is unregistered: LogWatermark::FailedInPool);
+    // ReleaseRecord sends the record to the write-back thread.
+    n.landed.FailedInPool(f->remote().raw(), r.pos);
+    return posted;
   }
+  r.landed = true;
+  n.log_appends.fetch_add(1, std::memory_order_relaxed);
+  n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);
   return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status DexTree<KV>::CheckPoolImage(Worker& w, GlobalAddress leaf) {
+  ComputeNode& n = compute_node(w.cn);
+  if (!n.log) return Status::Ok();
+  // The READ has returned. If it saw a non-admitted write's page, that write's frame was
+  // registered and its redo_end stored before the page was posted, and the frame leaves the
+  // mapping table only once the batch completed: the record landed, or FailedInPool named
+  // the leaf first. So the frame is still found here (wait for its record), or the record
+  // landed, or the leaf is named.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (const cache::BufferFrame* f = n.bm->Registered(leaf)) w.Read(f);
+  return n.landed.CheckPoolImage(leaf.raw());
 }
 
 template <tree::KeyValueTraits KV>
@@ -247,8 +278,8 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::FinishRecord(Worker& w, Status s) {
   auto& r = w.record;
   if (!s.ok() || !r.claimed || r.landed) return s;
-  // A cached page's record, after its latch was released; or a transient page's in_pool
-  // record, after the page it points to reached the pool.
+  // A cached page's record, after its latch was released (a non-admitted leaf's went with
+  // its page: PostUncached).
   return PostRecord(w);
 }
 
@@ -258,9 +289,9 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
   ComputeNode& n = compute_node(w.cn);
   if (r.reserved != 0 && !r.claimed) n.log_reserved.fetch_sub(r.reserved);
   if (r.claimed) {
-    // A change in a cached page without its record: readers of it answer Unavailable until the
-    // write-back thread (woken for that) posts the record again or a checkpoint covers it.
-    if (r.visible && !r.landed) {
+    // A change without its record: readers of it answer Unavailable until the write-back
+    // thread (woken for that) posts the record again or a checkpoint covers it.
+    if (!r.landed) {
       n.landed.Failed(w.log_slot, r.pos, r.bytes);
       KickWriteBack();
     } else {
@@ -269,7 +300,6 @@ void DexTree<KV>::ReleaseRecord(Worker& w) {
   }
   r.reserved = 0;
   r.claimed = false;
-  r.visible = false;
   r.landed = false;
   r.in_pool = false;
   r.value = {};
@@ -313,9 +343,12 @@ Status DexTree<KV>::Checkpoint(ComputeNode& n) {
   if (!flushed.ok()) return flushed.status();
   n.checkpoints.fetch_add(1, std::memory_order_relaxed);
   if (!logged) return Status::Ok();
-  n.landed.Covered(upto);  // every change below upto is in the pool now
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, upto, lease_.get()));
   n.log_head.store(upto);
+  // Every change below upto is in the pool now, and no replay reads the records below it:
+  // only then may a change whose record failed be answered from (before the head moved, a
+  // replay could still set its key back to an older record's value).
+  n.landed.Covered(upto);
   return Status::Ok();
 }
 
@@ -336,9 +369,9 @@ template <tree::KeyValueTraits KV>
 Status DexTree<KV>::TruncateLog(ComputeNode& n) {
   if (!n.log) return Status::Ok();
   const uint64_t tail = n.log_tail.load();
-  n.landed.Covered(tail);  // after a flush under the closed gate (the callers')
   DMX_RETURN_IF_ERROR(n.log->WriteHead(maintenance_->ctx.ep, tail, lease_.get()));
   n.log_head.store(tail);
+  n.landed.Covered(tail);  // after a flush under the closed gate (the callers'), as Checkpoint
   return Status::Ok();
 }
 
@@ -391,6 +424,8 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::ClaimRecord(Worker&, cache::ExclusiveGuard&, WriteOp, KeyRef);  \
   template Status DexTree<KV>::FinishRecord(Worker&, Status);                                  \
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
+  template Status DexTree<KV>::PostUncached(Worker&, cache::ExclusiveGuard&);                  \
+  template Status DexTree<KV>::CheckPoolImage(Worker&, GlobalAddress);                          \
   template Status DexTree<KV>::PostRecord(Worker&);                                            \
   template Status DexTree<KV>::PostLogBytes(fabric::Endpoint&, ComputeNode&, uint64_t,          \
                                             const std::vector<std::byte>&);                     \

@@ -81,6 +81,7 @@ Status DexTree<KV>::Lookup(Workers& ws, KeyRef key, std::string* value) {
     tree::ValueBlockRef ref;
     if (at.offloaded) {
       DMX_RETURN_IF_ERROR(w.cw.EndOperation());
+      DMX_RETURN_IF_ERROR(AwaitLanded(w));  // the leaf's image may hold a write being logged
       if (at.result.r.outcome == OffloadResult::kNotFound) return Status::NotFound();
       ref = at.result.block;
       if (ref.is_null()) {

@@ -119,6 +119,7 @@ Status DexTree<KV>::ScanRun(Worker& w, cache::OptimisticGuard& parent, const Hea
   struct Child {
     cache::OptimisticGuard cached;  // valid: the page is in this compute node's cache
     uint32_t read = 0;              // otherwise: its image's index in the batch
+    GlobalAddress addr;             // and its address
   };
   std::vector<Child> run;
   std::vector<fabric::Verb> reads;
@@ -130,9 +131,9 @@ Status DexTree<KV>::ScanRun(Worker& w, cache::OptimisticGuard& parent, const Hea
     const uint64_t* slot = page_layout_.ChildSlot(parent.frame()->page, NodePageLayout<KV>::SlotIndex(j));
     auto step = cn.bm->Probe(parent, slot, w.cw);
     if (step.kind == cache::BufferManager::Step::kHit) {
-      run.push_back({step.child, 0});
+      run.push_back({step.child, 0, {}});
     } else if (step.kind == cache::BufferManager::Step::kMiss) {
-      run.push_back({{}, static_cast<uint32_t>(reads.size())});
+      run.push_back({{}, static_cast<uint32_t>(reads.size()), step.missing});
       reads.push_back(fabric::Verb::Read(step.missing, w.ctx.scan_buf.data() + reads.size() * nb, nb));
     } else {
       break;  // the parent changed or the child is being loaded: the next step descends
@@ -159,6 +160,8 @@ Status DexTree<KV>::ScanRun(Worker& w, cache::OptimisticGuard& parent, const Hea
     } else {
       image = w.ctx.scan_buf.data() + size_t{child.read} * nb;
       if (!shared_.validator.Decode(image, &h)) break;  // torn: the next step reads it alone
+      // Not registered when probed, but a write may have taken it since and sent its page.
+      DMX_RETURN_IF_ERROR(CheckPoolImage(w, child.addr));
     }
     const bool linked = *took ? h.low == expect_low : h.Covers(cursor);
     if (!h.is_leaf() || h.dead() || !linked || !Owned(w, h)) break;

@@ -54,7 +54,7 @@ DexWorker<KV>::DexWorker(DexTree<KV>& tree, uint32_t compute_node, std::unique_p
       // process that dies holding one is taken over like the core's (docs/SYNCHRONIZATION.md).
       ctx(std::move(ep), &tree.compute_node(compute_node).core, tree.layout_.node_bytes, tree.lease_.get()),
       map(tree.map_.load(std::memory_order_acquire)),
-      pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_),
+      pages(tree.shared_, tree.reader_, ctx, compute_node, &map, &tree.pending_, &tree.compute_node(compute_node).landed),
       cw(*tree.compute_node(compute_node).bm, pages),
       copy(tree.layout_.node_bytes),
       image(tree.layout_.node_bytes),
@@ -239,6 +239,7 @@ Status DexTree<KV>::Descend(Worker& w, KeyRef key, Intent intent, const OffloadR
       auto copy = cn.bm->ReadPrivate(step.missing, w.cw, w.pages);
       if (w.pages.stale()) w.need_refresh = true;
       if (!copy.ok()) return copy.status();
+      DMX_RETURN_IF_ERROR(CheckPoolImage(w, step.missing));  // the holder may be writing it
       cn.offload.CountMiss(step.missing);
       cn.offload.private_reads.fetch_add(1, std::memory_order_relaxed);
       step.child = *copy;
@@ -422,8 +423,15 @@ Status DexTree<KV>::Offload(Worker& w, cache::OptimisticGuard& parent, GlobalAdd
   cn.offload.offloads.fetch_add(1, std::memory_order_relaxed);
   cn.offload.CountMiss(child);
   cn.bm->Touch(child, parent.frame()->remote(), w.cw);  // an access all the same (policy=lfu)
-  // Cached copies of what the memory server changed are stale now (§6.2).
-  if (r.r.written != 0) DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.written), w.cw));
+  if (req.op == OffloadOp::kLookup) {
+    // Answered from the pool's image of a leaf, which may hold a non-admitted write of this
+    // compute node whose record is still in flight.
+    if (r.r.written == 0) return Status::Corruption("dex offload: a lookup's reply names no leaf");
+    DMX_RETURN_IF_ERROR(CheckPoolImage(w, GlobalAddress::FromRaw(r.r.written)));
+  } else if (r.r.written != 0) {
+    // Cached copies of what the memory server changed are stale now (§6.2).
+    DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.written), w.cw));
+  }
   if (r.r.parent_written != 0)
     DMX_RETURN_IF_ERROR(cn.bm->Invalidate(GlobalAddress::FromRaw(r.r.parent_written), w.cw));
   if (r.r.split_here != 0 || r.r.split_sibling != 0) cn.offload.splits.fetch_add(1, std::memory_order_relaxed);

@@ -122,7 +122,6 @@ struct DexWorker {
     uint64_t reserved = 0;   // ring bytes reserved for it (0: the operation logs nothing)
     bool in_pool = false;    // too long for the ring: the page is written through instead
     bool claimed = false;    // applied to its page: it must be appended before acknowledging
-    bool visible = false;    // applied to a cached page other operations read
     bool landed = false;     // its WRITE completed
     uint64_t pos = 0;
     std::string_view value;  // the write's value (also when it is in a block)
@@ -336,14 +335,20 @@ class DexTree {
   bool ReserveRecord(Worker& w, WriteOp op, KeyRef key, size_t value_bytes);
   // Under the written leaf's exclusive latch, right after the write was applied to it: the
   // record's position (so positions follow the order of writes to each key) and bytes, and
-  // the page's redo_end. A leaf that was not admitted carries the record in its write-back's
-  // batch.
+  // the page's redo_end. A leaf that was not admitted goes to the pool with its record, in
+  // one batch, before the latch is released (PostUncached).
   Status ClaimRecord(Worker& w, cache::ExclusiveGuard& leaf, WriteOp op, KeyRef key);
   // After the operation: appends a claimed record that has not landed yet (the write is
   // acknowledged only after it landed).
   Status FinishRecord(Worker& w, Status s);
   // Posts the worker's record, once more if the first post failed; sets record.landed.
   Status PostRecord(Worker& w);
+  // A non-admitted leaf's page and record, in one batch under its latch (ClaimRecord).
+  Status PostUncached(Worker& w, cache::ExclusiveGuard& leaf);
+  // After a READ of `leaf`'s pool image returned (a private READ, an offloaded lookup's, a
+  // scan's): the answer waits for the record of a non-admitted write that image may hold
+  // (w.reads_upto), and is Unavailable if that record failed and no checkpoint covered it.
+  Status CheckPoolImage(Worker& w, GlobalAddress leaf);
   // One record's bytes at `pos` of n's log, only while this process's lease is live.
   Status PostLogBytes(fabric::Endpoint& ep, ComputeNode& n, uint64_t pos, const std::vector<std::byte>& bytes);
   // Gives an unclaimed reservation back, settles a claimed record in the watermark and

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common/runtime.h"
+#include "dmindex/status.h"
 
 namespace dmindex::designs::dex {
 
@@ -59,7 +60,7 @@ class LogWatermark {
   static void Begin(Slot& s, const std::atomic<uint64_t>& tail) {
     s.appending.store(tail.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
   }
-  // The worker's record landed (or was never visible to anyone: a transient page).
+  // The worker's record landed.
   static void Landed(Slot& s) { s.appending.store(kNone, std::memory_order_seq_cst); }
   // Its append failed for good: readers of its change answer Unavailable until a checkpoint.
   void Failed(Slot& s, uint64_t pos, std::vector<std::byte> bytes) {
@@ -69,11 +70,31 @@ class LogWatermark {
     }
     s.appending.store(kNone, std::memory_order_seq_cst);  // after the insert: see Reached
   }
+  // A leaf that was not admitted, whose page and record went out in one batch that failed
+  // (dex_durability.cc, PostUncached): its pool image may hold a change whose record never
+  // landed, so nobody answers from that image until a checkpoint. Called before the leaf's
+  // transient frame leaves the mapping table: a reader that no longer finds the frame
+  // registered finds the leaf here.
+  void FailedInPool(uint64_t leaf, uint64_t pos) {
+    std::lock_guard lk(mu_);
+    failed_leaves_.emplace(leaf, pos);
+    any_failed_leaf_.store(true, std::memory_order_seq_cst);
+  }
+  // Unavailable if the pool image of `leaf` may hold such a change.
+  Status CheckPoolImage(uint64_t leaf) {
+    if (!any_failed_leaf_.load(std::memory_order_seq_cst)) [[likely]] return Status::Ok();
+    std::lock_guard lk(mu_);
+    if (!failed_leaves_.contains(leaf)) return Status::Ok();
+    return Status::Unavailable("dex: this leaf's image in the pool may hold a write whose redo record failed (its "
+                               "memory server went away); it is readable again after the next checkpoint");
+  }
   // A checkpoint's flush wrote back every page dirty when the tail was `upto`: every change
-  // whose record is below it is in the pool.
+  // whose record is below it is in the pool, and no replay reaches the records before it.
   void Covered(uint64_t upto) {
     std::lock_guard lk(mu_);
     failed_.erase(failed_.begin(), failed_.lower_bound(upto));
+    std::erase_if(failed_leaves_, [&](const auto& e) { return e.second < upto; });
+    any_failed_leaf_.store(!failed_leaves_.empty(), std::memory_order_seq_cst);
     Raise(std::min(upto, failed_.empty() ? kNone : failed_.begin()->first));
   }
   // The failed records (position, bytes), to be posted again; Reposted when one landed.
@@ -107,9 +128,11 @@ class LogWatermark {
   }
 
   std::atomic<uint64_t> landed_{0};  // every record below it landed (a lower bound)
-  runtime::Mutex mu_;                // slots_, failed_
+  runtime::Mutex mu_;                // slots_, failed_, failed_leaves_
   std::vector<Slot*> slots_;
   std::map<uint64_t, std::vector<std::byte>> failed_;  // position -> the record's bytes
+  std::map<uint64_t, uint64_t> failed_leaves_;         // FailedInPool: leaf -> its record's position
+  std::atomic<bool> any_failed_leaf_{false};
 };
 
 }  // namespace dmindex::designs::dex

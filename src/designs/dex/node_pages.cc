@@ -104,6 +104,9 @@ Status NodePages<KV>::Load(GlobalAddress addr, std::byte* page) {
     return read;
   }
   DMX_RETURN_IF_ERROR(read);
+  // Read after this node was registered (Load) or while another operation holds it (a
+  // private READ): no batch of its page is in flight, but one that failed may have landed.
+  if (h.is_leaf()) DMX_RETURN_IF_ERROR(landed_->CheckPoolImage(addr.raw()));
   auto owner = (*map_)->ExclusiveOwner(h.low, h.high);
   if (h.dead() || (owner.has_value() && *owner != compute_node_)) {
     stale_ = true;
@@ -152,6 +155,27 @@ Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
   fabric::Verb write = fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(guard_ != nullptr ? ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered, *guard_)
                                         : ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered));
+  RetirePending(addr);
+  return Status::Ok();
+}
+
+template <tree::KeyValueTraits KV>
+Status NodePages<KV>::WriteBackWith(GlobalAddress addr, const std::byte* page, std::span<const fabric::Verb> after) {
+  encoded_.resize(t_.layout.node_bytes);
+  DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
+  // The page first: the batch's verbs land in order on the in-process fabric, so a test that
+  // holds the record finds the page already in the pool (the window readers must respect).
+  batch_.assign(1, fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
+  batch_.insert(batch_.end(), after.begin(), after.end());
+  const auto post = [&] {
+    return guard_ != nullptr ? ctx_.ep.Post(batch_, fabric::Ordering::kUnordered, *guard_)
+                             : ctx_.ep.Post(batch_, fabric::Ordering::kUnordered);
+  };
+  // In flight when a memory server went away: the same verbs once more settle it (a
+  // restarting server is waited for there), as a record's post does.
+  Status posted = post();
+  if (!posted.ok()) posted = post();
+  DMX_RETURN_IF_ERROR(posted);
   RetirePending(addr);
   return Status::Ok();
 }

@@ -21,6 +21,7 @@
 #include "cache/page_io.h"
 #include "common/pool_memory.h"
 #include "designs/dex/dex_keys.h"
+#include "designs/dex/log_watermark.h"
 #include "designs/dex/partition_map.h"
 #include "designs/dex/pending_blocks.h"
 #include "tree/tree_reader.h"
@@ -140,8 +141,9 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
 
   NodePages(const tree::TreeShared<KV>& tree, const tree::TreeReader<KV>& reader,
             tree::TreeContext<KV>& ctx, uint32_t compute_node, const Map* const* map,
-            PendingBlocks* pending)
-      : t_(tree), reader_(reader), ctx_(ctx), compute_node_(compute_node), map_(map), pending_(pending) {}
+            PendingBlocks* pending, LogWatermark* landed)
+      : t_(tree), reader_(reader), ctx_(ctx), compute_node_(compute_node), map_(map), pending_(pending),
+        landed_(landed) {}
   // Every write-back goes out only while `lease` (this process's, null: none) is live at
   // the instant it is posted (fabric::PostGuard): a process whose lease may have been taken
   // over writes nothing more to the pool, not even after a wait of the fabric's own.
@@ -150,7 +152,8 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // A validated image. Leaves shared with other compute nodes are not admitted: they stay
   // remote (and are re-read) because only owned nodes may be cached dirty.
   // Retry (and stale() true) if the node belongs to another compute node: the path to it
-  // went through a stale shared node.
+  // went through a stale shared node. Unavailable for a leaf whose image may hold a change
+  // whose record failed (LogWatermark::FailedInPool), until a checkpoint.
   Status Load(GlobalAddress addr, std::byte* page) override;
   // The range the next Load's node covers according to the parent it is reached from (the
   // whole key space if unknown). If this compute node owns that range, nobody else writes the
@@ -172,6 +175,9 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // Re-encodes an unswizzled page with a fresh version and WRITEs it; then the value blocks
   // the page's changes unlinked (PendingBlocks) are retired.
   Status WriteBack(GlobalAddress addr, const std::byte* page) override;
+  // The same, with `after` in the page's batch (a non-admitted leaf's redo record: one round
+  // trip for both, dex_durability.cc); the batch is posted once more if it failed.
+  Status WriteBackWith(GlobalAddress addr, const std::byte* page, std::span<const fabric::Verb> after);
   // Encodes an image for remote memory (fresh version, valid check words) into `out`.
   Status Encode(const std::byte* page, std::byte* out);
   // Retires the value blocks waiting for `leaf` (just written back, or dead).
@@ -184,10 +190,12 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   const uint32_t compute_node_;
   const Map* const* map_;  // the index's current map (swapped by repartitioning)
   PendingBlocks* const pending_;
+  LogWatermark* const landed_;
   bool stale_ = false;
   bool busy_here_ = false;
   Key expect_low_ = KV::kNegInf, expect_high_ = KV::kPosInf;
   std::vector<std::byte> encoded_;
+  std::vector<fabric::Verb> batch_;  // WriteBackWith
   std::vector<tree::LeafEntry<KV>> leaf_entries_;
   std::vector<tree::InternalEntry<KV>> internal_entries_;
   std::vector<tree::ValueBlockRef> retiring_;

@@ -127,6 +127,9 @@ class OffloadHandler {
     const tree::ValueBlockRef old = slot >= 0 ? leaf.BlockAt(at.image.data(), at.h, static_cast<uint32_t>(slot))
                                               : tree::ValueBlockRef{};
     if (op == OffloadOp::kLookup) {
+      // Named in the reply: the compute node checks that no write of its own to this leaf
+      // is still being logged (DexTree::CheckPoolImage).
+      r.written = at.addr.raw();
       if (slot < 0) {
         r.outcome = OffloadResult::kNotFound;
         return answer();

@@ -78,7 +78,7 @@ struct OffloadResult {
   uint16_t value_len = 0;       // a lookup's inline value: in `value` (u64 format) or the tail
   uint32_t remaining = 0;       // entries left in the written leaf
   uint64_t value = 0;           // u64 format: inline value bytes; or a block's address (flags)
-  uint64_t written = 0;         // GlobalAddress of the leaf written back, or 0
+  uint64_t written = 0;         // GlobalAddress of the leaf written back, or a lookup answered from
   // An insert that split the leaf: the new right sibling, when the compute node must still
   // link it into the leaf's parent (which it caches), and the separator (its low fence).
   uint64_t split_sibling = 0;
