@@ -216,9 +216,13 @@ class BufferManager {
   BufferManager(const CacheOptions& options, const PageLayout& layout, size_t frames);
 
   Result<BufferFrame*> AcquireFreeFrame(CacheWorker& w);
-  // A random frame followed down its swizzled children to the end of its cached path (a hot
-  // frame without swizzled children), or null if a frame on the way was busy or not hot.
-  BufferFrame* SamplePathEnd(CacheWorker& w);
+  // A random frame's index, its frame and page asked for (PrefetchFrame), for SamplePathEnd.
+  size_t SampleFrame(CacheWorker& w) const;
+  // Frame `index` followed down its swizzled children to the end of its cached path (a hot frame
+  // without swizzled children), or null if a frame on the way was busy or not hot.
+  BufferFrame* SamplePathEnd(size_t index, CacheWorker& w);
+  // The policy=lfu choice of a frame to cool: the least frequent of lfu_samples path ends.
+  BufferFrame* LeastFrequentPathEnd(CacheWorker& w);
   void ReleaseFreeFrame(BufferFrame* f);  // a frame no worker holds any more
   // Takes an exclusively latched cooling frame out of the cache into w's free set.
   void Evict(BufferFrame* victim, CacheWorker& w);

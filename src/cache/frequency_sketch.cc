@@ -53,8 +53,7 @@ void FrequencySketch::Increment(const Counters& at) {
   if ((increments_.fetch_add(1, std::memory_order_relaxed) + 1) % window_ == 0) Halve();
 }
 
-uint32_t FrequencySketch::Estimate(GlobalAddress node) const {
-  const Counters at = Find(node);
+uint32_t FrequencySketch::Estimate(const Counters& at) const {
   uint32_t least = UINT8_MAX;
   for (int i = 0; i < kRows; ++i)
     least = std::min<uint32_t>(least, at.block->counters[at.index[i]].load(std::memory_order_relaxed));

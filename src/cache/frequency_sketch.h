@@ -47,7 +47,8 @@ class FrequencySketch {
   Counters Locate(GlobalAddress node) const;
   void Increment(const Counters& at);
   void Increment(GlobalAddress node) { Increment(Locate(node)); }
-  uint32_t Estimate(GlobalAddress node) const;
+  uint32_t Estimate(GlobalAddress node) const { return Estimate(Find(node)); }
+  uint32_t Estimate(const Counters& at) const;
 
   uint64_t counters_per_row() const { return (block_mask_ + 1) * kPerQuarter; }
   uint64_t window() const { return window_; }
