@@ -13,10 +13,9 @@
 //    after its page landed; a lookup reading the leaf meanwhile (privately: the leaf is
 //    busy) answers the new value only once the record landed.
 //  * DexUncachedWrite.AFailedBatchIsAnsweredFromOnlyAfterACheckpoint: the record fails (both
-//    posts) while the page lands; nobody answers from that leaf - lookups by a load, a scan
-//    by its batch - until a checkpoint, other leaves stay readable, and the next host finds
-//    what was answered. (No test here makes an offloaded lookup read such a leaf: below the
-//    root these small trees share between compute nodes nothing is offloaded.)
+//    posts) while the page lands; nobody answers from that leaf - lookups by a load or an
+//    offload, a scan by its batch - until a checkpoint, other leaves stay readable, and the
+//    next host finds what was answered.
 //  * DexCheckpoint.AHeadThatDidNotMoveKeepsAFailedChangeUnanswered: a cached write whose
 //    record failed is flushed by the write-back thread's checkpoints, whose head WRITE fails:
 //    the change stays unanswered (a replay from the old head would set the key back).
@@ -45,13 +44,13 @@ using designs::dex::RedoLog;
 using testing::LogOf;
 using testing::RecordScript;
 
-// Two compute nodes over keys [0, 20000), no leaf ever admitted; no background write-back
-// unless asked.
-IndexOptions Options(const std::string& name, std::map<std::string, std::string> knobs) {
+// Two compute nodes over keys [0, 20000) (or one over every key), no leaf ever admitted; no
+// background write-back unless asked.
+IndexOptions Options(const std::string& name, std::map<std::string, std::string> knobs, uint32_t compute_nodes = 2) {
   knobs.emplace("admission", "0");
   knobs.emplace("writeback_ms", "0");
-  IndexOptions o = testing::DexTestOptions(name, 2, std::move(knobs));
-  o.knobs["key_space"] = "20000";
+  IndexOptions o = testing::DexTestOptions(name, compute_nodes, std::move(knobs));
+  if (compute_nodes > 1) o.knobs["key_space"] = "20000";
   return o;
 }
 
@@ -104,18 +103,33 @@ TEST(DexUncachedWrite, AReaderOfThePoolImageWaitsForTheRecord) {
 }
 
 TEST(DexUncachedWrite, AFailedBatchIsAnsweredFromOnlyAfterACheckpoint) {
-  for (const std::string writeback_ms : {"0", "20"}) {
-    SCOPED_TRACE("writeback_ms=" + writeback_ms);
-    const bool writes_back = writeback_ms != "0";
+  struct Case {
+    std::string writeback_ms;
+    // Every lookup's miss offloaded (the handler reads the leaf): one compute node (with two,
+    // these few leaves sit below a root both share, and nothing below a shared node is
+    // offloaded), the keys bulk-loaded (leaves that inserts split stay cached).
+    bool offload;
+  };
+  for (const Case& c : {Case{"0", false}, Case{"20", false}, Case{"0", true}}) {
+    SCOPED_TRACE("writeback_ms=" + c.writeback_ms + (c.offload ? ", offloading" : ""));
+    const bool writes_back = c.writeback_ms != "0";
     auto fabric = testing::DexTestFabric();
-    const std::string name = "uncached-failed-" + writeback_ms;
-    const auto options = [&](std::map<std::string, std::string> knobs) { return Options(name, std::move(knobs)); };
-    auto dying = designs::MakeIndex("dex", *fabric, options({{"writeback_ms", writeback_ms}}));
+    const std::string name = "uncached-failed-" + c.writeback_ms + (c.offload ? "-offload" : "");
+    const auto options = [&](std::map<std::string, std::string> knobs) {
+      if (c.offload) knobs.insert({{"cost_factor", "1e12"}, {"explore", "0"}});
+      return Options(name, std::move(knobs), c.offload ? 1 : 2);
+    };
+    auto dying = designs::MakeIndex("dex", *fabric, options({{"writeback_ms", c.writeback_ms}}));
     ASSERT_TRUE(dying.ok()) << dying.status().ToString();
     const GlobalAddress log = LogOf(*fabric, name, 0);
+    if (c.offload) {
+      std::vector<testing::U64Pair> pairs;
+      for (Key k = 2; k <= 600; k += 2) pairs.push_back({k, k});
+      ASSERT_TRUE((*dying)->BulkLoad(testing::EncodePairs(pairs)).ok());
+    }
     auto writer = std::move((*dying)->OpenSession()).value();
     auto reader = std::move((*dying)->OpenSession()).value();
-    Load(*writer);
+    if (!c.offload) Load(*writer);
     // An update, a delete and an insert, each batch posted twice: the page lands both times,
     // the record neither.
     testing::WritesWhoseRecordsFail(*fabric, log, *writer);
@@ -124,7 +138,9 @@ TEST(DexUncachedWrite, AFailedBatchIsAnsweredFromOnlyAfterACheckpoint) {
     Value v = 0;
     ASSERT_TRUE(reader->Lookup(500, &v).ok());
     EXPECT_EQ(v, 500u);
+    const uint64_t offloads = Property(**dying, "dmindex.dex.offloads");
     const auto told = testing::ToldAboutWritesWhoseRecordsFailed(*reader, writes_back);
+    if (c.offload) EXPECT_EQ(Property(**dying, "dmindex.dex.offloads"), offloads + 3) << "not offloaded";
     if (!writes_back) {
       EXPECT_TRUE(told.empty()) << "answered from a page whose record failed";
       ReadOptions ro;
