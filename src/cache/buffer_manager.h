@@ -216,7 +216,8 @@ class BufferManager {
   BufferManager(const CacheOptions& options, const PageLayout& layout, size_t frames);
 
   Result<BufferFrame*> AcquireFreeFrame(CacheWorker& w);
-  // A random frame's index, its frame and page asked for (PrefetchFrame), for SamplePathEnd.
+  // A random frame's index, with the frame's line and its page's first line asked for (for
+  // SamplePathEnd, which reads both).
   size_t SampleFrame(CacheWorker& w) const;
   // Frame `index` followed down its swizzled children to the end of its cached path (a hot frame
   // without swizzled children), or null if a frame on the way was busy or not hot.

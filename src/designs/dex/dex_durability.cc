@@ -31,6 +31,7 @@
 // moves the head past every position of the scanned lap (stale slots can never be taken for
 // new records). A replayer that dies meanwhile leaves the head where it was: the next one
 // replays the same records again, with the same result.
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -214,7 +215,7 @@ Status DexTree<KV>::PostUncached(Worker& w, cache::ExclusiveGuard& leaf) {
   // the record. The frame leaves the mapping table at the end of the operation, after this.
   fabric::Verb verbs[2];
   const std::span<const fabric::Verb> record{verbs, static_cast<size_t>(n.log->Verbs(r.pos, r.bytes, verbs))};
-  Status posted = w.pages.WriteBackWith(f->remote(), leaf.page(), record);
+  Status posted = PostSettled(n, [&] { return w.pages.WriteBackWith(f->remote(), leaf.page(), record); });
   f->dirty.store(false, std::memory_order_relaxed);  // written, or failed: not posted again
   if (!posted.ok()) {
     // The page may have landed without its record: no reader answers from that image until a
@@ -255,19 +256,21 @@ Status DexTree<KV>::PostLogBytes(fabric::Endpoint& ep, ComputeNode& n, uint64_t 
 }
 
 template <tree::KeyValueTraits KV>
+Status DexTree<KV>::PostSettled(ComputeNode& n, const std::function<Status()>& post) {
+  Status posted = post();
+  if (posted.ok()) [[likely]] return posted;
+  // In flight when its memory server went away: its outcome is unknown, and others may be
+  // waiting on it. The same verbs once more (a restarting server is waited for there) settle
+  // it; if that fails too, the server stayed away and the record failed.
+  n.record_reposts.fetch_add(1, std::memory_order_relaxed);
+  return post();
+}
+
+template <tree::KeyValueTraits KV>
 Status DexTree<KV>::PostRecord(Worker& w) {
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
-  const auto post = [&] { return PostLogBytes(w.ctx.ep, n, r.pos, r.bytes); };
-  Status posted = post();
-  if (!posted.ok()) {
-    // In flight when its memory server went away: its outcome is unknown, and others may be
-    // waiting on it. The same bytes once more (a restarting server is waited for there)
-    // settle it; if that fails too, the server stayed away and the record failed.
-    n.record_reposts.fetch_add(1, std::memory_order_relaxed);
-    posted = post();
-  }
-  DMX_RETURN_IF_ERROR(posted);
+  DMX_RETURN_IF_ERROR(PostSettled(n, [&] { return PostLogBytes(w.ctx.ep, n, r.pos, r.bytes); }));
   r.landed = true;
   n.log_appends.fetch_add(1, std::memory_order_relaxed);
   n.log_bytes.fetch_add(r.bytes.size(), std::memory_order_relaxed);
@@ -426,6 +429,7 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
   template Status DexTree<KV>::PostUncached(Worker&, cache::ExclusiveGuard&);                  \
   template Status DexTree<KV>::CheckPoolImage(Worker&, GlobalAddress);                          \
+  template Status DexTree<KV>::PostSettled(ComputeNode&, const std::function<Status()>&);      \
   template Status DexTree<KV>::PostRecord(Worker&);                                            \
   template Status DexTree<KV>::PostLogBytes(fabric::Endpoint&, ComputeNode&, uint64_t,          \
                                             const std::vector<std::byte>&);                     \

@@ -341,7 +341,11 @@ class DexTree {
   // After the operation: appends a claimed record that has not landed yet (the write is
   // acknowledged only after it landed).
   Status FinishRecord(Worker& w, Status s);
-  // Posts the worker's record, once more if the first post failed; sets record.landed.
+  // Runs `post` (a batch holding a record), once more if it failed (counted in n's
+  // record_reposts): a record in flight when its memory server went away is settled by
+  // posting it again. The second failure is the caller's.
+  Status PostSettled(ComputeNode& n, const std::function<Status()>& post);
+  // Posts the worker's record (PostSettled); sets record.landed.
   Status PostRecord(Worker& w);
   // A non-admitted leaf's page and record, in one batch under its latch (ClaimRecord).
   Status PostUncached(Worker& w, cache::ExclusiveGuard& leaf);

@@ -150,13 +150,7 @@ Status NodePages<KV>::Encode(const std::byte* page, std::byte* out) {
 
 template <tree::KeyValueTraits KV>
 Status NodePages<KV>::WriteBack(GlobalAddress addr, const std::byte* page) {
-  encoded_.resize(t_.layout.node_bytes);
-  DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
-  fabric::Verb write = fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes);
-  DMX_RETURN_IF_ERROR(guard_ != nullptr ? ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered, *guard_)
-                                        : ctx_.ep.Post({&write, 1}, fabric::Ordering::kUnordered));
-  RetirePending(addr);
-  return Status::Ok();
+  return WriteBackWith(addr, page, {});
 }
 
 template <tree::KeyValueTraits KV>
@@ -164,18 +158,12 @@ Status NodePages<KV>::WriteBackWith(GlobalAddress addr, const std::byte* page, s
   encoded_.resize(t_.layout.node_bytes);
   DMX_RETURN_IF_ERROR(Encode(page, encoded_.data()));
   // The page first: the batch's verbs land in order on the in-process fabric, so a test that
-  // holds the record finds the page already in the pool (the window readers must respect).
+  // holds a record riding here finds the page already in the pool (the window readers of the
+  // pool image must respect: DexTree::CheckPoolImage).
   batch_.assign(1, fabric::Verb::Write(addr, encoded_.data(), t_.layout.node_bytes));
   batch_.insert(batch_.end(), after.begin(), after.end());
-  const auto post = [&] {
-    return guard_ != nullptr ? ctx_.ep.Post(batch_, fabric::Ordering::kUnordered, *guard_)
-                             : ctx_.ep.Post(batch_, fabric::Ordering::kUnordered);
-  };
-  // In flight when a memory server went away: the same verbs once more settle it (a
-  // restarting server is waited for there), as a record's post does.
-  Status posted = post();
-  if (!posted.ok()) posted = post();
-  DMX_RETURN_IF_ERROR(posted);
+  DMX_RETURN_IF_ERROR(guard_ != nullptr ? ctx_.ep.Post(batch_, fabric::Ordering::kUnordered, *guard_)
+                                        : ctx_.ep.Post(batch_, fabric::Ordering::kUnordered));
   RetirePending(addr);
   return Status::Ok();
 }

@@ -175,8 +175,8 @@ class NodePages final : public cache::PageLoader, public cache::PageWriter {
   // Re-encodes an unswizzled page with a fresh version and WRITEs it; then the value blocks
   // the page's changes unlinked (PendingBlocks) are retired.
   Status WriteBack(GlobalAddress addr, const std::byte* page) override;
-  // The same, with `after` in the page's batch (a non-admitted leaf's redo record: one round
-  // trip for both, dex_durability.cc); the batch is posted once more if it failed.
+  // The same, with `after` in the page's batch after the page (a non-admitted leaf's redo
+  // record: one round trip for both, dex_durability.cc).
   Status WriteBackWith(GlobalAddress addr, const std::byte* page, std::span<const fabric::Verb> after);
   // Encodes an image for remote memory (fresh version, valid check words) into `out`.
   Status Encode(const std::byte* page, std::byte* out);
