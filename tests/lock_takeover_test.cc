@@ -39,7 +39,9 @@ using testing::HeldLocks;
 // kLeafSplitUnderParent: a full leaf under a parent with room that the dying process has
 // cached, so its split's batch takes the parent's lock behind the leaf's unlock
 // (docs/SYNCHRONIZATION_DETAIL.md, "The parent's lock in a split's batch").
-enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit, kLeafSplitUnderParent };
+// kInternalSplitUnderGrandparent: kInternalSplit with the path cached, so the full parent's
+// split takes the grandparent's lock in its batch the same way.
+enum class Op { kInsert, kUpdate, kLeafSplit, kInternalSplit, kLeafSplitUnderParent, kInternalSplitUnderGrandparent };
 
 struct Case {
   std::string design;
@@ -47,7 +49,8 @@ struct Case {
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  static const char* kOps[] = {"Insert", "Update", "LeafSplit", "InternalSplit", "LeafSplitUnderParent"};
+  static const char* kOps[] = {"Insert",        "Update",         "LeafSplit", "InternalSplit", "LeafSplitUnderParent",
+                               "InternalSplitUnderGrandparent"};
   return info.param.design + "_" + kOps[static_cast<int>(info.param.op)];
 }
 
@@ -71,7 +74,7 @@ Bed MakeBed(const Case& c) {
   fo.pool_bytes = 64ull << 20;
   fo.node.chunk_bytes = 1 << 20;
   b.fabric = std::move(fabric::InProcFabric::Create(fo)).value();
-  const bool full = c.op == Op::kLeafSplit || c.op == Op::kInternalSplit || c.op == Op::kLeafSplitUnderParent;
+  const bool full = c.op != Op::kInsert && c.op != Op::kUpdate;
   // One full leaf (RF-tree's leaves hold one slot more: 7 in 256 - 8 bytes of trailer, where
   // the others' hold 6) / a tree of height 3+ / 8 full leaves under a root with room for 12.
   const uint64_t leaf = c.design == "rftree" ? 7 : 6;
@@ -86,7 +89,7 @@ Bed MakeBed(const Case& c) {
   b.key_existed = b.acknowledged.count(b.key) > 0;
   b.old_value = b.key_existed ? b.acknowledged[b.key] : 0;
   b.new_value = 7'000'000 + b.key;
-  b.warm = c.op == Op::kLeafSplitUnderParent;
+  b.warm = c.op == Op::kLeafSplitUnderParent || c.op == Op::kInternalSplitUnderGrandparent;
   return b;
 }
 
@@ -266,9 +269,11 @@ INSTANTIATE_TEST_SUITE_P(Designs, LockTakeover,
                                            Case{"sherman", Op::kInsert}, Case{"sherman", Op::kUpdate},
                                            Case{"sherman", Op::kLeafSplit}, Case{"sherman", Op::kInternalSplit},
                                            Case{"sherman", Op::kLeafSplitUnderParent},
+                                           Case{"sherman", Op::kInternalSplitUnderGrandparent},
                                            Case{"rftree", Op::kInsert}, Case{"rftree", Op::kUpdate},
                                            Case{"rftree", Op::kLeafSplit}, Case{"rftree", Op::kInternalSplit},
-                                           Case{"rftree", Op::kLeafSplitUnderParent}),
+                                           Case{"rftree", Op::kLeafSplitUnderParent},
+                                           Case{"rftree", Op::kInternalSplitUnderGrandparent}),
                          CaseName);
 
 }  // namespace

@@ -158,6 +158,41 @@ TEST(TreeVerbs, ShermanLeafSplitWaitsForTwoRoundTrips) {
   }
 }
 
+// A leaf split that fills its parent splits the parent too; that split's batch carries the
+// lock and READ of the node above as the leaf's carries the parent's, and the separator's
+// batch one level up is unwaited again:
+//   [CAS + READ leaf]
+//   [WRITE right leaf, .. leaf + unlock, CAS + READ parent]
+//   [WRITE right internal, .. parent + unlock, CAS + READ grandparent]
+//   unwaited: [record, WRITE grandparent, clear, unlock]
+// - three waited round trips (four when the grandparent's lock had a round trip of its own).
+TEST(TreeVerbs, ShermanInternalSplitWaitsForOneMoreRoundTrip) {
+  // Bulk-loaded parents have 48 of 61 children: the 14th leaf split under the first one
+  // splits it. Nine inserts into a leaf of 32 of 40 keys split it once.
+  Bed b = MakeBed("sherman", 100000);
+  int internal_splits = 0;
+  for (Key leaf = 0; leaf < 20 && internal_splits == 0; ++leaf) {
+    for (Key k = 64 * leaf + 3; k <= 64 * leaf + 19; k += 2) {
+      auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Insert(k, k).ok()) << k; });
+      if (c.cas < 3) {
+        EXPECT_EQ(c.round_trips, 2u) << k << ": " << c.ToString();
+        continue;
+      }
+      ++internal_splits;
+      EXPECT_EQ(c.cas, 3u) << c.ToString();
+      EXPECT_EQ(c.reads, 3u) << c.ToString();
+      EXPECT_EQ(c.round_trips, 3u) << k << ": " << c.ToString();
+    }
+  }
+  EXPECT_EQ(internal_splits, 1);
+  // Every key stays reachable, the new internal node's through its parent: one READ a lookup.
+  Value v = 0;
+  for (Key k = 2; k <= 64 * 20; k += 2) {
+    auto c = Measure(*b.fabric, [&] { ASSERT_TRUE(b.session->Lookup(k, &v).ok()) << k; });
+    ASSERT_EQ(c.reads, 1u) << k << ": " << c.ToString();
+  }
+}
+
 // The cost of keeping a key in one slot per leaf version (docs/SYNCHRONIZATION.md): a delete
 // is one slot WRITE (a tombstone), so is re-inserting the key; a new key takes an empty slot
 // (one slot), and only when a leaf's free slots are all other keys' tombstones does an insert

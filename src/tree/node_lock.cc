@@ -409,19 +409,21 @@ Status NodeLock::ReapPosted(fabric::Endpoint& ep, Posted* posted) const {
 
 Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                                        LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
-                                       uint32_t len, Held* next_held) const {
+                                       uint32_t len, Held* next_held, const fabric::Verb* trailer_release) const {
   next_held->held = false;
   const GlobalAddress next_word = WordFor(next);
   bool handed = false;  // the compute node holds next's global lock already (hocl hand-over)
   if (!combine_ || next.node() != held->node.node() || next_word == held->word ||
       (local != nullptr && !local->TryAcquire(next_word, &handed)))
-    return WriteAndUnlock(ep, held, writes);
+    return held->trailer ? WriteAndReleaseTrailer(ep, held, writes, *trailer_release)
+                         : WriteAndUnlock(ep, held, writes);
   *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false, false};
   // Behind held's unlock: the READ lands after the CAS and is used only if the CAS won. A
   // batch posted twice (PostAndRelease) finds our own word the second time.
   uint64_t old = kUnlocked;
-  fabric::Verb tail[2];
+  fabric::Verb tail[3];
   uint32_t n = 0;
+  if (held->trailer) tail[n++] = *trailer_release;
   if (!handed) tail[n++] = fabric::Verb::Cas(next_word, kUnlocked, owner.word, &old);
   tail[n++] = fabric::Verb::Read(next, buf, len);
   Status s = PostAndRelease(ep, held, writes, {tail, n});

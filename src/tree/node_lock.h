@@ -147,9 +147,12 @@ class NodeLock {
   // lock in a split's batch"). Only with combine, `next` on the memory node of held's node and under
   // another lock word; otherwise (or if the lock is taken) just WriteAndUnlock.
   // *next_held holds the lock and `buf` the node read under it, or nothing.
+  // A trailer holding (RF-tree's inline lock) passes its `trailer_release` (as to
+  // WriteAndReleaseTrailer), which goes between the writes and the attempt.
   Status WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                                LocalLockTable* local, LockOwner owner, GlobalAddress next, void* buf,
-                               uint32_t len, Held* next_held) const;
+                               uint32_t len, Held* next_held,
+                               const fabric::Verb* trailer_release = nullptr) const;
 
   // Locks taken over from expired holders, and how many of them had a write to finish.
   uint64_t takeovers() const { return takeovers_.load(std::memory_order_relaxed); }

@@ -55,24 +55,33 @@ Status StructureModifier<KV>::SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddr
   // one round trip less per split (docs/SYNCHRONIZATION.md, "The parent's lock in a split's
   // batch").
   NodeLockGuard parent(t_.lock, c.ep);
-  const GlobalAddress parent_addr = ParentToTry(c, addr, split.separator);
-  if (parent_addr.is_null()) {
-    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
-  } else {
-    auto owner = c.LockOwnerOn(parent_addr.node());
-    if (!owner.ok()) return owner.status();  // the guard unlocks the leaf
-    DMX_RETURN_IF_ERROR(t_.lock.WriteUnlockAndTryLock(c.ep, guard.held(), writes, c.cn.local_locks.get(),
-                                                      *owner, parent_addr, c.scratch(), nb, parent.held()));
-  }
+  DMX_RETURN_IF_ERROR(ReleaseTryingParent(c, guard.held(), writes, addr, split.separator, 1, &parent));
   if (t_.on_leaf_split) t_.on_leaf_split(h.low, split.separator, h.high);
   return InsertSeparator(c, 1, split.separator, split.right, &parent);
 }
 
 template <KeyValueTraits KV>
-GlobalAddress StructureModifier<KV>::ParentToTry(Ctx& c, GlobalAddress leaf, const Key& separator) const {
+Status StructureModifier<KV>::ReleaseTryingParent(Ctx& c, NodeLock::Held* held, std::span<fabric::Verb> writes,
+                                                  GlobalAddress node, const Key& separator, uint8_t level,
+                                                  NodeLockGuard* up, const fabric::Verb* trailer_release) const {
+  const GlobalAddress parent = ParentToTry(c, node, separator, level);
+  // No parent to try, or no owner to try it as: the plain release (the separator's insertion
+  // locks the parent its ordinary way, and answers any error of the owner then).
+  Result<LockOwner> owner = Status::NotFound("no cached parent on the node's memory node");
+  if (!parent.is_null()) owner = c.LockOwnerOn(parent.node());
+  if (!owner.ok())
+    return held->trailer ? t_.lock.WriteAndReleaseTrailer(c.ep, held, writes, *trailer_release)
+                         : t_.lock.WriteAndUnlock(c.ep, held, writes);
+  return t_.lock.WriteUnlockAndTryLock(c.ep, held, writes, c.cn.local_locks.get(), *owner, parent, c.scratch(),
+                                       t_.layout.node_bytes, up->held(), trailer_release);
+}
+
+template <KeyValueTraits KV>
+GlobalAddress StructureModifier<KV>::ParentToTry(Ctx& c, GlobalAddress child, const Key& separator,
+                                                 uint8_t level) const {
   typename RoutingCache<KV>::Hit hit;
-  if (!t_.options.combine || c.cn.cache == nullptr || !c.cn.cache->FindChild(separator, 1, &hit) ||
-      hit.level != 1 || hit.node.node() != leaf.node())
+  if (!t_.options.combine || c.cn.cache == nullptr || !c.cn.cache->FindChild(separator, level, &hit) ||
+      hit.level != level || hit.node.node() != child.node())
     return GlobalAddress::Null();
   return hit.node;
 }
@@ -99,6 +108,10 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
   const uint32_t nb = t_.layout.node_bytes;
   const auto& internal = t_.validator.internal();
   std::vector<InternalEntry<KV>> entries;
+  // An internal split's batch tries the lock of the node one level up as a leaf split's does
+  // (SplitLeaf); the two guards take turns holding it into the next level's iteration.
+  NodeLockGuard carried[2] = {NodeLockGuard(t_.lock, c.ep), NodeLockGuard(t_.lock, c.ep)};
+  uint32_t next_carrier = 0;
   // Restarts only after growing the root to the level the separator goes to.
   RetryBudget budget(retry_limits::kTreeRestarts, "insert a separator");
   for (;;) {
@@ -111,7 +124,7 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
       if (prelocked) addr = locked->held()->node;
     }
     NodeLockGuard& guard = prelocked ? *locked : own;
-    locked = nullptr;  // only the first node locked can have been locked by the split
+    locked = nullptr;  // only a node a split's batch locked (the caller's, or carried) is prelocked
     typename CoveringLocker<KV>::Outcome outcome = CoveringLocker<KV>::Outcome::kLocked;
     if (!prelocked) DMX_RETURN_IF_ERROR(locker_.Lock(c, separator, level, guard, &addr, &h, &outcome));
     if (outcome == CoveringLocker<KV>::Outcome::kEmpty)
@@ -159,7 +172,11 @@ Status StructureModifier<KV>::InsertSeparator(Ctx& c, uint8_t level, Key separat
     }
     fabric::Verb writes[] = {fabric::Verb::Write(*right, c.sibling(), nb),
                              fabric::Verb::Write(addr, c.node(), nb)};
-    DMX_RETURN_IF_ERROR(guard.WriteAndUnlock(writes));
+    NodeLockGuard& next = carried[next_carrier];
+    next_carrier ^= 1;
+    DMX_RETURN_IF_ERROR(ReleaseTryingParent(c, guard.held(), writes, addr, split.separator,
+                                            static_cast<uint8_t>(level + 1), &next));
+    locked = &next;
     CacheWritten(c, addr, c.node());
     CacheWritten(c, *right, c.sibling());
     // The new internal node now needs its own separator one level up.

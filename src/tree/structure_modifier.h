@@ -44,6 +44,14 @@ class StructureModifier {
   // releases its lock and inserts the separator into the parent level.
   Status SplitLeaf(Ctx& c, NodeLockGuard& guard, GlobalAddress addr, const NodeHeader<KV>& h,
                    std::span<const LeafEntry<KV>> sorted) const;
+  // Releases a splitting node's lock (`held`, at `node`) with `writes` - a trailer holding
+  // with `trailer_release` as its last write - and, when the compute node's cache names the
+  // node at `level` covering `separator` on the same memory node, tries that node's lock and
+  // READs it into c.scratch() at the end of the same batch: *up then holds it, for
+  // InsertSeparator (docs/SYNCHRONIZATION_DETAIL.md, "The parent's lock in a split's batch").
+  Status ReleaseTryingParent(Ctx& c, NodeLock::Held* held, std::span<fabric::Verb> writes,
+                             GlobalAddress node, const Key& separator, uint8_t level, NodeLockGuard* up,
+                             const fabric::Verb* trailer_release = nullptr) const;
   // Makes `child` (low fence `separator`, at level - 1) reachable from level `level`.
   // `locked`, if it holds a lock: the node its split's batch locked for the separator, read
   // into c.scratch() (used if it still covers the separator at `level`, else released).
@@ -55,9 +63,9 @@ class StructureModifier {
   Status CreateRoot(Ctx& c) const;
 
  private:
-  // The node at level 1 covering `separator` by this compute node's cache, if a split's
-  // batch may try its lock (same memory node as the leaf at `leaf`); null otherwise.
-  GlobalAddress ParentToTry(Ctx& c, GlobalAddress leaf, const Key& separator) const;
+  // The node at `level` covering `separator` by this compute node's cache, if a split's
+  // batch may try its lock (same memory node as the splitting node at `child`); null otherwise.
+  GlobalAddress ParentToTry(Ctx& c, GlobalAddress child, const Key& separator, uint8_t level) const;
   // Whether the node `locked` holds (read into c.scratch()) is the live node at `level`
   // covering `separator`: then its image and header go to c.node() and *h. Otherwise it is
   // released.

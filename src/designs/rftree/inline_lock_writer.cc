@@ -137,22 +137,27 @@ void InlineLockWriter<KV>::Unlock(Ctx& c, tree::LockOwner me, GlobalAddress addr
 
 template <tree::KeyValueTraits KV>
 Status InlineLockWriter<KV>::PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr,
-                                           std::vector<fabric::Verb>* verbs) const {
+                                           std::vector<fabric::Verb>* verbs, const typename KV::Key* separator,
+                                           tree::NodeLockGuard* parent) const {
   const uint32_t nb = t_.layout.node_bytes, trailer = t_.layout.TrailerOffset();
   const std::byte* image = c.node();
   tree::NodeLock::Held held = tree::NodeLock::TrailerHeld(me, addr, trailer);
-  // The paper's unlock=with_node: node and unlocked trailer in one WRITE, with no record (the
-  // fresh blocks in `verbs` lie outside the leaf: none is recorded).
-  if (unlock_ == UnlockMode::kWithNode)
-    return t_.lock.WriteAndReleaseTrailer(c.ep, &held, std::span<fabric::Verb>(*verbs),
-                                          fabric::Verb::Write(addr, image, nb));
-  // Only while our lease lets us write (otherwise the trailer is left for a taker, who finds no
-  // record of this write and releases the leaf as it was); the record covers the leaf up to
-  // its trailer, and the trailer (the release) lands last. A batch that fails is posted again
-  // while the trailer still names us (NodeLock::WriteAndReleaseTrailer).
-  verbs->push_back(fabric::Verb::Write(addr, image, trailer));
-  return t_.lock.WriteAndReleaseTrailer(c.ep, &held, std::span<fabric::Verb>(*verbs),
-                                        fabric::Verb::Write(addr + trailer, image + trailer, nb - trailer));
+  fabric::Verb release;
+  if (unlock_ == UnlockMode::kWithNode) {
+    // The paper's unlock=with_node: node and unlocked trailer in one WRITE, with no record (the
+    // fresh blocks in `verbs` lie outside the leaf: none is recorded).
+    release = fabric::Verb::Write(addr, image, nb);
+  } else {
+    // Only while our lease lets us write (otherwise the trailer is left for a taker, who finds
+    // no record of this write and releases the leaf as it was); the record covers the leaf up
+    // to its trailer, and the trailer (the release) lands last. A batch that fails is posted
+    // again while the trailer still names us (NodeLock::WriteAndReleaseTrailer).
+    verbs->push_back(fabric::Verb::Write(addr, image, trailer));
+    release = fabric::Verb::Write(addr + trailer, image + trailer, nb - trailer);
+  }
+  const std::span<fabric::Verb> writes(*verbs);
+  if (separator == nullptr) return t_.lock.WriteAndReleaseTrailer(c.ep, &held, writes, release);
+  return smo_.ReleaseTryingParent(c, &held, writes, addr, *separator, 1, parent, &release);
 }
 
 template <tree::KeyValueTraits KV>
@@ -196,9 +201,10 @@ Status InlineLockWriter<KV>::WriteLocked(Ctx& c, tree::LockOwner me, GlobalAddre
     }
     verbs.clear();
   }
-  DMX_RETURN_IF_ERROR(PostAndUnlock(c, me, addr, &verbs));
+  tree::NodeLockGuard parent(t_.lock, c.ep);
+  DMX_RETURN_IF_ERROR(PostAndUnlock(c, me, addr, &verbs, &split.separator, &parent));
   retire_old();
-  return smo_.InsertSeparator(c, 1, split.separator, split.right);
+  return smo_.InsertSeparator(c, 1, split.separator, split.right, &parent);
 }
 
 template class InlineLockWriter<tree::U64BytesKV>;

@@ -77,7 +77,10 @@ class InlineLockWriter {
   // image of the leaf at `addr` with its redo record (held under a lease: `me`), and last the
   // trailer, which releases the lock - one in-order batch on the leaf's memory node, posted
   // again while the trailer names us if it fails (NodeLock::WriteAndReleaseTrailer).
-  Status PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, std::vector<fabric::Verb>* verbs) const;
+  // A split's (`separator` not null) ends the batch with the parent's lock attempt and READ
+  // when the cache names the parent (StructureModifier::ReleaseTryingParent): *parent holds it.
+  Status PostAndUnlock(Ctx& c, tree::LockOwner me, GlobalAddress addr, std::vector<fabric::Verb>* verbs,
+                       const typename KV::Key* separator = nullptr, tree::NodeLockGuard* parent = nullptr) const;
 
   const tree::TreeShared<KV>& t_;
   const tree::TreeReader<KV>& reader_;

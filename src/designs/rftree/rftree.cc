@@ -63,7 +63,11 @@ template <tree::KeyValueTraits KV>
 Status RfTree<KV>::Write(Ctx& c, tree::WriteOp op, KeyRef key, ValueRef value,
                          const tree::CompareValue* cas) const {
   return Run(c, [&] {
-    if (inline_writer_ != nullptr) return inline_writer_->Write(*c.tree, op, key, value, cas);
+    if (inline_writer_ != nullptr) {
+      // The core's operations reap a separator's unwaited batch first; this path is not theirs.
+      DMX_RETURN_IF_ERROR(c.tree->ReapPosted());
+      return inline_writer_->Write(*c.tree, op, key, value, cas);
+    }
     if (cas != nullptr) return tree_->CompareAndSwap(*c.tree, key, value, *cas);
     switch (op) {
       case tree::WriteOp::kUpsert: return tree_->Upsert(*c.tree, key, value);

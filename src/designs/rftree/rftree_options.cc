@@ -56,6 +56,9 @@ tree::TreeOptions CoreDefaults() {
   // their write-back + unlock each go in one in-order batch (a leaf's inline-lock write is
   // one in-order batch already).
   defaults.combine = true;
+  // A separator's last batch goes unwaited, as Sherman's (RfTree::Write reaps it before an
+  // inline-lock write; the core's operations reap it themselves).
+  defaults.post_separator = true;
   return defaults;
 }
 
