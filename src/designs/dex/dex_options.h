@@ -28,7 +28,11 @@ struct DexOptions {
   int64_t first_node = -1;          // the first hosted one; -1: the first free run
   uint32_t offload_level = 2;
   double explore = 0.01;
-  double cost_factor = 1.5;
+  // c of the paper's rule (§6.1), which stands for the cost of using the compute-side cache
+  // (free page provisioning). Ours measures it (l_o is timed around the whole Load) or never
+  // pays it (a leaf the frequency policy keeps out is READ into a private page), so c = 1
+  // compares the two measured costs (docs/DEX.md, "How the pieces fit").
+  double cost_factor = 1.0;
   uint64_t local_search_ns = 200;  // l_s: searching one cached node (stable: set at start)
   KeyFormat key_format = KeyFormat::kU64;
   std::vector<std::string> boundaries;  // partitions - 1 ascending public keys, or empty
