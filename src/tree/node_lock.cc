@@ -415,8 +415,7 @@ Status NodeLock::WriteUnlockAndTryLock(fabric::Endpoint& ep, Held* held, std::sp
   bool handed = false;  // the compute node holds next's global lock already (hocl hand-over)
   if (!combine_ || next.node() != held->node.node() || next_word == held->word ||
       (local != nullptr && !local->TryAcquire(next_word, &handed)))
-    return held->trailer ? WriteAndReleaseTrailer(ep, held, writes, *trailer_release)
-                         : WriteAndUnlock(ep, held, writes);
+    return WriteAndRelease(ep, held, writes, trailer_release);
   *next_held = Held{next_word, next, len, owner, handed && owner.lease != nullptr, local, false, false};
   // Behind held's unlock: the READ lands after the CAS and is used only if the CAS won. A
   // batch posted twice (PostAndRelease) finds our own word the second time.

@@ -103,6 +103,12 @@ class NodeLock {
   // live, or the trailer is left to a taker - so no trailer is kept naming a live lease.
   Status WriteAndReleaseTrailer(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
                                 const fabric::Verb& release) const;
+  // Either of the two by the holding's kind: a trailer holding with its `trailer_release`,
+  // a lock-table word's with WriteAndUnlock.
+  Status WriteAndRelease(fabric::Endpoint& ep, Held* held, std::span<fabric::Verb> writes,
+                         const fabric::Verb* trailer_release) const {
+    return held->trailer ? WriteAndReleaseTrailer(ep, held, writes, *trailer_release) : WriteAndUnlock(ep, held, writes);
+  }
 
   // A release posted without waiting (WriteAndUnlockPosted): what it needs until it is
   // reaped - the holding, its batch, the record's header and copies of the writes' sources -

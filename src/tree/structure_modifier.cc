@@ -65,15 +65,14 @@ Status StructureModifier<KV>::ReleaseTryingParent(Ctx& c, NodeLock::Held* held, 
                                                   GlobalAddress node, const Key& separator, uint8_t level,
                                                   NodeLockGuard* up, const fabric::Verb* trailer_release) const {
   const GlobalAddress parent = ParentToTry(c, node, separator, level);
+  if (!parent.is_null()) {
+    if (Result<LockOwner> owner = c.LockOwnerOn(parent.node()); owner.ok())
+      return t_.lock.WriteUnlockAndTryLock(c.ep, held, writes, c.cn.local_locks.get(), *owner, parent,
+                                           c.scratch(), t_.layout.node_bytes, up->held(), trailer_release);
+  }
   // No parent to try, or no owner to try it as: the plain release (the separator's insertion
   // locks the parent its ordinary way, and answers any error of the owner then).
-  Result<LockOwner> owner = Status::NotFound("no cached parent on the node's memory node");
-  if (!parent.is_null()) owner = c.LockOwnerOn(parent.node());
-  if (!owner.ok())
-    return held->trailer ? t_.lock.WriteAndReleaseTrailer(c.ep, held, writes, *trailer_release)
-                         : t_.lock.WriteAndUnlock(c.ep, held, writes);
-  return t_.lock.WriteUnlockAndTryLock(c.ep, held, writes, c.cn.local_locks.get(), *owner, parent, c.scratch(),
-                                       t_.layout.node_bytes, up->held(), trailer_release);
+  return t_.lock.WriteAndRelease(c.ep, held, writes, trailer_release);
 }
 
 template <KeyValueTraits KV>

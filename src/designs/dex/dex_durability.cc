@@ -31,7 +31,6 @@
 // moves the head past every position of the scanned lap (stale slots can never be taken for
 // new records). A replayer that dies meanwhile leaves the head where it was: the next one
 // replays the same records again, with the same result.
-#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -256,17 +255,6 @@ Status DexTree<KV>::PostLogBytes(fabric::Endpoint& ep, ComputeNode& n, uint64_t 
 }
 
 template <tree::KeyValueTraits KV>
-Status DexTree<KV>::PostSettled(ComputeNode& n, const std::function<Status()>& post) {
-  Status posted = post();
-  if (posted.ok()) [[likely]] return posted;
-  // In flight when its memory server went away: its outcome is unknown, and others may be
-  // waiting on it. The same verbs once more (a restarting server is waited for there) settle
-  // it; if that fails too, the server stayed away and the record failed.
-  n.record_reposts.fetch_add(1, std::memory_order_relaxed);
-  return post();
-}
-
-template <tree::KeyValueTraits KV>
 Status DexTree<KV>::PostRecord(Worker& w) {
   ComputeNode& n = compute_node(w.cn);
   auto& r = w.record;
@@ -429,7 +417,6 @@ void DexTree<KV>::WriteBackLoop() {
   template Status DexTree<KV>::AwaitLanded(Worker&);                                           \
   template Status DexTree<KV>::PostUncached(Worker&, cache::ExclusiveGuard&);                  \
   template Status DexTree<KV>::CheckPoolImage(Worker&, GlobalAddress);                          \
-  template Status DexTree<KV>::PostSettled(ComputeNode&, const std::function<Status()>&);      \
   template Status DexTree<KV>::PostRecord(Worker&);                                            \
   template Status DexTree<KV>::PostLogBytes(fabric::Endpoint&, ComputeNode&, uint64_t,          \
                                             const std::vector<std::byte>&);                     \

@@ -343,8 +343,15 @@ class DexTree {
   Status FinishRecord(Worker& w, Status s);
   // Runs `post` (a batch holding a record), once more if it failed (counted in n's
   // record_reposts): a record in flight when its memory server went away is settled by
-  // posting it again. The second failure is the caller's.
-  Status PostSettled(ComputeNode& n, const std::function<Status()>& post);
+  // posting it again (a restarting server is waited for there); if that fails too, the server
+  // stayed away and the record failed: the caller's. A template: every logged write calls it.
+  template <typename Post>
+  Status PostSettled(ComputeNode& n, const Post& post) {
+    Status posted = post();
+    if (posted.ok()) [[likely]] return posted;
+    n.record_reposts.fetch_add(1, std::memory_order_relaxed);
+    return post();
+  }
   // Posts the worker's record (PostSettled); sets record.landed.
   Status PostRecord(Worker& w);
   // A non-admitted leaf's page and record, in one batch under its latch (ClaimRecord).
